@@ -1,0 +1,1 @@
+// The durable log layer. See FORMAT.md for the bytes on disk.

@@ -1,0 +1,3 @@
+import Testing
+@testable import HearthLog
+@Test func placeholder() { #expect(Bool(true)) }

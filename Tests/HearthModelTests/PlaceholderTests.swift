@@ -1,0 +1,3 @@
+import Testing
+@testable import HearthModel
+@Test func placeholder() { #expect(Bool(true)) }
