@@ -292,6 +292,19 @@ struct JSONRejectionTests {
         }
     }
 
+    @Test("offsets map to line and column")
+    func lineAndColumn() throws {
+        let text = "{\n  \"a\": 1,\n  \"b\": tru\n}"
+        let error = try #require(throws: JSONError.self) { try JSONValue.parse(text) }
+        #expect(error == .unexpectedCharacter(offset: 22, found: 0x0A, expected: "'true'"))
+        #expect(error.offset == 22)
+        let location = try #require(error.lineAndColumn(in: text))
+        #expect(location.line == 3 && location.column == 11)
+        #expect(JSONError.trailingData(offset: 0).lineAndColumn(in: "x")! == (1, 1))
+        #expect(JSONError.unexpectedEnd(expected: "a value").offset == nil)
+        #expect(JSONError.unexpectedEnd(expected: "a value").lineAndColumn(in: "") == nil)
+    }
+
     @Test("error messages are readable")
     func messages() {
         #expect(JSONError.unexpectedCharacter(offset: 3, found: byte("]"), expected: "a value").description
@@ -349,6 +362,7 @@ struct JSONWritingTests {
         let v: JSONValue = ["b": [1, 2.5, "x", true, false, .null], "a": [:], "c": []]
         #expect(v.serialized() == #"{"b":[1,2.5,"x",true,false,null],"a":{},"c":[]}"#)
         #expect(v.serialized(sortKeys: true) == #"{"a":{},"b":[1,2.5,"x",true,false,null],"c":[]}"#)
+        #expect("\(v)" == v.serialized())
     }
 
     @Test("sortKeys uses UTF-16 code unit order, recursively, keeping equivalent keys apart")
