@@ -55,6 +55,34 @@ public enum JSONError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The byte offset the error points at, or `nil` for ``unexpectedEnd(expected:)`` (which
+    /// is at the end of the input).
+    public var offset: Int? {
+        switch self {
+        case let .unexpectedCharacter(offset, _, _), let .invalidNumber(offset),
+            let .numberOutOfRange(offset), let .invalidEscape(offset), let .invalidUnicode(offset),
+            let .invalidUTF8(offset), let .controlCharacterInString(offset),
+            let .duplicateKey(_, offset), let .tooDeep(_, offset), let .trailingData(offset):
+            return offset
+        case .unexpectedEnd:
+            return nil
+        }
+    }
+
+    /// The 1-based line and 1-based byte column of ``offset`` within `text` (the text that was
+    /// parsed), for messages such as `line 3, column 7`. Lines end at `\n`. Returns `nil` when
+    /// there is no offset or it lies outside `text`.
+    public func lineAndColumn(in text: String) -> (line: Int, column: Int)? {
+        guard let offset, offset >= 0, offset <= text.utf8.count else { return nil }
+        var line = 1
+        var lineStart = 0
+        for (i, byte) in text.utf8.prefix(offset).enumerated() where byte == 0x0A {
+            line += 1
+            lineStart = i + 1
+        }
+        return (line, offset - lineStart + 1)
+    }
+
     private static func describe(_ byte: UInt8) -> String {
         let hex = String(byte, radix: 16, uppercase: true)
         let code = "0x" + (hex.count < 2 ? "0" + hex : hex)
@@ -80,6 +108,8 @@ extension JSONValue {
     /// - Parameters:
     ///   - text: The JSON text.
     ///   - maxDepth: How many arrays/objects may be nested (`[[1]]` has depth 2; scalars 0).
+    ///     Parsing itself never recurses, but writing, comparing and freeing a value recurse
+    ///     once per level, so keep this modest (the default suits Firebase's 32-level limit).
     /// - Throws: ``JSONError`` describing the first problem found.
     public static func parse(_ text: String, maxDepth: Int = defaultMaxDepth) throws(JSONError) -> JSONValue {
         var text = text

@@ -129,3 +129,8 @@ extension JSONValue {
         buffer.append(UInt8(ascii: "\""))
     }
 }
+
+extension JSONValue: CustomStringConvertible {
+    /// The compact JSON text of the value, in stored member order (``serialized(sortKeys:)``).
+    public var description: String { serialized() }
+}

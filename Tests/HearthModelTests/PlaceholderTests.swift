@@ -1,3 +1,0 @@
-import Testing
-@testable import HearthModel
-@Test func placeholder() { #expect(Bool(true)) }
