@@ -323,10 +323,10 @@ struct JSONRejectionTests {
 struct JSONWritingTests {
     @Test("number formatting", arguments: [
         (4.0, "4"), (-12, "-12"), (0, "0"), (-0.0, "0"), (4.5623, "4.5623"), (0.1, "0.1"),
-        (1e-7, "1e-07"), (1e300, "1e+300"), (-1e300, "-1e+300"), (.leastNonzeroMagnitude, "5e-324"),
+        (1e-7, "1e-7"), (1e300, "1e+300"), (-1e300, "-1e+300"), (.leastNonzeroMagnitude, "5e-324"),
         (1.7976931348623157e308, "1.7976931348623157e+308"),
         (9_007_199_254_740_991, "9007199254740991"), (-9_007_199_254_740_991, "-9007199254740991"),
-        (4_010_000_000_000_000, "4010000000000000"), (1e16, "1e+16"),
+        (4_010_000_000_000_000, "4010000000000000"), (1e16, "10000000000000000"),
         (123_456_789_012_345.6, "123456789012345.6"), (.nan, "null"), (.infinity, "null"),
     ] as [(Double, String)])
     func numbers(_ value: Double, _ text: String) throws {
@@ -436,18 +436,5 @@ struct JSONValueAPITests {
         #expect(Set<JSONValue>([ab, ["a": 1, "b": 2], ba]).count == 2)
         #expect(JSONValue.array([]) != JSONValue.object([]))
         #expect(JSONValue.string("1") != JSONValue.number(1))
-    }
-}
-
-/// A small deterministic PRNG for the fuzz test.
-private struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

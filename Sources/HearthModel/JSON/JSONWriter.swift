@@ -72,9 +72,10 @@ extension JSONValue {
             return
         }
         guard d.magnitude < exactIntegerLimit, d.rounded(.towardZero) == d else {
-            // Swift's description is the shortest round-tripping form and is valid JSON for
-            // finite values ("4.5623", "1e-07", "5e-324", "1.7976931348623157e+308").
-            buffer.append(contentsOf: d.description.utf8)
+            // The shortest round-tripping digits laid out as JavaScript lays them out
+            // ("4.5623", "1e-7", "5e-324", "1.7976931348623157e+308", "12345678901234568"),
+            // so Hearth's JSON and query identifiers match JSON.stringify's.
+            buffer.append(contentsOf: javaScriptNumberText(d).utf8)
             return
         }
         // Exact conversion (|d| < 2^53); -0.0 becomes 0.

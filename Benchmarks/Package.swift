@@ -1,0 +1,25 @@
+// swift-tools-version:6.1
+// Hearth's benchmarks: a separate package so the root build never compiles the harness or the
+// baseline databases. Run from this folder: `swift package benchmark` (see README.md).
+import PackageDescription
+
+let package = Package(
+    name: "HearthBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Hearth", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "ModelBenchmarks",
+            dependencies: [
+                .product(name: "HearthModel", package: "Hearth"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "HearthBenchmarks/ModelBenchmarks",
+            swiftSettings: [.swiftLanguageMode(.v6)],
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ]
+)

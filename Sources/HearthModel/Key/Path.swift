@@ -1,0 +1,170 @@
+/// A location in the database tree: a sequence of ``ChildKey``s from the root.
+///
+/// Paths print slash-separated without a leading slash (`a/b`); the root prints as `/`.
+/// Parsing collapses empty segments, so `/a//b/` is `a/b`.
+public struct Path: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringLiteral {
+    /// The keys from the root down.
+    public let keys: [ChildKey]
+
+    /// The deepest a path may go (Firebase: 32 levels of child nodes).
+    public static let maxDepth = 32
+
+    /// The root location.
+    public static let root = Path(keys: [])
+
+    /// Creates a path from keys that are already known to be valid.
+    public init(keys: [ChildKey]) {
+        self.keys = keys
+    }
+
+    /// Parses and validates a slash-separated path.
+    ///
+    /// Each segment must be a valid key (see ``ChildKey/validate(_:)``), with two exceptions
+    /// Firebase makes: `.info` may be the first segment (the read-only connection-state
+    /// tree) and `.priority` may be the last (a node's priority). The depth may not exceed
+    /// ``maxDepth``.
+    ///
+    /// - Throws: ``PathError`` naming the offending key and the path.
+    public init(validating string: String) throws(PathError) {
+        let segments = Path.segments(of: string)
+        if segments.count > Path.maxDepth {
+            throw .tooDeep(path: string, depth: segments.count)
+        }
+        var keys: [ChildKey] = []
+        keys.reserveCapacity(segments.count)
+        for (i, segment) in segments.enumerated() {
+            if segment == ".info" && i == 0 {
+                // Allowed: the read-only `.info` tree.
+            } else if segment == ".priority" && i == segments.count - 1 {
+                // Allowed: addresses the priority of the parent.
+            } else if segment == ".priority" || segment == ".info" {
+                throw .misplacedMetadataKey(key: segment, path: string)
+            } else {
+                do {
+                    try ChildKey.validate(segment)
+                } catch {
+                    throw error.inPath(string)
+                }
+            }
+            keys.append(ChildKey(segment))
+        }
+        self.keys = keys
+    }
+
+    /// Parses a path literal without validating its keys: literals are trusted constants.
+    /// (Note that `Path("a/b")` with a literal argument is this initializer, by Swift's
+    /// literal coercion; use ``init(validating:)`` for anything that comes from outside.)
+    public init(stringLiteral value: String) {
+        self.keys = Path.segments(of: value).map { ChildKey($0) }
+    }
+
+    private static func segments(of string: String) -> [String] {
+        string.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+    }
+
+    /// `a/b/c`, or `/` for the root.
+    public var description: String {
+        keys.isEmpty ? "/" : keys.map(\.string).joined(separator: "/")
+    }
+
+    /// Whether this is the root.
+    public var isRoot: Bool { keys.isEmpty }
+
+    /// The number of keys.
+    public var depth: Int { keys.count }
+
+    /// The first key, or `nil` at the root.
+    public var front: ChildKey? { keys.first }
+
+    /// The last key, or `nil` at the root.
+    public var back: ChildKey? { keys.last }
+
+    /// The path without its first key (the root stays the root).
+    public var popFront: Path { Path(keys: Array(keys.dropFirst())) }
+
+    /// The parent location, or `nil` at the root.
+    public var parent: Path? { keys.isEmpty ? nil : Path(keys: Array(keys.dropLast())) }
+
+    /// The child location under `key`.
+    public func child(_ key: ChildKey) -> Path { Path(keys: keys + [key]) }
+
+    /// This path followed by `other`.
+    public func appending(_ other: Path) -> Path { Path(keys: keys + other.keys) }
+
+    /// Whether `other` is this location or a location under it.
+    public func contains(_ other: Path) -> Bool {
+        guard other.keys.count >= keys.count else { return false }
+        for i in keys.indices where keys[i] != other.keys[i] { return false }
+        return true
+    }
+
+    /// The path of `other` relative to this one, when this one contains it; else `nil`.
+    public func relativePath(to other: Path) -> Path? {
+        contains(other) ? Path(keys: Array(other.keys[keys.count...])) : nil
+    }
+
+    /// Whether this path lies under `.info`, which clients may read but never write.
+    public var isInfo: Bool { keys.first?.string == ".info" }
+
+    /// Whether this path ends in `.priority`.
+    public var isPriority: Bool { keys.last?.string == ".priority" }
+
+    /// Checks that the path may be written: not under `.info`.
+    /// - Throws: ``PathError/notWritable(path:)``.
+    public func validateWritable() throws(PathError) {
+        if isInfo { throw .notWritable(path: description) }
+    }
+}
+
+extension Path: Comparable {
+    /// Orders paths key by key in Firebase key order; a path sorts before its descendants.
+    public static func < (lhs: Path, rhs: Path) -> Bool {
+        for (a, b) in zip(lhs.keys, rhs.keys) where a != b { return a < b }
+        return lhs.keys.count < rhs.keys.count
+    }
+}
+
+/// A key or path that breaks Firebase's rules. Every case names the offending key or path.
+public enum PathError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A key was the empty string.
+    case emptyKey
+    /// A key holds `.` `#` `$` `[` `]` `/` or an ASCII control character.
+    case invalidCharacter(key: String, character: Character, path: String? = nil)
+    /// A key is longer than ``ChildKey/maxUTF8Length`` bytes of UTF-8.
+    case keyTooLong(key: String, utf8Length: Int, path: String? = nil)
+    /// A path is deeper than ``Path/maxDepth``.
+    case tooDeep(path: String, depth: Int)
+    /// `.priority` not at the end of a path, or `.info` not at its start.
+    case misplacedMetadataKey(key: String, path: String)
+    /// A write addressed the read-only `.info` tree.
+    case notWritable(path: String)
+
+    func inPath(_ path: String) -> PathError {
+        switch self {
+        case let .invalidCharacter(key, character, _): .invalidCharacter(key: key, character: character, path: path)
+        case let .keyTooLong(key, length, _): .keyTooLong(key: key, utf8Length: length, path: path)
+        default: self
+        }
+    }
+
+    public var description: String {
+        func at(_ path: String?) -> String { path.map { " in path \"\($0)\"" } ?? "" }
+        switch self {
+        case .emptyKey:
+            return "invalid key: a key may not be empty"
+        case let .invalidCharacter(key, character, path):
+            let shown = character.unicodeScalars.first.map { $0.value < 0x20 || $0.value == 0x7F } == true
+                ? "U+\(String(character.unicodeScalars.first!.value, radix: 16, uppercase: true))"
+                : "'\(character)'"
+            return "invalid key \"\(key)\"\(at(path)): keys may not contain . # $ [ ] / or control characters (found \(shown))"
+        case let .keyTooLong(key, length, path):
+            return "invalid key \"\(key.prefix(40))…\"\(at(path)): \(length) UTF-8 bytes, at most \(ChildKey.maxUTF8Length) allowed"
+        case let .tooDeep(path, depth):
+            return "invalid path \"\(path)\": \(depth) levels deep, at most \(Path.maxDepth) allowed"
+        case let .misplacedMetadataKey(key, path):
+            return "invalid path \"\(path)\": \"\(key)\" may only appear \(key == ".info" ? "first" : "last")"
+        case let .notWritable(path):
+            return "path \"\(path)\" is under .info and cannot be written"
+        }
+    }
+}

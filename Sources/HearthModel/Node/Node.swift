@@ -1,0 +1,298 @@
+/// A server-value placeholder, written by a client and resolved by the server (or locally,
+/// when a pending write is read back offline).
+public enum ServerValue: Sendable, Hashable, CustomStringConvertible {
+    /// `{".sv": "timestamp"}`: the server's clock in milliseconds since the epoch.
+    case timestamp
+    /// `{".sv": {"increment": n}}`: the current numeric value plus `n`.
+    case increment(Double)
+
+    public var description: String {
+        switch self {
+        case .timestamp: "{\".sv\":\"timestamp\"}"
+        case .increment(let n): "{\".sv\":{\"increment\":\(n)}}"
+        }
+    }
+}
+
+/// The value of a leaf node.
+public enum LeafValue: Sendable, CustomStringConvertible {
+    /// A boolean. Never confused with a number.
+    case bool(Bool)
+    /// A finite number (Firebase numbers are IEEE-754 doubles).
+    case number(Double)
+    /// A string, kept exactly (never Unicode-normalized).
+    case string(String)
+    /// An unresolved server value; only pending writes hold these.
+    case serverValue(ServerValue)
+
+    public var description: String {
+        switch self {
+        case .bool(let b): "\(b)"
+        case .number(let n): "\(n)"
+        case .string(let s): "\"\(s)\""
+        case .serverValue(let v): v.description
+        }
+    }
+}
+
+extension LeafValue: Hashable {
+    /// Exact equality: strings by code units (not canonical equivalence), numbers by value.
+    public static func == (lhs: LeafValue, rhs: LeafValue) -> Bool {
+        switch (lhs, rhs) {
+        case let (.bool(a), .bool(b)): a == b
+        case let (.number(a), .number(b)): a == b
+        case let (.string(a), .string(b)): a.utf8.elementsEqual(b.utf8)
+        case let (.serverValue(a), .serverValue(b)): a == b
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .bool(let b): hasher.combine(0); hasher.combine(b)
+        case .number(let n): hasher.combine(1); hasher.combine(n)
+        case .string(let s): hasher.combine(2); for byte in s.utf8 { hasher.combine(byte) }
+        case .serverValue(let v): hasher.combine(3); hasher.combine(v)
+        }
+    }
+}
+
+/// A node's priority: a number or a string. (Firebase also accepts `null`, meaning none.)
+public enum Priority: Sendable, CustomStringConvertible {
+    /// A numeric priority; sorts before every string priority.
+    case number(Double)
+    /// A string priority.
+    case string(String)
+
+    public var description: String {
+        switch self {
+        case .number(let n): "\(n)"
+        case .string(let s): "\"\(s)\""
+        }
+    }
+
+    /// The priority as a leaf value.
+    public var leafValue: LeafValue {
+        switch self {
+        case .number(let n): .number(n)
+        case .string(let s): .string(s)
+        }
+    }
+}
+
+extension Priority: Hashable {
+    public static func == (lhs: Priority, rhs: Priority) -> Bool {
+        lhs.leafValue == rhs.leafValue
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(leafValue) }
+}
+
+/// A value in the database tree: absent (null), a leaf, or children — with an optional
+/// priority on leaves and non-empty children nodes.
+///
+/// `Node` is an immutable value with structural sharing: updating one child of a node with n
+/// children costs O(log n) time and allocation (see ``ChildMap``) and leaves the original
+/// intact. Firebase's rules hold by construction:
+/// - setting null (``Node/empty``) deletes; a children node left without children becomes
+///   empty and loses its priority;
+/// - an empty node carries no priority;
+/// - writing a non-empty child under a leaf turns it into a children node that keeps the
+///   leaf's priority; writing an empty child under a leaf changes nothing.
+public struct Node: Sendable {
+    @usableFromInline
+    enum Storage: Sendable {
+        case empty
+        case leaf(LeafValue, Priority?)
+        case children(ChildMap, Priority?)
+    }
+
+    @usableFromInline
+    let storage: Storage
+
+    private init(storage: Storage) { self.storage = storage }
+
+    /// The absent value (JSON `null`).
+    public static let empty = Node(storage: .empty)
+
+    /// A leaf.
+    public init(_ value: LeafValue, priority: Priority? = nil) {
+        storage = .leaf(value, priority)
+    }
+
+    /// A children node (empty, and without priority, when `children` is empty).
+    public init(children: ChildMap, priority: Priority? = nil) {
+        storage = children.isEmpty ? .empty : .children(children, priority)
+    }
+
+    /// A children node from pairs in any order (empty values dropped).
+    public init(children pairs: [(key: ChildKey, value: Node)], priority: Priority? = nil) {
+        self.init(children: ChildMap(pairs), priority: priority)
+    }
+
+    /// A string leaf.
+    public static func string(_ s: String) -> Node { Node(.string(s)) }
+    /// A number leaf.
+    public static func number(_ n: Double) -> Node { Node(.number(n)) }
+    /// A boolean leaf.
+    public static func bool(_ b: Bool) -> Node { Node(.bool(b)) }
+
+    // MARK: - Inspection
+
+    /// Whether this is the absent value.
+    public var isEmpty: Bool {
+        if case .empty = storage { return true }
+        return false
+    }
+
+    /// Whether this is a leaf.
+    public var isLeaf: Bool {
+        if case .leaf = storage { return true }
+        return false
+    }
+
+    /// The leaf's value, or `nil` for empty and children nodes.
+    public var leafValue: LeafValue? {
+        if case .leaf(let v, _) = storage { return v }
+        return nil
+    }
+
+    /// The priority, if any.
+    public var priority: Priority? {
+        switch storage {
+        case .empty: nil
+        case .leaf(_, let p), .children(_, let p): p
+        }
+    }
+
+    /// The children (empty for leaves and the empty node).
+    public var children: ChildMap {
+        if case .children(let map, _) = storage { return map }
+        return ChildMap()
+    }
+
+    /// The number of children.
+    public var childCount: Int { children.count }
+
+    /// The child under `key` (the empty node when absent). `.priority` yields the priority as
+    /// a leaf. O(log n).
+    public func child(_ key: ChildKey) -> Node {
+        if key.string == ".priority" {
+            return priority.map { Node($0.leafValue) } ?? .empty
+        }
+        if case .children(let map, _) = storage { return map[key] ?? .empty }
+        return .empty
+    }
+
+    /// The node at `path` below this one (the empty node when absent).
+    public func child(at path: Path) -> Node {
+        var node = self
+        for key in path.keys {
+            node = node.child(key)
+            if node.isEmpty { return node }
+        }
+        return node
+    }
+
+    /// Whether a non-empty child exists under `key`.
+    public func hasChild(_ key: ChildKey) -> Bool { !child(key).isEmpty }
+
+    // MARK: - Updates
+
+    /// This node with `priority` (ignored on the empty node, which has none).
+    public func withPriority(_ priority: Priority?) -> Node {
+        switch storage {
+        case .empty: self
+        case .leaf(let v, _): Node(storage: .leaf(v, priority))
+        case .children(let m, _): Node(storage: .children(m, priority))
+        }
+    }
+
+    /// This node with the child under `key` replaced by `child` (removed when empty). O(log n).
+    ///
+    /// `.priority` sets the priority from a string or number leaf (or clears it when empty).
+    public func updatingChild(_ key: ChildKey, _ child: Node) -> Node {
+        if key.string == ".priority" {
+            return withPriority(Node.priority(from: child))
+        }
+        switch storage {
+        case .empty:
+            return child.isEmpty ? self : Node(storage: .children(ChildMap().setting(key, to: child), nil))
+        case .leaf(_, let p):
+            // Firebase: a leaf ignores empty child writes; a non-empty one replaces the leaf
+            // with a children node that keeps the leaf's priority.
+            return child.isEmpty ? self : Node(storage: .children(ChildMap().setting(key, to: child), p))
+        case .children(let map, let p):
+            let updated = map.setting(key, to: child)
+            return updated.isEmpty ? .empty : Node(storage: .children(updated, p))
+        }
+    }
+
+    /// This node with the node at `path` (relative to it) replaced by `node`.
+    /// O(depth · log n).
+    public func updating(_ path: Path, with node: Node) -> Node {
+        updating(path.keys[...], with: node)
+    }
+
+    private func updating(_ keys: ArraySlice<ChildKey>, with node: Node) -> Node {
+        guard let front = keys.first else { return node }
+        if front.string == ".priority" {
+            // `.priority` may only be the last key; anything below it is meaningless.
+            return keys.count == 1 ? updatingChild(front, node) : self
+        }
+        let rest = keys.dropFirst()
+        let newChild = child(front).updating(rest, with: node)
+        return updatingChild(front, newChild)
+    }
+
+    /// This node with a merge applied: each `(relative path, node)` written in order.
+    public func merging(_ children: [(path: Path, node: Node)]) -> Node {
+        var result = self
+        for (path, node) in children { result = result.updating(path, with: node) }
+        return result
+    }
+
+    /// The priority a node written at `.priority` denotes.
+    static func priority(from node: Node) -> Priority? {
+        switch node.leafValue {
+        case .number(let n)?: .number(n)
+        case .string(let s)?: .string(s)
+        default: nil
+        }
+    }
+}
+
+extension Node: Hashable {
+    /// Hashes the node's shape cheaply (kind, leaf value, priority, child count, first key);
+    /// consistent with `==`, O(log n).
+    public func hash(into hasher: inout Hasher) {
+        switch storage {
+        case .empty:
+            hasher.combine(0)
+        case let .leaf(v, p):
+            hasher.combine(1)
+            hasher.combine(v)
+            hasher.combine(p)
+        case let .children(map, p):
+            hasher.combine(2)
+            hasher.combine(map.count)
+            hasher.combine(map.first?.key)
+            hasher.combine(p)
+        }
+    }
+
+    /// Structural equality, including priorities. O(1) for shared subtrees.
+    public static func == (lhs: Node, rhs: Node) -> Bool {
+        switch (lhs.storage, rhs.storage) {
+        case (.empty, .empty): true
+        case let (.leaf(a, pa), .leaf(b, pb)): a == b && pa == pb
+        case let (.children(a, pa), .children(b, pb)): pa == pb && a == b
+        default: false
+        }
+    }
+}
+
+extension Node: CustomStringConvertible {
+    /// The node in Firebase's JSON export format.
+    public var description: String { exportJSONString() }
+}

@@ -1,0 +1,101 @@
+import Testing
+@testable import HearthModel
+
+@Suite struct KeyOrderingTests {
+    /// The iOS SDK's vector (`FUtilitiesTest testKeyComparison`), in ascending order.
+    @Test func firebaseVectorIsAscending() {
+        let keys: [ChildKey] = [
+            "-2147483648", "0", "1", "2", "10", "2147483647", "-2147483649", "-2147483650", "-a",
+            "2147483648", "21474836480", "2147483649", "a",
+        ]
+        for i in keys.indices.dropLast() {
+            #expect(keys[i] < keys[i + 1], "\(keys[i]) < \(keys[i + 1])")
+            #expect(!(keys[i + 1] < keys[i]))
+        }
+        #expect(keys.shuffled().sorted() == keys)
+    }
+
+    @Test func integerTiesShorterFirst() {
+        #expect(ChildKey("7") < ChildKey("07"))
+        #expect(ChildKey("07") < ChildKey("007"))
+        #expect(ChildKey("0") < ChildKey("-0"))
+        #expect(ChildKey("7") < ChildKey("8"))
+        #expect(ChildKey("07") < ChildKey("8"))   // numeric value first, length only on ties
+        #expect(ChildKey("-1") < ChildKey("0"))
+        #expect(ChildKey("-10") < ChildKey("-9"))
+    }
+
+    @Test func integerParsingBoundaries() {
+        #expect(ChildKey("2147483647").integerValue == Int32.max)
+        #expect(ChildKey("2147483648").integerValue == nil)
+        #expect(ChildKey("-2147483648").integerValue == Int32.min)
+        #expect(ChildKey("-2147483649").integerValue == nil)
+        #expect(ChildKey("0000000000007").integerValue == 7)   // leading zeros allowed
+        #expect(ChildKey("12345678901").integerValue == nil)   // 11 significant digits
+        #expect(ChildKey("-").integerValue == nil)
+        #expect(ChildKey("+1").integerValue == nil)
+        #expect(ChildKey("1.0").integerValue == nil)
+        #expect(ChildKey(" 1").integerValue == nil)
+        #expect(ChildKey("１").integerValue == nil)   // fullwidth digit is not an integer key
+        // Past 2^31 sorts among strings, after every integer key.
+        #expect(ChildKey("2147483647") < ChildKey("2147483648"))
+        #expect(ChildKey("99") < ChildKey("2147483648"))
+        #expect(ChildKey("3") < ChildKey("2147483648"))
+    }
+
+    @Test func canonicallyEquivalentKeysAreDistinct() {
+        let precomposed = ChildKey("\u{E9}")      // é
+        let decomposed = ChildKey("e\u{301}")     // e + combining acute
+        #expect(precomposed.string == decomposed.string)  // Swift says equal…
+        #expect(precomposed != decomposed)                // …Firebase does not.
+        #expect(decomposed < precomposed)                 // 'e' (0x65) < 0xE9
+        var set = Set<ChildKey>()
+        set.insert(precomposed)
+        set.insert(decomposed)
+        #expect(set.count == 2)
+        let map = ChildMap().setting(precomposed, to: .number(1)).setting(decomposed, to: .number(2))
+        #expect(map.count == 2)
+        #expect(map[precomposed] == .number(1))
+        #expect(map[decomposed] == .number(2))
+    }
+
+    @Test func utf16OrderNotScalarOrder() {
+        // U+FF5E (fullwidth tilde) is above the surrogates in UTF-16, but below U+1F600 as a
+        // code point. JavaScript orders by UTF-16 code units: 😀 (D83D DE00) < ～ (FF5E).
+        let emoji = ChildKey("\u{1F600}")
+        let fullwidth = ChildKey("\u{FF5E}")
+        #expect(emoji < fullwidth)
+        #expect(ChildKey.compareUTF16("\u{1F600}", "\u{FF5E}") < 0)
+        #expect(ChildKey.compareUTF16("a\u{1F600}", "a\u{E000}") < 0)
+        #expect(ChildKey.compareUTF16("\u{D7FF}", "\u{1F600}") < 0)
+        #expect(ChildKey("Z") < ChildKey("a"))
+        #expect(ChildKey("a") < ChildKey("aa"))
+        #expect(ChildKey("-a") < ChildKey("a"))
+    }
+
+    /// Cross-checks the fast comparison with a direct UTF-16 comparison on random strings.
+    @Test func utf16ComparisonMatchesReference() {
+        var rng = SplitMix64(seed: 42)
+        let alphabet: [Unicode.Scalar] = ["a", "b", "0", "9", "-", "\u{E9}", "\u{301}", "\u{7FF}", "\u{800}",
+                                          "\u{D7FF}", "\u{E000}", "\u{FFFD}", "\u{FFFF}", "\u{10000}", "\u{1F600}", "\u{10FFFF}"]
+        for _ in 0..<5_000 {
+            func make() -> String {
+                var s = String.UnicodeScalarView()
+                for _ in 0..<Int(rng.next() % 5) { s.append(alphabet[Int(rng.next() % UInt64(alphabet.count))]) }
+                return String(s)
+            }
+            let a = make(), b = make()
+            let expected: Int = Array(a.utf16).lexicographicallyPrecedes(Array(b.utf16)) ? -1 : (Array(a.utf16) == Array(b.utf16) ? 0 : 1)
+            #expect(ChildKey.compareUTF16(a, b).signum() == expected, "\(Array(a.unicodeScalars)) vs \(Array(b.unicodeScalars))")
+        }
+    }
+
+    @Test func sentinels() {
+        #expect(BoundKey.min < BoundKey.key("-2147483648"))
+        #expect(BoundKey.key("zzz") < BoundKey.max)
+        #expect(BoundKey(wire: "[MIN_NAME]") == .min)
+        #expect(BoundKey(wire: "[MAX_NAME]") == .max)
+        #expect(BoundKey.min.compare(to: "a") < 0)
+        #expect(BoundKey.max.compare(to: "a") > 0)
+    }
+}

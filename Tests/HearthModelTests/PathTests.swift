@@ -1,0 +1,86 @@
+import Testing
+@testable import HearthModel
+
+@Suite struct PathTests {
+    @Test func parseAndPrint() throws {
+        #expect(try Path(validating: "/a//b/").description == "a/b")
+        #expect(try Path(validating: "a/b/c").keys == ["a", "b", "c"])
+        #expect(try Path(validating: "").isRoot)
+        #expect(try Path(validating: "///").description == "/")
+        #expect(Path.root.description == "/")
+    }
+
+    @Test func relations() throws {
+        let ab = try Path(validating: "a/b")
+        let abc = try Path(validating: "a/b/c")
+        #expect(ab.parent == (try Path(validating: "a")))
+        #expect(Path.root.parent == nil)
+        #expect(ab.child("c") == abc)
+        #expect(ab.appending(try Path(validating: "c/d")).description == "a/b/c/d")
+        #expect(ab.contains(abc))
+        #expect(ab.contains(ab))
+        #expect(!abc.contains(ab))
+        #expect(!(try Path(validating: "a/bb")).contains(abc))
+        #expect(Path.root.contains(abc))
+        #expect(ab.relativePath(to: abc) == (try Path(validating: "c")))
+        #expect(abc.relativePath(to: ab) == nil)
+        #expect(abc.front == "a" && abc.back == "c")
+        #expect(abc.popFront.description == "b/c")
+        #expect(Path.root.popFront.isRoot)
+    }
+
+    @Test(arguments: [".", "#", "$", "[", "]"])
+    func invalidCharactersAreRejectedNamingTheKey(_ ch: String) {
+        let key = "bad\(ch)key"
+        #expect(throws: PathError.self) { try Path(validating: "ok/\(key)/x") }
+        do {
+            _ = try Path(validating: "ok/\(key)/x")
+        } catch {
+            #expect(error.description.contains(key))
+            #expect(error.description.contains("ok/\(key)/x"))
+        }
+    }
+
+    @Test func controlCharactersAreRejected() {
+        for c in [0x00, 0x01, 0x0A, 0x1F, 0x7F] {
+            let key = "a" + String(Character(Unicode.Scalar(UInt8(c)))) + "b"
+            #expect(throws: PathError.self) { try ChildKey.validate(key) }
+        }
+        #expect(throws: PathError.emptyKey) { try ChildKey.validate("") }
+        // Non-ASCII and spaces are fine.
+        #expect(throws: Never.self) { try ChildKey.validate("día 1 😀") }
+    }
+
+    @Test func keyLengthLimit() throws {
+        try ChildKey.validate(String(repeating: "a", count: 768))
+        #expect(throws: PathError.keyTooLong(key: String(repeating: "a", count: 769), utf8Length: 769)) {
+            try ChildKey.validate(String(repeating: "a", count: 769))
+        }
+        // UTF-8 bytes count, not characters: 385 × "é" = 770 bytes.
+        #expect(throws: PathError.self) { try ChildKey.validate(String(repeating: "\u{E9}", count: 385)) }
+    }
+
+    @Test func depthLimit() throws {
+        let ok = (0..<32).map { "k\($0)" }.joined(separator: "/")
+        #expect(try Path(validating: ok).depth == 32)
+        let deep = ok + "/k32"
+        #expect(throws: PathError.tooDeep(path: deep, depth: 33)) { try Path(validating: deep) }
+    }
+
+    @Test func metadataKeys() throws {
+        #expect(try Path(validating: ".info/connected").isInfo)
+        #expect(try Path(validating: "a/.priority").isPriority)
+        #expect(throws: PathError.misplacedMetadataKey(key: ".priority", path: "a/.priority/b")) { try Path(validating: "a/.priority/b") }
+        #expect(throws: PathError.misplacedMetadataKey(key: ".info", path: "a/.info")) { try Path(validating: "a/.info") }
+        #expect(throws: PathError.self) { try Path(validating: "a/.value") }
+        #expect(throws: PathError.self) { try Path(validating: "a/.sv") }
+        #expect(throws: PathError.notWritable(path: ".info/connected")) { try Path(validating: ".info/connected").validateWritable() }
+        try Path(validating: "a/b").validateWritable()
+    }
+
+    @Test func ordering() throws {
+        #expect(try Path(validating: "a") < Path("a/b"))
+        #expect(try Path(validating: "a/2") < Path("a/10"))
+        #expect(try Path(validating: "a/z") < Path("b"))
+    }
+}
