@@ -17,7 +17,7 @@ let package = Package(
                 .product(name: "HearthModel", package: "Hearth"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
-            path: "HearthBenchmarks/ModelBenchmarks",
+            path: "ModelBenchmarks",
             swiftSettings: [.swiftLanguageMode(.v6)],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),

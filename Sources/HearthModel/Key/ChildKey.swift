@@ -143,6 +143,12 @@ extension ChildKey: Comparable {
     /// as surrogates D800…DFFF, below E000). So compare bytes, and at the first difference
     /// decode both code points and compare them with that one correction.
     public static func compareUTF16(_ a: String, _ b: String) -> Int {
+        // Native strings are contiguous UTF-8 (ChildKey makes sure), so this is the fast path.
+        if let r = a.utf8.withContiguousStorageIfAvailable({ pa in
+            b.utf8.withContiguousStorageIfAvailable { pb in compareUTF16(pa, pb) }
+        }), let r {
+            return r
+        }
         var a = a, b = b
         return a.withUTF8 { pa in
             b.withUTF8 { pb in compareUTF16(pa, pb) }

@@ -48,10 +48,10 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(current)
     }
 
+    let paths = keys.map { Path(keys: [$0, "score"]) }
     Benchmark("Node.updating(path) depth 2 on 100,000 children") { benchmark in
         var current = node
         var i = 0
-        let paths = keys.map { Path(keys: [$0, "score"]) }
         for _ in benchmark.scaledIterations {
             current = current.updating(paths[i & 1023], with: .number(Double(i)))
             i &+= 1
@@ -59,8 +59,8 @@ let benchmarks: @Sendable () -> Void = {
         blackHole(current)
     }
 
+    let small = wideNode(10_000)
     Benchmark("Node.hash of 10,000 children", configuration: .init(maxDuration: .seconds(3), maxIterations: 50)) { benchmark in
-        let small = wideNode(10_000)
         for _ in benchmark.scaledIterations { blackHole(small.hash) }
     }
 }
