@@ -60,6 +60,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "HearthTests",
+            dependencies: ["Hearth", "HearthModel", "HearthLog"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "HearthLogTests",
             dependencies: ["HearthLog"],
             swiftSettings: swiftSettings

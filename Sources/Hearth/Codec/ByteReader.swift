@@ -1,0 +1,110 @@
+/// Why bytes could not be decoded. Carries the byte offset within the decoded unit (a record
+/// payload or a checkpoint section) and what was expected there.
+public struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Offset of the problem within the decoded bytes.
+    public let offset: Int
+    /// What was wrong.
+    public let reason: String
+
+    public init(offset: Int, reason: String) {
+        self.offset = offset
+        self.reason = reason
+    }
+
+    public var description: String { "malformed data at byte \(offset): \(reason)" }
+}
+
+/// Reads primitive values written by ``ByteWriter``. Every read is bounds-checked against the
+/// input, so truncated or hostile bytes produce a ``DecodeError``, never a trap, and no length
+/// field can make it allocate more than the input holds.
+struct ByteReader {
+    let bytes: [UInt8]
+    private(set) var offset: Int
+    let end: Int
+
+    init(_ bytes: [UInt8], from start: Int = 0, end: Int? = nil) {
+        self.bytes = bytes
+        self.offset = start
+        self.end = end ?? bytes.count
+    }
+
+    var remaining: Int { end - offset }
+    var isAtEnd: Bool { offset >= end }
+
+    func fail(_ reason: String) -> DecodeError { DecodeError(offset: offset, reason: reason) }
+
+    mutating func u8() throws(DecodeError) -> UInt8 {
+        guard offset < end else { throw fail("unexpected end of data") }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    mutating func varint() throws(DecodeError) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let b = try u8()
+            if shift == 63 && b > 1 { throw fail("varint overflows 64 bits") }
+            result |= UInt64(b & 0x7F) << shift
+            if b & 0x80 == 0 { return result }
+            shift += 7
+            if shift > 63 { throw fail("varint longer than 10 bytes") }
+        }
+    }
+
+    /// A varint that must fit `Int` and be at most `limit`.
+    mutating func count(limit: Int) throws(DecodeError) -> Int {
+        let v = try varint()
+        guard v <= UInt64(limit) else { throw fail("count \(v) exceeds limit \(limit)") }
+        return Int(v)
+    }
+
+    mutating func zigzag() throws(DecodeError) -> Int64 {
+        let v = try varint()
+        return Int64(bitPattern: v >> 1) ^ -Int64(bitPattern: v & 1)
+    }
+
+    mutating func u32() throws(DecodeError) -> UInt32 {
+        guard remaining >= 4 else { throw fail("unexpected end of data") }
+        var v: UInt32 = 0
+        for i in 0..<4 { v |= UInt32(bytes[offset + i]) << (8 * i) }
+        offset += 4
+        return v
+    }
+
+    mutating func u64() throws(DecodeError) -> UInt64 {
+        guard remaining >= 8 else { throw fail("unexpected end of data") }
+        var v: UInt64 = 0
+        for i in 0..<8 { v |= UInt64(bytes[offset + i]) << (8 * i) }
+        offset += 8
+        return v
+    }
+
+    mutating func double() throws(DecodeError) -> Double { Double(bitPattern: try u64()) }
+
+    mutating func bool() throws(DecodeError) -> Bool {
+        switch try u8() {
+        case 0: return false
+        case 1: return true
+        case let b: throw fail("invalid boolean byte \(b)")
+        }
+    }
+
+    /// A length-prefixed UTF-8 string; invalid UTF-8 is an error, not a replacement.
+    mutating func string() throws(DecodeError) -> String {
+        let n = try count(limit: remaining)
+        let start = offset
+        offset += n
+        let slice = bytes[start..<(start + n)]
+        guard let s = String(validating: slice, as: UTF8.self) else {
+            throw DecodeError(offset: start, reason: "invalid UTF-8 in string")
+        }
+        return s
+    }
+
+    mutating func raw(_ n: Int) throws(DecodeError) -> ArraySlice<UInt8> {
+        guard n >= 0, n <= remaining else { throw fail("length \(n) exceeds remaining \(remaining) bytes") }
+        defer { offset += n }
+        return bytes[offset..<(offset + n)]
+    }
+}

@@ -1,0 +1,124 @@
+import HearthModel
+
+/// Binary encoding of ``Node`` values (FORMAT.md §"Node encoding").
+///
+/// A node is one tag byte, then its body:
+///
+/// | tag | node | body |
+/// |---|---|---|
+/// | 0x00 | empty (null) | — |
+/// | 0x01 / 0x02 | false / true | — |
+/// | 0x03 | number | 8-byte little-endian IEEE-754 double |
+/// | 0x04 | string | varint length, UTF-8 bytes |
+/// | 0x05 | `{".sv":"timestamp"}` | — |
+/// | 0x06 | `{".sv":{"increment":n}}` | 8-byte double |
+/// | 0x07 | children | varint count, then count × (key as string, node), keys strictly ascending in Firebase key order |
+///
+/// Tag bit 0x40 on a non-empty node means a priority follows the body: 0x03 + double or
+/// 0x04 + string. Decoding rejects unknown tags, unsorted or duplicate keys, empty children,
+/// nesting deeper than ``NodeCodec/maxDepth``, and lengths beyond the input.
+enum NodeCodec {
+    /// The deepest nesting decoded (data is at most 32 levels below the root; twice that
+    /// leaves room for paths inside events while still bounding recursion).
+    static let maxDepth = 64
+
+    static let priorityFlag: UInt8 = 0x40
+
+    static func encode(_ node: Node, into w: inout ByteWriter) {
+        let flag: UInt8 = node.priority == nil ? 0 : priorityFlag
+        if node.isEmpty {
+            w.u8(0x00)
+            return
+        }
+        if let leaf = node.leafValue {
+            switch leaf {
+            case .bool(let b): w.u8((b ? 0x02 : 0x01) | flag)
+            case .number(let n): w.u8(0x03 | flag); w.double(n)
+            case .string(let s): w.u8(0x04 | flag); w.string(s)
+            case .serverValue(.timestamp): w.u8(0x05 | flag)
+            case .serverValue(.increment(let n)): w.u8(0x06 | flag); w.double(n)
+            }
+        } else {
+            let children = node.children
+            w.u8(0x07 | flag)
+            w.varint(children.count)
+            for (key, child) in children {
+                w.string(key.string)
+                encode(child, into: &w)
+            }
+        }
+        switch node.priority {
+        case .number(let n)?: w.u8(0x03); w.double(n)
+        case .string(let s)?: w.u8(0x04); w.string(s)
+        case nil: break
+        }
+    }
+
+    static func encode(_ node: Node) -> [UInt8] {
+        var w = ByteWriter()
+        encode(node, into: &w)
+        return w.bytes
+    }
+
+    static func decode(from r: inout ByteReader, depth: Int = 0) throws(DecodeError) -> Node {
+        guard depth <= maxDepth else { throw r.fail("node nested deeper than \(maxDepth) levels") }
+        let tag = try r.u8()
+        let hasPriority = tag & priorityFlag != 0
+        let node: Node
+        switch tag & ~priorityFlag {
+        case 0x00:
+            guard !hasPriority else { throw r.fail("empty node with a priority") }
+            return .empty
+        case 0x01: node = .bool(false)
+        case 0x02: node = .bool(true)
+        case 0x03:
+            let n = try r.double()
+            guard n.isFinite else { throw r.fail("non-finite number") }
+            node = .number(n)
+        case 0x04: node = .string(try r.string())
+        case 0x05: node = Node(.serverValue(.timestamp))
+        case 0x06:
+            let n = try r.double()
+            guard n.isFinite else { throw r.fail("non-finite increment") }
+            node = Node(.serverValue(.increment(n)))
+        case 0x07:
+            // Every child takes at least 2 bytes (an empty key is invalid, so ≥ 1 length byte
+            // + ≥ 1 key byte + ≥ 1 tag byte), which bounds the count by the input left.
+            let count = try r.count(limit: r.remaining / 3)
+            guard count > 0 else { throw r.fail("children node without children") }
+            var pairs: [(key: ChildKey, value: Node)] = []
+            pairs.reserveCapacity(count)
+            for _ in 0..<count {
+                let keyOffset = r.offset
+                let key = ChildKey(try r.string())
+                if let last = pairs.last, ChildKey.compare(last.key, key) >= 0 {
+                    throw DecodeError(offset: keyOffset, reason: "child keys not strictly ascending (\(last.key) then \(key))")
+                }
+                let child = try decode(from: &r, depth: depth + 1)
+                guard !child.isEmpty else { throw r.fail("empty child \(key)") }
+                pairs.append((key, child))
+            }
+            node = Node(children: ChildMap(sortedPairs: pairs))
+        default:
+            throw DecodeError(offset: r.offset - 1, reason: "unknown node tag 0x\(String(tag, radix: 16))")
+        }
+        guard hasPriority else { return node }
+        switch try r.u8() {
+        case 0x03:
+            let p = try r.double()
+            guard p.isFinite else { throw r.fail("non-finite priority") }
+            return node.withPriority(.number(p))
+        case 0x04:
+            return node.withPriority(.string(try r.string()))
+        case let t:
+            throw DecodeError(offset: r.offset - 1, reason: "unknown priority tag 0x\(String(t, radix: 16))")
+        }
+    }
+
+    static func decode(_ bytes: [UInt8]) throws(DecodeError) -> Node {
+        var r = ByteReader(bytes)
+        let node = try decode(from: &r)
+        guard r.isAtEnd else { throw r.fail("\(r.remaining) trailing bytes after node") }
+        return node
+    }
+}

@@ -1,0 +1,64 @@
+import HearthModel
+
+/// One change to the store's state. The log holds nothing but these (grouped in commit
+/// batches); the state is the fold of ``StoreState/apply(_:)`` over them, at run time and at
+/// replay alike. Events carry every input the reducer needs — including times — so replay is
+/// deterministic.
+public enum StoreEvent: Sendable, Hashable {
+    /// The server's data at `path` replaced (`at`: store clock, ms; used for LRU).
+    case serverOverwrite(path: Path, node: Node, at: Int64)
+    /// The server's data merged at `path`.
+    case serverMerge(path: Path, children: [ChildUpdate], at: Int64)
+    /// A user write saved (before it is sent).
+    case writeSaved(PendingWrite)
+    /// A pending write acknowledged by the server and removed.
+    case writeAcked(id: Int64)
+    /// A pending write rejected or abandoned and removed.
+    case writeReverted(id: Int64)
+    /// A tracked query created or replaced (upsert by id).
+    case trackedQuerySaved(TrackedQuery)
+    /// A tracked query removed (its data stays cached, now prunable as untracked data last
+    /// used when the query was).
+    case trackedQueryRemoved(id: Int64)
+    /// A keepSynced pin set or cleared.
+    case pinChanged(QueryLocation, on: Bool)
+    /// The auth credential saved.
+    case authSaved(AuthToken)
+    /// Signed out: the credential removed.
+    case authCleared
+    /// A transaction queued or updated (upsert by id).
+    case transactionSaved(QueuedTransaction)
+    /// A transaction completed or abandoned and removed.
+    case transactionRemoved(id: Int64)
+    /// An onDisconnect operation queued (or replaced, by id).
+    case onDisconnectSaved(OnDisconnectOperation)
+    /// The server acknowledged an onDisconnect operation.
+    case onDisconnectAcked(id: Int64)
+    /// An onDisconnect operation removed.
+    case onDisconnectRemoved(id: Int64)
+    /// The last known offset of the server's clock from the local one, in ms.
+    case serverTimeOffset(ms: Double)
+    /// A new session began: queries active in the previous session become inactive, last
+    /// used now.
+    case sessionStarted(at: Int64)
+    /// LRU pruning removed cached server data: at each pruned path everything except the
+    /// kept subtrees below it, and the pruned tracked queries and untracked entries.
+    case cachePruned(PruneResult)
+}
+
+/// What one pruning round removed. Recorded as an event so that replay reproduces it.
+public struct PruneResult: Sendable, Hashable {
+    /// Paths whose cached data is removed…
+    public let prunedPaths: [Path]
+    /// …except for these paths below them.
+    public let keptPaths: [Path]
+    /// Tracked queries removed.
+    public let removedQueryIDs: [Int64]
+
+    /// Creates a result.
+    public init(prunedPaths: [Path], keptPaths: [Path], removedQueryIDs: [Int64]) {
+        self.prunedPaths = prunedPaths
+        self.keptPaths = keptPaths
+        self.removedQueryIDs = removedQueryIDs
+    }
+}

@@ -1,0 +1,92 @@
+import HearthModel
+
+/// A map from paths to values shaped as a tree, answering "the nearest entry at or above a
+/// path" and "remove everything below a path" in O(depth). A value type: copies share storage
+/// until written (each level's dictionary is copy-on-write).
+struct PathTrie<Value: Sendable & Hashable>: Sendable, Hashable {
+    private(set) var value: Value?
+    private var children: [ChildKey: PathTrie] = [:]
+
+    init() {}
+
+    /// Whether no path holds a value.
+    var isEmpty: Bool { value == nil && children.isEmpty }
+
+    /// The value stored exactly at `path`.
+    func value(at path: Path) -> Value? {
+        var node = self
+        for key in path.keys {
+            guard let next = node.children[key] else { return nil }
+            node = next
+        }
+        return node.value
+    }
+
+    /// The entry at `path` or at its nearest ancestor that holds one.
+    func nearestAtOrAbove(_ path: Path) -> (path: Path, value: Value)? {
+        var best: (Int, Value)? = value.map { (0, $0) }
+        var node = self
+        for (i, key) in path.keys.enumerated() {
+            guard let next = node.children[key] else { break }
+            node = next
+            if let v = node.value { best = (i + 1, v) }
+        }
+        return best.map { (Path(keys: Array(path.keys.prefix($0.0))), $0.1) }
+    }
+
+    /// Whether any entry lies strictly below `path`.
+    func hasEntries(below path: Path) -> Bool {
+        var node = self
+        for key in path.keys {
+            guard let next = node.children[key] else { return false }
+            node = next
+        }
+        return !node.children.isEmpty
+    }
+
+    /// Sets (or with `nil`, removes) the value at `path`, pruning emptied branches.
+    mutating func set(_ path: Path, _ newValue: Value?) {
+        set(path.keys[...], newValue)
+    }
+
+    private mutating func set(_ keys: ArraySlice<ChildKey>, _ newValue: Value?) {
+        guard let key = keys.first else {
+            value = newValue
+            return
+        }
+        var child = children.removeValue(forKey: key) ?? PathTrie()
+        child.set(keys.dropFirst(), newValue)
+        if !child.isEmpty { children[key] = child }
+    }
+
+    /// Removes every entry strictly below `path` (the entry at `path` stays).
+    mutating func removeEntries(below path: Path) {
+        removeBelow(path.keys[...])
+    }
+
+    private mutating func removeBelow(_ keys: ArraySlice<ChildKey>) {
+        guard let key = keys.first else {
+            children = [:]
+            return
+        }
+        guard var child = children.removeValue(forKey: key) else { return }
+        child.removeBelow(keys.dropFirst())
+        if !child.isEmpty { children[key] = child }
+    }
+
+    /// Every entry, in path order.
+    var entries: [(path: Path, value: Value)] {
+        var out: [(path: Path, value: Value)] = []
+        func walk(_ node: PathTrie, _ prefix: [ChildKey]) {
+            if let v = node.value { out.append((Path(keys: prefix), v)) }
+            for key in node.children.keys.sorted() { walk(node.children[key]!, prefix + [key]) }
+        }
+        walk(self, [])
+        return out
+    }
+
+    /// The number of entries.
+    var count: Int {
+        (value == nil ? 0 : 1) + children.values.reduce(0) { $0 + $1.count }
+    }
+}

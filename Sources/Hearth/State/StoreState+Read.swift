@@ -1,0 +1,98 @@
+import HearthModel
+
+extension StoreState {
+    /// The server cache at `path`, without pending writes.
+    public func serverValue(at path: Path) -> Node {
+        serverCache.child(at: path)
+    }
+
+    /// The value at `path` as the user sees it: the server cache with every pending write
+    /// applied in write-id order, server values resolved.
+    ///
+    /// - Parameter now: the local clock in ms since the epoch; `{".sv":"timestamp"}` resolves
+    ///   to `now` + ``serverTimeOffsetMs``, `{".sv":{"increment":n}}` to the current number at
+    ///   its location plus n (or n when there is no number there).
+    public func localValue(at path: Path, now: Int64) -> Node {
+        var value = serverCache.child(at: path)
+        let serverNow = Double(now) + serverTimeOffsetMs
+        for write in pendingWrites {
+            switch write.operation {
+            case .set(let node):
+                value = StoreState.overlay(value, at: path, write: node, writtenAt: write.path, serverNow: serverNow)
+            case .update(let children):
+                for child in children {
+                    value = StoreState.overlay(value, at: path, write: child.node, writtenAt: write.path.appending(child.path), serverNow: serverNow)
+                }
+            }
+        }
+        return value
+    }
+
+    /// Projects a write of `node` at `target` onto the value at `path`.
+    static func overlay(_ value: Node, at path: Path, write node: Node, writtenAt target: Path, serverNow: Double) -> Node {
+        if let rel = target.relativePath(to: path) {
+            // The write covers the whole location.
+            return resolve(node.child(at: rel), existing: value, serverNow: serverNow)
+        }
+        if let rel = path.relativePath(to: target) {
+            // The write lands below the location.
+            return value.updating(rel, with: resolve(node, existing: value.child(at: rel), serverNow: serverNow))
+        }
+        return value
+    }
+
+    /// Resolves server-value placeholders in `node` against the `existing` value at the same
+    /// location.
+    static func resolve(_ node: Node, existing: Node, serverNow: Double) -> Node {
+        switch node.leafValue {
+        case .serverValue(.timestamp)?:
+            return Node(.number(serverNow.rounded(.down)), priority: node.priority)
+        case .serverValue(.increment(let delta))?:
+            if case .number(let current)? = existing.leafValue {
+                return Node(.number(current + delta), priority: node.priority)
+            }
+            return Node(.number(delta), priority: node.priority)
+        case .some:
+            return node
+        case nil:
+            guard !node.isEmpty, node.children.contains(where: { Self.containsServerValue($0.value) }) else { return node }
+            var out = node
+            for (key, child) in node.children where containsServerValue(child) {
+                out = out.updatingChild(key, resolve(child, existing: existing.child(key), serverNow: serverNow))
+            }
+            return out
+        }
+    }
+
+    static func containsServerValue(_ node: Node) -> Bool {
+        if case .serverValue? = node.leafValue { return true }
+        return node.children.contains { containsServerValue($0.value) }
+    }
+
+    /// Whether the local data for `query` at `path` is complete (a `value` event may fire):
+    /// its own tracked query is complete, or a complete default query at the path or above
+    /// it, or a pending set covers the location.
+    public func isComplete(path: Path, query: QuerySpec) -> Bool {
+        for write in pendingWrites {
+            if case .set = write.operation, write.path.contains(path) { return true }
+        }
+        if let id = trackedByLocation[QueryLocation(path: path, query: query)], trackedQueries[id]?.complete == true {
+            return true
+        }
+        var keys = path.keys
+        while true {
+            if let id = trackedByLocation[QueryLocation(path: Path(keys: keys), query: .default)],
+                trackedQueries[id]?.complete == true
+            {
+                return true
+            }
+            if keys.isEmpty { return false }
+            keys.removeLast()
+        }
+    }
+
+    /// The tracked query at a location, if any.
+    public func trackedQuery(at location: QueryLocation) -> TrackedQuery? {
+        trackedByLocation[location].flatMap { trackedQueries[$0] }
+    }
+}

@@ -1,0 +1,233 @@
+import HearthModel
+
+/// Everything a realtime-database client keeps locally, as one immutable value: the fold of
+/// ``apply(_:)`` over the log's events.
+///
+/// Copies are cheap (the server cache is a persistent tree; the other collections are
+/// copy-on-write), which is how the engine snapshots the state for a checkpoint while writers
+/// go on.
+///
+/// Invariants (``checkInvariants()`` verifies them in tests):
+/// - pending writes are sorted by strictly increasing id, and every id is ≤ `lastWriteID`;
+/// - `trackedByLocation` is exactly the inverse of `trackedQueries`;
+/// - an untracked cache entry is never at or below another untracked entry.
+public struct StoreState: Sendable, Equatable {
+    /// The server's data as last received, at every location the client has seen.
+    public internal(set) var serverCache: Node = .empty
+    /// Pending user writes in write-id order.
+    public internal(set) var pendingWrites: [PendingWrite] = []
+    /// Tracked queries by id.
+    public internal(set) var trackedQueries: [Int64: TrackedQuery] = [:]
+    /// Tracked query ids by location.
+    public internal(set) var trackedByLocation: [QueryLocation: Int64] = [:]
+    /// keepSynced pins: never pruned.
+    public internal(set) var pins: Set<QueryLocation> = []
+    /// The auth credential, or `nil` when signed out.
+    public internal(set) var auth: AuthToken?
+    /// Queued transactions by id.
+    public internal(set) var transactions: [Int64: QueuedTransaction] = [:]
+    /// onDisconnect operations by id.
+    public internal(set) var onDisconnect: [Int64: OnDisconnectOperation] = [:]
+    /// The last known server time offset, in ms (server clock ≈ local clock + offset).
+    public internal(set) var serverTimeOffsetMs: Double = 0
+    /// Cached server data no tracked query covers, by path, with when it was last written:
+    /// each counts as an inactive default query for LRU pruning.
+    var untracked = PathTrie<Int64>()
+    /// Tracked-query paths with how many tracked queries sit at each.
+    var trackedPathCounts: [Path: Int] = [:]
+
+    /// The highest ids ever assigned (ids are never reused, even after removal).
+    public internal(set) var lastWriteID: Int64 = 0
+    /// See ``lastWriteID``.
+    public internal(set) var lastQueryID: Int64 = 0
+    /// See ``lastWriteID``.
+    public internal(set) var lastTransactionID: Int64 = 0
+    /// See ``lastWriteID``.
+    public internal(set) var lastOnDisconnectID: Int64 = 0
+
+    /// The empty state of a new store.
+    public init() {}
+
+    /// The untracked cache entries (path, last written), in path order.
+    public var untrackedEntries: [(path: Path, lastWrite: Int64)] {
+        untracked.entries.map { ($0.path, $0.value) }
+    }
+
+    // MARK: - The reducer
+
+    /// Applies one event. Total and deterministic: an event that refers to something absent
+    /// (acking an unknown write, say) changes nothing, so replaying a log always succeeds.
+    public mutating func apply(_ event: StoreEvent) {
+        switch event {
+        case let .serverOverwrite(path, node, at):
+            serverCache = serverCache.updating(path, with: node)
+            noteServerWrite(at: path, time: at)
+        case let .serverMerge(path, children, at):
+            for child in children {
+                serverCache = serverCache.updating(path.appending(child.path), with: child.node)
+            }
+            noteServerWrite(at: path, time: at)
+        case .writeSaved(let write):
+            lastWriteID = max(lastWriteID, write.id)
+            if let last = pendingWrites.last, last.id >= write.id {
+                // Out of order (cannot come from the store, which assigns increasing ids):
+                // keep the list sorted and ids unique.
+                pendingWrites.removeAll { $0.id == write.id }
+                let i = pendingWrites.firstIndex { $0.id > write.id } ?? pendingWrites.endIndex
+                pendingWrites.insert(write, at: i)
+            } else {
+                pendingWrites.append(write)
+            }
+        case .writeAcked(let id), .writeReverted(let id):
+            if let i = pendingWriteIndex(id) { pendingWrites.remove(at: i) }
+        case .trackedQuerySaved(let query):
+            saveTrackedQuery(query)
+        case .trackedQueryRemoved(let id):
+            removeTrackedQuery(id, keepDataAsUntracked: true)
+        case let .pinChanged(location, on):
+            if on { pins.insert(location) } else { pins.remove(location) }
+        case .authSaved(let token):
+            auth = token
+        case .authCleared:
+            auth = nil
+        case .transactionSaved(let tx):
+            lastTransactionID = max(lastTransactionID, tx.id)
+            transactions[tx.id] = tx
+        case .transactionRemoved(let id):
+            transactions[id] = nil
+        case .onDisconnectSaved(let op):
+            lastOnDisconnectID = max(lastOnDisconnectID, op.id)
+            onDisconnect[op.id] = op
+        case .onDisconnectAcked(let id):
+            guard var op = onDisconnect[id] else { break }
+            if case .cancel = op.action {
+                // The server cancelled everything registered earlier at and below the path.
+                for (otherID, other) in onDisconnect where otherID <= id && op.path.contains(other.path) {
+                    onDisconnect[otherID] = nil
+                }
+            } else {
+                op.acknowledged = true
+                onDisconnect[id] = op
+            }
+        case .onDisconnectRemoved(let id):
+            onDisconnect[id] = nil
+        case .serverTimeOffset(let ms):
+            serverTimeOffsetMs = ms
+        case .sessionStarted(let at):
+            for (id, var q) in trackedQueries where q.active {
+                q.active = false
+                q.lastUse = max(q.lastUse, at)
+                trackedQueries[id] = q
+            }
+        case .cachePruned(let result):
+            applyPrune(result)
+        }
+    }
+
+    /// Applies events in order.
+    public mutating func apply(_ events: some Sequence<StoreEvent>) {
+        for e in events { apply(e) }
+    }
+
+    func pendingWriteIndex(_ id: Int64) -> Int? {
+        // Sorted by id: binary search.
+        var lo = 0, hi = pendingWrites.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if pendingWrites[mid].id < id { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < pendingWrites.count && pendingWrites[lo].id == id ? lo : nil
+    }
+
+    /// Whether a tracked query sits at `path` or above it.
+    func isCoveredByTrackedQuery(_ path: Path) -> Bool {
+        if trackedPathCounts.isEmpty { return false }
+        var keys = path.keys
+        while true {
+            if trackedPathCounts[Path(keys: keys)] != nil { return true }
+            if keys.isEmpty { return false }
+            keys.removeLast()
+        }
+    }
+
+    /// Records that server data was written at `path` at `time` for LRU purposes: data no
+    /// tracked query covers becomes (or refreshes) an untracked entry. Entries stay an
+    /// antichain — a write above existing entries absorbs them — so their number is bounded
+    /// by the number of distinct disjoint locations written, not by the number of writes.
+    mutating func noteServerWrite(at path: Path, time: Int64) {
+        if isCoveredByTrackedQuery(path) { return }
+        if let (above, last) = untracked.nearestAtOrAbove(path) {
+            if time > last { untracked.set(above, time) }
+            return
+        }
+        untracked.removeEntries(below: path)
+        untracked.set(path, time)
+    }
+
+    mutating func saveTrackedQuery(_ query: TrackedQuery) {
+        lastQueryID = max(lastQueryID, query.id)
+        if let old = trackedQueries[query.id], old.location != query.location {
+            removeTrackedQuery(query.id, keepDataAsUntracked: false)
+        }
+        if let other = trackedByLocation[query.location], other != query.id {
+            removeTrackedQuery(other, keepDataAsUntracked: false)
+        }
+        if trackedQueries[query.id] == nil {
+            trackedPathCounts[query.path, default: 0] += 1
+            // The query now covers the untracked data at and below its path.
+            untracked.removeEntries(below: query.path)
+            if untracked.value(at: query.path) != nil { untracked.set(query.path, nil) }
+        }
+        trackedQueries[query.id] = query
+        trackedByLocation[query.location] = query.id
+    }
+
+    mutating func removeTrackedQuery(_ id: Int64, keepDataAsUntracked: Bool) {
+        guard let q = trackedQueries.removeValue(forKey: id) else { return }
+        trackedByLocation[q.location] = nil
+        if let n = trackedPathCounts[q.path] {
+            trackedPathCounts[q.path] = n > 1 ? n - 1 : nil
+        }
+        // Its data stays cached; unless another query covers it, it is now untracked data
+        // last used when the query was, so LRU pruning can still reach it.
+        if keepDataAsUntracked, !serverCache.child(at: q.path).isEmpty {
+            noteServerWrite(at: q.path, time: q.lastUse)
+        }
+    }
+
+    mutating func applyPrune(_ result: PruneResult) {
+        for path in result.prunedPaths {
+            var kept = Node.empty
+            for keep in result.keptPaths where path.contains(keep) && keep != path {
+                let rel = path.relativePath(to: keep)!
+                kept = kept.updating(rel, with: serverCache.child(at: keep))
+            }
+            serverCache = serverCache.updating(path, with: kept)
+            if untracked.value(at: path) != nil { untracked.set(path, nil) }
+        }
+        for id in result.removedQueryIDs {
+            removeTrackedQuery(id, keepDataAsUntracked: false)
+        }
+    }
+
+    // MARK: - Invariants
+
+    /// Verifies the documented invariants; returns the first violation.
+    public func checkInvariants() -> String? {
+        for i in pendingWrites.indices.dropFirst() where pendingWrites[i - 1].id >= pendingWrites[i].id {
+            return "pending writes out of order at \(i)"
+        }
+        if let last = pendingWrites.last, last.id > lastWriteID { return "write id beyond lastWriteID" }
+        if trackedByLocation.count != trackedQueries.count { return "tracked index size mismatch" }
+        for (loc, id) in trackedByLocation where trackedQueries[id]?.location != loc {
+            return "tracked index wrong for \(loc)"
+        }
+        var counts: [Path: Int] = [:]
+        for q in trackedQueries.values { counts[q.path, default: 0] += 1 }
+        if counts != trackedPathCounts { return "tracked path counts wrong" }
+        for (path, _) in untracked.entries where untracked.hasEntries(below: path) {
+            return "untracked entries nested below \(path)"
+        }
+        return nil
+    }
+}
