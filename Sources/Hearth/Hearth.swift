@@ -1,4 +1,6 @@
-// The public face of Hearth. Clients `import Hearth` and get the data model with it.
+// The public face of Hearth. Clients `import Hearth` and get the data model and the log's
+// public types (durability tiers, LSNs, the file-system seam) with it.
+@_exported import HearthLog
 @_exported import HearthModel
 
 /// Facts about this build of Hearth.

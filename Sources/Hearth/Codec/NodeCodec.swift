@@ -54,6 +54,38 @@ enum NodeCodec {
         }
     }
 
+    /// The number of bytes ``encode(_:into:)`` writes for `node`, computed without writing.
+    static func encodedSize(_ node: Node) -> Int {
+        var size = 1
+        switch node.leafValue {
+        case .bool?, .serverValue(.timestamp)?: break
+        case .number?, .serverValue(.increment)?: size += 8
+        case .string(let s)?: size += stringSize(s)
+        case nil:
+            let children = node.children
+            guard !children.isEmpty else { return 1 }
+            size += varintSize(UInt64(children.count))
+            for (key, child) in children { size += stringSize(key.string) + encodedSize(child) }
+        }
+        switch node.priority {
+        case .number?: size += 9
+        case .string(let s)?: size += 1 + stringSize(s)
+        case nil: break
+        }
+        return size
+    }
+
+    static func stringSize(_ s: String) -> Int {
+        let n = s.utf8.count
+        return varintSize(UInt64(n)) + n
+    }
+
+    static func varintSize(_ v: UInt64) -> Int {
+        var v = v, n = 1
+        while v >= 0x80 { v >>= 7; n += 1 }
+        return n
+    }
+
     static func encode(_ node: Node) -> [UInt8] {
         var w = ByteWriter()
         encode(node, into: &w)

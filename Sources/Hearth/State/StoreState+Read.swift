@@ -13,7 +13,13 @@ extension StoreState {
     ///   to `now` + ``serverTimeOffsetMs``, `{".sv":{"increment":n}}` to the current number at
     ///   its location plus n (or n when there is no number there).
     public func localValue(at path: Path, now: Int64) -> Node {
-        var value = serverCache.child(at: path)
+        overlayPendingWrites(on: serverCache.child(at: path), at: path, now: now)
+    }
+
+    /// `base` (the server value at `path`) with every pending write applied; see
+    /// ``localValue(at:now:)``.
+    func overlayPendingWrites(on base: Node, at path: Path, now: Int64) -> Node {
+        var value = base
         let serverNow = Double(now) + serverTimeOffsetMs
         for write in pendingWrites {
             switch write.operation {
@@ -28,15 +34,18 @@ extension StoreState {
         return value
     }
 
-    /// Projects a write of `node` at `target` onto the value at `path`.
-    static func overlay(_ value: Node, at path: Path, write node: Node, writtenAt target: Path, serverNow: Double) -> Node {
+    /// Projects a write of `node` at `target` onto the value at `path`, resolving server
+    /// values against what is there when `serverNow` is given.
+    static func overlay(_ value: Node, at path: Path, write node: Node, writtenAt target: Path, serverNow: Double?) -> Node {
         if let rel = target.relativePath(to: path) {
             // The write covers the whole location.
-            return resolve(node.child(at: rel), existing: value, serverNow: serverNow)
+            let written = node.child(at: rel)
+            return serverNow.map { resolve(written, existing: value, serverNow: $0) } ?? written
         }
         if let rel = path.relativePath(to: target) {
             // The write lands below the location.
-            return value.updating(rel, with: resolve(node, existing: value.child(at: rel), serverNow: serverNow))
+            let written = serverNow.map { resolve(node, existing: value.child(at: rel), serverNow: $0) } ?? node
+            return value.updating(rel, with: written)
         }
         return value
     }

@@ -1,0 +1,191 @@
+import HearthLog
+import HearthModel
+import Synchronization
+
+/// Reads a checkpoint body written by ``CheckpointEncoder``: the trailer and directory at
+/// once, cache chunks on demand (memoized), so the first read of a small location after open
+/// decodes only the chunks on its path.
+final class CheckpointReader: Sendable {
+    let checkpoint: Checkpoint
+    let directory: CheckpointFormat.Directory
+    private let decoded = Mutex<[Int: Node]>([:])
+
+    /// Reads and verifies the trailer and directory.
+    init(_ checkpoint: Checkpoint) throws(StoreError) {
+        self.checkpoint = checkpoint
+        let file = checkpoint.fileName
+        func corrupt(_ offset: UInt64, _ reason: String) -> StoreError {
+            .corruptCheckpoint(file: file, offset: offset, reason: reason)
+        }
+        let size = checkpoint.bodySize
+        guard size >= UInt64(CheckpointFormat.trailerSize) else { throw corrupt(0, "body of \(size) bytes has no trailer") }
+        let trailerAt = size - UInt64(CheckpointFormat.trailerSize)
+        let t: [UInt8]
+        do { t = try checkpoint.read(offset: trailerAt, count: CheckpointFormat.trailerSize) } catch { throw .log(error) }
+        guard Array(t[0..<8]) == CheckpointFormat.magic else { throw corrupt(trailerAt, "bad trailer magic") }
+        var r = ByteReader(t, from: 8)
+        do {
+            let version = try r.u32()
+            guard version == CheckpointFormat.version else {
+                throw corrupt(trailerAt + 8, "unknown checkpoint body format version \(version) (this build reads \(CheckpointFormat.version))")
+            }
+            let dirOffset = try r.u64()
+            let dirStored = Int(try r.u32())
+            let dirRaw = Int(try r.u32())
+            let dirCompressed = try r.u8() == 1
+            _ = try r.raw(3)
+            let dirCRC = try r.u32()
+            let trailerCRC = try r.u32()
+            guard CRC32C.mask(CRC32C.checksum(Array(t[0..<36]))) == trailerCRC else { throw corrupt(trailerAt, "trailer checksum mismatch") }
+            guard dirOffset <= trailerAt, UInt64(dirStored) == trailerAt - dirOffset else {
+                throw corrupt(trailerAt, "directory range \(dirOffset)+\(dirStored) does not end at the trailer")
+            }
+            guard dirRaw <= 256 << 20 else { throw corrupt(trailerAt, "directory raw size \(dirRaw) too large") }
+            let stored: [UInt8]
+            do { stored = try checkpoint.read(offset: dirOffset, count: dirStored) } catch { throw StoreError.log(error) }
+            guard CRC32C.mask(CRC32C.checksum(stored)) == dirCRC else { throw corrupt(dirOffset, "directory checksum mismatch") }
+            let raw: [UInt8]
+            if dirCompressed {
+                guard let inflated = RawDeflate.decompress(stored, rawCount: dirRaw) else { throw corrupt(dirOffset, "directory does not inflate") }
+                raw = inflated
+            } else {
+                raw = stored
+            }
+            do {
+                directory = try CheckpointReader.decodeDirectory(raw, bodyEnd: dirOffset)
+            } catch {
+                throw corrupt(dirOffset, "directory: \(error)")
+            }
+        } catch let e as StoreError {
+            throw e
+        } catch {
+            throw corrupt(trailerAt, "\(error)")
+        }
+    }
+
+    static func decodeDirectory(_ raw: [UInt8], bodyEnd: UInt64) throws(DecodeError) -> CheckpointFormat.Directory {
+        var r = ByteReader(raw)
+        let version = try r.varint()
+        guard version == UInt64(CheckpointFormat.version) else { throw r.fail("unknown directory version \(version)") }
+        func id() throws(DecodeError) -> Int64 { try EventCodec.id(&r) }
+        let lastWrite = try id(), lastQuery = try id(), lastTx = try id(), lastOD = try id()
+        let batchLength = try r.count(limit: r.remaining)
+        let batch = Array(try r.raw(batchLength))
+        var state = StoreState()
+        for event in try EventCodec.decode(batch) {
+            switch event {
+            case .serverTimeOffset, .authSaved, .writeSaved, .trackedQuerySaved, .pinChanged, .transactionSaved, .onDisconnectSaved:
+                state.apply(event)
+            default:
+                throw r.fail("unexpected event in checkpoint directory")
+            }
+        }
+        state.lastWriteID = max(state.lastWriteID, lastWrite)
+        state.lastQueryID = max(state.lastQueryID, lastQuery)
+        state.lastTransactionID = max(state.lastTransactionID, lastTx)
+        state.lastOnDisconnectID = max(state.lastOnDisconnectID, lastOD)
+
+        let untrackedCount = try r.count(limit: r.remaining)
+        for _ in 0..<untrackedCount {
+            let path = try EventCodec.path(&r)
+            state.untracked.set(path, try r.zigzag())
+        }
+
+        var priorities: [(path: Path, priority: Priority)] = []
+        let priorityCount = try r.count(limit: r.remaining)
+        for _ in 0..<priorityCount {
+            let path = try EventCodec.path(&r)
+            let node = try NodeCodec.decode(from: &r)
+            switch node.leafValue {
+            case .number(let n)?: priorities.append((path, .number(n)))
+            case .string(let s)?: priorities.append((path, .string(s)))
+            default: throw r.fail("invalid skeleton priority")
+            }
+        }
+
+        var chunks: [CheckpointFormat.Chunk] = []
+        let chunkCount = try r.count(limit: r.remaining)
+        for _ in 0..<chunkCount {
+            let path = try EventCodec.path(&r)
+            let kind: CheckpointFormat.Chunk.Kind
+            switch try r.u8() {
+            case 0: kind = .whole
+            case 1: kind = .range(first: ChildKey(try r.string()), last: ChildKey(try r.string()))
+            case let b: throw r.fail("unknown chunk kind \(b)")
+            }
+            let offset = try r.varint()
+            let stored = try r.count(limit: Int(Int32.max))
+            let rawLength = try r.count(limit: 256 << 20)
+            let compressed = try r.bool()
+            let crc = try r.u32()
+            guard offset <= bodyEnd, UInt64(stored) <= bodyEnd - offset else {
+                throw r.fail("chunk range \(offset)+\(stored) beyond the chunk area (\(bodyEnd) bytes)")
+            }
+            chunks.append(CheckpointFormat.Chunk(path: path, kind: kind, offset: offset, storedLength: stored, rawLength: rawLength, compressed: compressed, crc: crc))
+        }
+        guard r.isAtEnd else { throw r.fail("\(r.remaining) trailing bytes in directory") }
+        return CheckpointFormat.Directory(state: state, priorities: priorities, chunks: chunks)
+    }
+
+    /// The node a chunk holds: the whole node at its path, or a children node of its range.
+    func chunk(_ index: Int) throws(StoreError) -> Node {
+        if let node = decoded.withLock({ $0[index] }) { return node }
+        let c = directory.chunks[index]
+        func corrupt(_ reason: String) -> StoreError {
+            .corruptCheckpoint(file: checkpoint.fileName, offset: c.offset, reason: "chunk \(index) at \(c.path): \(reason)")
+        }
+        let stored: [UInt8]
+        do { stored = try checkpoint.read(offset: c.offset, count: c.storedLength) } catch { throw .log(error) }
+        guard CRC32C.mask(CRC32C.checksum(stored)) == c.crc else { throw corrupt("checksum mismatch") }
+        var raw = stored
+        if c.compressed {
+            guard let inflated = RawDeflate.decompress(stored, rawCount: c.rawLength) else { throw corrupt("does not inflate") }
+            raw = inflated
+        }
+        let node: Node
+        do { node = try NodeCodec.decode(raw) } catch { throw corrupt("\(error)") }
+        if case .range = c.kind, node.isLeaf || node.priority != nil { throw corrupt("range chunk is not a plain children node") }
+        decoded.withLock { $0[index] = node }
+        return node
+    }
+
+    /// Places the chunks selected by `include` into one tree, with the split nodes'
+    /// priorities under `prioritiesUnder`.
+    func assemble(include: (CheckpointFormat.Chunk) -> Bool, prioritiesUnder: Path?) throws(StoreError) -> Node {
+        var cache = Node.empty
+        for (i, c) in directory.chunks.enumerated() where include(c) {
+            let node = try chunk(i)
+            switch c.kind {
+            case .whole:
+                cache = cache.updating(c.path, with: node)
+            case .range:
+                for (key, child) in node.children { cache = cache.updating(c.path.child(key), with: child) }
+            }
+        }
+        for (path, priority) in directory.priorities where prioritiesUnder.map({ $0.contains(path) || path.contains($0) }) ?? true {
+            cache = cache.updating(path.child(".priority"), with: Node(priority.leafValue))
+        }
+        return cache
+    }
+
+    /// The whole server cache.
+    func fullCache() throws(StoreError) -> Node {
+        try assemble(include: { _ in true }, prioritiesUnder: nil)
+    }
+
+    /// The server cache as far as needed to read `path` exactly (other locations may be
+    /// missing): only the chunks on the way to and below `path` are decoded.
+    func partialCache(for path: Path) throws(StoreError) -> Node {
+        try assemble(include: { $0.isRelevant(to: path) }, prioritiesUnder: path)
+    }
+
+    /// Verifies every chunk's checksum and decoding (for `hearth verify`).
+    func verifyAllChunks() throws(StoreError) {
+        for i in directory.chunks.indices { _ = try chunk(i) }
+    }
+
+    /// Forgets decoded chunks (after the full load has absorbed them).
+    func dropDecoded() {
+        decoded.withLock { $0.removeAll() }
+    }
+}

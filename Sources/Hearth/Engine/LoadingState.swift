@@ -1,0 +1,77 @@
+import HearthModel
+
+/// The state while the checkpoint's server cache may still be loading in the background.
+///
+/// Until the cache is loaded, events are applied to everything but the server cache (which
+/// is still empty in `state`), and the cache-changing events are kept, in order, in
+/// `deferred`. A read at a path meanwhile assembles the checkpoint chunks on its way
+/// (``CheckpointReader/partialCache(for:)``) and replays the deferred events projected onto
+/// that path. When the background load finishes, the deferred events are applied to the
+/// loaded cache in order and `cacheLoaded` becomes true: the same result as applying every
+/// event in order, because server-cache events touch nothing but the cache and untracked
+/// bookkeeping, which is applied immediately either way.
+struct LoadingState: Sendable {
+    var state: StoreState
+    var cacheLoaded: Bool
+    var deferred: [StoreEvent] = []
+
+    /// Applies one event, deferring its server-cache part while the cache is not loaded.
+    mutating func apply(_ event: StoreEvent) {
+        if cacheLoaded {
+            state.apply(event)
+            return
+        }
+        switch event {
+        case let .serverOverwrite(path, _, at), let .serverMerge(path, _, at):
+            state.noteServerWrite(at: path, time: at)
+            deferred.append(event)
+        case .cachePruned:
+            // The store prunes only with the cache loaded.
+            preconditionFailure("pruning before the cache is loaded")
+        default:
+            state.apply(event)
+        }
+    }
+
+    /// Installs the loaded cache and applies the deferred events to it.
+    mutating func finishLoading(cache: Node) {
+        precondition(!cacheLoaded, "cache loaded twice")
+        var c = cache
+        for event in deferred { c = LoadingState.applyCacheEvent(event, to: c) }
+        state.serverCache = c
+        deferred = []
+        cacheLoaded = true
+    }
+
+    static func applyCacheEvent(_ event: StoreEvent, to cache: Node) -> Node {
+        switch event {
+        case let .serverOverwrite(path, node, _):
+            return cache.updating(path, with: node)
+        case let .serverMerge(path, children, _):
+            var c = cache
+            for child in children { c = c.updating(path.appending(child.path), with: child.node) }
+            return c
+        default:
+            return cache
+        }
+    }
+
+    /// The server value at `path`, given the checkpoint's cache at that path (`base`, read
+    /// from the chunks), with the deferred events projected onto it.
+    func serverValue(at path: Path, base: Node) -> Node {
+        var value = base
+        for event in deferred {
+            switch event {
+            case let .serverOverwrite(target, node, _):
+                value = StoreState.overlay(value, at: path, write: node, writtenAt: target, serverNow: nil)
+            case let .serverMerge(target, children, _):
+                for child in children {
+                    value = StoreState.overlay(value, at: path, write: child.node, writtenAt: target.appending(child.path), serverNow: nil)
+                }
+            default:
+                break
+            }
+        }
+        return value
+    }
+}

@@ -1,0 +1,438 @@
+import Dispatch
+import HearthLog
+import HearthModel
+import Synchronization
+
+/// A Hearth store: all the local state of a realtime-database client, persisted as one
+/// append-only log of events with periodic checkpoints, under a size cap.
+///
+/// Every method is safe to call from any thread. Mutations are atomic commits
+/// (``commit(durability:_:)``, or the one-operation conveniences) that return once durable
+/// under their tier; reads see every commit that has returned.
+///
+/// ```swift
+/// let store = try Store.open(directory: "/path/to/store")
+/// let id = try store.saveWrite(.set(.string("hi")), at: "messages/m1")
+/// try store.commit { batch in          // ack + the server's data: one atomic commit
+///     try batch.ackWrite(id)
+///     batch.applyServerOverwrite(.string("hi"), at: "messages/m1")
+/// }
+/// print(try store.value(at: "messages"))
+/// ```
+public final class Store: Sendable {
+    /// The store directory.
+    public let directory: String
+    /// The options the store was opened with.
+    public let options: Options
+    /// What recovery did on open.
+    public let recovery: RecoveryReport
+
+    let log: Log
+    let core: Mutex<Core>
+    let loaded = DispatchGroup()
+    let maintenanceQueue = DispatchQueue(label: "hearth.store.maintenance")
+
+    /// The mutable part, guarded by `core`.
+    struct Core: Sendable {
+        var loading: LoadingState
+        /// Reads chunks of the checkpoint while the cache is loading.
+        var reader: CheckpointReader?
+        var lastLSN: LSN
+        var poisoned: String?
+        var closed = false
+        var checkpointLSN: LSN
+        var checkpointBodyBytes: UInt64
+        /// Raw payload bytes appended since the checkpoint LSN.
+        var logBytesSinceCheckpoint = 0
+        var bytesSinceSizeCheck = 0
+        var maintenancePending = false
+        /// Stored/raw size of the last checkpoint's cache chunks, for estimates.
+        var compressionRatio = 0.35
+        /// Set when pinned, active and pending data alone exceed the cap.
+        var capExceededByUnprunable = false
+        var prunedRounds = 0
+        var checkpointsWritten = 0
+        var lastCheckpointPause: Duration = .zero
+    }
+
+    private init(directory: String, options: Options, log: Log, core: Core) {
+        self.directory = directory
+        self.options = options
+        self.log = log
+        self.recovery = log.recovery
+        self.core = Mutex(core)
+    }
+
+    // MARK: - Open and close
+
+    /// Opens (or creates) the store in `directory`.
+    ///
+    /// Reads the newest checkpoint's directory (pending writes, tracked queries, pins, auth,
+    /// transactions, onDisconnect, the cache index) and replays the log after it. With
+    /// ``Options/lazyCacheLoad`` the server cache is decoded in the background; a read before
+    /// that finishes decodes just the chunks it needs. Queries left active by the previous
+    /// session become inactive.
+    ///
+    /// - Throws: ``StoreError/log(_:)`` when the store is locked by another process or
+    ///   damaged (file and offset named), ``StoreError/invalidOption(_:)``, or a corrupt
+    ///   checkpoint or record error.
+    public static func open(directory: String, options: Options = Options()) throws(StoreError) -> Store {
+        try options.validate()
+        var logOptions = Log.Options()
+        logOptions.segmentSize = options.effectiveSegmentSize
+        logOptions.durability = options.durability
+        logOptions.salvage = options.salvage
+        logOptions.createIfMissing = options.createIfMissing
+        let log: Log
+        do { log = try Log.open(directory: directory, fileSystem: options.fileSystem, options: logOptions) } catch { throw .log(error) }
+
+        var loading = LoadingState(state: StoreState(), cacheLoaded: true)
+        var reader: CheckpointReader?
+        var checkpointLSN: LSN = 0
+        var checkpointBytes: UInt64 = 0
+        if let checkpoint = log.checkpoint {
+            let r = try CheckpointReader(checkpoint)
+            loading = LoadingState(state: r.directory.state, cacheLoaded: false)
+            checkpointLSN = checkpoint.lsn
+            checkpointBytes = checkpoint.bodySize
+            if r.directory.chunks.isEmpty {
+                loading.finishLoading(cache: .empty)
+            } else if !options.lazyCacheLoad {
+                loading.finishLoading(cache: try r.fullCache())
+            } else {
+                reader = r
+            }
+        }
+
+        var replayedBytes = 0
+        var lastLSN = checkpointLSN
+        do {
+            try log.replay(after: checkpointLSN, knownTypes: [EventCodec.recordType]) { record in
+                let events: [StoreEvent]
+                do {
+                    events = try EventCodec.decode(record.payload)
+                } catch {
+                    throw StoreError.corruptRecord(file: record.file, offset: record.offset, lsn: record.lsn, reason: error.description)
+                }
+                for e in events { loading.apply(e) }
+                replayedBytes += record.payload.count
+                lastLSN = record.lsn
+            }
+        } catch let e as StoreError {
+            throw e
+        } catch let e as LogError {
+            throw .log(e)
+        } catch {
+            throw .log(.invalidArgument("replay: \(error)"))
+        }
+
+        let core = Core(
+            loading: loading, reader: reader, lastLSN: max(lastLSN, log.lastLSN), checkpointLSN: checkpointLSN,
+            checkpointBodyBytes: checkpointBytes, logBytesSinceCheckpoint: replayedBytes)
+        let store = Store(directory: directory, options: options, log: log, core: core)
+
+        if reader != nil {
+            store.loaded.enter()
+            store.maintenanceQueue.async { store.finishBackgroundLoad() }
+        }
+        // Queries active in the previous session are not active now.
+        if loading.state.trackedQueries.values.contains(where: \.active) {
+            try store.commit(durability: .buffered) { $0.append(.sessionStarted(at: $0.now)) }
+        }
+        store.scheduleMaintenance(force: true)
+        return store
+    }
+
+    /// Decodes the whole checkpoint cache and installs it (background, after open).
+    private func finishBackgroundLoad() {
+        defer { loaded.leave() }
+        guard let reader = core.withLock({ $0.reader }) else { return }
+        do {
+            let cache = try reader.fullCache()
+            core.withLock {
+                $0.loading.finishLoading(cache: cache)
+                $0.reader = nil
+            }
+            reader.dropDecoded()
+        } catch {
+            // Damage in a chunk: reads that need it report it; writes stop.
+            core.withLock { $0.poisoned = "checkpoint load failed: \(error)" }
+        }
+    }
+
+    /// Blocks until the checkpoint's server cache is fully loaded.
+    public func waitUntilLoaded() {
+        loaded.wait()
+    }
+
+    /// Waits for background maintenance, then flushes and closes the log and releases the
+    /// lock. Further calls throw ``StoreError/closed``.
+    public func close() throws(StoreError) {
+        loaded.wait()
+        maintenanceQueue.sync {}
+        let wasClosed = core.withLock { core -> Bool in
+            defer { core.closed = true }
+            return core.closed
+        }
+        if wasClosed { return }
+        do { try log.close() } catch { throw .log(error) }
+    }
+
+    deinit {
+        try? log.close()
+    }
+
+    // MARK: - Commits
+
+    /// What a commit did.
+    public struct CommitResult: Sendable {
+        /// The commit's LSN (the previous LSN when the batch was empty).
+        public let lsn: LSN
+        /// The events committed.
+        public let events: [StoreEvent]
+    }
+
+    /// Commits the mutations `build` adds to the batch as one atomic unit: one log record,
+    /// durable under `durability` (default: the store's) when this returns.
+    ///
+    /// `build` runs under the store's lock: it must not call back into the store.
+    ///
+    /// - Throws: what `build` throws (nothing is committed), or a log error — after which the
+    ///   store is poisoned and refuses writes until reopened.
+    @discardableResult
+    public func commit(
+        durability: Durability? = nil, _ build: (inout StoreBatch) throws(StoreError) -> Void
+    ) throws(StoreError) -> CommitResult {
+        let tier = durability ?? options.durability
+        let now = options.clock()
+        let (lsn, events, maintain) = try core.withLock { (core: inout Core) throws(StoreError) -> (LSN, [StoreEvent], Bool) in
+            if core.closed { throw .closed }
+            if let why = core.poisoned { throw .poisoned(why) }
+            var batch = StoreBatch(base: core.loading.state, now: now)
+            try build(&batch)
+            let events = batch.events
+            if events.isEmpty { return (core.lastLSN, [], false) }
+            let payload = EventCodec.encode(events)
+            // Under `.full` the record is written now (fixing its place in LSN order, which is
+            // the order states are applied in) and synced after the lock is released, so that
+            // concurrent committers share one fsync.
+            let appendTier: Durability = tier == .full ? .buffered : tier
+            let lsn: LSN
+            do {
+                lsn = try log.append(payload, type: EventCodec.recordType, durability: appendTier)
+            } catch {
+                core.poisoned = error.description
+                throw .log(error)
+            }
+            for e in events { core.loading.apply(e) }
+            core.lastLSN = lsn
+            core.logBytesSinceCheckpoint += payload.count
+            core.bytesSinceSizeCheck += payload.count
+            let maintain = !core.maintenancePending
+                && (core.bytesSinceSizeCheck >= options.sizeCheckIntervalBytes
+                    || core.logBytesSinceCheckpoint >= checkpointThreshold(core))
+            return (lsn, events, maintain)
+        }
+        if tier == .full {
+            do { try log.waitUntilDurable(lsn) } catch {
+                core.withLock { $0.poisoned = error.description }
+                throw .log(error)
+            }
+        }
+        if maintain { scheduleMaintenance(force: false) }
+        return CommitResult(lsn: lsn, events: events)
+    }
+
+    /// Log bytes since the last checkpoint that trigger the next one.
+    func checkpointThreshold(_ core: Core) -> Int {
+        max(options.checkpointMinimumBytes, Int(core.checkpointBodyBytes / 2))
+    }
+
+    // MARK: - One-operation conveniences
+
+    /// Replaces the server's data at `path`.
+    @discardableResult
+    public func applyServerOverwrite(_ node: Node, at path: Path, durability: Durability? = nil) throws(StoreError) -> LSN {
+        try commit(durability: durability) { $0.applyServerOverwrite(node, at: path) }.lsn
+    }
+
+    /// Merges children into the server's data at `path`.
+    @discardableResult
+    public func applyServerMerge(_ children: [ChildUpdate], at path: Path, durability: Durability? = nil) throws(StoreError) -> LSN {
+        try commit(durability: durability) { $0.applyServerMerge(children, at: path) }.lsn
+    }
+
+    /// Saves a user write; returns its id.
+    @discardableResult
+    public func saveWrite(_ operation: PendingWrite.Operation, at path: Path, durability: Durability? = nil) throws(StoreError) -> Int64 {
+        var id: Int64 = 0
+        try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in id = try b.saveWrite(operation, at: path) }
+        return id
+    }
+
+    /// Removes a write the server acknowledged.
+    public func ackWrite(_ id: Int64, durability: Durability? = nil) throws(StoreError) {
+        try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in try b.ackWrite(id) }
+    }
+
+    /// Removes a write the server rejected.
+    public func revertWrite(_ id: Int64, durability: Durability? = nil) throws(StoreError) {
+        try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in try b.revertWrite(id) }
+    }
+
+    /// Creates or updates a tracked query (see ``StoreBatch/trackQuery(at:complete:active:keys:)``).
+    @discardableResult
+    public func trackQuery(at location: QueryLocation, complete: Bool? = nil, active: Bool? = nil, keys: Set<ChildKey>? = nil) throws(StoreError) -> TrackedQuery {
+        var q: TrackedQuery?
+        try commit { q = $0.trackQuery(at: location, complete: complete, active: active, keys: keys) }
+        return q!
+    }
+
+    /// Stops tracking a query.
+    public func untrackQuery(at location: QueryLocation) throws(StoreError) {
+        try commit { (b: inout StoreBatch) throws(StoreError) in try b.untrackQuery(at: location) }
+    }
+
+    /// Sets or clears a keepSynced pin.
+    public func keepSynced(_ location: QueryLocation, _ on: Bool) throws(StoreError) {
+        try commit { $0.keepSynced(location, on) }
+    }
+
+    /// Saves the auth credential.
+    public func saveAuth(_ token: AuthToken) throws(StoreError) {
+        try commit { $0.saveAuth(token) }
+    }
+
+    /// Signs out.
+    public func clearAuth() throws(StoreError) {
+        try commit { $0.clearAuth() }
+    }
+
+    /// Records the server time offset.
+    public func setServerTimeOffset(_ ms: Double) throws(StoreError) {
+        try commit { (b: inout StoreBatch) throws(StoreError) in try b.setServerTimeOffset(ms) }
+    }
+
+    /// Queues a transaction.
+    @discardableResult
+    public func enqueueTransaction(at path: Path, functionName: String, argument: Node, localResult: Node) throws(StoreError) -> QueuedTransaction {
+        var tx: QueuedTransaction?
+        try commit { (b: inout StoreBatch) throws(StoreError) in
+            tx = try b.enqueueTransaction(at: path, functionName: functionName, argument: argument, localResult: localResult)
+        }
+        return tx!
+    }
+
+    /// Updates a queued transaction.
+    @discardableResult
+    public func updateTransaction(_ id: Int64, localResult: Node? = nil, retryCount: Int? = nil, status: QueuedTransaction.Status? = nil) throws(StoreError) -> QueuedTransaction {
+        var tx: QueuedTransaction?
+        try commit { (b: inout StoreBatch) throws(StoreError) in
+            tx = try b.updateTransaction(id, localResult: localResult, retryCount: retryCount, status: status)
+        }
+        return tx!
+    }
+
+    /// Removes a completed transaction.
+    public func completeTransaction(_ id: Int64) throws(StoreError) {
+        try commit { (b: inout StoreBatch) throws(StoreError) in try b.completeTransaction(id) }
+    }
+
+    /// Queues an onDisconnect operation.
+    @discardableResult
+    public func queueOnDisconnect(_ action: OnDisconnectOperation.Action, at path: Path) throws(StoreError) -> OnDisconnectOperation {
+        var op: OnDisconnectOperation?
+        try commit { (b: inout StoreBatch) throws(StoreError) in op = try b.queueOnDisconnect(action, at: path) }
+        return op!
+    }
+
+    /// Records the server's acknowledgement of an onDisconnect operation.
+    public func ackOnDisconnect(_ id: Int64) throws(StoreError) {
+        try commit { (b: inout StoreBatch) throws(StoreError) in try b.ackOnDisconnect(id) }
+    }
+
+    /// Removes an onDisconnect operation.
+    public func removeOnDisconnect(_ id: Int64) throws(StoreError) {
+        try commit { (b: inout StoreBatch) throws(StoreError) in try b.removeOnDisconnect(id) }
+    }
+
+    // MARK: - Reads
+
+    /// The server's data at `path`, without pending writes.
+    ///
+    /// Before the background load finishes this decodes only the checkpoint chunks on the
+    /// way to `path`.
+    /// - Throws: ``StoreError/corruptCheckpoint(file:offset:reason:)`` if a needed chunk is damaged.
+    public func serverValue(at path: Path) throws(StoreError) -> Node {
+        let (loading, reader) = core.withLock { ($0.loading, $0.reader) }
+        return try Store.serverValue(loading, reader, at: path)
+    }
+
+    static func serverValue(_ loading: LoadingState, _ reader: CheckpointReader?, at path: Path) throws(StoreError) -> Node {
+        if loading.cacheLoaded { return loading.state.serverCache.child(at: path) }
+        guard let reader else { return loading.serverValue(at: path, base: .empty) }
+        let base = try reader.partialCache(for: path).child(at: path)
+        return loading.serverValue(at: path, base: base)
+    }
+
+    /// The data at `path` as the user sees it: server data with pending writes applied and
+    /// server values resolved (timestamp = local clock + server time offset).
+    public func value(at path: Path) throws(StoreError) -> Node {
+        let (loading, reader) = core.withLock { ($0.loading, $0.reader) }
+        let base = try Store.serverValue(loading, reader, at: path)
+        return loading.state.overlayPendingWrites(on: base, at: path, now: options.clock())
+    }
+
+    /// The result of a query read.
+    public struct QueryResult: Sendable {
+        /// The selected children in query order, and the query's value.
+        public let window: QueryWindow
+        /// Whether the local data for the query is complete (a `value` event may fire).
+        public let complete: Bool
+    }
+
+    /// Applies `query` at `path` to the local data (with pending writes unless
+    /// `includePending` is false).
+    public func query(_ query: QuerySpec, at path: Path, includePending: Bool = true) throws(StoreError) -> QueryResult {
+        let (loading, reader) = core.withLock { ($0.loading, $0.reader) }
+        let server = try Store.serverValue(loading, reader, at: path)
+        let node = includePending ? loading.state.overlayPendingWrites(on: server, at: path, now: options.clock()) : server
+        return QueryResult(window: query.window(of: node), complete: loading.state.isComplete(path: path, query: query))
+    }
+
+    /// The whole state (waits for the background load).
+    public func state() -> StoreState {
+        loaded.wait()
+        return core.withLock { $0.loading.state }
+    }
+
+    /// Pending writes in write-id order.
+    public func pendingWrites() -> [PendingWrite] { core.withLock { $0.loading.state.pendingWrites } }
+
+    /// Tracked queries by id.
+    public func trackedQueries() -> [TrackedQuery] {
+        core.withLock { $0.loading.state.trackedQueries.values.sorted { $0.id < $1.id } }
+    }
+
+    /// keepSynced pins.
+    public func pins() -> Set<QueryLocation> { core.withLock { $0.loading.state.pins } }
+
+    /// The auth credential, or `nil` when signed out.
+    public func auth() -> AuthToken? { core.withLock { $0.loading.state.auth } }
+
+    /// Queued transactions in id order.
+    public func transactions() -> [QueuedTransaction] {
+        core.withLock { $0.loading.state.transactions.values.sorted { $0.id < $1.id } }
+    }
+
+    /// onDisconnect operations in id order.
+    public func onDisconnectOperations() -> [OnDisconnectOperation] {
+        core.withLock { $0.loading.state.onDisconnect.values.sorted { $0.id < $1.id } }
+    }
+
+    /// The last known server time offset in ms.
+    public func serverTimeOffset() -> Double { core.withLock { $0.loading.state.serverTimeOffsetMs } }
+
+    /// The LSN of the last commit.
+    public var lastLSN: LSN { core.withLock { $0.lastLSN } }
+}

@@ -1,0 +1,220 @@
+import HearthLog
+import HearthModel
+
+/// The mutations of one atomic commit. Build it inside ``Store/commit(durability:_:)``: the
+/// events it collects are appended as one log record (all or nothing after a crash) and
+/// applied in order. Each method validates against the state as it stands, including the
+/// batch's own earlier mutations, and throws a ``StoreError`` for anything invalid; a batch
+/// that throws commits nothing.
+public struct StoreBatch {
+    /// The events collected so far, in order.
+    public private(set) var events: [StoreEvent] = []
+    /// The store's clock when the batch began (ms).
+    public let now: Int64
+    let base: StoreState
+
+    // The batch's own effects, so that later mutations in it see earlier ones.
+    private var nextWriteID: Int64
+    private var nextQueryID: Int64
+    private var nextTransactionID: Int64
+    private var nextOnDisconnectID: Int64
+    private var writesAdded: Set<Int64> = []
+    private var writesRemoved: Set<Int64> = []
+    private var queries: [QueryLocation: TrackedQuery?] = [:]
+    private var transactions: [Int64: QueuedTransaction?] = [:]
+    private var onDisconnect: [Int64: OnDisconnectOperation?] = [:]
+
+    init(base: StoreState, now: Int64) {
+        self.base = base
+        self.now = now
+        nextWriteID = base.lastWriteID + 1
+        nextQueryID = base.lastQueryID + 1
+        nextTransactionID = base.lastTransactionID + 1
+        nextOnDisconnectID = base.lastOnDisconnectID + 1
+    }
+
+    // MARK: - Server cache
+
+    /// Replaces the server's data at `path` (as received from the server).
+    public mutating func applyServerOverwrite(_ node: Node, at path: Path) {
+        events.append(.serverOverwrite(path: path, node: node, at: now))
+    }
+
+    /// Merges children into the server's data at `path`.
+    public mutating func applyServerMerge(_ children: [ChildUpdate], at path: Path) {
+        events.append(.serverMerge(path: path, children: children, at: now))
+    }
+
+    // MARK: - Pending writes
+
+    /// Saves a user write; returns its id (strictly greater than every earlier id).
+    /// - Throws: ``StoreError/invalidPath(_:)`` for a path under `.info`.
+    @discardableResult
+    public mutating func saveWrite(_ operation: PendingWrite.Operation, at path: Path) throws(StoreError) -> Int64 {
+        do { try path.validateWritable() } catch { throw .invalidPath(error) }
+        let id = nextWriteID
+        nextWriteID += 1
+        writesAdded.insert(id)
+        events.append(.writeSaved(PendingWrite(id: id, path: path, operation: operation)))
+        return id
+    }
+
+    private func hasWrite(_ id: Int64) -> Bool {
+        !writesRemoved.contains(id) && (writesAdded.contains(id) || base.pendingWriteIndex(id) != nil)
+    }
+
+    /// Removes a write the server acknowledged.
+    public mutating func ackWrite(_ id: Int64) throws(StoreError) {
+        guard hasWrite(id) else { throw .unknownWrite(id: id) }
+        writesRemoved.insert(id)
+        events.append(.writeAcked(id: id))
+    }
+
+    /// Removes a write the server rejected (or the client abandoned).
+    public mutating func revertWrite(_ id: Int64) throws(StoreError) {
+        guard hasWrite(id) else { throw .unknownWrite(id: id) }
+        writesRemoved.insert(id)
+        events.append(.writeReverted(id: id))
+    }
+
+    // MARK: - Tracked queries
+
+    /// The tracked query at a location, as this batch sees it.
+    public func trackedQuery(at location: QueryLocation) -> TrackedQuery? {
+        if let q = queries[location] { return q }
+        return base.trackedQuery(at: location)
+    }
+
+    /// Creates or updates the tracked query at `location`; fields left `nil` keep their value
+    /// (a new query starts incomplete, inactive, with no keys). Marks it used now.
+    @discardableResult
+    public mutating func trackQuery(
+        at location: QueryLocation, complete: Bool? = nil, active: Bool? = nil, keys: Set<ChildKey>? = nil
+    ) -> TrackedQuery {
+        var q: TrackedQuery
+        if let existing = trackedQuery(at: location) {
+            q = existing
+        } else {
+            q = TrackedQuery(id: nextQueryID, location: location, complete: false, active: false, lastUse: now)
+            nextQueryID += 1
+        }
+        if let complete { q.complete = complete }
+        if let active { q.active = active }
+        if let keys, !location.query.loadsAllData { q.keys = keys }
+        q.lastUse = max(q.lastUse, now)
+        queries[location] = q
+        events.append(.trackedQuerySaved(q))
+        return q
+    }
+
+    /// Stops tracking the query at `location` (its cached data stays, prunable by recency).
+    public mutating func untrackQuery(at location: QueryLocation) throws(StoreError) {
+        guard let q = trackedQuery(at: location) else { throw .unknownQuery(location) }
+        queries[location] = .some(nil)
+        events.append(.trackedQueryRemoved(id: q.id))
+    }
+
+    // MARK: - Pins, auth, time
+
+    /// Sets or clears a keepSynced pin. Pinned data is never pruned.
+    public mutating func keepSynced(_ location: QueryLocation, _ on: Bool) {
+        events.append(.pinChanged(location, on: on))
+    }
+
+    /// Saves the auth credential.
+    public mutating func saveAuth(_ token: AuthToken) {
+        events.append(.authSaved(token))
+    }
+
+    /// Signs out.
+    public mutating func clearAuth() {
+        events.append(.authCleared)
+    }
+
+    /// Records the server time offset (ms).
+    /// - Throws: ``StoreError/invalidOption(_:)`` for a non-finite offset.
+    public mutating func setServerTimeOffset(_ ms: Double) throws(StoreError) {
+        guard ms.isFinite else { throw .invalidOption("server time offset must be finite") }
+        events.append(.serverTimeOffset(ms: ms))
+    }
+
+    // MARK: - Transactions
+
+    /// The queued transaction with `id`, as this batch sees it.
+    public func transaction(_ id: Int64) -> QueuedTransaction? {
+        if let t = transactions[id] { return t }
+        return base.transactions[id]
+    }
+
+    /// Queues a transaction; returns it with its new id.
+    @discardableResult
+    public mutating func enqueueTransaction(at path: Path, functionName: String, argument: Node, localResult: Node) throws(StoreError) -> QueuedTransaction {
+        do { try path.validateWritable() } catch { throw .invalidPath(error) }
+        let tx = QueuedTransaction(id: nextTransactionID, path: path, functionName: functionName, argument: argument, localResult: localResult)
+        nextTransactionID += 1
+        transactions[tx.id] = tx
+        events.append(.transactionSaved(tx))
+        return tx
+    }
+
+    /// Updates a queued transaction's local result, retry count or status.
+    @discardableResult
+    public mutating func updateTransaction(
+        _ id: Int64, localResult: Node? = nil, retryCount: Int? = nil, status: QueuedTransaction.Status? = nil
+    ) throws(StoreError) -> QueuedTransaction {
+        guard var tx = transaction(id) else { throw .unknownTransaction(id: id) }
+        if let localResult { tx.localResult = localResult }
+        if let retryCount {
+            guard retryCount >= 0 else { throw .invalidOption("retry count must be ≥ 0") }
+            tx.retryCount = retryCount
+        }
+        if let status { tx.status = status }
+        transactions[id] = tx
+        events.append(.transactionSaved(tx))
+        return tx
+    }
+
+    /// Removes a completed (or abandoned) transaction.
+    public mutating func completeTransaction(_ id: Int64) throws(StoreError) {
+        guard transaction(id) != nil else { throw .unknownTransaction(id: id) }
+        transactions[id] = .some(nil)
+        events.append(.transactionRemoved(id: id))
+    }
+
+    // MARK: - onDisconnect
+
+    /// The onDisconnect operation with `id`, as this batch sees it.
+    public func onDisconnectOperation(_ id: Int64) -> OnDisconnectOperation? {
+        if let op = onDisconnect[id] { return op }
+        return base.onDisconnect[id]
+    }
+
+    /// Queues an onDisconnect operation; returns it with its new id.
+    @discardableResult
+    public mutating func queueOnDisconnect(_ action: OnDisconnectOperation.Action, at path: Path) throws(StoreError) -> OnDisconnectOperation {
+        do { try path.validateWritable() } catch { throw .invalidPath(error) }
+        let op = OnDisconnectOperation(id: nextOnDisconnectID, path: path, action: action)
+        nextOnDisconnectID += 1
+        onDisconnect[op.id] = op
+        events.append(.onDisconnectSaved(op))
+        return op
+    }
+
+    /// Records the server's acknowledgement of an onDisconnect operation. Acknowledging a
+    /// `.cancel` removes it and every earlier operation at or below its path.
+    public mutating func ackOnDisconnect(_ id: Int64) throws(StoreError) {
+        guard var op = onDisconnectOperation(id) else { throw .unknownOnDisconnect(id: id) }
+        op.acknowledged = true
+        onDisconnect[id] = op
+        events.append(.onDisconnectAcked(id: id))
+    }
+
+    /// Removes an onDisconnect operation (abandoned, or executed by the server).
+    public mutating func removeOnDisconnect(_ id: Int64) throws(StoreError) {
+        guard onDisconnectOperation(id) != nil else { throw .unknownOnDisconnect(id: id) }
+        onDisconnect[id] = .some(nil)
+        events.append(.onDisconnectRemoved(id: id))
+    }
+
+    mutating func append(_ event: StoreEvent) { events.append(event) }
+}

@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import HearthLog
+
+extension Store {
+    /// How a store behaves. Every field has a documented default.
+    public struct Options: Sendable {
+        /// The cap on the store's whole on-disk footprint (checkpoint + live log), enforced by
+        /// pruning least-recently-used cached data. Default 10 MiB; allowed 1 MiB … 100 MiB.
+        public var cacheSizeBytes: Int = Store.defaultCacheSize
+        /// The durability tier of writes that do not name one. Default `.full`.
+        public var durability: Durability = .full
+        /// Log segment size. Default 4 MiB, and never more than a quarter of the cap, so the
+        /// live log cannot by itself push the footprint past it.
+        public var segmentSize: Int = 4 << 20
+        /// Keep the longest valid prefix of a damaged log (moving damaged files aside as
+        /// `*.broken`) instead of refusing to open. Default false.
+        public var salvage: Bool = false
+        /// Create the store if the directory holds none. Default true.
+        public var createIfMissing: Bool = true
+        /// A checkpoint is written once the log since the last one exceeds
+        /// max(this, half the last checkpoint's size). Default 1 MiB.
+        public var checkpointMinimumBytes: Int = 1 << 20
+        /// The footprint is checked against the cap after every this many appended bytes (and
+        /// at open and at every checkpoint). Default 256 KiB.
+        public var sizeCheckIntervalBytes: Int = 256 << 10
+        /// More inactive tracked queries than this are pruned even under the cap. Default 1,000.
+        public var maxInactiveQueries: Int = 1000
+        /// Run checkpoints and pruning on a background queue (default). When false they run
+        /// inline, after the commit that triggered them — deterministic, for tests.
+        public var backgroundMaintenance: Bool = true
+        /// Load the checkpoint's server cache in the background after open (default), so that
+        /// open returns once the directory, pending writes and tracked queries are read. When
+        /// false, open loads everything before it returns.
+        public var lazyCacheLoad: Bool = true
+        /// zlib level for checkpoint chunks (1…9). Default 6.
+        public var compressionLevel: Int32 = 6
+        /// The file system (the simulated one in tests).
+        public var fileSystem: any FileSystem = POSIXFileSystem()
+        /// The clock, in milliseconds since the Unix epoch (for LRU and server timestamps).
+        public var clock: @Sendable () -> Int64 = Store.systemClock
+
+        /// Default options.
+        public init() {}
+
+        func validate() throws(StoreError) {
+            guard (Store.minimumCacheSize...Store.maximumCacheSize).contains(cacheSizeBytes) else {
+                throw .invalidOption("cacheSizeBytes \(cacheSizeBytes) is outside \(Store.minimumCacheSize)…\(Store.maximumCacheSize) (1 MiB … 100 MiB)")
+            }
+            guard segmentSize >= 4096 else { throw .invalidOption("segmentSize \(segmentSize) is below 4096") }
+            guard checkpointMinimumBytes >= 4096 else { throw .invalidOption("checkpointMinimumBytes below 4096") }
+            guard sizeCheckIntervalBytes >= 1024 else { throw .invalidOption("sizeCheckIntervalBytes below 1024") }
+            guard maxInactiveQueries >= 1 else { throw .invalidOption("maxInactiveQueries below 1") }
+            guard (1...9).contains(compressionLevel) else { throw .invalidOption("compressionLevel outside 1…9") }
+        }
+
+        /// The segment size actually used: at most a quarter of the cap.
+        var effectiveSegmentSize: Int { max(4096, min(segmentSize, cacheSizeBytes / 4)) }
+    }
+
+    /// The default cap: 10 MiB.
+    public static let defaultCacheSize = 10 << 20
+    /// The smallest allowed cap: 1 MiB.
+    public static let minimumCacheSize = 1 << 20
+    /// The largest allowed cap: 100 MiB.
+    public static let maximumCacheSize = 100 << 20
+
+    /// The system's wall clock in milliseconds since the Unix epoch.
+    @Sendable public static func systemClock() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+}
