@@ -79,6 +79,8 @@ public struct ScanReport: Sendable {
     var manifest: Manifest?
     /// Index of the segment holding the damage, when there is damage in a segment.
     var damagedSegment: Int?
+    /// For record-level damage in a segment: the end of that segment's valid prefix (salvage keeps it).
+    var salvagePrefixEnd: UInt64?
     /// Chain value at the valid end of the last kept segment.
     var endChain: UInt32 = 0
     /// The header of every scanned segment (same order as `segments`), nil if unreadable.

@@ -69,7 +69,9 @@ enum Scanner {
             let isLast = i == manifest.segments.count - 1
             var scan = SegmentScan(file: name, number: entry.number, size: 0, baseLSN: 0, records: [],
                                    recordCount: 0, validEnd: 0, lastLSN: 0)
+            var inRecords = false
             func fail(_ e: LogError, torn: Bool = false) -> ScanReport {
+                if inRecords && scan.recordCount > 0 { report.salvagePrefixEnd = scan.validEnd }
                 report.segments.append(scan)
                 report.headers.append(nil)
                 report.damagedSegment = i
@@ -106,6 +108,7 @@ enum Scanner {
             var groupStart: (offset: UInt64, lsn: LSN, chain: UInt32, count: Int)?
             var chainAtEnd = cursor.chain
             var stop: (offset: UInt64, reason: String)?
+            inRecords = true
             loop: while true {
                 switch try cursor.next() {
                 case let .record(rh, at, _):
@@ -133,10 +136,12 @@ enum Scanner {
             }
             if let g = groupStart {
                 // An atomic batch without its final record: never part of the valid prefix.
+                scan.validEnd = g.offset
+                scan.lastLSN = g.lsn - 1
+                scan.recordCount = g.count
                 if !isLast {
                     return fail(.corruption(file: name, offset: g.offset, reason: "sealed segment ends inside an atomic batch"))
                 }
-                scan.validEnd = g.offset
                 scan.lastLSN = g.lsn - 1
                 scan.recordCount = g.count
                 if keepRecords { scan.records.removeSubrange(g.count...) }
