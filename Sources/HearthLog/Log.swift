@@ -62,7 +62,8 @@ public final class Log: Sendable {
     /// judge it (recovery runs the same scan). Never writes, and does not take the lock: run it on a
     /// store no one is writing to.
     public static func verify(directory: String, fileSystem: any FileSystem = POSIXFileSystem()) throws(LogError) -> ScanReport {
-        try Scanner.scan(directory: directory, fileSystem: fileSystem, keepRecords: true)
+        guard fileSystem.directoryExists(directory) else { throw .storeMissing(path: directory) }
+        return try Scanner.scan(directory: directory, fileSystem: fileSystem, keepRecords: true)
     }
 
     // MARK: Appending
