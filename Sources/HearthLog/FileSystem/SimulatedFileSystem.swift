@@ -104,6 +104,19 @@ public final class SimulatedFileSystem: FileSystem {
     }
 
     private let state: Mutex<State>
+    private let syncDelayNanos = Atomic<UInt64>(0)
+
+    /// Extra latency of every file sync (slept outside the simulation's lock), to model a real device
+    /// in concurrency tests. Default zero.
+    public var syncDelay: Duration {
+        get { .nanoseconds(Int64(syncDelayNanos.load(ordering: .relaxed))) }
+        set { syncDelayNanos.store(newValue.nanoseconds, ordering: .relaxed) }
+    }
+
+    fileprivate func sleepForSync() {
+        let ns = syncDelayNanos.load(ordering: .relaxed)
+        if ns > 0 { sleepNanos(ns) }
+    }
 
     /// Creates an empty file system whose random choices (power cuts, salts, garbage) follow `seed`.
     public init(seed: UInt64) {
@@ -536,6 +549,7 @@ private final class SimulatedFile: StoreFile {
     func sync() throws(FileSystemError) {
         try check(.sync)
         try fs.fileOp(.sync, path, inode, epoch) { (n: inout SimInode) in n.sync() }
+        fs.sleepForSync()
     }
 
     func close() throws(FileSystemError) {

@@ -88,10 +88,15 @@ struct SegmentCursor {
         guard UInt64(h.extent) <= remaining else {
             return .invalid(offset: offset, reason: "record of \(h.extent) bytes extends beyond the end of the file")
         }
-        let payload = try reader.bytes(at: offset + UInt64(Layout.recordHeaderSize), count: Int(h.storedLength))
+        // Payload and padding in one read; the padding must be zero (it is not covered by the checksum).
+        let body = try reader.bytes(at: offset + UInt64(Layout.recordHeaderSize), count: h.extent - Layout.recordHeaderSize)
+        let payload = Array(body[0 ..< Int(h.storedLength)])
         let crc = CRC32C.mask(RecordHeader.checksum(salt: header.salt, segment: header.number, header: hb,
                                                     payload: payload[...]))
         guard crc == h.maskedCRC else { return .invalid(offset: offset, reason: "record checksum mismatch") }
+        guard body[Int(h.storedLength)...].allSatisfy({ $0 == 0 }) else {
+            return .invalid(offset: offset, reason: "non-zero padding after the record")
+        }
         guard h.lsn == expectedLSN else {
             return .hardError(.lsnGap(file: name, offset: offset, expected: expectedLSN, found: h.lsn))
         }

@@ -17,6 +17,18 @@ func monotonicNanos() -> UInt64 {
     return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
 }
 
+/// Sleeps the calling thread.
+func sleepNanos(_ ns: UInt64) {
+    var ts = timespec(tv_sec: Int(ns / 1_000_000_000), tv_nsec: Int(ns % 1_000_000_000))
+    var rest = timespec()
+    var rounds = 0
+    // Resume after signal interruptions (bounded).
+    while nanosleep(&ts, &rest) != 0, rounds < 1000 {
+        ts = rest
+        rounds += 1
+    }
+}
+
 extension Duration {
     /// The duration in whole nanoseconds, clamped to `0...UInt64.max`.
     var nanoseconds: UInt64 {
