@@ -42,6 +42,7 @@ enum Recovery {
         }
 
         if report.isEmptyStore {
+            guard options.createIfMissing else { throw .storeMissing(path: directory) }
             try ManifestWriter.replace(Manifest(generation: 1, checkpoint: nil, segments: []), directory: directory, fs: fs)
             info.createdStore = true
             report = try Scanner.scan(directory: directory, fileSystem: fs, keepRecords: false)
