@@ -22,6 +22,9 @@ final class AckModel {
     var attempted: [[UInt8]] = []
     var acked = 0
     var durable = 0
+    /// LSNs of checkpoint installs started, and the highest that completed.
+    var checkpointsTried: Set<Int> = [0]
+    var checkpointDone = 0
 }
 
 enum Step {
@@ -76,8 +79,10 @@ func runWorkload(_ log: Log, _ steps: [Step], _ model: AckModel) {
                 model.durable = model.acked
             case .checkpoint:
                 let l = model.acked
+                model.checkpointsTried.insert(l)
                 try log.installCheckpoint(lsn: LSN(l), body: encodeBody(Array(model.attempted.prefix(l))))
                 model.durable = max(model.durable, l)
+                model.checkpointDone = l
             }
         }
     } catch {
@@ -141,6 +146,12 @@ func checkHistory(_ history: [[UInt8]], _ model: AckModel, processCrashOnly: Boo
             try? log.close()
         }
         fs.powerCut(mode: mode)
+        // Every other run: a crash during recovery itself (compound failure), then another power cut.
+        if n % 2 == 1 {
+            fs.crash(afterCalls: Int(seed % 11))
+            if let log = try? Log.open(directory: storeDir, fileSystem: fs, options: .test()) { try? log.close() }
+            fs.powerCut(mode: Self.modes[Int((seed / 7) % UInt64(Self.modes.count))])
+        }
         // The read-only verifier, run first, must predict exactly what recovery does.
         let predicted = fs.directoryExists(storeDir) ? try Log.verify(directory: storeDir, fileSystem: fs) : nil
         #expect(predicted?.damage == nil || predicted!.damage!.isTornTail,
@@ -164,6 +175,9 @@ func checkHistory(_ history: [[UInt8]], _ model: AckModel, processCrashOnly: Boo
             }
             history = try recoveredHistory(log)
             checkHistory(history, model, processCrashOnly: mode == .processCrash, ctx)
+            // Exactly the old or the new checkpoint generation, never a half-installed one.
+            let c = Int(log.checkpoint?.lsn ?? 0)
+            #expect(model.checkpointsTried.contains(c) && c >= model.checkpointDone, "checkpoint \(c): \(ctx)")
             if log.recovery.truncatedTail != nil { tally.tornTails += 1 }
             if !log.recovery.removedStrayFiles.isEmpty { tally.strays += 1 }
             if !log.recovery.removedTempFiles.isEmpty { tally.temps += 1 }
