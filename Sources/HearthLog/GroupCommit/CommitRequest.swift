@@ -1,0 +1,21 @@
+// One caller's request in the group-commit queue.
+
+/// A pending append (one or more records, atomically) or a flush (no records).
+/// Guarded by `LogCore.monitor`: created by the caller, completed by whichever thread leads its group.
+final class CommitRequest {
+    let records: [PreparedRecord]
+    /// Must be fdatasync'd before acknowledgement (`.full`, flush).
+    let sync: Bool
+    /// For `.batched`: the longest the data may stay unsynced, in nanoseconds.
+    let batchedInterval: UInt64?
+    let bytes: Int
+    var done = false
+    var result: Result<LSN, LogError> = .success(0)
+
+    init(records: [PreparedRecord], sync: Bool, batchedInterval: UInt64?) {
+        self.records = records
+        self.sync = sync
+        self.batchedInterval = batchedInterval
+        bytes = records.reduce(0) { $0 + $1.extent }
+    }
+}

@@ -1,0 +1,378 @@
+// The write side of the log: group commit (leader/follower), segment rolls, syncs, poisoning, the
+// `.batched` flusher and checkpoint installation.
+//
+// Lock discipline (this is why the class is `@unchecked Sendable`):
+// - `monitor` guards the fields marked [monitor]: the queue, LSN counters, poison, close state.
+// - Only the leader (the request at the front of `queue`) touches the fields marked [leader]. A leader
+//   remains at the front until it has finished its I/O and relocked the monitor, so there is exactly
+//   one at a time; the monitor's lock/unlock hand-over orders one leader's writes before the next's.
+// - `manifestLock` guards the fields marked [manifest] (live segment list, checkpoint, generation).
+//   Segment rolls (by the leader) and checkpoint installs take it; lock order: never take `monitor`
+//   while holding `manifestLock` except for the brief counter reads noted below.
+// - `checkpointLock` serialises checkpoint installs.
+final class LogCore: @unchecked Sendable {
+    let fs: any FileSystem
+    let directory: String
+    let options: Log.Options
+    let deflaters: DeflaterPool
+
+    let monitor = Monitor()
+    // [monitor]
+    var queue: [CommitRequest] = []
+    var nextLSN: LSN
+    var writtenLSN: LSN
+    var durableLSN: LSN
+    var poison: LogError?
+    var closing = false
+    var closed = false
+    var batchedDeadline: UInt64?
+    var stopFlusher = false
+
+    // [leader]
+    var active: (file: any StoreFile, header: SegmentHeader, offset: UInt64, chain: UInt32)?
+
+    let manifestLock = Monitor()
+    // [manifest]
+    var generation: UInt64
+    var segments: [Manifest.Entry]
+    var checkpointRef: Manifest.CheckpointRef?
+    var checkpoint: Checkpoint?
+    var nextCheckpointID: UInt64
+
+    let checkpointLock = Monitor()
+    var flusher: OSThread?
+    var lock: (any StoreLock)?
+
+    init(fs: any FileSystem, directory: String, options: Log.Options, lastLSN: LSN, manifest: Manifest,
+         checkpoint: Checkpoint?, lock: any StoreLock) {
+        self.fs = fs
+        self.directory = directory
+        self.options = options
+        deflaters = DeflaterPool(level: options.compressionLevel)
+        nextLSN = lastLSN + 1
+        writtenLSN = lastLSN
+        durableLSN = lastLSN
+        generation = manifest.generation
+        segments = manifest.segments
+        checkpointRef = manifest.checkpoint
+        self.checkpoint = checkpoint
+        nextCheckpointID = (manifest.checkpoint?.id ?? 0) + 1
+        self.lock = lock
+    }
+
+    // MARK: Preparing records (caller's thread, no lock)
+
+    func prepare(_ payload: [UInt8], type: UInt8, skippable: Bool) throws(LogError) -> PreparedRecord {
+        guard payload.count <= Layout.maxPayloadSize else {
+            throw .recordTooLarge(size: payload.count, limit: Layout.maxPayloadSize)
+        }
+        let skip = skippable ? Layout.flagSkippable : 0
+        if let c = deflaters.compress(payload) {
+            return PreparedRecord(type: type, flags: Layout.flagCompressed | skip, stored: c, rawLength: payload.count)
+        }
+        return PreparedRecord(type: type, flags: skip, stored: payload, rawLength: payload.count)
+    }
+
+    // MARK: Group commit
+
+    /// Queues `req` and returns when its group has been written (and synced if required).
+    /// Returns the LSN of the request's last record (for a flush: the highest LSN written).
+    func commit(_ req: CommitRequest) throws(LogError) -> LSN {
+        monitor.lock()
+        if closing || closed {
+            monitor.unlock()
+            throw .closed
+        }
+        if let p = poison {
+            monitor.unlock()
+            throw .poisoned(underlying: p)
+        }
+        queue.append(req)
+        while !req.done && queue.first !== req { monitor.wait() }
+        if req.done {
+            monitor.unlock()
+            return try req.result.get()
+        }
+        lead()
+        monitor.unlock()
+        return try req.result.get()
+    }
+
+    /// Runs one group as leader. Called and returns with `monitor` locked; unlocks it during I/O.
+    private func lead() {
+        // Invariant: the caller is at the front of the queue and stays there until this returns.
+        // Build the group: consecutive requests from the front, up to maxBatchBytes (at least one).
+        var group: [CommitRequest] = []
+        var bytes = 0
+        for r in queue {
+            if !group.isEmpty && bytes + r.bytes > options.maxBatchBytes { break }
+            group.append(r)
+            bytes += r.bytes
+        }
+        if let p = poison {
+            finish(group, .failure(.poisoned(underlying: p)))
+            return
+        }
+        let first = nextLSN
+        let count = group.reduce(0) { $0 + $1.records.count }
+        nextLSN += LSN(count)
+        let needSync = group.contains { $0.sync } && (count > 0 || writtenLSN > durableLSN)
+        let batched = group.compactMap(\.batchedInterval).min()
+        let syncedThrough = durableLSN
+        monitor.unlock()
+
+        // I/O, outside the monitor. Followers keep queueing behind us.
+        var failure: LogError?
+        var sealedThrough: LSN?
+        do throws(LogError) {
+            if count > 0 {
+                sealedThrough = try rollIfNeeded(groupBytes: bytes, nextLSN: first)
+                try writeGroup(group, firstLSN: first, syncedThrough: max(syncedThrough, sealedThrough ?? 0))
+            }
+            if needSync {
+                let f = active!.file
+                try logIO { try f.sync() }
+            }
+        } catch {
+            failure = error
+        }
+
+        monitor.lock()
+        if let e = failure {
+            // Poison: the state of the file is unknown (a retried fsync can falsely succeed).
+            poison = e
+            finish(group, .failure(e))
+            return
+        }
+        if let s = sealedThrough { durableLSN = max(durableLSN, s) }
+        writtenLSN = first + LSN(count) - 1
+        if needSync {
+            durableLSN = writtenLSN
+        } else if let interval = batched, writtenLSN > durableLSN {
+            let d = monotonicNanos() &+ interval
+            if batchedDeadline == nil || d < batchedDeadline! { batchedDeadline = d }
+        }
+        if durableLSN >= writtenLSN { batchedDeadline = nil }
+        var lsn = first
+        for r in group {
+            lsn += LSN(r.records.count)
+            r.result = .success(r.records.isEmpty ? writtenLSN : lsn - 1)
+        }
+        finish(group, nil)
+    }
+
+    /// Completes the group (monitor locked): pops it from the queue and wakes everyone.
+    private func finish(_ group: [CommitRequest], _ result: Result<LSN, LogError>?) {
+        for r in group {
+            if let result { r.result = result }
+            r.done = true
+        }
+        assert(queue.count >= group.count && zip(queue, group).allSatisfy { $0 === $1 })
+        queue.removeFirst(group.count)
+        monitor.broadcast()
+    }
+
+    /// [leader] Frames the group's records into one buffer and writes it with one call.
+    private func writeGroup(_ group: [CommitRequest], firstLSN: LSN, syncedThrough: LSN) throws(LogError) {
+        guard let a = active else { preconditionFailure("no active segment") }
+        let framer = RecordFramer(salt: a.header.salt, segment: a.header.number)
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(group.reduce(0) { $0 + $1.bytes })
+        var lsn = firstLSN
+        var chain = a.chain
+        for r in group {
+            for (i, rec) in r.records.enumerated() {
+                // All but the last record of one request carry `continued`: the batch is atomic.
+                let crc = framer.frame(rec, lsn: lsn, syncedThrough: syncedThrough,
+                                       continued: i < r.records.count - 1, into: &buffer)
+                chain = RecordHeader.chain(chain, crc)
+                lsn += 1
+            }
+        }
+        try logIO { try a.file.write(buffer, at: a.offset) }
+        active = (a.file, a.header, a.offset + UInt64(buffer.count), chain)
+    }
+
+    /// [leader] Starts a new segment if the active one is non-empty and the group would overflow it.
+    /// Returns the LSN through which the old segment was sealed (synced), if a roll happened.
+    private func rollIfNeeded(groupBytes: Int, nextLSN: LSN) throws(LogError) -> LSN? {
+        guard let a = active else { preconditionFailure("no active segment") }
+        let used = a.offset - UInt64(Layout.segmentHeaderSize)
+        guard used > 0, a.offset + UInt64(groupBytes) > UInt64(options.segmentSize) else { return nil }
+        try roll(nextLSN: nextLSN)
+        return nextLSN - 1
+    }
+
+    /// [leader or open] Seals the active segment (sync) and starts segment n+1 at `nextLSN`:
+    /// create, write header, sync, then name it in a new MANIFEST. Appends go to it only after that,
+    /// so a segment is never written before the MANIFEST names it.
+    func roll(nextLSN: LSN) throws(LogError) {
+        if let a = active {
+            // Sealing: nothing may reach the next segment before this one is durable (prefix rule).
+            try logIO { try a.file.sync() }
+        }
+        manifestLock.lock()
+        defer { manifestLock.unlock() }
+        let number = (segments.last?.number ?? 0) + 1
+        let header = SegmentHeader(number: number, baseLSN: nextLSN, salt: fs.randomUInt64(),
+                                   previousLastLSN: nextLSN - 1, previousChain: active?.chain ?? 0)
+        let name = Layout.segmentName(number)
+        let file = try logIO {
+            let f = try fs.open(joinPath(directory, name), mode: .createTruncate)
+            try f.write(header.encode(), at: 0)
+            try f.sync()
+            return f
+        }
+        let newSegments = segments + [Manifest.Entry(number: number, baseLSN: nextLSN)]
+        do throws(LogError) {
+            try ManifestWriter.replace(Manifest(generation: generation + 1, checkpoint: checkpointRef, segments: newSegments),
+                                       directory: directory, fs: fs)
+        } catch {
+            try? file.close()
+            throw error
+        }
+        generation += 1
+        segments = newSegments
+        if let old = active { try? old.file.close() }
+        active = (file, header, UInt64(Layout.segmentHeaderSize), header.previousChain)
+    }
+
+    // MARK: Flush, durability queries
+
+    func flush() throws(LogError) {
+        _ = try commit(CommitRequest(records: [], sync: true, batchedInterval: nil))
+    }
+
+    func waitUntilDurable(_ lsn: LSN) throws(LogError) {
+        let (durable, written) = monitor.withLock { (durableLSN, writtenLSN) }
+        if lsn <= durable { return }
+        guard lsn <= written else { throw .invalidArgument("LSN \(lsn) has not been written (last is \(written))") }
+        try flush()
+    }
+
+    // MARK: The `.batched` flusher
+
+    func startFlusher() {
+        flusher = OSThread { [self] in
+            monitor.lock()
+            while !stopFlusher {
+                if let d = batchedDeadline {
+                    if monotonicNanos() >= d {
+                        batchedDeadline = nil
+                        monitor.unlock()
+                        // Errors poison the log inside commit; the next append reports them.
+                        try? flush()
+                        monitor.lock()
+                    } else {
+                        monitor.wait(untilMonotonic: d)
+                    }
+                } else {
+                    monitor.wait()
+                }
+            }
+            monitor.unlock()
+        }
+    }
+
+    // MARK: Close
+
+    func close() throws(LogError) {
+        let already = monitor.withLock { () -> Bool in
+            if closing || closed { return true }
+            return false
+        }
+        if already { return }
+        var failure: LogError?
+        let poisoned = monitor.withLock { poison != nil }
+        if !poisoned {
+            do throws(LogError) { try flush() } catch { failure = error }
+        }
+        monitor.withLock {
+            closing = true
+            stopFlusher = true
+            monitor.broadcast()
+            while !queue.isEmpty { monitor.wait() }
+        }
+        flusher?.join()
+        flusher = nil
+        monitor.withLock { closed = true }
+        if let a = active { try? a.file.close() }
+        active = nil
+        lock?.release()
+        lock = nil
+        if let failure { throw failure }
+    }
+
+    // MARK: Checkpoints
+
+    func installCheckpoint(lsn: LSN, writer body: (CheckpointWriter) throws -> Void) throws(LogError) -> Checkpoint {
+        checkpointLock.lock()
+        defer { checkpointLock.unlock() }
+        let (written, poisoned, isClosed) = monitor.withLock { (writtenLSN, poison, closing || closed) }
+        if isClosed { throw .closed }
+        if let p = poisoned { throw .poisoned(underlying: p) }
+        let (currentLSN, id) = manifestLock.withLock { (checkpointRef?.lsn ?? 0, nextCheckpointID) }
+        guard lsn <= written, lsn >= currentLSN else {
+            throw .invalidArgument("checkpoint LSN \(lsn) must be within \(currentLSN)...\(written)")
+        }
+        do throws(LogError) {
+            return try installLocked(lsn: lsn, id: id, writer: body)
+        } catch {
+            // Fail-stop: after any failure on this path the directory's state is uncertain.
+            monitor.withLock { if poison == nil { poison = error } }
+            throw error
+        }
+    }
+
+    private func installLocked(lsn: LSN, id: UInt64, writer body: (CheckpointWriter) throws -> Void) throws(LogError) -> Checkpoint {
+        let name = Layout.checkpointName(id)
+        let path = joinPath(directory, name)
+        let tmp = path + Layout.tempSuffix
+        // 1. The new checkpoint file, durable under its final name, while appends continue.
+        let file = try logIO { try fs.open(tmp, mode: .createTruncate) }
+        let w = CheckpointWriter(file: file)
+        do { try body(w) } catch let e as LogError { throw e } catch let e as FileSystemError { throw .io(e) } catch {
+            throw .invalidArgument("checkpoint body writer failed: \(error)")
+        }
+        let header = CheckpointHeader(id: id, lsn: lsn, bodyLength: w.bytesWritten, bodyCRC: CRC32C.mask(w.crc))
+        try logIO {
+            try file.write(header.encode(), at: 0)
+            try file.sync()
+            try fs.rename(from: tmp, to: path)
+            try fs.syncDirectory(directory)
+        }
+        // 2. The log must be durable through `lsn` before the MANIFEST points past it: otherwise a crash
+        //    could recover a checkpoint whose LSN is beyond the end of the log, and LSNs would be reused.
+        try waitUntilDurable(lsn)
+        // 3. The switch: one MANIFEST replacement. Segments wholly ≤ lsn (never the active, last one)
+        //    leave the live set.
+        let ref = Manifest.CheckpointRef(id: id, lsn: lsn, bodyLength: header.bodyLength, bodyCRC: header.bodyCRC)
+        let handle = Checkpoint(header: header, file: file)
+        let (oldCheckpoint, dropped): (Manifest.CheckpointRef?, [Manifest.Entry]) = try {
+            () throws(LogError) -> (Manifest.CheckpointRef?, [Manifest.Entry]) in
+            manifestLock.lock()
+            defer { manifestLock.unlock() }
+            var keep: [Manifest.Entry] = []
+            var drop: [Manifest.Entry] = []
+            for (i, e) in segments.enumerated() {
+                let isLast = i == segments.count - 1
+                if !isLast && segments[i + 1].baseLSN - 1 <= lsn { drop.append(e) } else { keep.append(e) }
+            }
+            try ManifestWriter.replace(Manifest(generation: generation + 1, checkpoint: ref, segments: keep),
+                                       directory: directory, fs: fs)
+            let old = checkpointRef
+            generation += 1
+            segments = keep
+            checkpointRef = ref
+            checkpoint = handle
+            nextCheckpointID = id + 1
+            return (old, drop)
+        }()
+        // 4. Only now, with the new generation durable, delete the old one. Best effort: anything left
+        //    behind is not named by the MANIFEST and is removed by the next open.
+        if let old = oldCheckpoint, old.id != id { try? fs.unlink(joinPath(directory, Layout.checkpointName(old.id))) }
+        for e in dropped { try? fs.unlink(joinPath(directory, Layout.segmentName(e.number))) }
+        if oldCheckpoint != nil || !dropped.isEmpty { try? fs.syncDirectory(directory) }
+        return handle
+    }
+}

@@ -1,1 +1,0 @@
-// The durable log layer. See FORMAT.md for the bytes on disk.

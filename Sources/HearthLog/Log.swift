@@ -1,0 +1,199 @@
+// The public face of the durable log. See FORMAT.md for the bytes on disk and the promises.
+//
+// Thread-safety: every method may be called from any thread. Appends from concurrent threads are
+// batched into one write and one sync per group (GroupCommit/LogCore.swift).
+
+/// An append-only, checksummed, compressed log of typed records with checkpoints, group commit,
+/// durability tiers and crash recovery, stored in one directory.
+public final class Log: Sendable {
+    /// How to open a store.
+    public struct Options: Sendable {
+        /// Segments roll once they would exceed this size (a record larger than it gets a segment of
+        /// its own). Default 4 MiB.
+        public var segmentSize: Int = 4 << 20
+        /// The tier used by appends that do not name one. Default `.full`.
+        public var durability: Durability = .full
+        /// Keep the longest valid prefix on corruption, moving damaged files aside as `*.broken`,
+        /// instead of failing with a typed error. Default false.
+        public var salvage: Bool = false
+        /// Create the directory and an empty store if missing. Default true.
+        public var createIfMissing: Bool = true
+        /// zlib level 1–9 for record payloads. Default 6.
+        public var compressionLevel: Int32 = 6
+        /// Upper bound on the bytes of one group commit (one write call). Default 1 MiB.
+        public var maxBatchBytes: Int = 1 << 20
+
+        /// Default options.
+        public init() {}
+    }
+
+    /// The largest payload one record may carry (uncompressed): 64 MiB.
+    public static let maxPayloadSize = Layout.maxPayloadSize
+
+    /// The store directory.
+    public let directory: String
+    /// What recovery did when the store was opened.
+    public let recovery: RecoveryReport
+    let core: LogCore
+
+    init(directory: String, core: LogCore, recovery: RecoveryReport) {
+        self.directory = directory
+        self.core = core
+        self.recovery = recovery
+    }
+
+    deinit { try? core.close() }
+
+    /// Opens (creating if allowed) the store in `directory`: takes its lock, removes temp files and
+    /// files the MANIFEST does not name, and recovers (truncating a torn tail of the last segment).
+    ///
+    /// Throws ``LogError/storeLocked(path:)`` if another opener holds the lock, and a corruption
+    /// error naming file and offset for damage other than a torn tail (unless `options.salvage`).
+    public static func open(directory: String, fileSystem: any FileSystem = POSIXFileSystem(),
+                            options: Options = Options()) throws(LogError) -> Log {
+        guard options.segmentSize >= 4096, (1 ... 9).contains(options.compressionLevel),
+              options.maxBatchBytes >= 4096 else {
+            throw .invalidArgument("segmentSize ≥ 4096, compressionLevel 1...9, maxBatchBytes ≥ 4096")
+        }
+        return try Recovery.open(directory: directory, fs: fileSystem, options: options)
+    }
+
+    /// Scans the store read-only and reports every record and any damage, exactly as recovery would
+    /// judge it (recovery runs the same scan). Never writes, and does not take the lock: run it on a
+    /// store no one is writing to.
+    public static func verify(directory: String, fileSystem: any FileSystem = POSIXFileSystem()) throws(LogError) -> ScanReport {
+        guard fileSystem.directoryExists(directory) else { throw .storeMissing(path: directory) }
+        return try Scanner.scan(directory: directory, fileSystem: fileSystem, keepRecords: true)
+    }
+
+    // MARK: Appending
+
+    /// Appends one record (one commit batch) and returns its LSN once `durability` (or the store's
+    /// default tier) holds. `skippable` marks a record that readers not knowing `type` may skip.
+    public func append(_ payload: [UInt8], type: UInt8, skippable: Bool = false,
+                       durability: Durability? = nil) throws(LogError) -> LSN {
+        let rec = try core.prepare(payload, type: type, skippable: skippable)
+        return try core.commit(request([rec], durability))
+    }
+
+    /// Appends several records atomically and in order: after a crash either all of them or none are
+    /// recovered. Returns the LSN of the last; they have consecutive LSNs.
+    public func appendBatch(_ records: [(payload: [UInt8], type: UInt8)], durability: Durability? = nil) throws(LogError) -> LSN {
+        guard !records.isEmpty else { throw .invalidArgument("empty batch") }
+        var prepared: [PreparedRecord] = []
+        prepared.reserveCapacity(records.count)
+        for r in records { prepared.append(try core.prepare(r.payload, type: r.type, skippable: false)) }
+        return try core.commit(request(prepared, durability))
+    }
+
+    private func request(_ recs: [PreparedRecord], _ d: Durability?) -> CommitRequest {
+        switch d ?? core.options.durability {
+        case .full: CommitRequest(records: recs, sync: true, batchedInterval: nil)
+        case let .batched(interval): CommitRequest(records: recs, sync: false, batchedInterval: interval.nanoseconds)
+        case .buffered: CommitRequest(records: recs, sync: false, batchedInterval: nil)
+        }
+    }
+
+    /// Syncs everything written so far, now.
+    public func flush() throws(LogError) { try core.flush() }
+
+    /// Returns once every record up to `lsn` is durable (syncing if needed).
+    public func waitUntilDurable(_ lsn: LSN) throws(LogError) { try core.waitUntilDurable(lsn) }
+
+    /// The highest LSN known to be synced.
+    public var durableLSN: LSN { core.monitor.withLock { core.durableLSN } }
+
+    /// The highest LSN written (acknowledged under its tier); 0 if the log has never had a record.
+    public var lastLSN: LSN { core.monitor.withLock { core.writtenLSN } }
+
+    /// The LSN of the first record of the live log (records before it are only in the checkpoint).
+    public var firstLSN: LSN {
+        core.manifestLock.withLock { core.segments.first?.baseLSN ?? ((core.checkpointRef?.lsn ?? 0) + 1) }
+    }
+
+    /// Flushes and closes the log and releases the lock. Further calls throw ``LogError/closed``.
+    public func close() throws(LogError) { try core.close() }
+
+    // MARK: Reading
+
+    /// Reads the records with LSN > `after` (up to `lastLSN` at the time of the call), in order,
+    /// streaming from the segment files. With `knownTypes`, records of other types are skipped when
+    /// flagged skippable and otherwise throw ``LogError/unknownRecordType(file:offset:type:)``.
+    public func reader(after: LSN, knownTypes: Set<UInt8>? = nil) -> LogReader {
+        let end = lastLSN
+        let segs = core.manifestLock.withLock { core.segments }
+        return LogReader(fs: core.fs, directory: directory, segments: segs, after: after, end: end, knownTypes: knownTypes)
+    }
+
+    /// Calls `body` with every record after `after`, in order.
+    public func replay(after: LSN, knownTypes: Set<UInt8>? = nil, _ body: (LogRecord) throws -> Void) throws {
+        let r = reader(after: after, knownTypes: knownTypes)
+        while let rec = try r.next() { try body(rec) }
+    }
+
+    // MARK: Checkpoints
+
+    /// The current checkpoint, if any. Only its header has been verified.
+    public var checkpoint: Checkpoint? { core.manifestLock.withLock { core.checkpoint } }
+
+    /// Installs a checkpoint of the state through `lsn` whose body is `body`. See
+    /// ``installCheckpoint(lsn:writer:)``.
+    @discardableResult
+    public func installCheckpoint(lsn: LSN, body: [UInt8]) throws(LogError) -> Checkpoint {
+        try core.installCheckpoint(lsn: lsn) { w in try w.write(body) }
+    }
+
+    /// Installs a checkpoint of the state through `lsn` (≤ `lastLSN`, ≥ the current checkpoint's).
+    /// `writer` streams the body; appends continue meanwhile. Then: the file is synced and renamed into
+    /// place, the log is made durable through `lsn`, the MANIFEST is switched (the only moment that
+    /// excludes segment rolls), and only then the old checkpoint and the segments wholly ≤ `lsn` are
+    /// deleted. A crash at any point leaves exactly the old or the new generation.
+    @discardableResult
+    public func installCheckpoint(lsn: LSN, writer: (CheckpointWriter) throws -> Void) throws(LogError) -> Checkpoint {
+        try core.installCheckpoint(lsn: lsn, writer: writer)
+    }
+
+    // MARK: Introspection
+
+    /// One file of the store and its size.
+    public struct FileSize: Sendable, Equatable {
+        /// File name inside the directory.
+        public var name: String
+        /// Size in bytes.
+        public var bytes: UInt64
+    }
+
+    /// The live files (MANIFEST, checkpoint, segments) and their sizes; `total` is their sum.
+    public func footprint() throws(LogError) -> (files: [FileSize], total: UInt64) {
+        let (segs, ckpt) = core.manifestLock.withLock { (core.segments, core.checkpointRef) }
+        var names = [Layout.manifestName]
+        if let c = ckpt { names.append(Layout.checkpointName(c.id)) }
+        names += segs.map { Layout.segmentName($0.number) }
+        var files: [FileSize] = []
+        for n in names {
+            let size = try logIO { () throws -> UInt64 in
+                let f = try core.fs.open(joinPath(directory, n), mode: .readOnly)
+                defer { try? f.close() }
+                return try f.size()
+            }
+            files.append(FileSize(name: n, bytes: size))
+        }
+        return (files, files.reduce(0) { $0 + $1.bytes })
+    }
+}
+
+/// What recovery did when a store was opened.
+public struct RecoveryReport: Sendable {
+    /// Whether a new, empty store was created.
+    public var createdStore: Bool
+    /// The torn tail that was truncated: file, offset of the cut, bytes removed.
+    public var truncatedTail: (file: String, offset: UInt64, bytes: UInt64)?
+    /// Temp files removed.
+    public var removedTempFiles: [String]
+    /// Unreferenced segment/checkpoint files removed.
+    public var removedStrayFiles: [String]
+    /// In salvage mode: the damage found and the files moved aside as `*.broken`.
+    public var salvaged: (damage: Damage, movedAside: [String])?
+    /// The LSN of the last recovered record (or the checkpoint LSN).
+    public var lastLSN: LSN
+}

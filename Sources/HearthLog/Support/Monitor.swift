@@ -1,0 +1,119 @@
+// A mutex with a condition variable (pthread), and a way to start a plain thread.
+//
+// `Synchronization.Mutex` has no condition variable, and the group-commit queue needs one: followers
+// sleep until their leader has written (and synced) their records. Everything guarded by a Monitor is
+// documented at the field that it guards.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// pthread mutex + condition variable. `@unchecked Sendable`: the pthread objects are the
+/// synchronisation; they live at stable heap addresses for the lifetime of the monitor.
+final class Monitor: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let cond: UnsafeMutablePointer<pthread_cond_t>
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        cond = .allocate(capacity: 1)
+        cond.initialize(to: pthread_cond_t())
+        let rc1 = pthread_mutex_init(mutex, nil)
+        precondition(rc1 == 0, "pthread_mutex_init failed")
+        #if canImport(Darwin)
+        let rc2 = pthread_cond_init(cond, nil)
+        #else
+        var attr = pthread_condattr_t()
+        pthread_condattr_init(&attr)
+        // Timed waits are measured on the monotonic clock, like monotonicNanos().
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
+        let rc2 = pthread_cond_init(cond, &attr)
+        pthread_condattr_destroy(&attr)
+        #endif
+        precondition(rc2 == 0, "pthread_cond_init failed")
+    }
+
+    deinit {
+        pthread_cond_destroy(cond)
+        pthread_mutex_destroy(mutex)
+        cond.deallocate()
+        mutex.deallocate()
+    }
+
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
+
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        lock()
+        defer { unlock() }
+        return try body()
+    }
+
+    /// Waits for a broadcast. The monitor must be locked by the caller; spurious wake-ups happen,
+    /// so every caller re-checks its condition in a loop.
+    func wait() { pthread_cond_wait(cond, mutex) }
+
+    /// Waits for a broadcast or until the monotonic clock reaches `deadline` (nanoseconds).
+    func wait(untilMonotonic deadline: UInt64) {
+        let now = monotonicNanos()
+        if deadline <= now { return }
+        #if canImport(Darwin)
+        let delta = deadline - now
+        var ts = timespec(tv_sec: Int(delta / 1_000_000_000), tv_nsec: Int(delta % 1_000_000_000))
+        pthread_cond_timedwait_relative_np(cond, mutex, &ts)
+        #else
+        var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        pthread_cond_timedwait(cond, mutex, &ts)
+        #endif
+    }
+
+    func broadcast() { pthread_cond_broadcast(cond) }
+}
+
+/// A joinable OS thread running a closure. Used for the `.batched` flusher and by tests that need
+/// more concurrent writers than there are cores (Dispatch would cap them at the core count).
+final class OSThread: @unchecked Sendable {
+    private final class Box {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+
+    #if canImport(Darwin)
+    private var tid: pthread_t?
+    #else
+    private var tid = pthread_t()
+    #endif
+    private var joined = false
+
+    /// Starts the thread. The closure runs exactly once.
+    init(_ body: @escaping @Sendable () -> Void) {
+        let box = Unmanaged.passRetained(Box(body)).toOpaque()
+        #if canImport(Darwin)
+        let rc = pthread_create(&tid, nil, { raw in
+            Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().body()
+            return nil
+        }, box)
+        #else
+        let rc = pthread_create(&tid, nil, { raw in
+            Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
+            return nil
+        }, box)
+        #endif
+        precondition(rc == 0, "pthread_create failed: \(rc)")
+    }
+
+    /// Waits for the thread to finish. Must be called exactly once, from another thread.
+    func join() {
+        precondition(!joined, "thread joined twice")
+        joined = true
+        #if canImport(Darwin)
+        pthread_join(tid!, nil)
+        #else
+        pthread_join(tid, nil)
+        #endif
+    }
+}

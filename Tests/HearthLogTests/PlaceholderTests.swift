@@ -1,3 +1,0 @@
-import Testing
-@testable import HearthLog
-@Test func placeholder() { #expect(Bool(true)) }
