@@ -112,12 +112,8 @@ extension Store {
             try log.installCheckpoint(lsn: lsn) { writer in
                 summary = try encoder.encode(state) { bytes in try writer.write(bytes) }
             }
-        } catch let e as LogError {
-            throw .log(e)
-        } catch let e as StoreError {
-            throw e
         } catch {
-            throw .log(.invalidArgument("checkpoint: \(error)"))
+            throw .log(error)
         }
         let elapsed = clock.now - start
         core.withLock { core in
@@ -138,15 +134,23 @@ extension Store {
     public func compact() throws(StoreError) -> (before: UInt64, after: UInt64) {
         loaded.wait()
         let before = try footprintBytes()
-        try maintenanceQueue.sync { () throws(StoreError) in
-            try writeCheckpoint()
-            let footprint = try footprintBytes()
-            let tooManyQueries = core.withLock { Pruner.inactiveQueryCount($0.loading.state) > options.maxInactiveQueries }
-            if footprint > UInt64(options.cacheSizeBytes) || tooManyQueries {
-                try prune()
+        let result = maintenanceQueue.sync { () -> Result<Void, StoreError> in
+            core.withLock { $0.maintenancePending = true }
+            defer { core.withLock { $0.maintenancePending = false } }
+            do throws(StoreError) {
                 try writeCheckpoint()
+                let footprint = try footprintBytes()
+                let tooManyQueries = core.withLock { Pruner.inactiveQueryCount($0.loading.state) > options.maxInactiveQueries }
+                if footprint > UInt64(options.cacheSizeBytes) || tooManyQueries {
+                    try prune()
+                    try writeCheckpoint()
+                }
+                return .success(())
+            } catch {
+                return .failure(error)
             }
         }
+        try result.get()
         let after = try footprintBytes()
         core.withLock { $0.capExceededByUnprunable = after > UInt64(options.cacheSizeBytes) }
         return (before, after)

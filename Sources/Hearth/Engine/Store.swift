@@ -112,7 +112,7 @@ public final class Store: Sendable {
                 do {
                     events = try EventCodec.decode(record.payload)
                 } catch {
-                    throw StoreError.corruptRecord(file: record.file, offset: record.offset, lsn: record.lsn, reason: error.description)
+                    throw StoreError.corruptRecord(file: record.file, offset: record.offset, lsn: record.lsn, reason: "\(error)")
                 }
                 for e in events { loading.apply(e) }
                 replayedBytes += record.payload.count
@@ -218,7 +218,7 @@ public final class Store: Sendable {
             // concurrent committers share one fsync.
             let appendTier: Durability = tier == .full ? .buffered : tier
             let lsn: LSN
-            do {
+            do throws(LogError) {
                 lsn = try log.append(payload, type: EventCodec.recordType, durability: appendTier)
             } catch {
                 core.poisoned = error.description
@@ -234,7 +234,7 @@ public final class Store: Sendable {
             return (lsn, events, maintain)
         }
         if tier == .full {
-            do { try log.waitUntilDurable(lsn) } catch {
+            do throws(LogError) { try log.waitUntilDurable(lsn) } catch {
                 core.withLock { $0.poisoned = error.description }
                 throw .log(error)
             }
