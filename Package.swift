@@ -65,6 +65,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "HearthToolTests",
+            dependencies: ["Hearth"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "HearthLogTests",
             dependencies: ["HearthLog"],
             swiftSettings: swiftSettings
