@@ -33,8 +33,9 @@ public enum EventCodec {
     /// - Throws: ``DecodeError`` with the offset of the first malformed byte.
     public static func decode(_ bytes: [UInt8]) throws(DecodeError) -> [StoreEvent] {
         var r = ByteReader(bytes)
-        // Every event takes at least two bytes, which bounds the count by the input.
-        let n = try r.count(limit: min(maxEvents, r.remaining / 2))
+        // Every event takes at least one byte (its tag; `authCleared` is nothing else),
+        // which bounds the count by the input.
+        let n = try r.count(limit: min(maxEvents, r.remaining))
         var events: [StoreEvent] = []
         events.reserveCapacity(n)
         for _ in 0..<n { events.append(try decodeEvent(&r)) }

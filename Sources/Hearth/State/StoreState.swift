@@ -189,8 +189,11 @@ public struct StoreState: Sendable, Equatable {
             trackedPathCounts[q.path] = n > 1 ? n - 1 : nil
         }
         // Its data stays cached; unless another query covers it, it is now untracked data
-        // last used when the query was, so LRU pruning can still reach it.
-        if keepDataAsUntracked, !serverCache.child(at: q.path).isEmpty {
+        // last used when the query was, so LRU pruning can still reach it. (Whether data is
+        // cached there is deliberately not consulted: the decision must not depend on the
+        // server cache, which may still be loading when the event is applied — see
+        // LoadingState. An entry over empty data costs nothing and is pruned first.)
+        if keepDataAsUntracked {
             noteServerWrite(at: q.path, time: q.lastUse)
         }
     }
