@@ -109,7 +109,7 @@ import Testing
                 if w.rng.next() % 4 == 0 { fs.crash(afterCalls: Int(1 + w.rng.next() % 30)) }
                 do {
                     let reopened = try Store.open(directory: "/db", options: o)
-                    let recovered = reopened.state()
+                    let recovered = try reopened.state()
                     #expect(recovered.checkInvariants() == nil, "seed \(seed) step \(step)")
                     // Find the prefix the store recovered (plus this session's start).
                     var matched: Int?
@@ -150,7 +150,7 @@ import Testing
                 if w.rng.next() % 25 == 0 {
                     try s.compact()
                 } else {
-                    let state = s.state()
+                    let state = try s.state()
                     let result = try s.commit { (b: inout StoreBatch) throws(StoreError) in
                         try w.build(&b, state: state)
                         inFlight = b.events
@@ -173,11 +173,11 @@ import Testing
             }
             if step % 40 == 39 {
                 // The live state always equals the model.
-                #expect(s.state() == StoreCrashPropertyTests.fold(history[...]), "seed \(seed) step \(step)")
+                #expect(try s.state() == StoreCrashPropertyTests.fold(history[...]), "seed \(seed) step \(step)")
             }
         }
         if let s = store {
-            #expect(s.state() == StoreCrashPropertyTests.fold(history[...]), "seed \(seed) end")
+            #expect(try s.state() == StoreCrashPropertyTests.fold(history[...]), "seed \(seed) end")
         }
         // print("crash-property seed \(seed): \(crashes) crashes, \(history.count) batches")
         #expect(crashes > 0, "seed \(seed) never crashed")

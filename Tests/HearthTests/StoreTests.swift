@@ -53,11 +53,11 @@ func json(_ text: String) -> Node { try! Node(jsonText: text) }
             let od = try store.queueOnDisconnect(.remove, at: "presence")
             try store.ackOnDisconnect(od.id)
             try store.setServerTimeOffset(-1500)
-            expected = store.state()
+            expected = try store.state()
             try store.close()
         }
         let store = try Store.open(directory: dir.path, options: options(clock: clock))
-        let reopened = store.state()
+        let reopened = try store.state()
         #expect(reopened.checkInvariants() == nil)
         // The previous session's active query is inactive now, last used at open.
         let q = try #require(reopened.trackedQueries.values.first)
@@ -164,13 +164,13 @@ func json(_ text: String) -> Node { try! Node(jsonText: text) }
             model.apply(result.events)
             if i == 250 { try store.compact() }
         }
-        #expect(store.state() == model)
+        #expect(try store.state() == model)
         try store.close()
         var o = options(clock: clock)
         o.lazyCacheLoad = false
         let reopened = try Store.open(directory: dir.path, options: o)
         model.apply(.sessionStarted(at: clock()))
-        #expect(reopened.state() == model)
+        #expect(try reopened.state() == model)
         try reopened.close()
     }
 
@@ -196,7 +196,7 @@ func json(_ text: String) -> Node { try! Node(jsonText: text) }
         #expect(try store.serverValue(at: "users/user7/name") == .string("changed"))
         #expect(try store.serverValue(at: "users/user2999/score") == .number(2999))
         #expect(try store.serverValue(at: "users").childCount == 3000)
-        store.waitUntilLoaded()
+        try store.waitUntilLoaded()
         #expect(try store.serverValue(at: "users/user7/name") == .string("changed"))
         try store.close()
     }

@@ -36,7 +36,7 @@ extension Store {
     /// while the footprint is over the cap (or too many inactive queries are tracked).
     func maintain(force: Bool) throws(StoreError) {
         defer { core.withLock { $0.maintenancePending = false } }
-        loaded.wait()
+        _ = try fullyLoadedCore()
         let (sinceCheckpoint, threshold, closed) = core.withLock { core in
             core.bytesSinceSizeCheck = 0
             return (core.logBytesSinceCheckpoint, checkpointThreshold(core), core.closed)
@@ -99,7 +99,7 @@ extension Store {
 
     /// Writes a checkpoint of the state as of the last commit, unless one exists at that LSN.
     func writeCheckpoint() throws(StoreError) {
-        loaded.wait()
+        _ = try fullyLoadedCore()
         let (state, lsn, checkpointLSN, bytesAtSnapshot) = core.withLock {
             ($0.loading.state, $0.lastLSN, $0.checkpointLSN, $0.logBytesSinceCheckpoint)
         }
@@ -132,7 +132,7 @@ extension Store {
     /// before and after, in bytes.
     @discardableResult
     public func compact() throws(StoreError) -> (before: UInt64, after: UInt64) {
-        loaded.wait()
+        _ = try fullyLoadedCore()
         let before = try footprintBytes()
         let result = maintenanceQueue.sync { () -> Result<Void, StoreError> in
             core.withLock { $0.maintenancePending = true }

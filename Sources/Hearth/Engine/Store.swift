@@ -50,6 +50,8 @@ public final class Store: Sendable {
         var compressionRatio = 0.35
         /// Set when pinned, active and pending data alone exceed the cap.
         var capExceededByUnprunable = false
+        /// Set when the background load of the checkpoint cache failed.
+        var loadError: StoreError?
         var prunedRounds = 0
         var checkpointsWritten = 0
         var lastCheckpointPause: Duration = .zero
@@ -155,14 +157,19 @@ public final class Store: Sendable {
             }
             reader.dropDecoded()
         } catch {
-            // Damage in a chunk: reads that need it report it; writes stop.
-            core.withLock { $0.poisoned = "checkpoint load failed: \(error)" }
+            // Damage in a chunk (or an I/O failure): reads that need it report it, whole-state
+            // reads report the failure, and writes stop.
+            core.withLock {
+                $0.loadError = error
+                $0.poisoned = "checkpoint load failed: \(error)"
+            }
         }
     }
 
     /// Blocks until the checkpoint's server cache is fully loaded.
-    public func waitUntilLoaded() {
-        loaded.wait()
+    /// - Throws: the error that stopped the load, if any.
+    public func waitUntilLoaded() throws(StoreError) {
+        _ = try fullyLoadedCore()
     }
 
     /// Waits for background maintenance, then flushes and closes the log and releases the
@@ -401,9 +408,17 @@ public final class Store: Sendable {
     }
 
     /// The whole state (waits for the background load).
-    public func state() -> StoreState {
+    /// - Throws: the error that stopped the background load of the checkpoint cache, if any.
+    public func state() throws(StoreError) -> StoreState {
+        try fullyLoadedCore().loading.state
+    }
+
+    /// The core once the checkpoint cache is loaded; throws if loading failed.
+    func fullyLoadedCore() throws(StoreError) -> Core {
         loaded.wait()
-        return core.withLock { $0.loading.state }
+        let core = core.withLock { $0 }
+        if let e = core.loadError { throw e }
+        return core
     }
 
     /// Pending writes in write-id order.

@@ -43,8 +43,7 @@ public struct StoreStats: Sendable {
 extension Store {
     /// Current sizes and counts (waits for the background load).
     public func stats() throws(StoreError) -> StoreStats {
-        loaded.wait()
-        let core = core.withLock { $0 }
+        let core = try fullyLoadedCore()
         let (files, total): ([Log.FileSize], UInt64)
         do { (files, total) = try log.footprint() } catch { throw .log(error) }
         let s = core.loading.state
