@@ -11,6 +11,18 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        .target(
+            name: "Workloads",
+            dependencies: [.product(name: "HearthModel", package: "Hearth")],
+            path: "Workloads",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
+            name: "EngineScenarios",
+            dependencies: ["Workloads", .product(name: "Hearth", package: "Hearth")],
+            path: "EngineScenarios",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "ModelBenchmarks",
             dependencies: [

@@ -29,12 +29,20 @@ enum Pruner {
         return paths
     }
 
+    /// A set of paths answering "is any member at or above this path" in O(depth).
+    static func trie(_ paths: some Sequence<Path>) -> PathTrie<Bool> {
+        var t = PathTrie<Bool>()
+        for p in paths { t.set(p, true) }
+        return t
+    }
+
     static func candidates(_ s: StoreState, protected: [Path]) -> [Candidate] {
         var out: [Candidate] = []
         for q in s.trackedQueries.values where !q.active && !s.pins.contains(q.location) {
             out.append(Candidate(path: q.path, lastUse: q.lastUse, queryID: q.id))
         }
-        for (path, time) in s.untracked.entries where !protected.contains(where: { $0.contains(path) }) {
+        let protectedTrie = trie(protected)
+        for (path, time) in s.untracked.entries where protectedTrie.nearestAtOrAbove(path) == nil {
             // An untracked entry under protected data could never be pruned; leaving it out
             // keeps every round productive.
             out.append(Candidate(path: path, lastUse: time, queryID: nil))
@@ -63,13 +71,21 @@ enum Pruner {
         n = min(n, all.count)
         let chosen = all[..<n]
         let keep = protected + all[n...].map(\.path)
+        let keepTrie = trie(keep)
 
+        // A kept path at or above a chosen path saves it entirely.
+        var prunedTrie = PathTrie<Bool>()
         var pruned: [Path] = []
-        for c in chosen where !keep.contains(where: { $0.contains(c.path) }) && !pruned.contains(c.path) {
+        for c in chosen where keepTrie.nearestAtOrAbove(c.path) == nil && prunedTrie.value(at: c.path) == nil {
+            prunedTrie.set(c.path, true)
             pruned.append(c.path)
         }
+        // Kept paths strictly below a pruned path survive inside it.
+        var keptTrie = PathTrie<Bool>()
         var kept: [Path] = []
-        for k in keep where !kept.contains(k) && pruned.contains(where: { $0.contains(k) && $0 != k }) {
+        for k in keep where keptTrie.value(at: k) == nil {
+            guard let parent = k.parent, prunedTrie.nearestAtOrAbove(parent) != nil else { continue }
+            keptTrie.set(k, true)
             kept.append(k)
         }
         return PruneResult(prunedPaths: pruned, keptPaths: kept, removedQueryIDs: chosen.compactMap(\.queryID))

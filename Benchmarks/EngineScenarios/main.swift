@@ -1,0 +1,188 @@
+// Engine scenarios: whole-store measurements that a micro-benchmark harness cannot express.
+//
+//   swift run -c release EngineScenarios [cacheFill|openAtCap|checkpointPause|all]
+//
+// 1. cacheFill: 50 MiB of realistic JSON through serverSet under the default 10 MiB cap —
+//    the footprint during and after (it must stay near the cap), time, prune rounds.
+// 2. openAtCap: a store at the cap holding 1,000 pending writes and 100 tracked queries —
+//    time for open() to return, to the first read of one small location, and until the
+//    whole cache is loaded (median of 7 cold reopenings; the OS page cache is warm).
+// 3. checkpointPause: the commit latency a writer sees while a checkpoint of the full store
+//    is written, against its latency with no checkpoint running.
+import Foundation
+import Hearth
+import Workloads
+
+func tempDirectory(_ name: String) -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-scenario-\(name)-\(UUID().uuidString)").path
+    return path
+}
+
+func ms(_ d: Duration) -> Double {
+    Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
+}
+
+func median(_ xs: [Double]) -> Double {
+    let s = xs.sorted()
+    return s.isEmpty ? .nan : (s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2)
+}
+
+func percentile(_ xs: [Double], _ p: Double) -> Double {
+    let s = xs.sorted()
+    return s.isEmpty ? .nan : s[min(s.count - 1, Int(Double(s.count) * p))]
+}
+
+func mib(_ b: UInt64) -> String { String(format: "%.2f MiB", Double(b) / 1048576) }
+
+let clock = ContinuousClock()
+
+// MARK: - 1. Cache fill
+
+func cacheFill() throws {
+    let dir = tempDirectory("fill")
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    var options = Store.Options()
+    options.durability = .batched()
+    let store = try Store.open(directory: dir, options: options)
+    var workload = Workload()
+    let writes = workload.writes(totalJSONBytes: 50 << 20)
+    var maxFootprint: UInt64 = 0
+    let start = clock.now
+    for (i, w) in writes.enumerated() {
+        try store.applyServerOverwrite(w.node, at: w.path)
+        if i % 2000 == 0 { maxFootprint = max(maxFootprint, try store.stats().footprintBytes) }
+    }
+    let elapsed = clock.now - start
+    let after = try store.stats()
+    maxFootprint = max(maxFootprint, after.footprintBytes)
+    let (_, compacted) = try store.compact()
+    let final = try store.stats()
+    print("cacheFill: \(writes.count) serverSet ops, 50.00 MiB JSON, tier .batched(10 ms), cap \(mib(UInt64(options.cacheSizeBytes)))")
+    print("  time \(String(format: "%.1f", ms(elapsed) / 1000)) s (\(String(format: "%.0f", Double(writes.count) / (ms(elapsed) / 1000))) ops/s)")
+    print("  footprint: max sampled \(mib(maxFootprint)), at end \(mib(after.footprintBytes)), after compact \(mib(compacted))")
+    print("  server cache kept \(mib(UInt64(final.serverCacheBytes))) raw, \(final.checkpointsWritten) checkpoints, \(final.pruneRounds) prune rounds, \(final.untrackedEntries) untracked entries")
+    try store.close()
+}
+
+// MARK: - 2. Open at the cap
+
+func buildStoreAtCap(_ dir: String) throws {
+    var options = Store.Options()
+    options.durability = .buffered
+    let store = try Store.open(directory: dir, options: options)
+    var workload = Workload(seed: 7)
+    // Enough data that LRU pruning holds the store at the cap.
+    for w in workload.writes(totalJSONBytes: 64 << 20) {
+        try store.applyServerOverwrite(w.node, at: w.path)
+    }
+    for i in 0..<100 {
+        let query = try QuerySpec(orderBy: .child("ts")).limitToLast(50)
+        let location = i < 40
+            ? QueryLocation(path: try Path(validating: "chats/room\(i)/messages"), query: query)
+            : QueryLocation(path: try Path(validating: "profiles/user\(i)"), query: .default)
+        try store.trackQuery(at: location, complete: true, active: false)
+    }
+    for i in 0..<1000 {
+        let w = workload.next()
+        try store.saveWrite(.set(w.node), at: try Path(validating: "outbox/\(i)").appending(w.path))
+    }
+    try store.compact()
+    try store.close()
+}
+
+func openAtCap() throws {
+    let dir = tempDirectory("open")
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    try buildStoreAtCap(dir)
+    var opens: [Double] = [], firstReads: [Double] = [], loadedAll: [Double] = []
+    var footprint: UInt64 = 0
+    var counts = (0, 0)
+    for _ in 0..<7 {
+        let t0 = clock.now
+        let store = try Store.open(directory: dir)
+        let t1 = clock.now
+        let value = try store.serverValue(at: "profiles/user42")
+        let t2 = clock.now
+        try store.waitUntilLoaded()
+        let t3 = clock.now
+        precondition(!value.isEmpty, "the read location must hold data")
+        opens.append(ms(t1 - t0))
+        firstReads.append(ms(t2 - t0))
+        loadedAll.append(ms(t3 - t0))
+        let stats = try store.stats()
+        footprint = stats.footprintBytes
+        counts = (stats.pendingWrites, stats.trackedQueries)
+        try store.close()
+    }
+    print("openAtCap: footprint \(mib(footprint)), \(counts.0) pending writes, \(counts.1) tracked queries; medians of 7 reopenings")
+    print(String(format: "  open() returns %.1f ms; first read of one small location %.1f ms; whole cache loaded %.1f ms", median(opens), median(firstReads), median(loadedAll)))
+}
+
+// MARK: - 3. Checkpoint pause
+
+final class LatencyRecorder: @unchecked Sendable {
+    let lock = NSLock()
+    var samples: [(at: ContinuousClock.Instant, ms: Double)] = []
+    var stop = false
+}
+
+func checkpointPause() throws {
+    let dir = tempDirectory("pause")
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    try buildStoreAtCap(dir)
+    var options = Store.Options()
+    options.durability = .buffered
+    options.checkpointMinimumBytes = 64 << 20  // only the explicit checkpoints below
+    let store = try Store.open(directory: dir, options: options)
+    try store.waitUntilLoaded()
+    let recorder = LatencyRecorder()
+    let writer = Thread {
+        var i = 0
+        while true {
+            recorder.lock.lock()
+            let stop = recorder.stop
+            recorder.lock.unlock()
+            if stop { break }
+            let t0 = clock.now
+            _ = try? store.applyServerOverwrite(.number(Double(i)), at: Path(keys: ["ticker", ChildKey("k\(i % 100)")]))
+            let t1 = clock.now
+            recorder.lock.lock()
+            recorder.samples.append((t0, ms(t1 - t0)))
+            recorder.lock.unlock()
+            i += 1
+        }
+    }
+    writer.start()
+    Thread.sleep(forTimeInterval: 1.0)
+    var windows: [(ContinuousClock.Instant, ContinuousClock.Instant)] = []
+    for _ in 0..<5 {
+        try store.applyServerOverwrite(.string("dirty"), at: "force/checkpoint")
+        let c0 = clock.now
+        try store.compact()
+        windows.append((c0, clock.now))
+        Thread.sleep(forTimeInterval: 0.5)
+    }
+    recorder.lock.lock()
+    recorder.stop = true
+    recorder.lock.unlock()
+    Thread.sleep(forTimeInterval: 0.1)
+    let samples = recorder.samples
+    let during = samples.filter { s in windows.contains { s.at >= $0.0 && s.at <= $0.1 } }.map(\.ms)
+    let outside = samples.filter { s in !windows.contains { s.at >= $0.0 && s.at <= $0.1 } }.map(\.ms)
+    let checkpointMs = windows.map { ms($0.1 - $0.0) }
+    let stats = try store.stats()
+    print("checkpointPause: checkpoint of \(mib(stats.footprintBytes)) footprint, 5 checkpoints (median \(String(format: "%.0f", median(checkpointMs))) ms each), writer on .buffered")
+    print(String(format: "  writer commit latency, no checkpoint: p50 %.3f ms, p99 %.3f ms, max %.1f ms (%d commits)", median(outside), percentile(outside, 0.99), outside.max() ?? .nan, outside.count))
+    print(String(format: "  writer commit latency, during checkpoint: p50 %.3f ms, p99 %.3f ms, max %.1f ms (%d commits)", median(during), percentile(during, 0.99), during.max() ?? .nan, during.count))
+    try store.close()
+}
+
+let which = CommandLine.arguments.dropFirst().first ?? "all"
+do {
+    if which == "cacheFill" || which == "all" { try cacheFill() }
+    if which == "openAtCap" || which == "all" { try openAtCap() }
+    if which == "checkpointPause" || which == "all" { try checkpointPause() }
+} catch {
+    print("error: \(error)")
+    exit(1)
+}
