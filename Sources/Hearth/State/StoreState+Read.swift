@@ -13,6 +13,16 @@ extension StoreState {
     ///   to `now` + ``serverTimeOffsetMs``, `{".sv":{"increment":n}}` to the current number at
     ///   its location plus n (or n when there is no number there).
     public func localValue(at path: Path, now: Int64) -> Node {
+        // `.priority` is not a child but the priority of the node above it, which exists only
+        // while that node is non-empty and only as a number or string. So project the owning
+        // node and read the priority (and anything "below" it, always empty) from the result.
+        // Overlaying writes at `x/.priority` as if it were an ordinary child returned a
+        // priority for an absent `x`, and returned objects or server-value results written
+        // there (or below it) that the materialized tree never holds.
+        if let i = path.keys.firstIndex(where: { $0.string == ".priority" }) {
+            let owner = localValue(at: Path(keys: Array(path.keys[..<i])), now: now)
+            return owner.child(at: Path(keys: Array(path.keys[i...])))
+        }
         var value = serverCache.child(at: path)
         let serverNow = Double(now) + serverTimeOffsetMs
         for write in pendingWrites {
