@@ -81,10 +81,14 @@ extension StoreState {
 
     /// Whether the local data for `query` at `path` is complete (a `value` event may fire):
     /// its own tracked query is complete, or a complete default query at the path or above
-    /// it, or a pending set covers the location.
+    /// it, or a pending set (or a child of a pending update) covers the location.
     public func isComplete(path: Path, query: QuerySpec) -> Bool {
-        for write in pendingWrites {
-            if case .set = write.operation, write.path.contains(path) { return true }
+        // A pending set covers its path; a pending update is a set at each child's path
+        // (Firebase's WriteTree stores a merge as complete overwrites at every child path), so
+        // it covers each of those too. Only sets used to count, so a location fully written by
+        // an offline update (`update({"b": …})` at `a`, listened at `a/b`) never completed.
+        for write in pendingWrites where write.touchedPaths.contains(where: { $0.contains(path) }) {
+            return true
         }
         if let id = trackedByLocation[QueryLocation(path: path, query: query)], trackedQueries[id]?.complete == true {
             return true
