@@ -56,7 +56,7 @@ func nodeProblem(_ node: Node, at path: String = "/") -> String? {
         #expect(s != .string("\u{E9}"))
     }
 
-    @Test func every_leaf_kind_and_priority_encodes_as_documented() throws {
+    @Test func everyLeafKindAndPriorityEncodeAsDocumented() throws {
         // Spot-check the documented byte layout so a format change cannot slip through.
         #expect(NodeCodec.encode(.empty) == [0x00])
         #expect(NodeCodec.encode(.bool(false)) == [0x01])
