@@ -34,14 +34,14 @@ import Testing
         mutating func build(_ b: inout StoreBatch, state: StoreState) throws(StoreError) {
             for _ in 0..<Int(1 + rng.next() % 2) {
                 switch rng.next() % 12 {
-                case 0, 1: b.applyServerOverwrite(node(), at: path())
-                case 2: b.applyServerMerge([ChildUpdate(path: path(), node: node()), ChildUpdate(path: "z", node: node())], at: path())
+                case 0, 1: try b.applyServerOverwrite(node(), at: path())
+                case 2: try b.applyServerMerge([ChildUpdate(path: path(), node: node()), ChildUpdate(path: "z", node: node())], at: path())
                 case 3: try b.saveWrite(.set(node()), at: path())
                 case 4: try b.saveWrite(.update([ChildUpdate(path: path(), node: node())]), at: path())
                 case 5:
                     if let w = state.pendingWrites.first, b.events.allSatisfy({ $0 != .writeAcked(id: w.id) && $0 != .writeReverted(id: w.id) }) {
                         try b.ackWrite(w.id)
-                        b.applyServerOverwrite(node(), at: w.path)
+                        try b.applyServerOverwrite(node(), at: w.path)
                     }
                 case 6:
                     if let w = state.pendingWrites.last, b.events.allSatisfy({ $0 != .writeAcked(id: w.id) && $0 != .writeReverted(id: w.id) }) {
@@ -49,12 +49,12 @@ import Testing
                     }
                 case 7:
                     let query = rng.next() % 2 == 0 ? QuerySpec.default : (try? QuerySpec(orderBy: .value).limitToLast(Int(1 + rng.next() % 5))) ?? .default
-                    b.trackQuery(at: QueryLocation(path: path(), query: query), complete: rng.next() % 2 == 0, active: rng.next() % 2 == 0, keys: ["a", "k1"])
+                    try b.trackQuery(at: QueryLocation(path: path(), query: query), complete: rng.next() % 2 == 0, active: rng.next() % 2 == 0, keys: ["a", "k1"])
                 case 8:
                     if let q = state.trackedQueries.values.min(by: { $0.id < $1.id }), b.trackedQuery(at: q.location) != nil {
                         try b.untrackQuery(at: q.location)
                     }
-                case 9: b.keepSynced(QueryLocation(path: path(), query: .default), rng.next() % 3 != 0)
+                case 9: try b.keepSynced(QueryLocation(path: path(), query: .default), rng.next() % 3 != 0)
                 case 10:
                     if rng.next() % 2 == 0 { b.saveAuth(AuthToken(token: "t\(rng.next() % 1000)", expiresAt: Int64(rng.next() % 1000))) } else { b.clearAuth() }
                 default:

@@ -86,7 +86,7 @@ func json(_ text: String) -> Node { try! Node(jsonText: text) }
         let before = store.lastLSN
         let result = try store.commit { (b: inout StoreBatch) throws(StoreError) in
             try b.ackWrite(id)
-            b.applyServerOverwrite(.string("hi"), at: "m/1")
+            try b.applyServerOverwrite(.string("hi"), at: "m/1")
         }
         #expect(result.lsn == before + 1)
         #expect(result.events.count == 2)
@@ -108,7 +108,7 @@ func json(_ text: String) -> Node { try! Node(jsonText: text) }
         // A batch that throws half-way commits none of it.
         #expect(throws: StoreError.self) {
             try store.commit { (b: inout StoreBatch) throws(StoreError) in
-                b.applyServerOverwrite(.number(1), at: "a")
+                try b.applyServerOverwrite(.number(1), at: "a")
                 try b.ackWrite(12345)
             }
         }
@@ -148,7 +148,7 @@ func json(_ text: String) -> Node { try! Node(jsonText: text) }
             let result: Store.CommitResult
             switch rng.next() % 4 {
             case 0:
-                result = try store.commit { $0.applyServerOverwrite(json(#"{"v":\#(i),"s":"\#(String(repeating: "x", count: Int(rng.next() % 200)))"}"#), at: path) }
+                result = try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.applyServerOverwrite(json(#"{"v":\#(i),"s":"\#(String(repeating: "x", count: Int(rng.next() % 200)))"}"#), at: path) }
             case 1:
                 result = try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.saveWrite(.set(.number(Double(i))), at: path) }
             case 2:
@@ -156,10 +156,10 @@ func json(_ text: String) -> Node { try! Node(jsonText: text) }
                 guard let w = writes.first else { continue }
                 result = try store.commit { (b: inout StoreBatch) throws(StoreError) in
                     try b.ackWrite(w.id)
-                    b.applyServerOverwrite(.number(Double(i)), at: w.path)
+                    try b.applyServerOverwrite(.number(Double(i)), at: w.path)
                 }
             default:
-                result = try store.commit { $0.trackQuery(at: QueryLocation(path: path, query: .default), complete: true, active: rng.next() % 2 == 0) }
+                result = try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.trackQuery(at: QueryLocation(path: path, query: .default), complete: true, active: rng.next() % 2 == 0) }
             }
             model.apply(result.events)
             if i == 250 { try store.compact() }

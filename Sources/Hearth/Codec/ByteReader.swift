@@ -92,7 +92,12 @@ struct ByteReader {
 
     /// A length-prefixed UTF-8 string; invalid UTF-8 is an error, not a replacement.
     mutating func string() throws(DecodeError) -> String {
-        let n = try count(limit: remaining)
+        // Bound the length by what is left *after* the length varint: `count(limit: remaining)`
+        // evaluated `remaining` before the varint was consumed, so a length up to the varint's
+        // own size past the end passed the check and the slice below trapped (or, with an
+        // `end` before the array's end, read bytes beyond the unit).
+        let n = try count(limit: Int.max)
+        guard n <= remaining else { throw fail("string length \(n) exceeds remaining \(remaining) bytes") }
         let start = offset
         offset += n
         let slice = bytes[start..<(start + n)]

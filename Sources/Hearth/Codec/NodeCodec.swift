@@ -15,7 +15,7 @@ import HearthModel
 /// | 0x07 | children | varint count, then count × (key as string, node), keys strictly ascending in Firebase key order |
 ///
 /// Tag bit 0x40 on a non-empty node means a priority follows the body: 0x03 + double or
-/// 0x04 + string. Decoding rejects unknown tags, unsorted or duplicate keys, empty children,
+/// 0x04 + string. Decoding rejects unknown tags, empty, unsorted or duplicate keys, empty children,
 /// nesting deeper than ``NodeCodec/maxDepth``, and lengths beyond the input.
 enum NodeCodec {
     /// The deepest nesting decoded (data is at most 32 levels below the root; twice that
@@ -122,7 +122,12 @@ enum NodeCodec {
             pairs.reserveCapacity(count)
             for _ in 0..<count {
                 let keyOffset = r.offset
-                let key = ChildKey(try r.string())
+                let keyString = try r.string()
+                // Keys are never empty (Firebase's key rules; the count bound above relies on
+                // it too). Without this check `{"": …}` decoded into a node no valid write
+                // can produce and no path can address.
+                guard !keyString.isEmpty else { throw DecodeError(offset: keyOffset, reason: "empty child key") }
+                let key = ChildKey(keyString)
                 if let last = pairs.last, ChildKey.compare(last.key, key) >= 0 {
                     throw DecodeError(offset: keyOffset, reason: "child keys not strictly ascending (\(last.key) then \(key))")
                 }

@@ -260,13 +260,13 @@ public final class Store: Sendable {
     /// Replaces the server's data at `path`.
     @discardableResult
     public func applyServerOverwrite(_ node: Node, at path: Path, durability: Durability? = nil) throws(StoreError) -> LSN {
-        try commit(durability: durability) { $0.applyServerOverwrite(node, at: path) }.lsn
+        try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in try b.applyServerOverwrite(node, at: path) }.lsn
     }
 
     /// Merges children into the server's data at `path`.
     @discardableResult
     public func applyServerMerge(_ children: [ChildUpdate], at path: Path, durability: Durability? = nil) throws(StoreError) -> LSN {
-        try commit(durability: durability) { $0.applyServerMerge(children, at: path) }.lsn
+        try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in try b.applyServerMerge(children, at: path) }.lsn
     }
 
     /// Saves a user write; returns its id.
@@ -291,7 +291,7 @@ public final class Store: Sendable {
     @discardableResult
     public func trackQuery(at location: QueryLocation, complete: Bool? = nil, active: Bool? = nil, keys: Set<ChildKey>? = nil) throws(StoreError) -> TrackedQuery {
         var q: TrackedQuery?
-        try commit { q = $0.trackQuery(at: location, complete: complete, active: active, keys: keys) }
+        try commit { (b: inout StoreBatch) throws(StoreError) in q = try b.trackQuery(at: location, complete: complete, active: active, keys: keys) }
         return q!
     }
 
@@ -302,7 +302,7 @@ public final class Store: Sendable {
 
     /// Sets or clears a keepSynced pin.
     public func keepSynced(_ location: QueryLocation, _ on: Bool) throws(StoreError) {
-        try commit { $0.keepSynced(location, on) }
+        try commit { (b: inout StoreBatch) throws(StoreError) in try b.keepSynced(location, on) }
     }
 
     /// Saves the auth credential.
@@ -385,6 +385,10 @@ public final class Store: Sendable {
     /// The data at `path` as the user sees it: server data with pending writes applied and
     /// server values resolved (timestamp = local clock + server time offset).
     public func value(at path: Path) throws(StoreError) -> Node {
+        if let (owner, rest) = path.splitAtPriority {
+            // A priority belongs to its (local) node; see StoreState.localValue(at:now:).
+            return try value(at: owner).child(at: rest)
+        }
         let (loading, reader) = core.withLock { ($0.loading, $0.reader) }
         let base = try Store.serverValue(loading, reader, at: path)
         return loading.state.overlayPendingWrites(on: base, at: path, now: options.clock())

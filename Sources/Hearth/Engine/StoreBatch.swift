@@ -33,15 +33,44 @@ public struct StoreBatch {
         nextOnDisconnectID = base.lastOnDisconnectID + 1
     }
 
+    // MARK: - Validation
+    //
+    // Everything committed must decode again at replay, so paths and nodes are checked here,
+    // at the boundary, against the limits the decoders enforce (FORMAT.md §12.2–12.3).
+
+    static func validate(_ path: Path) throws(StoreError) {
+        do { try path.validate() } catch { throw .invalidPath(error) }
+    }
+
+    static func validate(_ node: Node, at path: Path) throws(StoreError) {
+        if node.nestingExceeds(NodeCodec.maxDepth) {
+            throw .invalidData(.tooDeep(path: path.description))
+        }
+    }
+
+    static func validate(_ children: [ChildUpdate], at path: Path) throws(StoreError) {
+        for child in children {
+            try validate(child.path)
+            try validate(child.node, at: path.appending(child.path))
+        }
+    }
+
     // MARK: - Server cache
 
     /// Replaces the server's data at `path` (as received from the server).
-    public mutating func applyServerOverwrite(_ node: Node, at path: Path) {
+    /// - Throws: ``StoreError/invalidPath(_:)`` or ``StoreError/invalidData(_:)``.
+    public mutating func applyServerOverwrite(_ node: Node, at path: Path) throws(StoreError) {
+        try StoreBatch.validate(path)
+        try StoreBatch.validate(node, at: path)
         events.append(.serverOverwrite(path: path, node: node, at: now))
     }
 
-    /// Merges children into the server's data at `path`.
-    public mutating func applyServerMerge(_ children: [ChildUpdate], at path: Path) {
+    /// Merges children into the server's data at `path` (an empty merge records nothing).
+    /// - Throws: ``StoreError/invalidPath(_:)`` or ``StoreError/invalidData(_:)``.
+    public mutating func applyServerMerge(_ children: [ChildUpdate], at path: Path) throws(StoreError) {
+        try StoreBatch.validate(path)
+        try StoreBatch.validate(children, at: path)
+        guard !children.isEmpty else { return }
         events.append(.serverMerge(path: path, children: children, at: now))
     }
 
@@ -51,7 +80,12 @@ public struct StoreBatch {
     /// - Throws: ``StoreError/invalidPath(_:)`` for a path under `.info`.
     @discardableResult
     public mutating func saveWrite(_ operation: PendingWrite.Operation, at path: Path) throws(StoreError) -> Int64 {
+        try StoreBatch.validate(path)
         do { try path.validateWritable() } catch { throw .invalidPath(error) }
+        switch operation {
+        case .set(let node): try StoreBatch.validate(node, at: path)
+        case .update(let children): try StoreBatch.validate(children, at: path)
+        }
         let id = nextWriteID
         nextWriteID += 1
         writesAdded.insert(id)
@@ -90,7 +124,8 @@ public struct StoreBatch {
     @discardableResult
     public mutating func trackQuery(
         at location: QueryLocation, complete: Bool? = nil, active: Bool? = nil, keys: Set<ChildKey>? = nil
-    ) -> TrackedQuery {
+    ) throws(StoreError) -> TrackedQuery {
+        try StoreBatch.validate(location.path)
         var q: TrackedQuery
         if let existing = trackedQuery(at: location) {
             q = existing
@@ -117,7 +152,8 @@ public struct StoreBatch {
     // MARK: - Pins, auth, time
 
     /// Sets or clears a keepSynced pin. Pinned data is never pruned.
-    public mutating func keepSynced(_ location: QueryLocation, _ on: Bool) {
+    public mutating func keepSynced(_ location: QueryLocation, _ on: Bool) throws(StoreError) {
+        try StoreBatch.validate(location.path)
         events.append(.pinChanged(location, on: on))
     }
 
@@ -149,7 +185,10 @@ public struct StoreBatch {
     /// Queues a transaction; returns it with its new id.
     @discardableResult
     public mutating func enqueueTransaction(at path: Path, functionName: String, argument: Node, localResult: Node) throws(StoreError) -> QueuedTransaction {
+        try StoreBatch.validate(path)
         do { try path.validateWritable() } catch { throw .invalidPath(error) }
+        try StoreBatch.validate(argument, at: path)
+        try StoreBatch.validate(localResult, at: path)
         let tx = QueuedTransaction(id: nextTransactionID, path: path, functionName: functionName, argument: argument, localResult: localResult)
         nextTransactionID += 1
         transactions[tx.id] = tx
@@ -163,9 +202,12 @@ public struct StoreBatch {
         _ id: Int64, localResult: Node? = nil, retryCount: Int? = nil, status: QueuedTransaction.Status? = nil
     ) throws(StoreError) -> QueuedTransaction {
         guard var tx = transaction(id) else { throw .unknownTransaction(id: id) }
-        if let localResult { tx.localResult = localResult }
+        if let localResult {
+            try StoreBatch.validate(localResult, at: tx.path)
+            tx.localResult = localResult
+        }
         if let retryCount {
-            guard retryCount >= 0 else { throw .invalidOption("retry count must be ≥ 0") }
+            guard retryCount >= 0, retryCount <= Int(Int32.max) else { throw .invalidOption("retry count must be in 0…\(Int32.max)") }
             tx.retryCount = retryCount
         }
         if let status { tx.status = status }
@@ -192,7 +234,13 @@ public struct StoreBatch {
     /// Queues an onDisconnect operation; returns it with its new id.
     @discardableResult
     public mutating func queueOnDisconnect(_ action: OnDisconnectOperation.Action, at path: Path) throws(StoreError) -> OnDisconnectOperation {
+        try StoreBatch.validate(path)
         do { try path.validateWritable() } catch { throw .invalidPath(error) }
+        switch action {
+        case .set(let node): try StoreBatch.validate(node, at: path)
+        case .update(let children): try StoreBatch.validate(children, at: path)
+        case .remove, .cancel: break
+        }
         let op = OnDisconnectOperation(id: nextOnDisconnectID, path: path, action: action)
         nextOnDisconnectID += 1
         onDisconnect[op.id] = op

@@ -33,9 +33,12 @@ public enum EventCodec {
     /// - Throws: ``DecodeError`` with the offset of the first malformed byte.
     public static func decode(_ bytes: [UInt8]) throws(DecodeError) -> [StoreEvent] {
         var r = ByteReader(bytes)
-        // Every event takes at least one byte (its tag; `authCleared` is nothing else),
-        // which bounds the count by the input.
-        let n = try r.count(limit: min(maxEvents, r.remaining))
+        // Every event takes at least one byte (`authCleared` is a lone tag byte), which bounds
+        // the count by the input left after the count. (The bound used to be half the input,
+        // on the belief that every event takes two bytes, which rejected valid batches such
+        // as two `authCleared`s.)
+        let n = try r.count(limit: maxEvents)
+        guard n <= r.remaining else { throw r.fail("\(n) events but only \(r.remaining) bytes left") }
         var events: [StoreEvent] = []
         events.reserveCapacity(n)
         for _ in 0..<n { events.append(try decodeEvent(&r)) }

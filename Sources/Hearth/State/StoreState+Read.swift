@@ -13,11 +13,20 @@ extension StoreState {
     ///   to `now` + ``serverTimeOffsetMs``, `{".sv":{"increment":n}}` to the current number at
     ///   its location plus n (or n when there is no number there).
     public func localValue(at path: Path, now: Int64) -> Node {
-        overlayPendingWrites(on: serverCache.child(at: path), at: path, now: now)
+        // `.priority` is not a child but the priority of the node above it, which exists only
+        // while that node is non-empty and only as a number or string. So project the owning
+        // node and read the priority (and anything "below" it, always empty) from the result.
+        // Overlaying writes at `x/.priority` as if it were an ordinary child returned a
+        // priority for an absent `x`, and returned objects or server-value results written
+        // there (or below it) that the materialized tree never holds.
+        if let (owner, rest) = path.splitAtPriority {
+            return localValue(at: owner, now: now).child(at: rest)
+        }
+        return overlayPendingWrites(on: serverCache.child(at: path), at: path, now: now)
     }
 
-    /// `base` (the server value at `path`) with every pending write applied; see
-    /// ``localValue(at:now:)``.
+    /// `base` (the server value at `path`, which holds no `.priority` key) with every pending
+    /// write applied; see ``localValue(at:now:)``.
     func overlayPendingWrites(on base: Node, at path: Path, now: Int64) -> Node {
         var value = base
         let serverNow = Double(now) + serverTimeOffsetMs
@@ -80,10 +89,14 @@ extension StoreState {
 
     /// Whether the local data for `query` at `path` is complete (a `value` event may fire):
     /// its own tracked query is complete, or a complete default query at the path or above
-    /// it, or a pending set covers the location.
+    /// it, or a pending set (or a child of a pending update) covers the location.
     public func isComplete(path: Path, query: QuerySpec) -> Bool {
-        for write in pendingWrites {
-            if case .set = write.operation, write.path.contains(path) { return true }
+        // A pending set covers its path; a pending update is a set at each child's path
+        // (Firebase's WriteTree stores a merge as complete overwrites at every child path), so
+        // it covers each of those too. Only sets used to count, so a location fully written by
+        // an offline update (`update({"b": …})` at `a`, listened at `a/b`) never completed.
+        for write in pendingWrites where write.touchedPaths.contains(where: { $0.contains(path) }) {
+            return true
         }
         if let id = trackedByLocation[QueryLocation(path: path, query: query)], trackedQueries[id]?.complete == true {
             return true
@@ -103,5 +116,14 @@ extension StoreState {
     /// The tracked query at a location, if any.
     public func trackedQuery(at location: QueryLocation) -> TrackedQuery? {
         trackedByLocation[location].flatMap { trackedQueries[$0] }
+    }
+}
+
+extension Path {
+    /// For a path through `.priority` (`x/.priority…`): the owning node's path `x` and the rest
+    /// (`.priority…`); `nil` for other paths.
+    var splitAtPriority: (owner: Path, rest: Path)? {
+        guard let i = keys.firstIndex(where: { $0.string == ".priority" }) else { return nil }
+        return (Path(keys: Array(keys[..<i])), Path(keys: Array(keys[i...])))
     }
 }

@@ -27,11 +27,21 @@ public struct Path: Sendable, Hashable, CustomStringConvertible, ExpressibleBySt
     /// - Throws: ``PathError`` naming the offending key and the path.
     public init(validating string: String) throws(PathError) {
         let segments = Path.segments(of: string)
+        try Path.validate(segments, printed: string)
+        self.keys = segments.map { ChildKey($0) }
+    }
+
+    /// Checks a path built from keys (``init(keys:)`` or a literal) against the rules of
+    /// ``init(validating:)``.
+    /// - Throws: ``PathError`` naming the offending key and the path.
+    public func validate() throws(PathError) {
+        try Path.validate(keys.map(\.string), printed: description)
+    }
+
+    private static func validate(_ segments: [String], printed string: String) throws(PathError) {
         if segments.count > Path.maxDepth {
             throw .tooDeep(path: string, depth: segments.count)
         }
-        var keys: [ChildKey] = []
-        keys.reserveCapacity(segments.count)
         for (i, segment) in segments.enumerated() {
             if segment == ".info" && i == 0 {
                 // Allowed: the read-only `.info` tree.
@@ -46,9 +56,7 @@ public struct Path: Sendable, Hashable, CustomStringConvertible, ExpressibleBySt
                     throw error.inPath(string)
                 }
             }
-            keys.append(ChildKey(segment))
         }
-        self.keys = keys
     }
 
     /// Parses a path literal without validating its keys: literals are trusted constants.

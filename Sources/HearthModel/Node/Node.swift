@@ -194,6 +194,14 @@ public struct Node: Sendable {
         return node
     }
 
+    /// Whether the node nests more than `limit` levels of children below itself (a leaf or
+    /// the empty node nests 0). Stops descending as soon as the answer is known.
+    public func nestingExceeds(_ limit: Int) -> Bool {
+        guard case .children(let map, _) = storage else { return false }
+        if limit <= 0 { return true }
+        return map.contains { $0.value.nestingExceeds(limit - 1) }
+    }
+
     /// Whether a non-empty child exists under `key`.
     public func hasChild(_ key: ChildKey) -> Bool { !child(key).isEmpty }
 

@@ -120,7 +120,9 @@ public struct QuerySpec: Sendable, Hashable, CustomStringConvertible {
         if start != nil { throw .startAlreadySet(field: field) }
         try validateBound(value, key: explicitKey ? key : nil, field: field)
         var q = self
-        q.start = QueryBound(value: value, key: key, exclusive: exclusive)
+        // A bound is an index value: a priority on it means nothing (Firebase ignores it), and
+        // keeping it would make the bound unprintable in the wire and JSON forms.
+        q.start = QueryBound(value: value.withPriority(nil), key: key, exclusive: exclusive)
         return q
     }
 
@@ -130,7 +132,7 @@ public struct QuerySpec: Sendable, Hashable, CustomStringConvertible {
         if end != nil { throw .endAlreadySet(field: field) }
         try validateBound(value, key: explicitKey ? key : nil, field: field)
         var q = self
-        q.end = QueryBound(value: value, key: key, exclusive: exclusive)
+        q.end = QueryBound(value: value.withPriority(nil), key: key, exclusive: exclusive)
         return q
     }
 

@@ -1,0 +1,80 @@
+import Testing
+@testable import Hearth
+
+/// The primitive layer under both codecs.
+@Suite struct ByteCodecTests {
+    @Test func varintsAndZigzagsRoundTripAtTheEdges() throws {
+        let unsigned: [UInt64] = [0, 1, 127, 128, 255, 16_383, 16_384, UInt64(Int64.max), UInt64(Int64.max) + 1, .max]
+        let signed: [Int64] = [0, -1, 1, -64, 64, .min, .max, .min + 1, .max - 1]
+        var w = ByteWriter()
+        for v in unsigned { w.varint(v) }
+        for v in signed { w.zigzag(v) }
+        var r = ByteReader(w.bytes)
+        for v in unsigned { #expect(try r.varint() == v) }
+        for v in signed { #expect(try r.zigzag() == v) }
+        #expect(r.isAtEnd)
+        // Sizes: 7 bits per byte.
+        #expect(ByteWriter.sized { $0.varint(UInt64(127)) } == 1)
+        #expect(ByteWriter.sized { $0.varint(UInt64(128)) } == 2)
+        #expect(ByteWriter.sized { $0.varint(UInt64.max) } == 10)
+        #expect(ByteWriter.sized { $0.zigzag(-1) } == 1)
+    }
+
+    @Test func randomPrimitivesRoundTrip() throws {
+        for seed: UInt64 in 1...50 {
+            var rng = SplitMix64(seed: seed)
+            let u = rng.next() >> UInt64(rng.int(0...63)), z = Int64(bitPattern: rng.next()) >> Int64(rng.int(0...63))
+            let a = UInt32(truncatingIfNeeded: rng.next()), b = rng.next(), d = Gen.double(&rng), s = Gen.string(&rng)
+            var w = ByteWriter()
+            w.varint(u); w.zigzag(z); w.u32(a); w.u64(b); w.double(d); w.bool(seed % 2 == 0); w.string(s)
+            var r = ByteReader(w.bytes)
+            #expect(try r.varint() == u, "seed \(seed)")
+            #expect(try r.zigzag() == z, "seed \(seed)")
+            #expect(try r.u32() == a, "seed \(seed)")
+            #expect(try r.u64() == b, "seed \(seed)")
+            #expect(try r.double().bitPattern == d.bitPattern, "seed \(seed)")
+            #expect(try r.bool() == (seed % 2 == 0), "seed \(seed)")
+            #expect(Array(try r.string().utf8) == Array(s.utf8), "seed \(seed)")
+            #expect(r.isAtEnd, "seed \(seed)")
+        }
+    }
+
+    @Test func readsNeverCrossTheEndOfTheUnit() {
+        // A reader over bytes[1..<5] of a longer array: reads must stop at `end`, not at the
+        // array's end.
+        let bytes: [UInt8] = [0xEE, 0x04, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68]
+        var r = ByteReader(bytes, from: 1, end: 5)
+        #expect(throws: DecodeError.self) { try r.string() }  // claims 4 bytes, 3 are in the unit
+        var r2 = ByteReader(bytes, from: 2, end: 6)
+        #expect(throws: DecodeError.self) { try r2.u64() }
+        var r3 = ByteReader(bytes, from: 2, end: 6)
+        #expect((try? r3.raw(5)) == nil)
+        #expect((try? r3.raw(-1)) == nil)
+        #expect((try? r3.raw(4)).map(Array.init) == [0x61, 0x62, 0x63, 0x64])
+    }
+
+    @Test func malformedPrimitivesAreErrors() {
+        func fails(_ bytes: [UInt8], _ read: (inout ByteReader) throws -> Void) -> Bool {
+            var r = ByteReader(bytes)
+            do { try read(&r); return false } catch { return error is DecodeError }
+        }
+        #expect(fails([]) { _ = try $0.u8() })
+        #expect(fails([0x80]) { _ = try $0.varint() })                                       // truncated
+        #expect(fails(Array(repeating: 0xFF, count: 9) + [0x02]) { _ = try $0.varint() })     // > 64 bits
+        #expect(fails(Array(repeating: 0x80, count: 10) + [0x00]) { _ = try $0.varint() })    // 11 bytes
+        #expect(!fails(Array(repeating: 0xFF, count: 9) + [0x01]) { _ = try $0.varint() })    // UInt64.max
+        #expect(fails([0x05]) { _ = try $0.count(limit: 4) })
+        #expect(fails([0x02]) { _ = try $0.bool() })
+        #expect(fails([1, 2, 3]) { _ = try $0.u32() })
+        #expect(fails([0x02, 0xC3, 0x28]) { _ = try $0.string() })                            // invalid UTF-8
+        #expect(fails([0x01]) { _ = try $0.string() })                                        // length beyond input
+    }
+}
+
+extension ByteWriter {
+    static func sized(_ body: (inout ByteWriter) -> Void) -> Int {
+        var w = ByteWriter()
+        body(&w)
+        return w.bytes.count
+    }
+}
