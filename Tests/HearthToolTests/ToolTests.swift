@@ -348,6 +348,14 @@ struct ToolTests {
         let j = try Tool.run(["verify", store.path, "--json"]).json()
         #expect(j["ok"] == true && j["damage"] == .null && j["tornTail"] == .null && j["records"] == 12 && j["lastLSN"] == 12)
         #expect(try store.files().contains("seg-0000000000000001.log"))
+
+        // A leftover temp file is noted (opening would remove it), not damage, and left alone.
+        try store.write("MANIFEST.tmp", [1, 2, 3])
+        let noted = try Tool.run(["verify", store.path])
+        #expect(noted.status == 0 && noted.stdout.contains("note: temp file MANIFEST.tmp"), "\(noted)")
+        #expect(try store.files().contains("MANIFEST.tmp"))
+        let state = try Tool.run(["state", store.path])
+        #expect(state.status == 0 && state.stdout.contains("untracked cache entries: 12"), "\(state)")
     }
 
     @Test func flippedByteMidSegmentIsDamageNamingFileAndOffset() throws {
@@ -399,7 +407,9 @@ struct ToolTests {
         let j = try Tool.run(["verify", store.path, "--json"]).json()
         #expect(j["ok"] == true && j["damage"] == .null && j["lastLSN"] == 11)
         let torn = try #require(j["tornTail"])
-        #expect(try store.read(seg) == bytes, "verify modified nothing")
+        let dump = try Tool.run(["dump", store.path, "--json"])
+        #expect(dump.status == 0 && dump.lines.count == 11 && dump.stderr.contains(note), "\(dump)")
+        #expect(try store.read(seg) == bytes, "verify and dump modified nothing")
 
         // Recovery truncates exactly what verify said.
         let opened = try Store.open(directory: store.path)
