@@ -28,6 +28,11 @@ struct HearthCommand: ParsableCommand {
 @main
 enum HearthMain {
     static func main() {
+        if CommandLine.arguments.count <= 1 {
+            // No subcommand: a usage error (ArgumentParser would print help and exit 0).
+            Output.stderr(HearthCommand.helpMessage())
+            exit(ExitCodes.usage)
+        }
         do {
             var command = try HearthCommand.parseAsRoot()
             try command.run()

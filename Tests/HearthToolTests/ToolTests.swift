@@ -43,6 +43,7 @@ struct ToolTests {
             ["dump", store.path, "--from", "x"],
             ["stats", store.path, "--no-such-flag"],
             ["verify"],
+            [],
         ]
         for args in cases {
             let r = try Tool.run(args)
