@@ -1,13 +1,44 @@
 import ArgumentParser
 import Hearth
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// `hearth`: offline inspection and maintenance of a Hearth store.
-@main
 struct HearthCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hearth",
         abstract: "Inspect and maintain Hearth stores (offline-first realtime-database persistence).",
+        discussion: """
+            Exit codes: 0 fine, 1 the store is damaged or an operation failed, 2 usage error.
+            `dump` and `verify` only read; the other commands open the store (taking its lock and \
+            running recovery, which may truncate a torn tail).
+            """,
         version: HearthInfo.version,
-        subcommands: []
+        subcommands: [
+            DumpCommand.self, VerifyCommand.self, StatsCommand.self, StateCommand.self,
+            GetCommand.self, ApplyCommand.self, CompactCommand.self,
+        ]
     )
+}
+
+@main
+enum HearthMain {
+    static func main() {
+        if CommandLine.arguments.count <= 1 {
+            // No subcommand: a usage error (ArgumentParser would print help and exit 0).
+            Output.stderr(HearthCommand.helpMessage())
+            exit(ExitCodes.usage)
+        }
+        do {
+            var command = try HearthCommand.parseAsRoot()
+            try command.run()
+        } catch {
+            exit(ExitCodes.report(error))
+        }
+        exit(ExitCodes.ok)
+    }
 }

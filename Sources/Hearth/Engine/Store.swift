@@ -215,9 +215,10 @@ public final class Store: Sendable {
         let (lsn, events, maintain) = try core.withLock { (core: inout Core) throws(StoreError) -> (LSN, [StoreEvent], Bool) in
             if core.closed { throw .closed }
             if let why = core.poisoned { throw .poisoned(why) }
-            var batch = StoreBatch(base: core.loading.state, now: now)
-            try build(&batch)
-            let events = batch.events
+            // The batch shares the state's storage; it must be gone before the events are
+            // applied below, or every commit copies the state's dictionaries (O(state) per
+            // commit: quadratic for a long run of commits).
+            let events = try Store.collectEvents(base: core.loading.state, now: now, build)
             if events.isEmpty { return (core.lastLSN, [], false) }
             let payload = EventCodec.encode(events)
             // Under `.full` the record is written now (fixing its place in LSN order, which is
@@ -248,6 +249,15 @@ public final class Store: Sendable {
         }
         if maintain { scheduleMaintenance(force: false) }
         return CommitResult(lsn: lsn, events: events)
+    }
+
+    /// Runs `build` on a fresh batch and returns its events (the batch dies here).
+    private static func collectEvents(
+        base: StoreState, now: Int64, _ build: (inout StoreBatch) throws(StoreError) -> Void
+    ) throws(StoreError) -> [StoreEvent] {
+        var batch = StoreBatch(base: base, now: now)
+        try build(&batch)
+        return batch.events
     }
 
     /// Log bytes since the last checkpoint that trigger the next one.

@@ -1,0 +1,220 @@
+import ArgumentParser
+import Hearth
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `hearth apply STORE`: operations as JSON lines on stdin, acknowledged once durable.
+struct ApplyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apply",
+        abstract: "Apply operations read as JSON lines on stdin; print one JSON line per operation once it is durable.",
+        discussion: """
+            Each operation is one atomic commit. A line that fails prints {"ok":false,"error":"line N: …"} \
+            and the rest go on; the exit code is then 1. Blank lines are skipped. Creates the store \
+            if the directory holds none. See README.md for the operations.
+            """
+    )
+
+    enum Tier: String, ExpressibleByArgument, CaseIterable {
+        case full, batched, buffered
+
+        var durability: Durability {
+            switch self {
+            case .full: .full
+            case .batched: .batched()
+            case .buffered: .buffered
+            }
+        }
+    }
+
+    @Argument(help: "The store directory.")
+    var store: String
+
+    @Option(help: "The durability tier of every commit; an acknowledgement is printed only once it holds.")
+    var durability: Tier = .full
+
+    @Option(name: .customLong("cache-size"), help: ArgumentHelp("The store's size cap, 1 MiB … 100 MiB (default 10 MiB).", valueName: "BYTES"))
+    var cacheSize: Int?
+
+    func validate() throws {
+        try Self.validateCacheSize(cacheSize)
+    }
+
+    static func validateCacheSize(_ size: Int?) throws {
+        if let size, !(Store.minimumCacheSize...Store.maximumCacheSize).contains(size) {
+            throw ValidationError("--cache-size \(size) is outside \(Store.minimumCacheSize)…\(Store.maximumCacheSize) (1 MiB … 100 MiB)")
+        }
+    }
+
+    func run() throws {
+        let store = try StoreAccess.open(self.store, create: true, durability: durability.durability, cacheSizeBytes: cacheSize)
+        let out = Output()
+        let input = LineReader(fd: 0)
+        // Acknowledgements not yet printed, in order; `durableAt` is the LSN that must be
+        // durable first (nil for failures, which need nothing).
+        var pending: [(line: JSONValue, durableAt: LSN?)] = []
+        var pendingSince: UInt64 = 0
+        var lineNumber = 0, failures = 0
+
+        func release() throws {
+            guard !pending.isEmpty else { return }
+            if let lsn = pending.compactMap(\.durableAt).max(), durability == .batched {
+                do { try store.waitUntilDurable(lsn) } catch {
+                    // Nothing waiting is known durable: fail every pending acknowledgement.
+                    for i in pending.indices where pending[i].durableAt != nil {
+                        pending[i].line = ["ok": false, "error": .string("not durable: \(error)")]
+                        failures += 1
+                    }
+                }
+            }
+            for p in pending { out.json(p.line) }
+            out.flush()
+            pending.removeAll(keepingCapacity: true)
+        }
+
+        while let line = input.nextLine() {
+            lineNumber += 1
+            if line.allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\r" }) { continue }
+            if pending.isEmpty { pendingSince = Self.monotonicNanos() }
+            do {
+                let op = try ApplyOperation(line: line)
+                let (lsn, extra) = try Self.execute(op, on: store)
+                pending.append((.object([JSONMember(key: "ok", value: true), JSONMember(key: "lsn", value: Render.int(lsn))] + extra), lsn))
+            } catch {
+                failures += 1
+                let why = (error as? StoreError).map(ExitCodes.describe) ?? "\(error)"
+                pending.append((["ok": false, "error": .string("line \(lineNumber): \(why.replacingNewlines())")], nil))
+            }
+            // `.full` and `.buffered` hold on return from the commit. Under `.batched`, wait
+            // for durability once the input pauses (or every 10 ms / 1,000 lines), so that one
+            // sync covers every commit waiting.
+            if durability != .batched || !input.hasBufferedLine && !input.isReadable()
+                || pending.count >= 1000 || Self.monotonicNanos() - pendingSince >= 10_000_000
+            {
+                try release()
+            }
+        }
+        try release()
+        try store.close()
+        if failures > 0 {
+            throw ToolError.failed("\(failures) of the operations failed (see the output)")
+        }
+    }
+
+    /// Runs one operation as one commit; returns its LSN and the extra output fields.
+    static func execute(_ op: ApplyOperation, on store: Store) throws(StoreError) -> (LSN, [JSONMember]) {
+        switch op {
+        case let .serverSet(path, node):
+            return (try store.commit { $0.applyServerOverwrite(node, at: path) }.lsn, [])
+        case let .serverUpdate(path, children):
+            return (try store.commit { $0.applyServerMerge(children, at: path) }.lsn, [])
+        case let .set(path, node):
+            return try write(.set(node), at: path, on: store)
+        case let .update(path, children):
+            return try write(.update(children), at: path, on: store)
+        case .ack(let id):
+            return (try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.ackWrite(id) }.lsn, [])
+        case .revert(let id):
+            return (try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.revertWrite(id) }.lsn, [])
+        case let .trackQuery(location, complete, active, keys):
+            var keys = keys
+            if complete == true, keys == nil, !location.query.loadsAllData {
+                // Its window over the server cache now. This process is the store's only
+                // writer (it holds the lock) and applies operations one at a time, so nothing
+                // can change the cache between this read and the commit below.
+                keys = Set(try store.query(location.query, at: location.path, includePending: false).window.keys)
+            }
+            var id: Int64 = 0
+            let r = try store.commit { id = $0.trackQuery(at: location, complete: complete, active: active, keys: keys).id }
+            return (r.lsn, [JSONMember(key: "queryId", value: Render.int(id))])
+        case .untrackQuery(let location):
+            return (try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.untrackQuery(at: location) }.lsn, [])
+        case let .keepSynced(location, on):
+            return (try store.commit { $0.keepSynced(location, on) }.lsn, [])
+        case .auth(let token):
+            return (try store.commit { $0.saveAuth(token) }.lsn, [])
+        case .signOut:
+            return (try store.commit { $0.clearAuth() }.lsn, [])
+        case .serverTimeOffset(let ms):
+            return (try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.setServerTimeOffset(ms) }.lsn, [])
+        case let .onDisconnect(action, path):
+            var id: Int64 = 0
+            let r = try store.commit { (b: inout StoreBatch) throws(StoreError) in id = try b.queueOnDisconnect(action, at: path).id }
+            return (r.lsn, [JSONMember(key: "onDisconnectId", value: Render.int(id))])
+        case .compact:
+            let (before, after) = try store.compact()
+            return (store.lastLSN, [
+                JSONMember(key: "footprintBefore", value: Render.int(before)),
+                JSONMember(key: "footprintAfter", value: Render.int(after)),
+            ])
+        }
+    }
+
+    static func write(_ operation: PendingWrite.Operation, at path: Path, on store: Store) throws(StoreError) -> (LSN, [JSONMember]) {
+        var id: Int64 = 0
+        let r = try store.commit { (b: inout StoreBatch) throws(StoreError) in id = try b.saveWrite(operation, at: path) }
+        return (r.lsn, [JSONMember(key: "writeId", value: Render.int(id))])
+    }
+
+    static func monotonicNanos() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}
+
+/// Lines from a file descriptor, read with read(2) so that the tool knows whether more
+/// input is already waiting (to group acknowledgements under `.batched`).
+final class LineReader {
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var eof = false
+
+    init(fd: Int32) { self.fd = fd }
+
+    /// Whether a whole line is already buffered.
+    var hasBufferedLine: Bool { buffer[start...].contains(0x0A) }
+
+    /// Whether reading would not block (data or end of input waiting).
+    func isReadable() -> Bool {
+        if eof { return true }
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&p, 1, 0) > 0
+    }
+
+    /// The next line without its newline; the last line may lack one. Nil at end of input.
+    func nextLine() -> String? {
+        while true {
+            if let nl = buffer[start...].firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[start..<nl], as: UTF8.self)
+                start = nl + 1
+                if start > 1 << 16 {
+                    buffer.removeFirst(start)
+                    start = 0
+                }
+                return line
+            }
+            if eof {
+                guard start < buffer.count else { return nil }
+                let line = String(decoding: buffer[start...], as: UTF8.self)
+                start = buffer.count
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                eof = true
+            } else if n == 0 {
+                eof = true
+            } else {
+                buffer.append(contentsOf: chunk[0..<n])
+            }
+        }
+    }
+}

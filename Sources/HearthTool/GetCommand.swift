@@ -1,0 +1,62 @@
+import ArgumentParser
+import Hearth
+
+/// `hearth get STORE PATH`: the value at a path, optionally through a query.
+struct GetCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get",
+        abstract: "Print the value at PATH with pending writes overlaid (or the server cache alone).",
+        discussion: """
+            Values print in Firebase's export format (.value/.priority/.sv). With --query, prints \
+            the query's window. Opens the store (taking its lock; recovery may truncate a torn tail).
+            """
+    )
+
+    @Argument(help: "The store directory.")
+    var store: String
+
+    @Argument(help: "The database path, slash-separated (\"/\" is the root).")
+    var path: String
+
+    @Option(help: ArgumentHelp("A query in Hearth's JSON form, e.g. '{\"orderBy\":\"value\",\"limitToLast\":4}'.", valueName: "Q"))
+    var query: String?
+
+    @Flag(help: "The server cache alone, without pending writes.")
+    var server = false
+
+    @Flag(help: "Print the node hash (Firebase's) of the value.")
+    var hash = false
+
+    @Flag(help: "Print the result as one JSON object.")
+    var json = false
+
+    func validate() throws {
+        _ = try StoreAccess.path(path, option: "PATH")
+        if let query { _ = try StoreAccess.query(query) }
+    }
+
+    func run() throws {
+        let path = try StoreAccess.path(self.path, option: "PATH")
+        let spec = try query.map(StoreAccess.query)
+        let store = try StoreAccess.open(self.store)
+        let result = try store.query(spec ?? .default, at: path, includePending: !server)
+        let value = spec == nil ? (server ? try store.serverValue(at: path) : try store.value(at: path)) : result.window.node
+        try store.close()
+
+        let out = Output()
+        if json {
+            var m: [JSONMember] = []
+            if spec != nil { m.append(JSONMember(key: "keys", value: .array(result.window.keys.map { .string($0.string) }))) }
+            m.append(JSONMember(key: "value", value: value.exportJSON()))
+            m.append(JSONMember(key: "complete", value: .bool(result.complete)))
+            if hash { m.append(JSONMember(key: "hash", value: .string(value.hash))) }
+            out.json(.object(m))
+        } else if hash {
+            out.line(value.hash)
+        } else {
+            out.line(value.exportJSONString())
+            if spec != nil { out.line("keys: " + JSONValue.array(result.window.keys.map { .string($0.string) }).serialized()) }
+            out.line("complete: \(result.complete)")
+        }
+    }
+}

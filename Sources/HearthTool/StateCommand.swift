@@ -1,0 +1,43 @@
+import ArgumentParser
+import Hearth
+
+/// `hearth state STORE`: the whole materialized state.
+struct StateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "state",
+        abstract: "Print the whole materialized state (the auth token redacted).",
+        discussion: "Opens the store (taking its lock; recovery may truncate a torn tail and maintenance may run)."
+    )
+
+    @Argument(help: "The store directory.")
+    var store: String
+
+    @Flag(help: "Print the state as one JSON object.")
+    var json = false
+
+    @Flag(name: .customLong("show-secrets"), help: "Show the auth token instead of redacting it.")
+    var showSecrets = false
+
+    func run() throws {
+        let store = try StoreAccess.open(self.store)
+        let state = store.state()
+        try store.close()
+        let out = Output()
+        let j = Render.state(state, showSecrets: showSecrets)
+        if json {
+            out.json(j)
+            return
+        }
+        out.line("server cache: " + (j["serverCache"] ?? .null).serialized())
+        for (title, key) in [("pending writes", "pendingWrites"), ("tracked queries", "trackedQueries"), ("pins", "pins"),
+                             ("transactions", "transactions"), ("onDisconnect operations", "onDisconnect"),
+                             ("untracked cache entries", "untracked")] {
+            let items = j[key]?.arrayValue ?? []
+            out.line("\(title): \(items.count)")
+            for item in items { out.line("  " + item.serialized()) }
+        }
+        out.line("auth: " + (j["auth"] ?? .null).serialized())
+        out.line("server time offset: \((j["serverTimeOffsetMs"] ?? .null).serialized()) ms")
+        out.line("last ids: " + (j["lastIDs"] ?? .null).serialized())
+    }
+}
