@@ -109,9 +109,9 @@ struct ApplyCommand: ParsableCommand {
     static func execute(_ op: ApplyOperation, on store: Store) throws(StoreError) -> (LSN, [JSONMember]) {
         switch op {
         case let .serverSet(path, node):
-            return (try store.commit { $0.applyServerOverwrite(node, at: path) }.lsn, [])
+            return (try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.applyServerOverwrite(node, at: path) }.lsn, [])
         case let .serverUpdate(path, children):
-            return (try store.commit { $0.applyServerMerge(children, at: path) }.lsn, [])
+            return (try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.applyServerMerge(children, at: path) }.lsn, [])
         case let .set(path, node):
             return try write(.set(node), at: path, on: store)
         case let .update(path, children):
@@ -129,12 +129,12 @@ struct ApplyCommand: ParsableCommand {
                 keys = Set(try store.query(location.query, at: location.path, includePending: false).window.keys)
             }
             var id: Int64 = 0
-            let r = try store.commit { id = $0.trackQuery(at: location, complete: complete, active: active, keys: keys).id }
+            let r = try store.commit { (b: inout StoreBatch) throws(StoreError) in id = try b.trackQuery(at: location, complete: complete, active: active, keys: keys).id }
             return (r.lsn, [JSONMember(key: "queryId", value: Render.int(id))])
         case .untrackQuery(let location):
             return (try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.untrackQuery(at: location) }.lsn, [])
         case let .keepSynced(location, on):
-            return (try store.commit { $0.keepSynced(location, on) }.lsn, [])
+            return (try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.keepSynced(location, on) }.lsn, [])
         case .auth(let token):
             return (try store.commit { $0.saveAuth(token) }.lsn, [])
         case .signOut:

@@ -20,7 +20,7 @@ struct StateCommand: ParsableCommand {
 
     func run() throws {
         let store = try StoreAccess.open(self.store)
-        let state = store.state()
+        let state = try store.state()
         try store.close()
         let out = Output()
         let j = Render.state(state, showSecrets: showSecrets)
