@@ -96,6 +96,39 @@ func buildCorruptionStore(seed: UInt64) throws -> (SimulatedFileSystem, [[UInt8]
         }
     }
 
+    @Test func salvageRebuildsDamagedManifestAndSetsAsideDamagedCheckpoint() throws {
+        // MANIFEST: rebuilt from the files present; nothing is lost.
+        var (fs, history) = try buildCorruptionStore(seed: 8)
+        var m = fs.contents(of: "\(storeDir)/MANIFEST")!
+        m[20] ^= 4
+        fs.setContents(of: "\(storeDir)/MANIFEST", to: m)
+        #expect(throws: LogError.corruption(file: "MANIFEST", offset: UInt64(m.count - 4), reason: "MANIFEST checksum mismatch")) {
+            try Log.open(directory: storeDir, fileSystem: fs, options: .test())
+        }
+        var log = try Log.open(directory: storeDir, fileSystem: fs, options: .test(salvage: true))
+        #expect(log.recovery.salvaged?.movedAside == ["MANIFEST.broken"])
+        #expect(try recoveredHistory(log) == history)
+        #expect(fs.contents(of: "\(storeDir)/MANIFEST.broken") == m)
+        try log.close()
+        // Checkpoint header: moved aside; the log keeps only what replays from LSN 1 (here nothing,
+        // as the checkpoint had retired the early segments), every file kept as *.broken.
+        (fs, history) = try buildCorruptionStore(seed: 8)
+        let ckpt = fs.fileNames(in: storeDir).first { $0.hasPrefix("ckpt-") }!
+        var c = fs.contents(of: "\(storeDir)/\(ckpt)")!
+        c[30] ^= 1
+        fs.setContents(of: "\(storeDir)/\(ckpt)", to: c)
+        #expect(throws: LogError.corruption(file: ckpt, offset: 0, reason: "checkpoint header checksum mismatch")) {
+            try Log.open(directory: storeDir, fileSystem: fs, options: .test())
+        }
+        let before = fs.fileNames(in: storeDir).filter { $0 != "LOCK" }
+        log = try Log.open(directory: storeDir, fileSystem: fs, options: .test(salvage: true))
+        let h = try recoveredHistory(log)
+        #expect(h == Array(history.prefix(h.count)))
+        let after = Set(fs.fileNames(in: storeDir))
+        for n in before { #expect(after.contains(n + ".broken") || after.contains(n), "\(n) kept") }
+        try log.close()
+    }
+
     @Test func damagedLastRecordIsTornButVouchedDamageIsCorruption() throws {
         func store() throws -> (SimulatedFileSystem, [RecordInfo]) {
             let fs = SimulatedFileSystem(seed: 11)
