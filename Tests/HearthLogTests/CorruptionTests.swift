@@ -199,3 +199,46 @@ func buildCorruptionStore(seed: UInt64) throws -> (SimulatedFileSystem, [[UInt8]
         #expect(Set(fp.files.map(\.name)) == names.subtracting(["LOCK"]))
     }
 }
+
+@Suite struct HostileInputTests {
+    /// Arbitrary bytes in place of (or truncating, or extending) any file: open and verify return a
+    /// typed error or a consistent store, and never crash, hang or allocate unboundedly.
+    @Test func arbitraryFileContentsNeverCrash() throws {
+        let seed: UInt64 = 0xF022
+        var g = SplitMix64(seed: seed)
+        var outcomes: [String: Int] = [:]
+        for iteration in 0 ..< 150 {
+            let (fs, history) = try buildCorruptionStore(seed: seed)
+            let names = fs.fileNames(in: storeDir).filter { $0 != "LOCK" }
+            let name = names[Int(g.next() % UInt64(names.count))]
+            var bytes = fs.contents(of: "\(storeDir)/\(name)")!
+            switch g.next() % 5 {
+            case 0: bytes = Array(bytes.prefix(Int(g.next() % UInt64(bytes.count + 1))))
+            case 1: bytes = randomBytes(Int(g.next() % 5000), seed: g.next())
+            case 2: bytes += randomBytes(Int(g.next() % 300) + 1, seed: g.next())
+            case 3: // plausible-looking header fields with huge values
+                let at = Int(g.next() % UInt64(max(1, bytes.count - 8)))
+                for k in 0 ..< min(8, bytes.count - at) { bytes[at + k] = 0xFF }
+            default: // overwrite a region with zeros
+                let at = Int(g.next() % UInt64(bytes.count))
+                for k in at ..< min(bytes.count, at + Int(g.next() % 700)) { bytes[k] = 0 }
+            }
+            fs.setContents(of: "\(storeDir)/\(name)", to: bytes)
+            for salvage in [false, true] {
+                do {
+                    let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test(salvage: salvage))
+                    if let h = try? recoveredHistory(log) {
+                        #expect(h == Array(history.prefix(h.count)), "seed \(seed) iteration \(iteration) \(name)")
+                    }
+                    try? log.close()
+                    outcomes[salvage ? "salvage opened" : "opened", default: 0] += 1
+                } catch {
+                    #expect(error.isCorruption || salvage, "seed \(seed) iteration \(iteration) \(name): \(error)")
+                    outcomes[salvage ? "salvage refused" : "typed error", default: 0] += 1
+                }
+            }
+            _ = try? Log.verify(directory: storeDir, fileSystem: fs)
+        }
+        print("hostile input: \(outcomes.sorted { $0.key < $1.key })")
+    }
+}
