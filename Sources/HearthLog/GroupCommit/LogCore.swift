@@ -23,6 +23,7 @@ final class LogCore: @unchecked Sendable {
     var writtenLSN: LSN
     var durableLSN: LSN
     var poison: LogError?
+    var closeStarted = false
     var closing = false
     var closed = false
     var batchedDeadline: UInt64?
@@ -277,8 +278,10 @@ final class LogCore: @unchecked Sendable {
     // MARK: Close
 
     func close() throws(LogError) {
+        // Exactly one caller performs the close (two threads may call close, or close and deinit).
         let already = monitor.withLock { () -> Bool in
-            if closing || closed { return true }
+            if closeStarted || closing || closed { return true }
+            closeStarted = true
             return false
         }
         if already { return }
