@@ -119,6 +119,8 @@ public final class Log: Sendable {
     /// Reads the records with LSN > `after` (up to `lastLSN` at the time of the call), in order,
     /// streaming from the segment files. With `knownTypes`, records of other types are skipped when
     /// flagged skippable and otherwise throw ``LogError/unknownRecordType(file:offset:type:)``.
+    /// Appends may continue meanwhile (they are not returned); do not install a checkpoint while
+    /// replaying, since it may delete segments the reader has not reached (``LogError/missingFile(file:)``).
     public func reader(after: LSN, knownTypes: Set<UInt8>? = nil) -> LogReader {
         let end = lastLSN
         let segs = core.manifestLock.withLock { core.segments }

@@ -110,10 +110,13 @@ final class LogCore: @unchecked Sendable {
             group.append(r)
             bytes += r.bytes
         }
+        assert(group.first === queue.first && !group.isEmpty, "the leader leads its own group")
         if let p = poison {
             finish(group, .failure(.poisoned(underlying: p)))
             return
         }
+        assert(writtenLSN == nextLSN - 1, "no LSN is assigned but unwritten between groups")
+        assert(durableLSN <= writtenLSN)
         let first = nextLSN
         let count = group.reduce(0) { $0 + $1.records.count }
         nextLSN += LSN(count)
@@ -190,6 +193,8 @@ final class LogCore: @unchecked Sendable {
                 lsn += 1
             }
         }
+        assert(buffer.count == group.reduce(0) { $0 + $1.bytes } && buffer.count % Layout.recordAlignment == 0)
+        assert(a.offset % UInt64(Layout.recordAlignment) == 0, "records start 8-aligned")
         try logIO { try a.file.write(buffer, at: a.offset) }
         active = (a.file, a.header, a.offset + UInt64(buffer.count), chain)
     }
