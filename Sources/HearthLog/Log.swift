@@ -97,7 +97,8 @@ public final class Log: Sendable {
     /// Syncs everything written so far, now.
     public func flush() throws(LogError) { try core.flush() }
 
-    /// Returns once every record up to `lsn` is durable (syncing if needed).
+    /// Returns once every record up to `lsn` is durable: waits for the scheduled `.batched` sync if one
+    /// is pending (adding no sync), otherwise syncs now. `lsn` must have been written.
     public func waitUntilDurable(_ lsn: LSN) throws(LogError) { try core.waitUntilDurable(lsn) }
 
     /// The highest LSN known to be synced.

@@ -60,6 +60,13 @@ func onThreads(_ n: Int, _ body: @escaping @Sendable (Int) -> Void) {
         }
         #expect(log.durableLSN == last, "flusher did not sync within 2 s")
         #expect(fs.syncCount - before < 10, "batched: few syncs (\(fs.syncCount - before))")
+        // waitUntilDurable on a batched record waits for the scheduled sync instead of adding one.
+        let syncsBefore = fs.syncCount
+        var lastBatched: LSN = 0
+        for i in 0 ..< 20 { lastBatched = try log.append(jsonPayload(100 + i), type: 1) }
+        for l in last + 1 ... lastBatched { try log.waitUntilDurable(l) }
+        #expect(log.durableLSN >= lastBatched)
+        #expect(fs.syncCount - syncsBefore <= 2, "waiting added syncs: \(fs.syncCount - syncsBefore)")
         let more = try log.append([1, 2], type: 1, durability: .buffered)
         #expect(log.durableLSN < more)
         try log.waitUntilDurable(more)

@@ -249,11 +249,23 @@ final class LogCore: @unchecked Sendable {
         _ = try commit(CommitRequest(records: [], sync: true, batchedInterval: nil))
     }
 
+    /// Returns once `lsn` is durable. If a `.batched` sync is already scheduled, waits for it (so that
+    /// waiting does not add syncs); otherwise syncs now.
     func waitUntilDurable(_ lsn: LSN) throws(LogError) {
-        let (durable, written) = monitor.withLock { (durableLSN, writtenLSN) }
-        if lsn <= durable { return }
-        guard lsn <= written else { throw .invalidArgument("LSN \(lsn) has not been written (last is \(written))") }
-        try flush()
+        monitor.lock()
+        let written = writtenLSN
+        guard lsn <= written else {
+            monitor.unlock()
+            throw .invalidArgument("LSN \(lsn) has not been written (last is \(written))")
+        }
+        // Bounded: each wake-up follows a group completion; the flusher's deadline is at most one
+        // interval away, and poison or close end the wait.
+        while durableLSN < lsn && batchedDeadline != nil && poison == nil && !closing && !closed {
+            monitor.wait()
+        }
+        let done = durableLSN >= lsn
+        monitor.unlock()
+        if !done { try flush() }
     }
 
     // MARK: The `.batched` flusher
