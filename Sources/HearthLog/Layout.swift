@@ -25,6 +25,10 @@ enum Layout {
     /// Upper bound on the number of live segments a MANIFEST may name (checked before allocating).
     static let maxManifestSegments = 1 << 20
 
+    /// LSNs, ids and lengths decoded from disk must be below this (2^62), so that no arithmetic on a
+    /// hostile value can overflow. A writer reaches it only after 2^62 records.
+    static let maxLSN: UInt64 = 1 << 62
+
     /// Largest payload (uncompressed) a record may carry: 64 MiB.
     static let maxPayloadSize = 64 << 20
 

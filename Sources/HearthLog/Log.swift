@@ -97,7 +97,8 @@ public final class Log: Sendable {
     /// Syncs everything written so far, now.
     public func flush() throws(LogError) { try core.flush() }
 
-    /// Returns once every record up to `lsn` is durable (syncing if needed).
+    /// Returns once every record up to `lsn` is durable: waits for the scheduled `.batched` sync if one
+    /// is pending (adding no sync), otherwise syncs now. `lsn` must have been written.
     public func waitUntilDurable(_ lsn: LSN) throws(LogError) { try core.waitUntilDurable(lsn) }
 
     /// The highest LSN known to be synced.
@@ -119,6 +120,8 @@ public final class Log: Sendable {
     /// Reads the records with LSN > `after` (up to `lastLSN` at the time of the call), in order,
     /// streaming from the segment files. With `knownTypes`, records of other types are skipped when
     /// flagged skippable and otherwise throw ``LogError/unknownRecordType(file:offset:type:)``.
+    /// Appends may continue meanwhile (they are not returned); do not install a checkpoint while
+    /// replaying, since it may delete segments the reader has not reached (``LogError/missingFile(file:)``).
     public func reader(after: LSN, knownTypes: Set<UInt8>? = nil) -> LogReader {
         let end = lastLSN
         let segs = core.manifestLock.withLock { core.segments }

@@ -60,6 +60,13 @@ func onThreads(_ n: Int, _ body: @escaping @Sendable (Int) -> Void) {
         }
         #expect(log.durableLSN == last, "flusher did not sync within 2 s")
         #expect(fs.syncCount - before < 10, "batched: few syncs (\(fs.syncCount - before))")
+        // waitUntilDurable on a batched record waits for the scheduled sync instead of adding one.
+        let syncsBefore = fs.syncCount
+        var lastBatched: LSN = 0
+        for i in 0 ..< 20 { lastBatched = try log.append(jsonPayload(100 + i), type: 1) }
+        for l in last + 1 ... lastBatched { try log.waitUntilDurable(l) }
+        #expect(log.durableLSN >= lastBatched)
+        #expect(fs.syncCount - syncsBefore <= 2, "waiting added syncs: \(fs.syncCount - syncsBefore)")
         let more = try log.append([1, 2], type: 1, durability: .buffered)
         #expect(log.durableLSN < more)
         try log.waitUntilDurable(more)
@@ -104,5 +111,33 @@ func onThreads(_ n: Int, _ body: @escaping @Sendable (Int) -> Void) {
         #expect(again.checkpoint?.lsn == 50)
         #expect(try readAll(again, after: 50).count == Int(total) - 50)
         try again.close()
+    }
+}
+
+@Suite struct CloseTests {
+    @Test func concurrentCloseAndAppendsAreSafe() throws {
+        for round in 0 ..< 20 {
+            let fs = SimulatedFileSystem(seed: UInt64(40 + round))
+            let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test())
+            let acked = Mutex<[LSN]>([])
+            onThreads(6) { t in
+                if t < 2 {
+                    sleepNanos(UInt64(200_000 * (round % 5)))
+                    try? log.close()
+                } else {
+                    for k in 0 ..< 30 {
+                        if let lsn = try? log.append(jsonPayload(t * 100 + k), type: 1) { acked.withLock { $0.append(lsn) } }
+                    }
+                }
+            }
+            try log.close()
+            #expect(throws: LogError.closed) { try log.append([1], type: 1) }
+            fs.powerCut(mode: .dropAllUnsynced)
+            let again = try Log.open(directory: storeDir, fileSystem: fs, options: .test())
+            let lsns = try readAll(again).map(\.lsn)
+            let a = acked.withLock { $0 }
+            #expect(Set(a).isSubset(of: Set(lsns)), "round \(round): every acknowledged append survives")
+            try again.close()
+        }
     }
 }

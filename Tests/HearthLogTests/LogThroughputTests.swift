@@ -11,6 +11,36 @@ import Glibc
 import Darwin
 #endif
 
+/// Wraps a file system and counts file syncs (to show records per fsync on the real device).
+final class SyncCountingFileSystem: FileSystem {
+    let base: any FileSystem
+    let syncs = Atomic<Int>(0)
+    init(_ base: any FileSystem) { self.base = base }
+
+    final class File: StoreFile {
+        let f: any StoreFile
+        let owner: SyncCountingFileSystem
+        init(_ f: any StoreFile, _ owner: SyncCountingFileSystem) { self.f = f; self.owner = owner }
+        var path: String { f.path }
+        func read(at offset: UInt64, count: Int) throws(FileSystemError) -> [UInt8] { try f.read(at: offset, count: count) }
+        func write(_ bytes: [UInt8], at offset: UInt64) throws(FileSystemError) { try f.write(bytes, at: offset) }
+        func size() throws(FileSystemError) -> UInt64 { try f.size() }
+        func truncate(to size: UInt64) throws(FileSystemError) { try f.truncate(to: size) }
+        func sync() throws(FileSystemError) { owner.syncs.add(1, ordering: .relaxed); try f.sync() }
+        func close() throws(FileSystemError) { try f.close() }
+    }
+
+    func createDirectory(_ path: String) throws(FileSystemError) { try base.createDirectory(path) }
+    func directoryExists(_ path: String) -> Bool { base.directoryExists(path) }
+    func listDirectory(_ path: String) throws(FileSystemError) -> [String] { try base.listDirectory(path) }
+    func open(_ path: String, mode: OpenMode) throws(FileSystemError) -> any StoreFile { File(try base.open(path, mode: mode), self) }
+    func rename(from: String, to: String) throws(FileSystemError) { try base.rename(from: from, to: to) }
+    func unlink(_ path: String) throws(FileSystemError) { try base.unlink(path) }
+    func syncDirectory(_ path: String) throws(FileSystemError) { try base.syncDirectory(path) }
+    func lockFile(_ path: String) throws(FileSystemError) -> any StoreLock { try base.lockFile(path) }
+    func randomUInt64() -> UInt64 { base.randomUInt64() }
+}
+
 let benchEnabled = getenv("HEARTH_LOG_BENCH").map { String(cString: $0) == "1" } ?? false
 
 @Suite(.serialized, .enabled(if: benchEnabled)) struct LogThroughput {
@@ -22,12 +52,14 @@ let benchEnabled = getenv("HEARTH_LOG_BENCH").map { String(cString: $0) == "1" }
     }
 
     /// Appends/s with `writers` threads under `tier` for `seconds`.
-    func appendRate(writers: Int, tier: Durability) throws -> Double {
+    func appendRate(writers: Int, tier: Durability) throws -> (rate: Double, recordsPerSync: Double) {
         let dir = tempDir("log")
         defer { removeTree(dir) }
         var o = Log.Options()
         o.durability = tier
-        let log = try Log.open(directory: dir, options: o)
+        let fs = SyncCountingFileSystem(POSIXFileSystem())
+        let log = try Log.open(directory: dir, fileSystem: fs, options: o)
+        let syncsBefore = fs.syncs.load(ordering: .relaxed)
         let payloads = (0 ..< 256).map { jsonPayload($0) }
         let count = Atomic<Int>(0)
         let start = monotonicNanos()
@@ -41,8 +73,10 @@ let benchEnabled = getenv("HEARTH_LOG_BENCH").map { String(cString: $0) == "1" }
             count.add(k, ordering: .relaxed)
         }
         let elapsed = Double(monotonicNanos() - start) / 1e9
+        let syncs = fs.syncs.load(ordering: .relaxed) - syncsBefore
         try log.close()
-        return Double(count.load(ordering: .relaxed)) / elapsed
+        let n = Double(count.load(ordering: .relaxed))
+        return (n / elapsed, n / Double(max(1, syncs)))
     }
 
     /// The raw rate of write+fdatasync of one framed record's bytes, appended, through the same seam.
@@ -94,8 +128,10 @@ let benchEnabled = getenv("HEARTH_LOG_BENCH").map { String(cString: $0) == "1" }
         print("raw write+fdatasync of \(framed) B: \(Int(rawRate)) /s (median of \(Self.runs))")
         for tier in [Durability.full, .batched(interval: .milliseconds(10)), .buffered] {
             for writers in [1, 16] {
-                let rate = median(try (0 ..< Self.runs).map { _ in try appendRate(writers: writers, tier: tier) })
-                print("append \(tier) writers=\(writers): \(Int(rate)) /s (median of \(Self.runs))")
+                let results = try (0 ..< Self.runs).map { _ in try appendRate(writers: writers, tier: tier) }
+                let rate = median(results.map(\.rate))
+                let perSync = median(results.map(\.recordsPerSync))
+                print("append \(tier) writers=\(writers): \(Int(rate)) /s, \(Int(perSync)) records per fsync (medians of \(Self.runs))")
             }
         }
     }

@@ -48,7 +48,11 @@ struct CheckpointHeader: Equatable, Sendable {
         guard b.le(UInt32.self, at: 12) == UInt32(Layout.checkpointHeaderSize) else {
             throw .corruption(file: file, offset: 12, reason: "bad checkpoint header size")
         }
-        return CheckpointHeader(id: b.le(UInt64.self, at: 16), lsn: b.le(UInt64.self, at: 24),
-                                bodyLength: b.le(UInt64.self, at: 32), bodyCRC: b.le(UInt32.self, at: 40))
+        let h = CheckpointHeader(id: b.le(UInt64.self, at: 16), lsn: b.le(UInt64.self, at: 24),
+                                 bodyLength: b.le(UInt64.self, at: 32), bodyCRC: b.le(UInt32.self, at: 40))
+        guard h.id < Layout.maxLSN, h.lsn < Layout.maxLSN, h.bodyLength < Layout.maxLSN else {
+            throw .corruption(file: file, offset: 16, reason: "checkpoint header fields out of range")
+        }
+        return h
     }
 }

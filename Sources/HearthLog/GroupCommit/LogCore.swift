@@ -23,6 +23,7 @@ final class LogCore: @unchecked Sendable {
     var writtenLSN: LSN
     var durableLSN: LSN
     var poison: LogError?
+    var closeStarted = false
     var closing = false
     var closed = false
     var batchedDeadline: UInt64?
@@ -109,10 +110,13 @@ final class LogCore: @unchecked Sendable {
             group.append(r)
             bytes += r.bytes
         }
+        assert(group.first === queue.first && !group.isEmpty, "the leader leads its own group")
         if let p = poison {
             finish(group, .failure(.poisoned(underlying: p)))
             return
         }
+        assert(writtenLSN == nextLSN - 1, "no LSN is assigned but unwritten between groups")
+        assert(durableLSN <= writtenLSN)
         let first = nextLSN
         let count = group.reduce(0) { $0 + $1.records.count }
         nextLSN += LSN(count)
@@ -189,6 +193,8 @@ final class LogCore: @unchecked Sendable {
                 lsn += 1
             }
         }
+        assert(buffer.count == group.reduce(0) { $0 + $1.bytes } && buffer.count % Layout.recordAlignment == 0)
+        assert(a.offset % UInt64(Layout.recordAlignment) == 0, "records start 8-aligned")
         try logIO { try a.file.write(buffer, at: a.offset) }
         active = (a.file, a.header, a.offset + UInt64(buffer.count), chain)
     }
@@ -243,11 +249,23 @@ final class LogCore: @unchecked Sendable {
         _ = try commit(CommitRequest(records: [], sync: true, batchedInterval: nil))
     }
 
+    /// Returns once `lsn` is durable. If a `.batched` sync is already scheduled, waits for it (so that
+    /// waiting does not add syncs); otherwise syncs now.
     func waitUntilDurable(_ lsn: LSN) throws(LogError) {
-        let (durable, written) = monitor.withLock { (durableLSN, writtenLSN) }
-        if lsn <= durable { return }
-        guard lsn <= written else { throw .invalidArgument("LSN \(lsn) has not been written (last is \(written))") }
-        try flush()
+        monitor.lock()
+        let written = writtenLSN
+        guard lsn <= written else {
+            monitor.unlock()
+            throw .invalidArgument("LSN \(lsn) has not been written (last is \(written))")
+        }
+        // Bounded: each wake-up follows a group completion; the flusher's deadline is at most one
+        // interval away, and poison or close end the wait.
+        while durableLSN < lsn && batchedDeadline != nil && poison == nil && !closing && !closed {
+            monitor.wait()
+        }
+        let done = durableLSN >= lsn
+        monitor.unlock()
+        if !done { try flush() }
     }
 
     // MARK: The `.batched` flusher
@@ -277,8 +295,10 @@ final class LogCore: @unchecked Sendable {
     // MARK: Close
 
     func close() throws(LogError) {
+        // Exactly one caller performs the close (two threads may call close, or close and deinit).
         let already = monitor.withLock { () -> Bool in
-            if closing || closed { return true }
+            if closeStarted || closing || closed { return true }
+            closeStarted = true
             return false
         }
         if already { return }

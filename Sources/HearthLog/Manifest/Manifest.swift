@@ -77,11 +77,17 @@ struct Manifest: Equatable, Sendable {
         let ckpt = ckptID == 0 ? nil : CheckpointRef(id: ckptID, lsn: b.le(UInt64.self, at: 32),
                                                       bodyLength: b.le(UInt64.self, at: 40),
                                                       bodyCRC: b.le(UInt32.self, at: 48))
+        if let c = ckpt, c.lsn >= Layout.maxLSN || c.bodyLength >= Layout.maxLSN || c.id >= Layout.maxLSN {
+            throw .corruption(file: file, offset: 24, reason: "checkpoint fields out of range")
+        }
         var segs: [Entry] = []
         segs.reserveCapacity(n)
         for i in 0 ..< n {
             let o = Layout.manifestFixedSize + Layout.manifestEntrySize * i
             let e = Entry(number: b.le(UInt64.self, at: o), baseLSN: b.le(UInt64.self, at: o + 8))
+            if e.number >= Layout.maxLSN || e.baseLSN >= Layout.maxLSN || e.baseLSN == 0 {
+                throw .corruption(file: file, offset: UInt64(o), reason: "segment entry out of range")
+            }
             if let last = segs.last, e.number <= last.number || e.baseLSN < last.baseLSN {
                 throw .corruption(file: file, offset: UInt64(o), reason: "segment entries out of order")
             }

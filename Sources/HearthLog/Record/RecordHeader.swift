@@ -52,7 +52,7 @@ struct RecordHeader: Equatable, Sendable {
         } else if storedLength != rawLength {
             return "stored length \(storedLength) differs from raw length \(rawLength) in an uncompressed record"
         }
-        if lsn == 0 { return "LSN 0" }
+        if lsn == 0 || lsn >= Layout.maxLSN || syncedThrough >= Layout.maxLSN { return "LSN \(lsn) out of range" }
         return nil
     }
 

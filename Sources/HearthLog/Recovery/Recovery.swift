@@ -34,6 +34,8 @@ enum Recovery {
         var report = try Scanner.scan(directory: directory, fileSystem: fs, keepRecords: false)
         var info = RecoveryReport(createdStore: false, truncatedTail: nil, removedTempFiles: [], removedStrayFiles: [],
                                   salvaged: nil, lastLSN: 0)
+        // Refuse before touching anything: a store we will not open is left exactly as found.
+        if let d = report.damage, !d.isTornTail, !options.salvage { throw d.error }
         var dirty = false
         for t in report.tempFiles {
             try logIO { try fs.unlink(joinPath(directory, t)) }
@@ -48,10 +50,15 @@ enum Recovery {
             report = try Scanner.scan(directory: directory, fileSystem: fs, keepRecords: false)
         } else if let d = report.damage, !d.isTornTail {
             guard options.salvage else { throw d.error }
-            let moved = try salvage(report, damage: d, directory: directory, fs: fs)
-            info.salvaged = (d, moved)
-            report = try Scanner.scan(directory: directory, fileSystem: fs, keepRecords: false)
+            // A rebuilt MANIFEST may itself name damaged segments: salvage again (bounded).
+            var moved: [String] = []
+            for _ in 0 ..< 3 {
+                guard let d2 = report.damage, !d2.isTornTail else { break }
+                moved += try salvage(report, damage: d2, directory: directory, fs: fs)
+                report = try Scanner.scan(directory: directory, fileSystem: fs, keepRecords: false)
+            }
             if let d2 = report.damage, !d2.isTornTail { throw d2.error }
+            info.salvaged = (d, moved)
         }
         guard let manifest = report.manifest else { throw report.damage?.error ?? .manifestMissing(path: directory) }
 
@@ -94,10 +101,22 @@ enum Recovery {
 
     /// Salvage: keeps the longest valid prefix of the live log. Segments from the damaged one on are
     /// renamed to `<name>.broken` (never deleted); the valid prefix of the damaged segment is copied to
-    /// a fresh file under its old name; the MANIFEST is rewritten to name what is kept. Damage in the
-    /// MANIFEST or the checkpoint header cannot be salvaged by the log and is rethrown.
+    /// a fresh file under its old name; the MANIFEST is rewritten to name what is kept. A damaged
+    /// MANIFEST is rebuilt from the files present; a damaged checkpoint header is moved aside and the
+    /// MANIFEST rebuilt without it. An unknown MANIFEST version is rethrown (a newer writer's store).
     private static func salvage(_ report: ScanReport, damage: Damage, directory: String,
                                 fs: any FileSystem) throws(LogError) -> [String] {
+        if report.manifest == nil {
+            if case .unsupportedVersion = damage.error { throw damage.error } // a newer writer's store
+            return try rebuildManifest(directory: directory, fs: fs)
+        }
+        if let c = report.checkpoint, damage.file == c.file, report.damagedSegment == nil {
+            // A damaged checkpoint header: move it aside and rebuild from what remains (the log then
+            // keeps only what it can replay from LSN 1, possibly nothing; all of it moved, not deleted).
+            let b = c.file + Layout.brokenSuffix
+            try logIO { try fs.rename(from: joinPath(directory, c.file), to: joinPath(directory, b)) }
+            return [b] + (try rebuildManifest(directory: directory, fs: fs))
+        }
         guard var manifest = report.manifest, let i = report.damagedSegment else { throw damage.error }
         let ckptLSN = manifest.checkpoint?.lsn ?? 0
         var moved: [String] = []
@@ -143,6 +162,68 @@ enum Recovery {
         manifest.generation += 1
         manifest.segments = keep
         try ManifestWriter.replace(manifest, directory: directory, fs: fs)
+        return moved
+    }
+
+    /// Salvage of a damaged or missing MANIFEST: the old one is moved aside, and a new one is built from
+    /// the files present: the checkpoint with the highest id whose header is intact, and the run of
+    /// segments (by number, with intact headers) starting at the last one whose base LSN is ≤ the
+    /// checkpoint LSN + 1. Segments not chosen are moved aside, never deleted. The scan that follows
+    /// checks LSN continuity and the chain (and may salvage again).
+    private static func rebuildManifest(directory: String, fs: any FileSystem) throws(LogError) -> [String] {
+        let names = try logIO { try fs.listDirectory(directory) }
+        var moved: [String] = []
+        func moveAside(_ n: String) throws(LogError) {
+            var b = n + Layout.brokenSuffix
+            var k = 1
+            while names.contains(b) || moved.contains(b) { b = n + ".\(k)" + Layout.brokenSuffix; k += 1 }
+            try logIO { try fs.rename(from: joinPath(directory, n), to: joinPath(directory, b)) }
+            moved.append(b)
+        }
+        if names.contains(Layout.manifestName) { try moveAside(Layout.manifestName) }
+        var checkpoint: Manifest.CheckpointRef?
+        for id in names.compactMap(Layout.checkpointID(fromName:)).sorted(by: >) {
+            let n = Layout.checkpointName(id)
+            let header: CheckpointHeader? = try? {
+                () throws(LogError) -> CheckpointHeader in
+                let f = try logIO { try fs.open(joinPath(directory, n), mode: .readOnly) }
+                defer { try? f.close() }
+                let h = try CheckpointHeader.decode(try logIO { try f.read(at: 0, count: Layout.checkpointHeaderSize) }, file: n)
+                guard h.id == id, try logIO({ try f.size() }) == UInt64(Layout.checkpointHeaderSize) + h.bodyLength else {
+                    throw .corruption(file: n, offset: 0, reason: "checkpoint id or size mismatch")
+                }
+                return h
+            }()
+            if let h = header, checkpoint == nil {
+                checkpoint = .init(id: h.id, lsn: h.lsn, bodyLength: h.bodyLength, bodyCRC: h.bodyCRC)
+            } else {
+                try moveAside(n)
+            }
+        }
+        var headers: [SegmentHeader] = []
+        for number in names.compactMap(Layout.segmentNumber(fromName:)).sorted() {
+            let n = Layout.segmentName(number)
+            let h: SegmentHeader? = try? {
+                () throws(LogError) -> SegmentHeader in
+                let f = try logIO { try fs.open(joinPath(directory, n), mode: .readOnly) }
+                defer { try? f.close() }
+                let h = try SegmentHeader.decode(try logIO { try f.read(at: 0, count: Layout.segmentHeaderSize) }, file: n)
+                guard h.number == number else { throw .corruption(file: n, offset: 16, reason: "number mismatch") }
+                return h
+            }()
+            if let h { headers.append(h) } else { try moveAside(n) }
+        }
+        let start = (checkpoint?.lsn ?? 0) + 1
+        let first = headers.lastIndex { $0.baseLSN <= start }
+        var keep: [Manifest.Entry] = []
+        for (i, h) in headers.enumerated() {
+            if let first, i >= first, keep.isEmpty || h.baseLSN >= keep.last!.baseLSN {
+                keep.append(.init(number: h.number, baseLSN: h.baseLSN))
+            } else {
+                try moveAside(Layout.segmentName(h.number))
+            }
+        }
+        try ManifestWriter.replace(Manifest(generation: 1, checkpoint: checkpoint, segments: keep), directory: directory, fs: fs)
         return moved
     }
 }

@@ -70,7 +70,7 @@ struct SegmentHeader: Equatable, Sendable {
         let h = SegmentHeader(number: bytes.le(UInt64.self, at: 16), baseLSN: bytes.le(UInt64.self, at: 24),
                               salt: bytes.le(UInt64.self, at: 32), previousLastLSN: bytes.le(UInt64.self, at: 40),
                               previousChain: bytes.le(UInt32.self, at: 48), codec: codec)
-        guard h.baseLSN >= 1, h.previousLastLSN == h.baseLSN - 1 else {
+        guard h.baseLSN >= 1, h.baseLSN < Layout.maxLSN, h.number < Layout.maxLSN, h.previousLastLSN == h.baseLSN - 1 else {
             throw .corruption(file: file, offset: 24, reason: "base LSN \(h.baseLSN) and previous last LSN \(h.previousLastLSN) disagree")
         }
         return h
