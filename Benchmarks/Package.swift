@@ -13,7 +13,7 @@ let package = Package(
     targets: [
         .target(
             name: "Workloads",
-            dependencies: [.product(name: "HearthModel", package: "Hearth")],
+            dependencies: [.product(name: "HearthModel", package: "Hearth"), .product(name: "HearthLog", package: "Hearth")],
             path: "Workloads",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

@@ -71,10 +71,19 @@ func buildStoreAtCap(_ dir: String) throws {
     options.durability = .buffered
     let store = try Store.open(directory: dir, options: options)
     var workload = Workload(seed: 7)
-    // Enough data that LRU pruning holds the store at the cap.
-    for w in workload.writes(totalJSONBytes: 64 << 20) {
-        try store.applyServerOverwrite(w.node, at: w.path)
+    // Feed data until LRU pruning holds the store at the cap (it prunes to 70% and lets the
+    // footprint grow back towards the cap between checks).
+    var fed = 0
+    while true {
+        for w in workload.writes(totalJSONBytes: 4 << 20) {
+            try store.applyServerOverwrite(w.node, at: w.path)
+        }
+        fed += 4
+        let stats = try store.stats()
+        if stats.pruneRounds > 0 && stats.footprintBytes >= UInt64(Double(options.cacheSizeBytes) * 0.85) { break }
+        precondition(fed < 1024, "never reached the cap")
     }
+    print("  (built by feeding \(fed) MiB of JSON)")
     for i in 0..<100 {
         let query = try QuerySpec(orderBy: .child("ts")).limitToLast(50)
         let location = i < 40
@@ -82,6 +91,8 @@ func buildStoreAtCap(_ dir: String) throws {
             : QueryLocation(path: try Path(validating: "profiles/user\(i)"), query: .default)
         try store.trackQuery(at: location, complete: true, active: false)
     }
+    try store.applyServerOverwrite(try Node(jsonText: #"{"name":"Ada","bio":"first programmer"}"#), at: "profiles/user42")
+    try store.keepSynced(QueryLocation(path: "profiles/user42", query: .default), true)
     for i in 0..<1000 {
         let w = workload.next()
         try store.saveWrite(.set(w.node), at: try Path(validating: "outbox/\(i)").appending(w.path))

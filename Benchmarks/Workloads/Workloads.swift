@@ -1,20 +1,8 @@
 // Deterministic, realistic realtime-database data for benchmarks: chat messages, game
 // scores and user profiles, generated from a fixed seed so every engine and every run sees
 // the same bytes.
+import HearthLog
 import HearthModel
-
-/// SplitMix64: small, fast, deterministic.
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
-    var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// One server write of the workload: a location and the JSON written there.
 public struct WorkloadWrite: Sendable {
@@ -25,13 +13,13 @@ public struct WorkloadWrite: Sendable {
 
 /// Generates the realistic data set.
 public struct Workload: Sendable {
-    private var rng: SeededGenerator
+    private var rng: SplitMix64
     private var counter = 0
     static let words = ["hey", "ok", "see", "you", "at", "the", "game", "tonight", "lol", "sure", "when", "are", "we",
                         "meeting", "🎉", "great", "score", "thanks", "día", "café", "new", "level", "unlocked", "brb"]
     static let names = ["Ada", "Grace", "Linus", "Margaret", "Dennis", "Barbara", "Ken", "Frances", "Edsger", "Radia"]
 
-    public init(seed: UInt64 = 20261121) { rng = SeededGenerator(seed: seed) }
+    public init(seed: UInt64 = 20261121) { rng = SplitMix64(seed: seed) }
 
     mutating func int(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
 

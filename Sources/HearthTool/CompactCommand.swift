@@ -9,28 +9,17 @@ struct CompactCommand: ParsableCommand {
         discussion: "Opens the store (taking its lock; recovery may truncate a torn tail)."
     )
 
-    @Argument(help: "The store directory.")
-    var store: String
-
-    @Option(name: .customLong("cache-size"), help: ArgumentHelp("The cap to prune to (default 10 MiB).", valueName: "BYTES"))
-    var cacheSize: Int?
-
-    @Flag(help: "Print the result as one JSON object.")
-    var json = false
-
-    func validate() throws {
-        try ApplyCommand.validateCacheSize(cacheSize)
-    }
+    @OptionGroup var options: CappedStoreArguments
 
     func run() throws {
         // The footprint before opening: opening may already run maintenance.
-        let initial = (try? LogScan(directory: self.store))?.footprintBytes()
-        let store = try StoreAccess.open(self.store, cacheSizeBytes: cacheSize)
+        let initial = (try? LogScan(directory: options.store))?.footprintBytes()
+        let store = try StoreAccess.open(options.store, cacheSizeBytes: options.cacheSize)
         var (before, after) = try store.compact()
         before = initial ?? before
         try store.close()
         let out = Output()
-        if json {
+        if options.json {
             out.json(["footprintBefore": Render.int(before), "footprintAfter": Render.int(after)])
         } else {
             out.line("footprint before: \(before) bytes")

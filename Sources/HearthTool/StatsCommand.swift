@@ -9,24 +9,13 @@ struct StatsCommand: ParsableCommand {
         discussion: "Opens the store (taking its lock; recovery may truncate a torn tail and maintenance may run)."
     )
 
-    @Argument(help: "The store directory.")
-    var store: String
-
-    @Option(name: .customLong("cache-size"), help: ArgumentHelp("The cap to compare the footprint against (default 10 MiB).", valueName: "BYTES"))
-    var cacheSize: Int?
-
-    @Flag(help: "Print the result as one JSON object.")
-    var json = false
-
-    func validate() throws {
-        try ApplyCommand.validateCacheSize(cacheSize)
-    }
+    @OptionGroup var options: CappedStoreArguments
 
     func run() throws {
-        let store = try StoreAccess.open(self.store, cacheSizeBytes: cacheSize)
+        let store = try StoreAccess.open(options.store, cacheSizeBytes: options.cacheSize)
         let s = try store.stats()
         // The store is open and idle (maintenance runs inline), so the scan sees a quiet log.
-        let scan = try LogScan(directory: self.store)
+        let scan = try LogScan(directory: options.store)
         try store.close()
 
         let checkpointLSN = s.checkpointLSN
@@ -49,7 +38,7 @@ struct StatsCommand: ParsableCommand {
         let ratio: Double? = liveRaw > 0 ? Double(liveStored) / Double(liveRaw) : nil
 
         let out = Output()
-        if json {
+        if options.json {
             out.json([
                 "footprintBytes": Render.int(s.footprintBytes),
                 "cacheSizeBytes": Render.int(s.cacheSizeBytes),

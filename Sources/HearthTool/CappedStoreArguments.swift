@@ -1,0 +1,17 @@
+import ArgumentParser
+
+/// The arguments of subcommands that open a store and measure it against the cap.
+struct CappedStoreArguments: ParsableArguments {
+    @Argument(help: "The store directory.")
+    var store: String
+
+    @Option(name: .customLong("cache-size"), help: ArgumentHelp("The cap to compare the footprint against and prune to (default 10 MiB).", valueName: "BYTES"))
+    var cacheSize: Int?
+
+    @Flag(help: "Print the result as one JSON object.")
+    var json = false
+
+    func validate() throws {
+        try ApplyCommand.validateCacheSize(cacheSize)
+    }
+}
