@@ -363,7 +363,8 @@ final class LogCore: @unchecked Sendable {
         }
         // 2. The log must be durable through `lsn` before the MANIFEST points past it: otherwise a crash
         //    could recover a checkpoint whose LSN is beyond the end of the log, and LSNs would be reused.
-        try waitUntilDurable(lsn)
+        // (A flush, not waitUntilDurable: never wait for a `.batched` interval here.)
+        if monitor.withLock({ durableLSN < lsn }) { try flush() }
         // 3. The switch: one MANIFEST replacement. Segments wholly ≤ lsn (never the active, last one)
         //    leave the live set.
         let ref = Manifest.CheckpointRef(id: id, lsn: lsn, bodyLength: header.bodyLength, bodyCRC: header.bodyCRC)
