@@ -151,21 +151,57 @@ final class CheckpointReader: Sendable {
 
     /// Places the chunks selected by `include` into one tree, with the split nodes'
     /// priorities under `prioritiesUnder`.
+    ///
+    /// Built bottom-up: each node is made once from its children in key order (range chunks
+    /// come in key order, recursively split children are assembled first), so the whole
+    /// cache costs O(n) tree work rather than a path update per child.
     func assemble(include: (CheckpointFormat.Chunk) -> Bool, prioritiesUnder: Path?) throws(StoreError) -> Node {
-        var cache = Node.empty
-        for (i, c) in directory.chunks.enumerated() where include(c) {
-            let node = try chunk(i)
-            switch c.kind {
-            case .whole:
-                cache = cache.updating(c.path, with: node)
-            case .range:
-                for (key, child) in node.children { cache = cache.updating(c.path.child(key), with: child) }
+        // Group the selected chunks by their path, in directory order.
+        var byPath: [Path: [Int]] = [:]
+        for (i, c) in directory.chunks.enumerated() where include(c) { byPath[c.path, default: []].append(i) }
+        if byPath.isEmpty { return .empty }
+        var priorities: [Path: Priority] = [:]
+        for (path, priority) in directory.priorities where prioritiesUnder.map({ $0.contains(path) || path.contains($0) }) ?? true {
+            priorities[path] = priority
+        }
+        // Every ancestor of a chunk path is a node to build; record which child keys lead down.
+        var below: [Path: Set<ChildKey>] = [:]
+        for path in byPath.keys {
+            var p = path
+            while let parent = p.parent, let key = p.back {
+                below[parent, default: []].insert(key)
+                p = parent
             }
         }
-        for (path, priority) in directory.priorities where prioritiesUnder.map({ $0.contains(path) || path.contains($0) }) ?? true {
-            cache = cache.updating(path.child(".priority"), with: Node(priority.leafValue))
+        func build(_ path: Path, depth: Int) throws(StoreError) -> Node {
+            var pairs: [(key: ChildKey, value: Node)] = []
+            var wholeNode: Node?
+            for i in byPath[path] ?? [] {
+                let node = try chunk(i)
+                switch directory.chunks[i].kind {
+                case .whole: wholeNode = node
+                case .range: pairs.append(contentsOf: node.children)
+                }
+            }
+            for key in below[path] ?? [] {
+                pairs.append((key, try build(path.child(key), depth: depth + 1)))
+            }
+            if let wholeNode, pairs.isEmpty { return wholeNode }
+            pairs.sort { ChildKey.compare($0.key, $1.key) < 0 }
+            // A well-formed checkpoint never places a key twice; keep the last if it does.
+            var unique: [(key: ChildKey, value: Node)] = []
+            unique.reserveCapacity(pairs.count)
+            for pair in pairs where !pair.value.isEmpty {
+                if let last = unique.last, last.key == pair.key { unique.removeLast() }
+                unique.append(pair)
+            }
+            var node = wholeNode ?? .empty
+            if !unique.isEmpty {
+                node = wholeNode == nil ? Node(children: ChildMap(sortedPairs: unique)) : node.merging(unique.map { (Path(keys: [$0.key]), $0.value) })
+            }
+            return node.withPriority(priorities[path] ?? node.priority)
         }
-        return cache
+        return try build(.root, depth: 0)
     }
 
     /// The whole server cache.
