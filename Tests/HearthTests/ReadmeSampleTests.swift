@@ -1,0 +1,44 @@
+import Testing
+import Hearth
+
+/// The README's library samples, verbatim but for the store directory: if the documented API
+/// changes, this stops compiling.
+@Suite struct ReadmeSampleTests {
+    @Test func modelSample() throws {
+        let scores = try Node(jsonText: #"{"stegosaurus":5,"lambeosaurus":21,"triceratops":22,"pterodactyl":93}"#)
+        #expect(scores.child("pterodactyl") == .number(93))
+        let updated = scores.updating(try Path(validating: "linhenykus"), with: .number(80))
+        #expect(!updated.hash.isEmpty)
+        let top2 = try QuerySpec(orderBy: .value).limitToLast(2)
+        #expect(top2.identifier == #"{"i":".value","l":2,"vf":"r"}"#)
+        #expect(top2.window(of: updated).keys == ["linhenykus", "pterodactyl"])
+    }
+
+    @Test func storeSample() throws {
+        let dir = TempDir()
+        let scores = try Node(jsonText: #"{"stegosaurus":5,"lambeosaurus":21,"triceratops":22,"pterodactyl":93}"#)
+
+        let store = try Store.open(directory: dir.path)   // Options: cap, durability, …
+
+        // Server data as received; user writes queued, unresolved, until the server answers.
+        try store.applyServerOverwrite(scores, at: "scores")
+        let id = try store.saveWrite(.set(try Node(jsonText: #"{".sv":"timestamp"}"#)), at: "scores/lastPlayed")
+
+        // One atomic commit: the ack and the server's data for that path.
+        try store.commit { (batch: inout StoreBatch) throws(StoreError) in
+            try batch.ackWrite(id)
+            try batch.applyServerOverwrite(.number(1_700_000_000_000), at: "scores/lastPlayed")
+        }
+
+        // Tracked queries and keepSynced pins persist; pinned data is never pruned.
+        let top4 = QueryLocation(path: "scores", query: try QuerySpec(orderBy: .value).limitToLast(4))
+        try store.trackQuery(at: top4, complete: true, active: true)
+        try store.keepSynced(top4, true)
+
+        // Reads overlay pending writes (server values resolved) unless asked for the server's view.
+        let result = try store.query(top4.query, at: "scores")
+        #expect(result.window.keys == ["lambeosaurus", "triceratops", "pterodactyl", "lastPlayed"])
+        #expect(result.complete)
+        try store.close()
+    }
+}
