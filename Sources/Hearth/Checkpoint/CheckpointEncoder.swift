@@ -21,8 +21,7 @@ struct CheckpointEncoder {
         var priorities: [(path: Path, priority: Priority)] = []
         var offset: UInt64 = 0
 
-        func emit(_ path: Path, _ kind: CheckpointFormat.Chunk.Kind, _ node: Node) throws {
-            let raw = NodeCodec.encode(node)
+        func emit(_ path: Path, _ kind: CheckpointFormat.Chunk.Kind, _ raw: [UInt8]) throws {
             let (stored, compressed) = store(raw)
             try write(stored)
             chunks.append(CheckpointFormat.Chunk(
@@ -33,39 +32,61 @@ struct CheckpointEncoder {
             summary.storedCacheBytes += stored.count
         }
 
-        // Split the cache into chunks of about `chunkTarget` raw bytes: a small enough subtree
-        // is one chunk; a larger node is split into runs of consecutive children, recursing
-        // into any child that alone exceeds the target.
-        func split(_ node: Node, at path: Path) throws {
-            if node.isEmpty { return }
-            if node.isLeaf || NodeCodec.encodedSize(node) <= CheckpointFormat.chunkTarget {
-                try emit(path, .whole, node)
-                return
+        /// Emits a run of consecutive children of the node at `path` as one range chunk: a
+        /// children node (no priority) whose child encodings are already in `parts`.
+        func emitRun(_ path: Path, _ parts: inout [(key: ChildKey, bytes: [UInt8])], _ size: inout Int) throws {
+            guard let first = parts.first, let last = parts.last else { return }
+            var w = ByteWriter(capacity: size + 16)
+            w.u8(0x07)
+            w.varint(parts.count)
+            for part in parts {
+                w.string(part.key.string)
+                w.raw(part.bytes)
             }
-            if let p = node.priority { priorities.append((path, p)) }
-            var run: [(key: ChildKey, value: Node)] = []
-            var runSize = 0
-            func flush() throws {
-                guard let first = run.first, let last = run.last else { return }
-                try emit(path, .range(first: first.key, last: last.key), Node(children: ChildMap(sortedPairs: run)))
-                run.removeAll(keepingCapacity: true)
-                runSize = 0
-            }
-            for (key, child) in node.children {
-                let size = NodeCodec.stringSize(key.string) + NodeCodec.encodedSize(child)
-                if size > CheckpointFormat.chunkTarget {
-                    try flush()
-                    try split(child, at: path.child(key))
-                } else {
-                    run.append((key, child))
-                    runSize += size
-                    if runSize >= CheckpointFormat.chunkTarget { try flush() }
-                }
-            }
-            try flush()
+            try emit(path, .range(first: first.key, last: last.key), w.bytes)
+            parts.removeAll(keepingCapacity: true)
+            size = 0
         }
 
-        try split(state.serverCache, at: .root)
+        // One pass over the cache, each node encoded once (FORMAT.md §7.1's splitting rule):
+        // returns the node's encoding when it fits in one chunk, for its parent to embed; else
+        // emits its children as runs of about `chunkTarget` bytes (recursing into any child
+        // that does not fit) and returns nil.
+        func process(_ node: Node, at path: Path) throws -> [UInt8]? {
+            if node.isLeaf {
+                let raw = NodeCodec.encode(node)
+                if raw.count <= CheckpointFormat.chunkTarget { return raw }
+                try emit(path, .whole, raw)
+                return nil
+            }
+            var parts: [(key: ChildKey, bytes: [UInt8])] = []
+            var size = 0
+            var split = false
+            for (key, child) in node.children {
+                guard let bytes = try process(child, at: path.child(key)) else {
+                    // The child went to chunks of its own; the runs around it stay in key order.
+                    split = true
+                    try emitRun(path, &parts, &size)
+                    continue
+                }
+                parts.append((key, bytes))
+                size += NodeCodec.stringSize(key.string) + bytes.count
+                if size > CheckpointFormat.chunkTarget { split = true }
+                if split && size >= CheckpointFormat.chunkTarget { try emitRun(path, &parts, &size) }
+            }
+            if !split {
+                var w = ByteWriter(capacity: size + 32)
+                NodeCodec.encodeChildren(parts, priority: node.priority, into: &w)
+                return w.bytes
+            }
+            try emitRun(path, &parts, &size)
+            if let p = node.priority { priorities.append((path, p)) }
+            return nil
+        }
+
+        if !state.serverCache.isEmpty, let whole = try process(state.serverCache, at: .root) {
+            try emit(.root, .whole, whole)
+        }
 
         let directoryRaw = encodeDirectory(state, priorities: priorities, chunks: chunks)
         let (directoryStored, directoryCompressed) = store(directoryRaw)
@@ -119,10 +140,10 @@ struct CheckpointEncoder {
         w.varint(batch.count)
         w.raw(batch)
 
-        let untracked = state.untracked.entries
-        w.varint(untracked.count)
-        for (path, time) in untracked {
-            EventCodec.path(path, &w)
+        w.varint(state.untracked.count)
+        state.untracked.forEachEntry { keys, time in
+            w.varint(keys.count)
+            for k in keys { w.string(k.string) }
             w.zigzag(time)
         }
 

@@ -86,6 +86,26 @@ enum NodeCodec {
         return n
     }
 
+    /// Writes a children node from its children's encodings (keys ascending, as in `node`'s
+    /// own encoding): the same bytes ``encode(_:into:)`` writes for that node.
+    static func encodeChildren(_ parts: [(key: ChildKey, bytes: [UInt8])], priority: Priority?, into w: inout ByteWriter) {
+        guard !parts.isEmpty else {
+            w.u8(0x00)
+            return
+        }
+        w.u8(0x07 | (priority == nil ? 0 : priorityFlag))
+        w.varint(parts.count)
+        for part in parts {
+            w.string(part.key.string)
+            w.raw(part.bytes)
+        }
+        switch priority {
+        case .number(let n)?: w.u8(0x03); w.double(n)
+        case .string(let s)?: w.u8(0x04); w.string(s)
+        case nil: break
+        }
+    }
+
     static func encode(_ node: Node) -> [UInt8] {
         var w = ByteWriter()
         encode(node, into: &w)

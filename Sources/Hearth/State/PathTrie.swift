@@ -85,6 +85,21 @@ struct PathTrie<Value: Sendable & Hashable>: Sendable, Hashable {
         return out
     }
 
+    /// Calls `body` with every entry's keys (from the root) and value, in path order,
+    /// without building a `Path` per entry.
+    func forEachEntry(_ body: ([ChildKey], Value) -> Void) {
+        var stack: [ChildKey] = []
+        func walk(_ node: PathTrie) {
+            if let v = node.value { body(stack, v) }
+            for key in node.children.keys.sorted() {
+                stack.append(key)
+                walk(node.children[key]!)
+                stack.removeLast()
+            }
+        }
+        walk(self)
+    }
+
     /// The number of entries.
     var count: Int {
         (value == nil ? 0 : 1) + children.values.reduce(0) { $0 + $1.count }

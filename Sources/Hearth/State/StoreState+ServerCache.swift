@@ -1,0 +1,71 @@
+import HearthModel
+
+// What the persisted state knows about a query's server data — the rules of Firebase's
+// persistence layer (iOS `FPersistenceManager serverCacheForQuery:`,
+// `FTrackedQueryManager isQueryComplete:` / `knownCompleteChildrenAtPath:`), which decide
+// whether a view built offline may raise a `value` event:
+//
+// - a query is complete when a complete default query sits at its path or above it, or (for
+//   a filtered query) its own tracked query is complete;
+// - a complete filtered query's data is the cached children it tracked (its keys), nothing
+//   more: other cached children at the path may belong to other windows;
+// - an incomplete query is served the "known complete children" at its path — the keys of
+//   complete filtered queries there and the children that complete default queries cover —
+//   and is incomplete, so it raises child events but no `value`.
+//
+// So after a complete `limitToLast(4)` is cached and the store reopens: `limitToLast(2)` is
+// served those four children (its window keeps two), incomplete; `limitToLast(6)` gets the
+// same four, incomplete; `limitToLast(4)` again is complete.
+
+extension StoreState {
+    /// Whether a complete default query covers `path` (at it or above it).
+    func isCoveredByCompleteDefaultQuery(_ path: Path) -> Bool {
+        var keys = path.keys
+        while true {
+            if let q = trackedQuery(at: QueryLocation(path: Path(keys: keys), query: .default)), q.complete { return true }
+            if keys.isEmpty { return false }
+            keys.removeLast()
+        }
+    }
+
+    /// Whether the persisted server data for `query` at `path` is complete.
+    public func isServerCacheComplete(path: Path, query: QuerySpec) -> Bool {
+        if isCoveredByCompleteDefaultQuery(path) { return true }
+        if query.loadsAllData { return false }
+        return trackedQuery(at: QueryLocation(path: path, query: query))?.complete == true
+    }
+
+    /// The keys at `path` whose data is known complete: the tracked keys of complete filtered
+    /// queries at `path`, and the children covered by complete default queries.
+    func knownCompleteChildren(at path: Path) -> Set<ChildKey> {
+        var keys = Set<ChildKey>()
+        for q in trackedQueries.values where q.complete {
+            if q.path == path, !q.query.loadsAllData {
+                keys.formUnion(q.keys ?? [])
+            } else if q.query.loadsAllData, let parent = q.path.parent, parent == path, let key = q.path.back {
+                keys.insert(key)
+            }
+        }
+        return keys
+    }
+
+    /// The persisted server data for `query` at `path` and whether it is complete, given
+    /// `serverValue` — the cached server data at `path`. `nil` when nothing is known.
+    public func persistedServerCache(at path: Path, query: QuerySpec, serverValue: Node) -> (node: Node, complete: Bool)? {
+        let complete = isServerCacheComplete(path: path, query: query)
+        let keys: Set<ChildKey>?
+        if complete {
+            let own = trackedQuery(at: QueryLocation(path: path, query: query))
+            keys = (!query.loadsAllData && own?.complete == true) ? own?.keys : nil
+        } else {
+            keys = knownCompleteChildren(at: path)
+        }
+        guard let keys else { return (serverValue, true) }
+        let pairs = keys.compactMap { key -> (key: ChildKey, value: Node)? in
+            let child = serverValue.child(key)
+            return child.isEmpty ? nil : (key, child)
+        }
+        if !complete && pairs.isEmpty { return nil }
+        return (Node(children: pairs), complete)
+    }
+}
