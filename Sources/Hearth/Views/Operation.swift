@@ -71,3 +71,25 @@ enum Operation {
         }
     }
 }
+
+extension Operation {
+    /// `node` — complete server data at the operation's location, read before the operation —
+    /// with the operation's server data applied.
+    ///
+    /// The sync tree reads the complete server cache that views may refill limit windows from
+    /// before it applies an operation; Firebase hands that pre-operation node to the views, so
+    /// a merge that changes several children could refill a window with a child's old value.
+    /// Applying the server data first hands them the data as it is after the operation.
+    func applyingServerData(to node: Node) -> Node {
+        switch self {
+        case let .overwrite(source, path, value) where source.fromServer:
+            return node.updating(path, with: value)
+        case let .merge(source, path, children) where source.fromServer:
+            var result = node
+            children.forEach { relative, value in result = result.updating(path.appending(relative), with: value) }
+            return result
+        default:
+            return node
+        }
+    }
+}

@@ -260,7 +260,9 @@ public final class SyncTree {
         if let childTree = tree.children[childKey], let childOperation = operation.forChild(childKey) {
             events += apply(childOperation, tree: childTree, serverCache: serverCache?.child(childKey), writes: writes.child(childKey))
         }
-        if let syncPoint { events += syncPoint.apply(operation, writes: writes, completeServerCache: serverCache) }
+        if let syncPoint {
+            events += syncPoint.apply(operation, writes: writes, completeServerCache: serverCache.map { operation.applyingServerData(to: $0) })
+        }
         return events
     }
 
@@ -276,7 +278,24 @@ public final class SyncTree {
                 events += applyToDescendants(childOperation, tree: childTree, serverCache: serverCache?.child(key), writes: writes.child(key))
             }
         }
-        if let syncPoint { events += syncPoint.apply(operation, writes: writes, completeServerCache: serverCache) }
+        if let syncPoint {
+            events += syncPoint.apply(operation, writes: writes, completeServerCache: serverCache.map { operation.applyingServerData(to: $0) })
+        }
         return events
+    }
+}
+
+extension SyncTree {
+    /// Checks every view's caches (order index against node); returns the first violation.
+    /// For tests.
+    func checkInvariants() -> String? {
+        var problem: String?
+        syncPoints.forEach { path, syncPoint in
+            for view in syncPoint.views where problem == nil {
+                if let e = view.viewCache.eventCache.indexed.checkInvariants() { problem = "\(path) \(view.query) event cache: \(e)" }
+                if let e = view.viewCache.serverCache.indexed.checkInvariants() { problem = "\(path) \(view.query) server cache: \(e)" }
+            }
+        }
+        return problem
     }
 }
