@@ -1,0 +1,279 @@
+import HearthModel
+
+/// One pending user write as the view engine holds it.
+struct WriteRecord {
+    /// What the write does.
+    enum Operation {
+        /// A set.
+        case overwrite(Node)
+        /// An update: children relative to ``WriteRecord/path``.
+        case merge([ChildUpdate])
+    }
+
+    let writeID: Int64
+    let path: Path
+    let operation: Operation
+    /// Whether the write shows in events (`false` for hidden writes such as transactions
+    /// applied without local events).
+    let visible: Bool
+
+    /// Whether the write touches `path` (covers it, or for a merge one child covers it).
+    func covers(_ other: Path) -> Bool {
+        switch operation {
+        case .overwrite: path.contains(other)
+        case .merge(let children): children.contains { path.appending($0.path).contains(other) }
+        }
+    }
+}
+
+/// The pending user writes, in write-id order, and the overlay of the visible ones (Firebase's
+/// `WriteTree`). Views read server data through it: the event cache is the server cache with
+/// the visible writes on top.
+///
+/// Invariants: write ids strictly increase along ``allWrites``; ``visibleWrites`` is the
+/// layering of exactly the visible records of ``allWrites``, in order.
+final class WriteTree {
+    /// The overlay of the visible writes.
+    private(set) var visibleWrites = CompoundWrite.empty
+    /// Every pending write, oldest first.
+    private(set) var allWrites: [WriteRecord] = []
+    private var lastWriteID: Int64 = -1
+
+    /// Records a set. Ids must increase.
+    func addOverwrite(_ path: Path, _ node: Node, writeID: Int64, visible: Bool) {
+        assert(writeID > lastWriteID, "stacking an older write on top of newer ones")
+        allWrites.append(WriteRecord(writeID: writeID, path: path, operation: .overwrite(node), visible: visible))
+        if visible { visibleWrites = visibleWrites.addingWrite(path, node) }
+        lastWriteID = writeID
+    }
+
+    /// Records an update (always visible). Ids must increase.
+    func addMerge(_ path: Path, _ children: [ChildUpdate], writeID: Int64) {
+        assert(writeID > lastWriteID, "stacking an older merge on top of newer ones")
+        allWrites.append(WriteRecord(writeID: writeID, path: path, operation: .merge(children), visible: true))
+        visibleWrites = visibleWrites.addingWrites(path, children)
+        lastWriteID = writeID
+    }
+
+    /// The pending write with `writeID`.
+    func write(_ writeID: Int64) -> WriteRecord? {
+        allWrites.first { $0.writeID == writeID }
+    }
+
+    /// Removes a write (acknowledged or reverted). Returns whether it was visible and not
+    /// shadowed by a later write — i.e. whether views must re-evaluate the affected paths.
+    func removeWrite(_ writeID: Int64) -> Bool {
+        guard let position = allWrites.firstIndex(where: { $0.writeID == writeID }) else { return false }
+        let removed = allWrites.remove(at: position)
+        var stillVisible = removed.visible
+        var overlapsOthers = false
+        var i = allWrites.count - 1
+        while stillVisible && i >= 0 {
+            let other = allWrites[i]
+            if other.visible {
+                if i >= position && other.covers(removed.path) {
+                    // A later write shadows the removed one: nothing changes for views.
+                    stillVisible = false
+                } else if removed.path.contains(other.path) {
+                    // An earlier write lies below the removed one: rebuild the overlay.
+                    overlapsOthers = true
+                }
+            }
+            i -= 1
+        }
+        guard stillVisible else { return false }
+        if overlapsOthers {
+            visibleWrites = WriteTree.layer(allWrites, at: .root) { $0.visible }
+            lastWriteID = allWrites.last?.writeID ?? -1
+        } else {
+            switch removed.operation {
+            case .overwrite:
+                visibleWrites = visibleWrites.removingWrite(removed.path)
+            case .merge(let children):
+                for child in children { visibleWrites = visibleWrites.removingWrite(removed.path.appending(child.path)) }
+            }
+        }
+        return true
+    }
+
+    /// The overlay of the records passing `include`, as seen from `root`.
+    static func layer(_ writes: [WriteRecord], at root: Path, include: (WriteRecord) -> Bool) -> CompoundWrite {
+        var result = CompoundWrite.empty
+        for write in writes where include(write) {
+            switch write.operation {
+            case .overwrite(let node):
+                if let relative = root.relativePath(to: write.path) {
+                    result = result.addingWrite(relative, node)
+                } else if let relative = write.path.relativePath(to: root) {
+                    result = result.addingWrite(.root, node.child(at: relative))
+                }
+            case .merge(let children):
+                if let relative = root.relativePath(to: write.path) {
+                    result = result.addingWrites(relative, children)
+                } else if let relative = write.path.relativePath(to: root) {
+                    if relative.isRoot {
+                        result = result.addingWrites(.root, children)
+                    } else if let front = relative.front {
+                        // Firebase looks the merge up by its first key only (merge keys are
+                        // single keys there); a deeper merge path is matched on its first key.
+                        for child in children where child.path.front == front {
+                            let rest = relative.popFront
+                            if let within = child.path.popFront.relativePath(to: rest) {
+                                result = result.addingWrite(.root, child.node.child(at: within))
+                            } else if let above = rest.relativePath(to: child.path.popFront) {
+                                result = result.addingWrite(above, child.node)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return result
+    }
+
+    // MARK: - Reads (relative to a location: see ``WriteTreeRef``)
+
+    /// The complete event node at `treePath`: a covering write, or the server node with the
+    /// writes below applied; nil when neither is known.
+    func calcCompleteEventCache(_ treePath: Path, completeServerCache: Node?) -> Node? {
+        if let shadowing = visibleWrites.completeNode(at: treePath) { return shadowing }
+        let merge = visibleWrites.childCompoundWrite(treePath)
+        if merge.isEmpty { return completeServerCache }
+        if completeServerCache != nil || merge.hasCompleteWrite(.root) {
+            return merge.apply(to: completeServerCache ?? .empty)
+        }
+        return nil
+    }
+
+    /// The complete event children at `treePath` given the complete server children: each
+    /// with the writes below it applied, plus children written completely.
+    func calcCompleteEventChildren(_ treePath: Path, completeServerChildren: Node) -> Node {
+        var children = ChildMap()
+        if let topLevel = visibleWrites.completeNode(at: treePath) {
+            if !topLevel.isLeaf { children = topLevel.children }
+            return Node(children: children)
+        }
+        let merge = visibleWrites.childCompoundWrite(treePath)
+        if merge.isEmpty {
+            return Node(children: completeServerChildren.children)
+        }
+        for (key, child) in completeServerChildren.children {
+            children = children.setting(key, to: merge.childCompoundWrite(Path(keys: [key])).apply(to: child))
+        }
+        for (key, child) in merge.completeChildren {
+            children = children.setting(key, to: child)
+        }
+        return Node(children: children)
+    }
+
+    /// The event value at `treePath/childPath` after the server changed it: nil when a write
+    /// shadows it, otherwise the server value with the writes below applied.
+    func calcEventCacheAfterServerOverwrite(_ treePath: Path, childPath: Path, existingServerSnap: Node) -> Node? {
+        let path = treePath.appending(childPath)
+        if visibleWrites.hasCompleteWrite(path) { return nil }
+        let childMerge = visibleWrites.childCompoundWrite(path)
+        let server = existingServerSnap.child(at: childPath)
+        return childMerge.isEmpty ? server : childMerge.apply(to: server)
+    }
+
+    /// The write covering `path` completely, if any.
+    func shadowingWrite(_ path: Path) -> Node? {
+        visibleWrites.completeNode(at: path)
+    }
+
+    /// The complete child `key` at `treePath`: a covering write, or the server child (when
+    /// known) with the writes below applied.
+    func calcCompleteChild(_ treePath: Path, _ key: ChildKey, serverNode: Node, serverCompleteForChild: Bool) -> Node? {
+        let path = treePath.child(key)
+        if let shadowing = visibleWrites.completeNode(at: path) { return shadowing }
+        if serverCompleteForChild {
+            return visibleWrites.childCompoundWrite(path).apply(to: serverNode.child(key))
+        }
+        return nil
+    }
+
+    /// The first child strictly after `post` (or before it, when `reverse`) in `index` order
+    /// among the complete children at `treePath` (server data with writes applied).
+    ///
+    /// `indexedServer`, when given, is `completeServerData` already indexed by `index` (the
+    /// view's own server cache). Without writes below `treePath` that makes this O(log n);
+    /// otherwise it is a linear scan.
+    func calcNextChild(
+        _ treePath: Path, completeServerData: Node?, indexedServer: IndexedNode?,
+        after post: IndexPost, reverse: Bool, index: QueryIndex
+    ) -> (key: ChildKey, value: Node)? {
+        let merge = visibleWrites.childCompoundWrite(treePath)
+        let toIterate: Node
+        if let shadowing = merge.completeNode(at: .root) {
+            toIterate = shadowing
+        } else if let completeServerData {
+            if merge.isEmpty, let indexedServer, indexedServer.index == index {
+                let it = indexedServer.children(from: post, reverse: reverse)
+                while let c = it.next() {
+                    if index.compare(post, child: c.key, c.value) != 0 { return c }
+                }
+                return nil
+            }
+            toIterate = merge.apply(to: completeServerData)
+        } else {
+            return nil
+        }
+        if toIterate.isLeaf || toIterate.isEmpty { return nil }
+        var best: (key: ChildKey, value: Node)?
+        for c in toIterate.children {
+            let toPost = index.compare(post, child: c.key, c.value)
+            guard reverse ? toPost > 0 : toPost < 0 else { continue }
+            if let b = best {
+                let cb = index.compare(c, b)
+                if reverse ? cb > 0 : cb < 0 { best = c }
+            } else {
+                best = c
+            }
+        }
+        return best
+    }
+}
+
+/// A ``WriteTree`` seen from one location (Firebase's `WriteTreeRef`): the reads a view makes,
+/// relative to its path.
+struct WriteTreeRef {
+    /// The location.
+    let treePath: Path
+    /// The shared write tree.
+    let writeTree: WriteTree
+
+    /// The reference for a child location.
+    func child(_ key: ChildKey) -> WriteTreeRef {
+        WriteTreeRef(treePath: treePath.child(key), writeTree: writeTree)
+    }
+
+    func calcCompleteEventCache(_ completeServerCache: Node?) -> Node? {
+        writeTree.calcCompleteEventCache(treePath, completeServerCache: completeServerCache)
+    }
+
+    func calcCompleteEventChildren(_ completeServerChildren: Node) -> Node {
+        writeTree.calcCompleteEventChildren(treePath, completeServerChildren: completeServerChildren)
+    }
+
+    func calcEventCacheAfterServerOverwrite(_ path: Path, existingServerSnap: Node) -> Node? {
+        writeTree.calcEventCacheAfterServerOverwrite(treePath, childPath: path, existingServerSnap: existingServerSnap)
+    }
+
+    func shadowingWrite(_ path: Path) -> Node? {
+        writeTree.shadowingWrite(treePath.appending(path))
+    }
+
+    func calcCompleteChild(_ key: ChildKey, serverCache: CacheNode) -> Node? {
+        writeTree.calcCompleteChild(treePath, key, serverNode: serverCache.node, serverCompleteForChild: serverCache.isCompleteForChild(key))
+    }
+
+    func calcCompleteChild(_ key: ChildKey, completeServerNode: Node) -> Node? {
+        writeTree.calcCompleteChild(treePath, key, serverNode: completeServerNode, serverCompleteForChild: true)
+    }
+
+    func calcNextChild(
+        completeServerData: Node?, indexedServer: IndexedNode?, after post: IndexPost, reverse: Bool, index: QueryIndex
+    ) -> (key: ChildKey, value: Node)? {
+        writeTree.calcNextChild(treePath, completeServerData: completeServerData, indexedServer: indexedServer, after: post, reverse: reverse, index: index)
+    }
+}
