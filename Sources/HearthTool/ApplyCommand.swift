@@ -121,13 +121,8 @@ struct ApplyCommand: ParsableCommand {
         case .revert(let id):
             return (try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.revertWrite(id) }.lsn, [])
         case let .trackQuery(location, complete, active, keys):
-            var keys = keys
-            if complete == true, keys == nil, !location.query.loadsAllData {
-                // Its window over the server cache now. This process is the store's only
-                // writer (it holds the lock) and applies operations one at a time, so nothing
-                // can change the cache between this read and the commit below.
-                keys = Set(try store.query(location.query, at: location.path, includePending: false).window.keys)
-            }
+            // A filtered query marked complete without keys gets its window over the server
+            // cache as its keys, computed inside the commit (StoreBatch.trackQuery).
             var id: Int64 = 0
             let r = try store.commit { (b: inout StoreBatch) throws(StoreError) in id = try b.trackQuery(at: location, complete: complete, active: active, keys: keys).id }
             return (r.lsn, [JSONMember(key: "queryId", value: Render.int(id))])

@@ -20,7 +20,7 @@ struct HearthCommand: ParsableCommand {
         version: HearthInfo.version,
         subcommands: [
             DumpCommand.self, VerifyCommand.self, StatsCommand.self, StateCommand.self,
-            GetCommand.self, ApplyCommand.self, CompactCommand.self,
+            GetCommand.self, ApplyCommand.self, CompactCommand.self, DemoCommand.self,
         ]
     )
 }

@@ -31,6 +31,10 @@ public final class Store: Sendable {
     let core: Mutex<Core>
     let loaded = DispatchGroup()
     let maintenanceQueue = DispatchQueue(label: "hearth.store.maintenance")
+    /// Listener handlers run here, one at a time, in commit order.
+    let eventQueue = DispatchQueue(label: "hearth.store.events")
+    /// Views of tracked queries and pins are rebuilt here after open.
+    let viewQueue = DispatchQueue(label: "hearth.store.views")
 
     /// The mutable part, guarded by `core`.
     struct Core: Sendable {
@@ -55,6 +59,8 @@ public final class Store: Sendable {
         var prunedRounds = 0
         var checkpointsWritten = 0
         var lastCheckpointPause: Duration = .zero
+        /// The views (a reference: guarded by this lock too, see ViewHost).
+        let views = ViewHost()
     }
 
     private init(directory: String, options: Options, log: Log, core: Core) {
@@ -131,12 +137,14 @@ public final class Store: Sendable {
         let core = Core(
             loading: loading, reader: reader, lastLSN: max(lastLSN, log.lastLSN), checkpointLSN: checkpointLSN,
             checkpointBodyBytes: checkpointBytes, logBytesSinceCheckpoint: replayedBytes)
+        core.views.restore(loading, reader: reader)
         let store = Store(directory: directory, options: options, log: log, core: core)
 
         if reader != nil {
             store.loaded.enter()
             store.maintenanceQueue.async { store.finishBackgroundLoad() }
         }
+        store.viewQueue.async { store.rebuildViews() }
         // Queries active in the previous session are not active now.
         if loading.state.trackedQueries.values.contains(where: \.active) {
             try store.commit(durability: .buffered) { $0.append(.sessionStarted(at: $0.now)) }
@@ -177,6 +185,8 @@ public final class Store: Sendable {
     public func close() throws(StoreError) {
         loaded.wait()
         maintenanceQueue.sync {}
+        viewQueue.sync {}
+        eventQueue.sync {}
         let wasClosed = core.withLock { core -> Bool in
             defer { core.closed = true }
             return core.closed
@@ -218,7 +228,7 @@ public final class Store: Sendable {
             // The batch shares the state's storage; it must be gone before the events are
             // applied below, or every commit copies the state's dictionaries (O(state) per
             // commit: quadratic for a long run of commits).
-            let events = try Store.collectEvents(base: core.loading.state, now: now, build)
+            let events = try Store.collectEvents(core.loading, reader: core.reader, now: now, build)
             if events.isEmpty { return (core.lastLSN, [], false) }
             let payload = EventCodec.encode(events)
             // Under `.full` the record is written now (fixing its place in LSN order, which is
@@ -232,7 +242,12 @@ public final class Store: Sendable {
                 core.poisoned = error.description
                 throw .log(error)
             }
+            let prior = ViewHost.Prior(events, core.loading.state)
             for e in events { core.loading.apply(e) }
+            // The views follow the state in the same order; their events are queued while the
+            // lock is held, so handlers see commits in LSN order.
+            let deliveries = core.views.apply(events, core.loading, reader: core.reader, prior: prior)
+            if !deliveries.isEmpty { eventQueue.async { for (e, handler) in deliveries { handler(e) } } }
             core.lastLSN = lsn
             core.logBytesSinceCheckpoint += payload.count
             core.bytesSinceSizeCheck += payload.count
@@ -252,10 +267,15 @@ public final class Store: Sendable {
     }
 
     /// Runs `build` on a fresh batch and returns its events (the batch dies here).
+    /// Runs `build` on a batch over `loading` and returns its events. A function of its own so
+    /// that the batch — and the copy of the state it holds — is gone before the events are
+    /// applied: otherwise every commit would copy the state's storage.
     private static func collectEvents(
-        base: StoreState, now: Int64, _ build: (inout StoreBatch) throws(StoreError) -> Void
+        _ loading: LoadingState, reader: CheckpointReader?, now: Int64, _ build: (inout StoreBatch) throws(StoreError) -> Void
     ) throws(StoreError) -> [StoreEvent] {
-        var batch = StoreBatch(base: base, now: now)
+        var batch = StoreBatch(base: loading.state, now: now) { path in
+            (try? Store.serverValue(loading, reader, at: path)) ?? .empty
+        }
         try build(&batch)
         return batch.events
     }
@@ -412,13 +432,20 @@ public final class Store: Sendable {
         public let complete: Bool
     }
 
-    /// Applies `query` at `path` to the local data (with pending writes unless
-    /// `includePending` is false).
+    /// Applies `query` at `path` to the local data, with pending writes (server values
+    /// resolved) — computed by the same view code listeners get their events from — or, with
+    /// `includePending` false, to the server cache alone.
     public func query(_ query: QuerySpec, at path: Path, includePending: Bool = true) throws(StoreError) -> QueryResult {
+        try StoreBatch.validate(path)
+        if includePending {
+            let (window, complete) = core.withLock { core in
+                core.views.window(query, at: path, core.loading, reader: core.reader)
+            }
+            return QueryResult(window: window, complete: complete)
+        }
         let (loading, reader) = core.withLock { ($0.loading, $0.reader) }
         let server = try Store.serverValue(loading, reader, at: path)
-        let node = includePending ? loading.state.overlayPendingWrites(on: server, at: path, now: options.clock()) : server
-        return QueryResult(window: query.window(of: node), complete: loading.state.isComplete(path: path, query: query))
+        return QueryResult(window: query.window(of: server), complete: loading.state.isServerCacheComplete(path: path, query: query))
     }
 
     /// The whole state (waits for the background load).

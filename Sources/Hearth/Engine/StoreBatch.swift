@@ -12,6 +12,8 @@ public struct StoreBatch {
     /// The store's clock when the batch began (ms).
     public let now: Int64
     let base: StoreState
+    /// The server data at a path as of the batch's start (the cache may still be loading).
+    let serverValueAtBase: (Path) -> Node
 
     // The batch's own effects, so that later mutations in it see earlier ones.
     private var nextWriteID: Int64
@@ -24,9 +26,10 @@ public struct StoreBatch {
     private var transactions: [Int64: QueuedTransaction?] = [:]
     private var onDisconnect: [Int64: OnDisconnectOperation?] = [:]
 
-    init(base: StoreState, now: Int64) {
+    init(base: StoreState, now: Int64, serverValue: @escaping (Path) -> Node = { _ in .empty }) {
         self.base = base
         self.now = now
+        self.serverValueAtBase = serverValue
         nextWriteID = base.lastWriteID + 1
         nextQueryID = base.lastQueryID + 1
         nextTransactionID = base.lastTransactionID + 1
@@ -72,6 +75,25 @@ public struct StoreBatch {
         try StoreBatch.validate(children, at: path)
         guard !children.isEmpty else { return }
         events.append(.serverMerge(path: path, children: children, at: now))
+    }
+
+    /// The server data at `path` as this batch sees it: the store's, with the batch's own
+    /// server overwrites and merges applied.
+    public func serverValue(at path: Path) -> Node {
+        var value = serverValueAtBase(path)
+        for event in events {
+            switch event {
+            case let .serverOverwrite(target, node, _):
+                value = StoreState.overlay(value, at: path, write: node, writtenAt: target, serverNow: nil)
+            case let .serverMerge(target, children, _):
+                for child in children {
+                    value = StoreState.overlay(value, at: path, write: child.node, writtenAt: target.appending(child.path), serverNow: nil)
+                }
+            default:
+                break
+            }
+        }
+        return value
     }
 
     // MARK: - Pending writes
@@ -121,6 +143,10 @@ public struct StoreBatch {
 
     /// Creates or updates the tracked query at `location`; fields left `nil` keep their value
     /// (a new query starts incomplete, inactive, with no keys). Marks it used now.
+    ///
+    /// Marking a filtered query complete without `keys` records the keys of its window over
+    /// the server data at that moment (including this batch's own server writes): offline, a
+    /// complete filtered query is served exactly its tracked children.
     @discardableResult
     public mutating func trackQuery(
         at location: QueryLocation, complete: Bool? = nil, active: Bool? = nil, keys: Set<ChildKey>? = nil
@@ -135,7 +161,11 @@ public struct StoreBatch {
         }
         if let complete { q.complete = complete }
         if let active { q.active = active }
-        if let keys, !location.query.loadsAllData { q.keys = keys }
+        if let keys, !location.query.loadsAllData {
+            q.keys = keys
+        } else if complete == true, !location.query.loadsAllData {
+            q.keys = Set(location.query.window(of: serverValue(at: location.path)).keys)
+        }
         q.lastUse = max(q.lastUse, now)
         queries[location] = q
         events.append(.trackedQuerySaved(q))

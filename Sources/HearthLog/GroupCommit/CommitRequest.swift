@@ -8,14 +8,18 @@ final class CommitRequest {
     let sync: Bool
     /// For `.batched`: the longest the data may stay unsynced, in nanoseconds.
     let batchedInterval: UInt64?
+    /// Start a new segment first if the active one holds records (a checkpoint install asks
+    /// for this so that a segment wholly covered by the checkpoint can be dropped).
+    let roll: Bool
     let bytes: Int
     var done = false
     var result: Result<LSN, LogError> = .success(0)
 
-    init(records: [PreparedRecord], sync: Bool, batchedInterval: UInt64?) {
+    init(records: [PreparedRecord], sync: Bool, batchedInterval: UInt64?, roll: Bool = false) {
         self.records = records
         self.sync = sync
         self.batchedInterval = batchedInterval
+        self.roll = roll
         bytes = records.reduce(0) { $0 + $1.extent }
     }
 }

@@ -121,6 +121,7 @@ final class LogCore: @unchecked Sendable {
         let count = group.reduce(0) { $0 + $1.records.count }
         nextLSN += LSN(count)
         let needSync = group.contains { $0.sync } && (count > 0 || writtenLSN > durableLSN)
+        let rollRequested = group.contains { $0.roll }
         let batched = group.compactMap(\.batchedInterval).min()
         let syncedThrough = durableLSN
         monitor.unlock()
@@ -129,8 +130,13 @@ final class LogCore: @unchecked Sendable {
         var failure: LogError?
         var sealedThrough: LSN?
         do throws(LogError) {
+            if rollRequested, let a = active, a.offset > UInt64(Layout.segmentHeaderSize) {
+                // Sealing syncs the old segment, so everything written so far is durable.
+                try roll(nextLSN: first)
+                sealedThrough = first - 1
+            }
             if count > 0 {
-                sealedThrough = try rollIfNeeded(groupBytes: bytes, nextLSN: first)
+                sealedThrough = try rollIfNeeded(groupBytes: bytes, nextLSN: first) ?? sealedThrough
                 try writeGroup(group, firstLSN: first, syncedThrough: max(syncedThrough, sealedThrough ?? 0))
             }
             if needSync {
@@ -364,7 +370,15 @@ final class LogCore: @unchecked Sendable {
         // 2. The log must be durable through `lsn` before the MANIFEST points past it: otherwise a crash
         //    could recover a checkpoint whose LSN is beyond the end of the log, and LSNs would be reused.
         // (A flush, not waitUntilDurable: never wait for a `.batched` interval here.)
-        if monitor.withLock({ durableLSN < lsn }) { try flush() }
+        // When nothing was appended after `lsn`, the active segment is wholly covered by the
+        // checkpoint: roll to a new one (which also makes the log durable), so that the old
+        // segment leaves the live set at the switch instead of staying as dead bytes until the
+        // next roll.
+        if monitor.withLock({ writtenLSN == lsn }) {
+            _ = try commit(CommitRequest(records: [], sync: true, batchedInterval: nil, roll: true))
+        } else if monitor.withLock({ durableLSN < lsn }) {
+            try flush()
+        }
         // 3. The switch: one MANIFEST replacement. Segments wholly ≤ lsn (never the active, last one)
         //    leave the live set.
         let ref = Manifest.CheckpointRef(id: id, lsn: lsn, bodyLength: header.bodyLength, bodyCRC: header.bodyCRC)

@@ -1,0 +1,190 @@
+import HearthModel
+
+/// The store's views: the ``SyncTree`` kept in step with every committed event, the
+/// registrations that materialize a view for every tracked query and keepSynced pin, and the
+/// client's listeners.
+///
+/// Invariant: every member is read and written only while the store's `core` lock is held
+/// (which is also what orders the tree's operations exactly as the log orders the events);
+/// hence `@unchecked Sendable`. Listener handlers are never called under that lock: events
+/// are handed to the store's delivery queue in commit order.
+final class ViewHost: @unchecked Sendable {
+    /// Supplies new views with the persisted server data, from the state as of the call.
+    final class PersistedCacheSource: ServerCacheSource {
+        var loading = LoadingState(state: StoreState(), cacheLoaded: true)
+        var reader: CheckpointReader?
+
+        func serverCache(at path: Path, query: QuerySpec) -> (node: Node, complete: Bool)? {
+            // A damaged chunk reads as no data here; the damage is reported by the reads and
+            // the background load that meet it.
+            let value = (try? Store.serverValue(loading, reader, at: path)) ?? .empty
+            return loading.state.persistedServerCache(at: path, query: query, serverValue: value)
+        }
+    }
+
+    /// A client's listener.
+    struct Listener {
+        let location: QueryLocation
+        let query: QuerySpec
+        let handler: @Sendable (ViewEvent) -> Void
+    }
+
+    let source = PersistedCacheSource()
+    let tree: SyncTree
+    private var nextRegistration = 1
+    /// Client listeners by registration.
+    private(set) var listeners: [RegistrationID: Listener] = [:]
+    /// The registration materializing each tracked query's or pin's view.
+    private var materialized: [QueryLocation: RegistrationID] = [:]
+    /// Tracked queries and pins whose views are still to be built after open.
+    private(set) var pendingRebuild: [QueryLocation] = []
+
+    init() {
+        tree = SyncTree(source: source)
+    }
+
+    func newRegistration() -> RegistrationID {
+        defer { nextRegistration += 1 }
+        return RegistrationID(nextRegistration)
+    }
+
+    /// Prepares the tree for a store just opened: the pending writes (so local data is
+    /// overlaid) and the list of views to rebuild, most recently used first.
+    func restore(_ loading: LoadingState, reader: CheckpointReader?) {
+        source.loading = loading
+        source.reader = reader
+        for write in loading.state.pendingWrites {
+            switch write.operation {
+            case .set(let node): _ = tree.applyUserOverwrite(node, at: write.path, writeID: write.id)
+            case .update(let children): _ = tree.applyUserMerge(children, at: write.path, writeID: write.id)
+            }
+        }
+        let queries = loading.state.trackedQueries.values.sorted { $0.lastUse > $1.lastUse }.map(\.location)
+        var seen = Set<QueryLocation>()
+        pendingRebuild = (queries + loading.state.pins.sorted { $0.description < $1.description }).filter { seen.insert($0).inserted }
+    }
+
+    /// Builds the next not-yet-built view; returns false when all are built.
+    func rebuildNext(_ loading: LoadingState, reader: CheckpointReader?) -> Bool {
+        guard !pendingRebuild.isEmpty else { return false }
+        let location = pendingRebuild.removeFirst()
+        materialize(location, loading, reader: reader)
+        return !pendingRebuild.isEmpty
+    }
+
+    /// Ensures a view exists for `location` (a registration that wants no events).
+    func materialize(_ location: QueryLocation, _ loading: LoadingState, reader: CheckpointReader?) {
+        guard materialized[location] == nil else { return }
+        source.loading = loading
+        source.reader = reader
+        let id = newRegistration()
+        materialized[location] = id
+        _ = tree.addListener(at: location.path, query: location.query, registration: id, kinds: [])
+    }
+
+    /// Drops the materializing registration of `location` (its view goes when no listener
+    /// needs it).
+    func dematerialize(_ location: QueryLocation) {
+        guard let id = materialized.removeValue(forKey: location) else { return }
+        pendingRebuild.removeAll { $0 == location }
+        _ = tree.removeListener(at: location.path, query: location.query, registration: id)
+    }
+
+    /// Adds a client listener; returns its registration and the initial events.
+    func addListener(_ listener: Listener, kinds: ViewEventKinds, _ loading: LoadingState, reader: CheckpointReader?) -> (RegistrationID, [ViewEvent]) {
+        source.loading = loading
+        source.reader = reader
+        let id = newRegistration()
+        listeners[id] = listener
+        // A view asked for first is built first.
+        pendingRebuild.removeAll { $0 == listener.location }
+        let events = tree.addListener(at: listener.location.path, query: listener.query, registration: id, kinds: kinds)
+        return (id, events)
+    }
+
+    /// The window and completeness of `query` at `path` as a view computes them: from the
+    /// existing view, or from a view built for the occasion and dropped again.
+    func window(_ query: QuerySpec, at path: Path, _ loading: LoadingState, reader: CheckpointReader?) -> (window: QueryWindow, complete: Bool) {
+        if let cache = tree.eventCache(at: path, query: query) { return cache }
+        source.loading = loading
+        source.reader = reader
+        let id = newRegistration()
+        _ = tree.addListener(at: path, query: query, registration: id, kinds: [])
+        defer { _ = tree.removeListener(at: path, query: query, registration: id) }
+        return tree.eventCache(at: path, query: query) ?? (QueryWindow(orderedEntries: [], node: .empty), false)
+    }
+
+    /// Removes a client listener; returns whether another listener still uses its location.
+    func removeListener(_ id: RegistrationID) -> (location: QueryLocation, stillListened: Bool)? {
+        guard let listener = listeners.removeValue(forKey: id) else { return nil }
+        _ = tree.removeListener(at: listener.location.path, query: listener.query, registration: id)
+        let still = listeners.values.contains { $0.location == listener.location }
+        return (listener.location, still)
+    }
+
+    /// What ``apply(_:_:reader:prior:)`` needs to know of the state before a commit: which of
+    /// the tracked queries the events save existed, and where the ones they remove were.
+    /// (Extracted before the state changes, so the commit never keeps a second copy of it.)
+    struct Prior {
+        var existing: Set<Int64> = []
+        var removed: [Int64: QueryLocation] = [:]
+
+        init(_ events: [StoreEvent], _ state: StoreState) {
+            for event in events {
+                switch event {
+                case .trackedQuerySaved(let q):
+                    if state.trackedQueries[q.id] != nil { existing.insert(q.id) }
+                case .trackedQueryRemoved(let id):
+                    removed[id] = state.trackedQueries[id]?.location
+                case .cachePruned(let result):
+                    for id in result.removedQueryIDs { removed[id] = state.trackedQueries[id]?.location }
+                default:
+                    break
+                }
+            }
+        }
+    }
+
+    /// Feeds committed events to the tree (after they were applied to `loading`); returns the
+    /// listener events they raise, paired with their handlers, in order.
+    func apply(_ events: [StoreEvent], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
+        source.loading = loading
+        source.reader = reader
+        var raised: [ViewEvent] = []
+        for event in events {
+            switch event {
+            case let .serverOverwrite(path, node, _):
+                raised += tree.applyServerOverwrite(node, at: path)
+            case let .serverMerge(path, children, _):
+                raised += tree.applyServerMerge(children, at: path)
+            case .writeSaved(let write):
+                switch write.operation {
+                case .set(let node): raised += tree.applyUserOverwrite(node, at: write.path, writeID: write.id)
+                case .update(let children): raised += tree.applyUserMerge(children, at: write.path, writeID: write.id)
+                }
+            case .writeAcked(let id):
+                raised += tree.ackUserWrite(id, revert: false)
+            case .writeReverted(let id):
+                raised += tree.ackUserWrite(id, revert: true)
+            case .trackedQuerySaved(let q):
+                if !prior.existing.contains(q.id) { materialize(q.location, loading, reader: reader) }
+            case .trackedQueryRemoved(let id):
+                if let location = prior.removed[id], !loading.state.pins.contains(location) { dematerialize(location) }
+            case let .pinChanged(location, on):
+                if on {
+                    materialize(location, loading, reader: reader)
+                } else if loading.state.trackedQuery(at: location) == nil {
+                    dematerialize(location)
+                }
+            case .cachePruned(let result):
+                for id in result.removedQueryIDs {
+                    if let location = prior.removed[id], !loading.state.pins.contains(location) { dematerialize(location) }
+                }
+            case .authSaved, .authCleared, .transactionSaved, .transactionRemoved, .onDisconnectSaved,
+                .onDisconnectAcked, .onDisconnectRemoved, .serverTimeOffset, .sessionStarted:
+                break
+            }
+        }
+        return raised.compactMap { e in listeners[e.registration].map { (e, $0.handler) } }
+    }
+}
