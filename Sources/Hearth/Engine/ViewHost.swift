@@ -151,7 +151,18 @@ final class ViewHost: @unchecked Sendable {
         source.loading = loading
         source.reader = reader
         var raised: [ViewEvent] = []
-        for event in events {
+        // A commit is atomic, so its listeners see its net effect: acks and reverts go to the
+        // views after the commit's server data. (Firebase's servers send a write's data
+        // before its ack for the same reason: an ack first re-exposes the stale server cache
+        // and the view flickers.) The state does not care: removing a pending write and
+        // updating the server cache commute.
+        let isAck: (StoreEvent) -> Bool = {
+            switch $0 {
+            case .writeAcked, .writeReverted: true
+            default: false
+            }
+        }
+        for event in events.filter({ !isAck($0) }) + events.filter(isAck) {
             switch event {
             case let .serverOverwrite(path, node, _):
                 raised += tree.applyServerOverwrite(node, at: path)
