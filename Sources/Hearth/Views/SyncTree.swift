@@ -261,7 +261,7 @@ public final class SyncTree {
             events += apply(childOperation, tree: childTree, serverCache: serverCache?.child(childKey), writes: writes.child(childKey))
         }
         if let syncPoint {
-            events += syncPoint.apply(operation, writes: writes, completeServerCache: serverCache.map { operation.applyingServerData(to: $0) })
+            events += syncPoint.apply(operation, writes: writes, completeServerCache: serverCache)
         }
         return events
     }
@@ -279,7 +279,7 @@ public final class SyncTree {
             }
         }
         if let syncPoint {
-            events += syncPoint.apply(operation, writes: writes, completeServerCache: serverCache.map { operation.applyingServerData(to: $0) })
+            events += syncPoint.apply(operation, writes: writes, completeServerCache: serverCache)
         }
         return events
     }
