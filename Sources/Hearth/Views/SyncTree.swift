@@ -76,7 +76,8 @@ public final class SyncTree {
             initialServerCache = serverCache
             serverCacheComplete = true
         } else {
-            let stored = source?.serverCache(at: path, query: query)
+            // The source is only asked for a view about to be created.
+            let stored = syncPoint.view(identifier: query.identifier) == nil ? source?.serverCache(at: path, query: query) : nil
             if let stored, stored.complete {
                 initialServerCache = stored.node
                 serverCacheComplete = true
