@@ -16,16 +16,16 @@ import HearthModel
     static let knownIssues: [String: String] = [:]
 
     @Test(
-        .enabled(if: Spec.cases != nil, "syncPointSpec.json not found at \(Spec.location.path) — conformance cases skipped"),
-        arguments: Spec.caseNames)
+        .enabled(if: SyncPointSpecFile.cases != nil, "syncPointSpec.json not found at \(SyncPointSpecFile.location.path) — conformance cases skipped"),
+        arguments: SyncPointSpecFile.caseNames)
     func syncPointSpec(_ name: String) throws {
-        guard let spec = Spec.cases?.first(where: { $0.name == name }) else {
+        guard let spec = SyncPointSpecFile.cases?.first(where: { $0.name == name }) else {
             Issue.record("no case named \(name)")
             return
         }
         let check = {
-            for base in Spec.bases {
-                for failure in SpecRunner.run(spec, base: base) {
+            for base in SyncPointSpecFile.bases {
+                for failure in SyncPointSpecRunner.run(spec, base: base) {
                     Issue.record(Comment(rawValue: "[\(base.isRoot ? "root" : base.description)] \(failure)"))
                 }
             }
@@ -37,14 +37,14 @@ import HearthModel
         }
     }
 
-    @Test(.enabled(if: Spec.cases != nil, "syncPointSpec.json not found at \(Spec.location.path) — conformance cases skipped"))
+    @Test(.enabled(if: SyncPointSpecFile.cases != nil, "syncPointSpec.json not found at \(SyncPointSpecFile.location.path) — conformance cases skipped"))
     func summary() throws {
-        let cases = Spec.cases ?? []
+        let cases = SyncPointSpecFile.cases ?? []
         var passed = 0
         var failed: [String] = []
         for spec in cases {
-            for base in Spec.bases {
-                let failures = SpecRunner.run(spec, base: base)
+            for base in SyncPointSpecFile.bases {
+                let failures = SyncPointSpecRunner.run(spec, base: base)
                 if failures.isEmpty {
                     passed += 1
                 } else {
@@ -52,7 +52,7 @@ import HearthModel
                 }
             }
         }
-        print("syncPointSpec: \(passed) of \(cases.count * Spec.bases.count) runs passed, \(failed.count) failed")
+        print("syncPointSpec: \(passed) of \(cases.count * SyncPointSpecFile.bases.count) runs passed, \(failed.count) failed")
         for f in failed { print("  FAILED \(f)") }
         let unexpected = failed.filter { f in !Self.knownIssues.keys.contains { f.hasPrefix($0 + " [") } }
         #expect(unexpected.isEmpty, "unexpected failures: \(unexpected.count)")
@@ -61,7 +61,7 @@ import HearthModel
 }
 
 /// The spec file and its cases.
-enum Spec {
+enum SyncPointSpecFile {
     /// `../shared/conformance/syncPointSpec.json` relative to the package root.
     static let location: URL = {
         // This file is <root>/Tests/HearthTests/ConformanceTests.swift.
@@ -92,13 +92,13 @@ enum Spec {
 }
 
 /// Runs one case at one base location; returns the failures (empty when it passes).
-enum SpecRunner {
+enum SyncPointSpecRunner {
     struct Failure: Error, CustomStringConvertible {
         let description: String
         init(_ d: String) { description = d }
     }
 
-    static func run(_ spec: Spec.Case, base: Path) -> [String] {
+    static func run(_ spec: SyncPointSpecFile.Case, base: Path) -> [String] {
         let tree = SyncTree()
         tree.resetTags()
         var writeID: Int64 = 0

@@ -76,7 +76,8 @@ public final class SyncTree {
             initialServerCache = serverCache
             serverCacheComplete = true
         } else {
-            let stored = source?.serverCache(at: path, query: query)
+            // The source is only asked for a view about to be created.
+            let stored = syncPoint.view(identifier: query.identifier) == nil ? source?.serverCache(at: path, query: query) : nil
             if let stored, stored.complete {
                 initialServerCache = stored.node
                 serverCacheComplete = true
@@ -261,7 +262,7 @@ public final class SyncTree {
             events += apply(childOperation, tree: childTree, serverCache: serverCache?.child(childKey), writes: writes.child(childKey))
         }
         if let syncPoint {
-            events += syncPoint.apply(operation, writes: writes, completeServerCache: serverCache.map { operation.applyingServerData(to: $0) })
+            events += syncPoint.apply(operation, writes: writes, completeServerCache: serverCache)
         }
         return events
     }
@@ -279,7 +280,7 @@ public final class SyncTree {
             }
         }
         if let syncPoint {
-            events += syncPoint.apply(operation, writes: writes, completeServerCache: serverCache.map { operation.applyingServerData(to: $0) })
+            events += syncPoint.apply(operation, writes: writes, completeServerCache: serverCache)
         }
         return events
     }

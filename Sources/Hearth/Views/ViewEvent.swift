@@ -6,6 +6,7 @@ import HearthModel
 /// ``children`` receives the four child event kinds. Firebase's value and child listeners are
 /// the two common cases; any combination is allowed.
 public struct ViewEventKinds: OptionSet, Sendable, Hashable {
+    /// The set's bits.
     public let rawValue: UInt8
 
     /// Creates a set from its raw bits.
@@ -47,6 +48,7 @@ public struct RegistrationID: Hashable, Sendable, CustomStringConvertible {
     /// Creates an id.
     public init(_ rawValue: Int) { self.rawValue = rawValue }
 
+    /// `#` and the number.
     public var description: String { "#\(rawValue)" }
 }
 
@@ -58,10 +60,15 @@ public struct RegistrationID: Hashable, Sendable, CustomStringConvertible {
 public struct ViewEvent: Sendable, Equatable, CustomStringConvertible {
     /// The event type, spelled as Firebase spells it.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// A child left the view (for a window: it may still exist outside it).
         case childRemoved = "child_removed"
+        /// A child entered the view.
         case childAdded = "child_added"
+        /// A child's position in the query's order changed (always with `child_changed`).
         case childMoved = "child_moved"
+        /// A child's value changed.
         case childChanged = "child_changed"
+        /// The view's whole value, raised after the child events when the view is complete.
         case value
     }
 
@@ -97,6 +104,7 @@ public struct ViewEvent: Sendable, Equatable, CustomStringConvertible {
         self.node = node
     }
 
+    /// A one-line rendering for logs and test failures.
     public var description: String {
         var s = "\(kind.rawValue) \(path) \(query.identifier) \(registration)"
         if let childKey { s += " \(childKey.string)" }
