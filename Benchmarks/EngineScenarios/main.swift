@@ -1,6 +1,6 @@
 // Engine scenarios: whole-store measurements that a micro-benchmark harness cannot express.
 //
-//   swift run -c release EngineScenarios [cacheFill|openAtCap|checkpointPause|all]
+//   swift run -c release EngineScenarios [cacheFill|openAtCap|checkpointPause|viewsAtOpen|viewUpdate|all]
 //
 // 1. cacheFill: 50 MiB of realistic JSON through serverSet under the default 10 MiB cap —
 //    the footprint during and after (it must stay near the cap), time, prune rounds.
@@ -9,6 +9,9 @@
 //    whole cache is loaded (median of 7 cold reopenings; the OS page cache is warm).
 // 3. checkpointPause: the commit latency a writer sees while a checkpoint of the full store
 //    is written, against its latency with no checkpoint running.
+// 4. viewsAtOpen: time from open() to a listener's first view (initial events delivered) and
+//    until every tracked query's view is rebuilt.
+// 5. viewUpdate: the cost of one server update under a listened view of 100,000 children.
 import Foundation
 import Hearth
 import Workloads
@@ -188,11 +191,81 @@ func checkpointPause() throws {
     try store.close()
 }
 
+// MARK: - 4. Views after open
+
+func viewsAtOpen() throws {
+    let dir = tempDirectory("views")
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    try buildStoreAtCap(dir)
+    var firstView: [Double] = [], allViews: [Double] = []
+    var views = 0
+    for _ in 0..<7 {
+        let t0 = clock.now
+        let store = try Store.open(directory: dir)
+        let query = try QuerySpec(orderBy: .child("ts")).limitToLast(50)
+        final class Count: @unchecked Sendable { var n = 0 }
+        let count = Count()
+        _ = try store.addListener(at: "chats/room3/messages", query: query) { _ in count.n += 1 }
+        store.waitForEventDelivery()
+        let t1 = clock.now
+        store.waitUntilViewsRebuilt()
+        let t2 = clock.now
+        precondition(count.n > 0, "the first view raised no events")
+        firstView.append(ms(t1 - t0))
+        allViews.append(ms(t2 - t0))
+        views = store.viewCount
+        try store.close()
+    }
+    print("viewsAtOpen: store at the cap, 100 tracked queries; medians of 7 reopenings, from the start of open()")
+    print(String(format: "  first view (a listener's limitToLast(50) by child, initial events delivered) %.1f ms; all %d views rebuilt %.1f ms", median(firstView), views, median(allViews)))
+}
+
+// MARK: - 5. One server update under a view of 100,000 children
+
+func viewUpdate() throws {
+    let n = 100_000
+    let pairs = (0..<n).map { i in (key: ChildKey("c\(100_000 + i)"), value: Node(children: [("score", .number(Double(i % 1000)))])) }
+    let big = Node(children: pairs)
+    var results: [String: Double] = [:]
+    for listened in [false, true] {
+        let dir = tempDirectory("update")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var options = Store.Options()
+        options.durability = .buffered
+        options.cacheSizeBytes = Store.maximumCacheSize
+        options.checkpointMinimumBytes = 64 << 20
+        let store = try Store.open(directory: dir, options: options)
+        try store.applyServerOverwrite(big, at: "big")
+        // Tracking the query materializes its view; without it the store keeps no view at all.
+        if listened { try store.trackQuery(at: QueryLocation(path: "big", query: .default), complete: true, active: true) }
+        final class Count: @unchecked Sendable { var n = 0 }
+        let count = Count()
+        if listened { _ = try store.addListener(at: "big") { _ in count.n += 1 } }
+        precondition(store.viewCount == (listened ? 1 : 0))
+        store.waitForEventDelivery()
+        var latencies: [Double] = []
+        for i in 0..<2000 {
+            let key = ChildKey("c\(100_000 + (i * 7919) % n)")
+            let t0 = clock.now
+            try store.applyServerOverwrite(Node(children: [("score", .number(Double(5000 + i)))]), at: Path(keys: ["big", key]))
+            latencies.append(ms(clock.now - t0) * 1000)
+        }
+        store.waitForEventDelivery()
+        if listened { precondition(count.n >= 2 * 2000, "every update raises child_changed and value") }
+        results[listened ? "with" : "without"] = median(latencies)
+        try store.close()
+    }
+    print("viewUpdate: one server update of one child under a default view of 100,000 children (commit on .buffered; median of 2,000)")
+    print(String(format: "  with a listened view: %.1f µs per commit (child_changed + value raised); without any view: %.1f µs; the view's share: %.1f µs", results["with"]!, results["without"]!, results["with"]! - results["without"]!))
+}
+
 let which = CommandLine.arguments.dropFirst().first ?? "all"
 do {
     if which == "cacheFill" || which == "all" { try cacheFill() }
     if which == "openAtCap" || which == "all" { try openAtCap() }
     if which == "checkpointPause" || which == "all" { try checkpointPause() }
+    if which == "viewsAtOpen" || which == "all" { try viewsAtOpen() }
+    if which == "viewUpdate" || which == "all" { try viewUpdate() }
 } catch {
     print("error: \(error)")
     exit(1)
