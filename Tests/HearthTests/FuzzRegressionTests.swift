@@ -79,6 +79,18 @@ import HearthModel
         try log.close()
         #expect(try Log.verify(directory: "/db", fileSystem: fs).damage == nil)
     }
+
+    /// Finding 3 (FuzzRecovery): closing a poisoned log (a sync or rename had failed, here
+    /// inside a checkpoint install) returned success without syncing, so the caller took
+    /// unsynced commits for durable; a power cut then lost them.
+    @Test func closingAPoisonedLogReportsTheFailure() throws {
+        let fs = SimulatedFileSystem(seed: 3)
+        let log = try Log.open(directory: "/db", fileSystem: fs)
+        _ = try log.append([1, 2, 3], type: 9, durability: .buffered)
+        fs.injectFault(.sync, .ioError)
+        #expect(throws: LogError.self) { try log.flush() }
+        #expect(throws: LogError.self) { try log.close() }
+    }
 }
 // BEGIN FuzzChecks.swift
 // The checks behind Hearth's fuzz targets (Fuzz/README.md). Pure functions of the input bytes:
@@ -98,6 +110,13 @@ import Synchronization
 
 public enum FuzzChecks {
     // MARK: - Shared helpers
+
+    /// HEARTH_FUZZ_TRACE=1 prints what the recovery program does (to reproduce a finding).
+    static let tracing = getenv("HEARTH_FUZZ_TRACE") != nil
+    static func trace(_ message: @autoclosure () -> String) { if tracing {
+            let line = Array("trace: \(message())\n".utf8)
+            _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        } }
 
     /// Reports a violated invariant (a finding).
     static func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
@@ -598,7 +617,9 @@ public enum FuzzChecks {
             var failed = false
             var inFlight: Entry?
             let lastBefore = live.lastLSN
-            switch s.below(16) {
+            let op = s.below(16)
+            defer { trace("step \(steps) op \(op) lastLSN \(lastBefore)→\(live.lastLSN) durable \(durable) failed \(failed) crashed \(fs.hasCrashed) history \(history.count)") }
+            switch op {
             case 0...6:
                 let tier: Durability? = s.below(4) == 3 ? nil : tiers[s.below(3)]
                 let state: StoreState
@@ -609,6 +630,7 @@ public enum FuzzChecks {
                         build(&b, &s, state)
                         built = b.events
                     }
+                    trace("commit tier \(String(describing: tier)) lsn \(r.lsn) events \(r.events.count)")
                     if !r.events.isEmpty {
                         check(r.lsn == lastBefore + 1, "commit got LSN \(r.lsn) after \(lastBefore)")
                         check(r.lsn > durable, "LSN \(r.lsn) reused (durable through \(durable))")
@@ -616,6 +638,7 @@ public enum FuzzChecks {
                         if (tier ?? options.durability) == .full { durable = r.lsn }
                     }
                 } catch {
+                    trace("commit failed: \(error)")
                     failed = true
                     if !built.isEmpty { inFlight = Entry(events: built, lsn: lastBefore + 1) }
                 }
@@ -630,7 +653,9 @@ public enum FuzzChecks {
                     durable = live.lastLSN
                 } catch { failed = true }
             case 9:
-                fs.crash(afterCalls: 1 + s.below(40))
+                let n = 1 + s.below(40)
+                trace("crash after \(n) calls")
+                fs.crash(afterCalls: n)
             case 10:
                 injectFault(fs, &s)
             case 11:
@@ -645,19 +670,29 @@ public enum FuzzChecks {
                 clock.advance(Int64(s.below(100)))
             }
             if let e = inFlight { history.append(e) }
-            if failed {
+            // A crash inside work whose errors are not reported (inline maintenance after a commit)
+            // kills the process all the same.
+            if failed || fs.hasCrashed {
                 store = nil
                 reopen(fs, &s, clock, options, &history, &durable, &store)
             }
         }
         if let live = store {
+            // Disarm what the program left armed; the store has not failed yet, so it must close.
+            fs.crash(afterCalls: nil)
+            fs.clearFaults()
             let state: StoreState
             do { state = try live.state() } catch { fatalError("FUZZ FINDING: state() failed at the end: \(error)") }
             let model = fold(history.map(\.events))
             check(state == model, "live state differs from the model: \(diff(model, state))")
-            // A clean close makes everything durable; a power cut after it loses nothing.
-            do { try live.close() } catch { fatalError("FUZZ FINDING: close failed: \(error)") }
-            durable = history.last?.lsn ?? durable
+            // A clean close makes everything durable; a power cut after it loses nothing. (It
+            // fails if inline maintenance poisoned the log; then nothing more is durable.)
+            do {
+                try live.close()
+                durable = history.last?.lsn ?? durable
+            } catch {
+                trace("final close failed: \(error)")
+            }
             store = nil
             var s2 = Source([])
             reopen(fs, &s2, clock, options, &history, &durable, &store)
@@ -668,7 +703,9 @@ public enum FuzzChecks {
     static func injectFault(_ fs: SimulatedFileSystem, _ s: inout Source) {
         let op: FileOperation = s.pick([.write, .sync, .create, .rename, .syncDirectory, .truncate, .open, .unlink, .read])
         let code: FileSystemError.Code = s.bool() ? .ioError : .noSpace
-        fs.injectFault(op, code, sticky: s.below(4) == 0, skip: s.below(4))
+        let sticky = s.below(4) == 0, skip = s.below(4)
+        trace("fault \(op) \(code) sticky \(sticky) skip \(skip)")
+        fs.injectFault(op, code, sticky: sticky, skip: skip)
     }
 
     /// Kills the process (no more I/O from it), cuts the power, reopens (possibly crashing or
@@ -681,7 +718,9 @@ public enum FuzzChecks {
         var failedOpens = 0
         var reopened: Store?
         for attempt in 0..<4 {
-            fs.powerCut(mode: modes[s.below(modes.count)])
+            let mode = modes[s.below(modes.count)]
+            trace("power cut \(mode)")
+            fs.powerCut(mode: mode)
             if attempt < 3 {
                 switch s.below(6) {
                 case 0: fs.crash(afterCalls: 1 + s.below(30))
@@ -693,6 +732,7 @@ public enum FuzzChecks {
                 reopened = try Store.open(directory: directory, options: options)
                 break
             } catch {
+                trace("open failed: \(error)")
                 check(attempt < 3, "reopen without crash point or fault failed: \(error)")
                 failedOpens += 1
             }
