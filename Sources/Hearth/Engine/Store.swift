@@ -122,7 +122,15 @@ public final class Store: Sendable {
                 } catch {
                     throw StoreError.corruptRecord(file: record.file, offset: record.offset, lsn: record.lsn, reason: "\(error)")
                 }
-                for e in events { loading.apply(e) }
+                for e in events {
+                    if case .cachePruned = e, !loading.cacheLoaded, let r = reader {
+                        // A prune in the tail (a crash between a prune and its checkpoint)
+                        // changes the cache, which must be loaded first.
+                        loading.finishLoading(cache: try r.fullCache())
+                        reader = nil
+                    }
+                    loading.apply(e)
+                }
                 replayedBytes += record.payload.count
                 lastLSN = record.lsn
             }

@@ -309,8 +309,10 @@ final class LogCore: @unchecked Sendable {
         }
         if already { return }
         var failure: LogError?
-        let poisoned = monitor.withLock { poison != nil }
-        if !poisoned {
+        if let poisoned = monitor.withLock({ poison }) {
+            // Nothing written since the failure can be synced: the close must not report success.
+            failure = .poisoned(underlying: poisoned)
+        } else {
             do throws(LogError) { try flush() } catch { failure = error }
         }
         monitor.withLock {

@@ -113,6 +113,10 @@ enum Recovery {
         if let c = report.checkpoint, damage.file == c.file, report.damagedSegment == nil {
             // A damaged checkpoint header: move it aside and rebuild from what remains (the log then
             // keeps only what it can replay from LSN 1, possibly nothing; all of it moved, not deleted).
+            // A checkpoint the MANIFEST names but that is missing has nothing to move aside.
+            guard try logIO({ try fs.listDirectory(directory) }).contains(c.file) else {
+                return try rebuildManifest(directory: directory, fs: fs)
+            }
             let b = c.file + Layout.brokenSuffix
             try logIO { try fs.rename(from: joinPath(directory, c.file), to: joinPath(directory, b)) }
             return [b] + (try rebuildManifest(directory: directory, fs: fs))

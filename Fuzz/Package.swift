@@ -1,0 +1,36 @@
+// swift-tools-version:6.1
+// libFuzzer targets for Hearth (see README.md). Built only with
+//   swift build --package-path Fuzz -c release --sanitize=fuzzer [--sanitize=address] --product <Target>
+// A plain `swift build` of this package also works; the fuzzers are then no-ops that exit 0.
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+let checks: [Target.Dependency] = [
+    "FuzzChecks",
+    .product(name: "Hearth", package: "Hearth"),
+]
+
+let package = Package(
+    name: "HearthFuzz",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        // `name:` pins the identity, so it does not depend on the checkout directory's name.
+        .package(name: "Hearth", path: ".."),
+    ],
+    targets: [
+        // The checks every fuzzer runs; Tests/HearthTests/FuzzRegressionTests.swift carries a
+        // verbatim copy of FuzzChecks.swift (a test fails when the two drift apart).
+        .target(
+            name: "FuzzChecks",
+            dependencies: [
+                .product(name: "Hearth", package: "Hearth"),
+                .product(name: "HearthLog", package: "Hearth"),
+                .product(name: "HearthModel", package: "Hearth"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(name: "FuzzDecode", dependencies: checks, swiftSettings: swiftSettings),
+        .executableTarget(name: "FuzzRecovery", dependencies: checks, swiftSettings: swiftSettings),
+        .executableTarget(name: "FuzzState", dependencies: checks, swiftSettings: swiftSettings),
+    ]
+)
