@@ -542,14 +542,6 @@ func pruneMeasure() throws {
 
 do {
     switch workloadName {
-    case "probe":
-        let store = try Store.open(directory: directory)
-        let path = try Path(validating: option("--path") ?? "profiles/user42")
-        print("lazy:", try store.serverValue(at: path))
-        try store.waitUntilLoaded()
-        print("loaded:", try store.serverValue(at: path))
-        try store.close()
-        exit(0)
     case "writes1": try durableWrites(writers: 1)
     case "writes16": try durableWrites(writers: 16)
     case "fill": try cacheFill()
