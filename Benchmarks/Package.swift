@@ -11,10 +11,28 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // The baselines: system libraries, built only inside this package.
+        .systemLibrary(name: "CSQLite", path: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLevelDB", path: "CLevelDB", providers: [.apt(["libleveldb-dev"])]),
         .target(
             name: "Workloads",
             dependencies: [.product(name: "HearthModel", package: "Hearth"), .product(name: "HearthLog", package: "Hearth")],
             path: "Workloads",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // One protocol, three engines doing the same persistence work (Hearth, SQLite in Firebase
+        // Android's layout, LevelDB in Firebase iOS's layout) and the machine's floor.
+        .target(
+            name: "Engines",
+            dependencies: ["Workloads", "CSQLite", "CLevelDB", .product(name: "Hearth", package: "Hearth")],
+            path: "Engines",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // The whole-workload driver: one workload x one engine per process (see run.sh).
+        .executableTarget(
+            name: "HearthBench",
+            dependencies: ["Engines", "Workloads", .product(name: "Hearth", package: "Hearth")],
+            path: "HearthBench",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(
