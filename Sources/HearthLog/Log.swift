@@ -76,6 +76,33 @@ public final class Log: Sendable {
         return try core.commit(request([rec], durability))
     }
 
+    /// A record queued by ``submit(_:type:skippable:durability:)``: its LSN is already fixed;
+    /// ``wait(_:)`` returns once the durability tier holds.
+    public struct PendingAppend: Sendable {
+        /// The record's LSN.
+        public let lsn: LSN
+        let request: CommitRequest
+    }
+
+    /// Queues one record for appending and returns at once with its LSN — records are written
+    /// in the order they are queued, so callers that must apply changes in LSN order can queue
+    /// under their own lock and ``wait(_:)`` outside it, letting concurrent appenders share one
+    /// write and one sync. The record is acknowledged (under `durability`) only when
+    /// ``wait(_:)`` returns.
+    public func submit(_ payload: [UInt8], type: UInt8, skippable: Bool = false,
+                       durability: Durability? = nil) throws(LogError) -> PendingAppend {
+        let rec = try core.prepare(payload, type: type, skippable: skippable)
+        let req = request([rec], durability)
+        return PendingAppend(lsn: try core.submit(req), request: req)
+    }
+
+    /// Waits until a submitted record is written — and synced, under `.full` — or throws if it
+    /// could not be (after which the log is poisoned).
+    @discardableResult
+    public func wait(_ pending: PendingAppend) throws(LogError) -> LSN {
+        try core.wait(pending.request)
+    }
+
     /// Appends several records atomically and in order: after a crash either all of them or none are
     /// recovered. Returns the LSN of the last; they have consecutive LSNs.
     public func appendBatch(_ records: [(payload: [UInt8], type: UInt8)], durability: Durability? = nil) throws(LogError) -> LSN {

@@ -230,26 +230,26 @@ public final class Store: Sendable {
     ) throws(StoreError) -> CommitResult {
         let tier = durability ?? options.durability
         let now = options.clock()
-        let (lsn, events, maintain) = try core.withLock { (core: inout Core) throws(StoreError) -> (LSN, [StoreEvent], Bool) in
+        let (pending, events, maintain) = try core.withLock { (core: inout Core) throws(StoreError) -> (Log.PendingAppend?, [StoreEvent], Bool) in
             if core.closed { throw .closed }
             if let why = core.poisoned { throw .poisoned(why) }
             // The batch shares the state's storage; it must be gone before the events are
             // applied below, or every commit copies the state's dictionaries (O(state) per
             // commit: quadratic for a long run of commits).
             let events = try Store.collectEvents(core.loading, reader: core.reader, now: now, build)
-            if events.isEmpty { return (core.lastLSN, [], false) }
+            if events.isEmpty { return (nil, [], false) }
             let payload = EventCodec.encode(events)
-            // Under `.full` the record is written now (fixing its place in LSN order, which is
-            // the order states are applied in) and synced after the lock is released, so that
-            // concurrent committers share one fsync.
-            let appendTier: Durability = tier == .full ? .buffered : tier
-            let lsn: LSN
+            // The record is queued here, which fixes its LSN — the order states are applied
+            // in — and written and synced after the lock is released, so that concurrent
+            // committers share one write and one fsync (group commit).
+            let pending: Log.PendingAppend
             do throws(LogError) {
-                lsn = try log.append(payload, type: EventCodec.recordType, durability: appendTier)
+                pending = try log.submit(payload, type: EventCodec.recordType, durability: tier)
             } catch {
                 core.poisoned = error.description
                 throw .log(error)
             }
+            let lsn = pending.lsn
             let prior = ViewHost.Prior(events, core.loading.state)
             for e in events { core.loading.apply(e) }
             // The views follow the state in the same order; their events are queued while the
@@ -262,14 +262,17 @@ public final class Store: Sendable {
             let maintain = !core.maintenancePending
                 && (core.bytesSinceSizeCheck >= options.sizeCheckIntervalBytes
                     || core.logBytesSinceCheckpoint >= checkpointThreshold(core))
-            return (lsn, events, maintain)
+            return (pending, events, maintain)
         }
-        if tier == .full {
-            do throws(LogError) { try log.waitUntilDurable(lsn) } catch {
-                core.withLock { $0.poisoned = error.description }
-                throw .log(error)
-            }
+        // Acknowledged only when the tier holds. A failure here leaves the state ahead of the
+        // log (the events were applied when queued), so the store refuses writes until it is
+        // reopened — which recovers exactly what reached the disk.
+        guard let pending else { return CommitResult(lsn: lastLSN, events: []) }
+        do throws(LogError) { try log.wait(pending) } catch {
+            core.withLock { $0.poisoned = error.description }
+            throw .log(error)
         }
+        let lsn = pending.lsn
         if maintain { scheduleMaintenance(force: false) }
         return CommitResult(lsn: lsn, events: events)
     }

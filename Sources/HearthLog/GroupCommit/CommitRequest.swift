@@ -2,7 +2,9 @@
 
 /// A pending append (one or more records, atomically) or a flush (no records).
 /// Guarded by `LogCore.monitor`: created by the caller, completed by whichever thread leads its group.
-final class CommitRequest {
+/// Every mutable field is read and written only under that monitor, which is what makes handing a
+/// request from the thread that submitted it to the one that waits for it safe (`@unchecked`).
+final class CommitRequest: @unchecked Sendable {
     let records: [PreparedRecord]
     /// Must be fdatasync'd before acknowledgement (`.full`, flush).
     let sync: Bool
@@ -12,6 +14,8 @@ final class CommitRequest {
     /// for this so that a segment wholly covered by the checkpoint can be dropped).
     let roll: Bool
     let bytes: Int
+    /// The LSN of the last record, fixed when the request was queued.
+    var reservedLSN: LSN = 0
     var done = false
     var result: Result<LSN, LogError> = .success(0)
 

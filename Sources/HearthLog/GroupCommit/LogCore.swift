@@ -20,6 +20,9 @@ final class LogCore: @unchecked Sendable {
     // [monitor]
     var queue: [CommitRequest] = []
     var nextLSN: LSN
+    /// The LSN of the last record queued (the queue's requests take LSNs in queue order, which
+    /// is the order groups are formed and written in, so an LSN is fixed when it is queued).
+    var reservedLSN: LSN
     var writtenLSN: LSN
     var durableLSN: LSN
     var poison: LogError?
@@ -51,6 +54,7 @@ final class LogCore: @unchecked Sendable {
         self.options = options
         deflaters = DeflaterPool(level: options.compressionLevel)
         nextLSN = lastLSN + 1
+        reservedLSN = lastLSN
         writtenLSN = lastLSN
         durableLSN = lastLSN
         generation = manifest.generation
@@ -79,16 +83,29 @@ final class LogCore: @unchecked Sendable {
     /// Queues `req` and returns when its group has been written (and synced if required).
     /// Returns the LSN of the request's last record (for a flush: the highest LSN written).
     func commit(_ req: CommitRequest) throws(LogError) -> LSN {
+        _ = try submit(req)
+        return try wait(req)
+    }
+
+    /// Queues `req` without waiting and returns the LSN its last record will have (for a
+    /// flush: the last LSN queued before it). Records are written in queue order, so this LSN
+    /// is final; ``wait(_:)`` returns once the request's group is written (and synced if
+    /// required), or throws if it could not be.
+    func submit(_ req: CommitRequest) throws(LogError) -> LSN {
         monitor.lock()
-        if closing || closed {
-            monitor.unlock()
-            throw .closed
-        }
-        if let p = poison {
-            monitor.unlock()
-            throw .poisoned(underlying: p)
-        }
+        defer { monitor.unlock() }
+        if closing || closed { throw .closed }
+        if let p = poison { throw .poisoned(underlying: p) }
         queue.append(req)
+        reservedLSN += LSN(req.records.count)
+        req.reservedLSN = reservedLSN
+        return reservedLSN
+    }
+
+    /// Waits for a request queued by ``submit(_:)``: leads its group when it reaches the
+    /// front of the queue, or follows the leader that takes it along.
+    func wait(_ req: CommitRequest) throws(LogError) -> LSN {
+        monitor.lock()
         while !req.done && queue.first !== req { monitor.wait() }
         if req.done {
             monitor.unlock()
@@ -166,6 +183,7 @@ final class LogCore: @unchecked Sendable {
         var lsn = first
         for r in group {
             lsn += LSN(r.records.count)
+            assert(r.records.isEmpty || r.reservedLSN == lsn - 1, "records are written at the LSNs reserved when queued")
             r.result = .success(r.records.isEmpty ? writtenLSN : lsn - 1)
         }
         finish(group, nil)
