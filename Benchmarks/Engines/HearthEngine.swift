@@ -88,16 +88,11 @@ public final class HearthEngine: PersistenceEngine, @unchecked Sendable {
         try store.query(q.query, at: q.path).window
     }
 
-    /// Until Hearth's materialized views land: the whole state loaded, then each tracked
-    /// query's window computed (with pending writes overlaid). Switch to the views API here.
+    /// Every tracked query's and pin's materialized view rebuilt after open (the store starts
+    /// this in the background when it opens; this waits for it).
     public func rebuildViews() throws -> Int {
-        try store.waitUntilLoaded()
-        var n = 0
-        for q in store.trackedQueries() {
-            _ = try store.query(q.query, at: q.path)
-            n += 1
-        }
-        return n
+        store.waitUntilViewsRebuilt()
+        return store.viewCount
     }
 
     /// Workload 5: the engine was opened with `hearthPruneFraction`, so the maintenance that
