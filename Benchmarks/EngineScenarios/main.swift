@@ -25,16 +25,6 @@ func ms(_ d: Duration) -> Double {
     Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15
 }
 
-func median(_ xs: [Double]) -> Double {
-    let s = xs.sorted()
-    return s.isEmpty ? .nan : (s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2)
-}
-
-func percentile(_ xs: [Double], _ p: Double) -> Double {
-    let s = xs.sorted()
-    return s.isEmpty ? .nan : s[min(s.count - 1, Int(Double(s.count) * p))]
-}
-
 func mib(_ b: UInt64) -> String { String(format: "%.2f MiB", Double(b) / 1048576) }
 
 let clock = ContinuousClock()
@@ -69,45 +59,11 @@ func cacheFill() throws {
 
 // MARK: - 2. Open at the cap
 
-func buildStoreAtCap(_ dir: String) throws {
-    var options = Store.Options()
-    options.durability = .buffered
-    let store = try Store.open(directory: dir, options: options)
-    var workload = Workload(seed: 7)
-    // Feed data until LRU pruning holds the store at the cap (it prunes to 70% and lets the
-    // footprint grow back towards the cap between checks).
-    var fed = 0
-    while true {
-        for w in workload.writes(totalJSONBytes: 4 << 20) {
-            try store.applyServerOverwrite(w.node, at: w.path)
-        }
-        fed += 4
-        let stats = try store.stats()
-        if stats.pruneRounds > 0 && stats.footprintBytes >= UInt64(Double(options.cacheSizeBytes) * 0.85) { break }
-        precondition(fed < 1024, "never reached the cap")
-    }
-    print("  (built by feeding \(fed) MiB of JSON)")
-    for i in 0..<100 {
-        let query = try QuerySpec(orderBy: .child("ts")).limitToLast(50)
-        let location = i < 40
-            ? QueryLocation(path: try Path(validating: "chats/room\(i)/messages"), query: query)
-            : QueryLocation(path: try Path(validating: "profiles/user\(i)"), query: .default)
-        try store.trackQuery(at: location, complete: true, active: false)
-    }
-    try store.applyServerOverwrite(try Node(jsonText: #"{"name":"Ada","bio":"first programmer"}"#), at: "profiles/user42")
-    try store.keepSynced(QueryLocation(path: "profiles/user42", query: .default), true)
-    for i in 0..<1000 {
-        let w = workload.next()
-        try store.saveWrite(.set(w.node), at: try Path(validating: "outbox/\(i)").appending(w.path))
-    }
-    try store.compact()
-    try store.close()
-}
-
 func openAtCap() throws {
     let dir = tempDirectory("open")
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    try buildStoreAtCap(dir)
+    let (fed, _) = try buildStoreAtCap(dir)
+    print("  (built by feeding \(fed) MiB of JSON)")
     var opens: [Double] = [], firstReads: [Double] = [], loadedAll: [Double] = []
     var footprint: UInt64 = 0
     var counts = (0, 0)
@@ -115,7 +71,7 @@ func openAtCap() throws {
         let t0 = clock.now
         let store = try Store.open(directory: dir)
         let t1 = clock.now
-        let value = try store.serverValue(at: "profiles/user42")
+        let value = try store.serverValue(at: smallLocation)
         let t2 = clock.now
         try store.waitUntilLoaded()
         let t3 = clock.now
@@ -143,7 +99,8 @@ final class LatencyRecorder: @unchecked Sendable {
 func checkpointPause() throws {
     let dir = tempDirectory("pause")
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    try buildStoreAtCap(dir)
+    let (fed, _) = try buildStoreAtCap(dir)
+    print("  (built by feeding \(fed) MiB of JSON)")
     var options = Store.Options()
     options.durability = .buffered
     options.checkpointMinimumBytes = 64 << 20  // only the explicit checkpoints below
@@ -196,7 +153,8 @@ func checkpointPause() throws {
 func viewsAtOpen() throws {
     let dir = tempDirectory("views")
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    try buildStoreAtCap(dir)
+    let (fed, _) = try buildStoreAtCap(dir)
+    print("  (built by feeding \(fed) MiB of JSON)")
     var firstView: [Double] = [], allViews: [Double] = []
     var views = 0
     for _ in 0..<7 {

@@ -35,10 +35,6 @@ nonisolated(unsafe) var notes: [String: String] = [:]
 
 func elapsed(_ t0: ContinuousClock.Instant) -> Double { seconds(clock.now - t0) }
 
-func percentile(_ xs: [Double], _ p: Double) -> Double {
-    let s = xs.sorted()
-    return s.isEmpty ? .nan : s[min(s.count - 1, Int(Double(s.count) * p))]
-}
 
 /// Peak resident memory of this process so far (ru_maxrss, KiB on Linux).
 func peakRSS() -> Double {
@@ -277,45 +273,14 @@ func cacheFill() throws {
 
 // MARK: - 3. Cold open at the cap
 
-let smallLocation: Path = "profiles/user42"
 
 /// Hearth's store at its 10 MiB cap: realistic data fed until LRU pruning holds the footprint
 /// at the cap, 100 tracked queries (40 filtered limitToLast(50) windows over chat rooms with
 /// their tracked keys, 60 profiles), 1,000 pending writes.
 func buildHearthAtCap(_ dir: String) throws {
-    var options = Store.Options()
-    options.durability = .buffered
-    let store = try Store.open(directory: dir, options: options)
-    var workload = Workload(seed: 7)
-    var fed = 0
-    while true {
-        for w in workload.writes(totalJSONBytes: 4 << 20) { try store.applyServerOverwrite(w.node, at: w.path) }
-        fed += 4
-        let stats = try store.stats()
-        if stats.pruneRounds > 0 && stats.footprintBytes >= UInt64(Double(options.cacheSizeBytes) * 0.85) { break }
-        precondition(fed < 1024, "never reached the cap")
-    }
-    try store.applyServerOverwrite(try Node(jsonText: #"{"name":"Ada","bio":"first programmer"}"#), at: smallLocation)
-    let cache = try store.state().serverCache
-    for i in 0..<100 {
-        if i < 40 {
-            let path = try Path(validating: "chats/room\(i)/messages")
-            let query = try QuerySpec(orderBy: .child("ts")).limitToLast(50)
-            try store.trackQuery(at: QueryLocation(path: path, query: query), complete: true, active: false, keys: Set(query.window(of: cache.child(at: path)).keys))
-        } else {
-            try store.trackQuery(at: QueryLocation(path: try Path(validating: "profiles/user\(i)"), query: .default), complete: true, active: false)
-        }
-    }
-    try store.trackQuery(at: QueryLocation(path: smallLocation, query: .default), complete: true, active: false)
-    for i in 0..<1000 {
-        let w = workload.next()
-        try store.saveWrite(.set(w.node), at: try Path(validating: "outbox/\(i)").appending(w.path))
-    }
-    try store.compact()
-    let stats = try store.stats()
+    let (fed, footprint) = try buildStoreAtCap(dir)
     notes["fedMiB"] = "\(fed)"
-    metrics["hearthFootprint"] = Double(stats.footprintBytes)
-    try store.close()
+    metrics["hearthFootprint"] = Double(footprint)
 }
 
 /// The same content into a baseline: the server cache (one overwrite per location two levels

@@ -59,8 +59,14 @@ struct LoadingState: Sendable {
     /// The server value at `path`, given the checkpoint's cache at that path (`base`, read
     /// from the chunks), with the deferred events projected onto it.
     func serverValue(at path: Path, base: Node) -> Node {
-        var value = base
-        for event in deferred {
+        LoadingState.project(deferred, onto: base, at: path)
+    }
+
+    /// `value` — the server data at `path` — with the server overwrites and merges among
+    /// `events` applied in order (other events are ignored).
+    static func project(_ events: [StoreEvent], onto value: Node, at path: Path) -> Node {
+        var value = value
+        for event in events {
             switch event {
             case let .serverOverwrite(target, node, _):
                 value = StoreState.overlay(value, at: path, write: node, writtenAt: target, serverNow: nil)

@@ -80,20 +80,7 @@ public struct StoreBatch {
     /// The server data at `path` as this batch sees it: the store's, with the batch's own
     /// server overwrites and merges applied.
     public func serverValue(at path: Path) -> Node {
-        var value = serverValueAtBase(path)
-        for event in events {
-            switch event {
-            case let .serverOverwrite(target, node, _):
-                value = StoreState.overlay(value, at: path, write: node, writtenAt: target, serverNow: nil)
-            case let .serverMerge(target, children, _):
-                for child in children {
-                    value = StoreState.overlay(value, at: path, write: child.node, writtenAt: target.appending(child.path), serverNow: nil)
-                }
-            default:
-                break
-            }
-        }
-        return value
+        LoadingState.project(events, onto: serverValueAtBase(path), at: path)
     }
 
     // MARK: - Pending writes
