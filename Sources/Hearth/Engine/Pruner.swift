@@ -180,51 +180,85 @@ enum Pruner {
                          freedCacheBytes: max(0, freedCache), freedMetaBytes: freedMeta)
         }
 
-        /// Whether `round` (computed by this pass) is still what the policy would prune in
-        /// `current`, the store's state when the round is committed — the pass's state plus
-        /// whatever other commits did meanwhile. `snapshot` is the state the pass started
-        /// from. Conservative: a `false` means "plan again", never that something is wrong.
+        /// Paths found kept since the pass began (see ``adjust(_:to:snapshot:)``).
+        private var lateKeeps = PathTrie<Bool>()
+        private var lateKeepCount = 0
+        private var seenWriteID: Int64?
+        private var seenQueryID: Int64?
+
+        private mutating func keepLate(_ path: Path) {
+            if lateKeeps.value(at: path) == nil {
+                lateKeeps.set(path, true)
+                lateKeepCount += 1
+            }
+        }
+
+        /// `round` (computed by this pass) adjusted to `current`, the store's state when the
+        /// round is committed: the pass's state plus whatever other commits did meanwhile
+        /// (`snapshot` is the state the pass started from). `nil` when nothing is left to do.
         ///
-        /// The round must not prune anything that became protected or more recently used:
-        /// every chosen candidate is unchanged (same time, still inactive and unpinned); no
-        /// pending write or tracked query added since lies at, above or below a pruned path;
-        /// the pins are the same; and no server write created or refreshed an untracked entry
-        /// at or above a pruned path. O(round + what was added since the snapshot).
-        static func isStillValid(_ round: Round, in current: StoreState, snapshot: StoreState) -> Bool {
-            if current.pins != snapshot.pins { return false }
+        /// What those commits made protected or more recently used is kept, as the policy
+        /// would keep it had the round been computed on `current`: a pending write, tracked
+        /// query or pin added since the snapshot; a chosen candidate that changed (used,
+        /// activated, rewritten or removed: its record stays too); an untracked entry created
+        /// or refreshed at or above a pruned path. A late-kept path at or above a pruned path
+        /// saves it, one below survives inside it — in this round and every later one of the
+        /// pass. O(round + what was added since the last round), under the commit's lock.
+        mutating func adjust(_ round: Round, to current: StoreState, snapshot: StoreState) -> PruneResult? {
+            for pin in current.pins where !snapshot.pins.contains(pin) { keepLate(pin.path) }
+            let lastWriteID = seenWriteID ?? snapshot.lastWriteID
+            if current.lastWriteID > lastWriteID {
+                for w in current.pendingWrites.reversed() {
+                    if w.id <= lastWriteID { break }
+                    for p in w.touchedPaths { keepLate(p) }
+                }
+                seenWriteID = current.lastWriteID
+            }
+            let lastQueryID = seenQueryID ?? snapshot.lastQueryID
+            if current.lastQueryID > lastQueryID {
+                // Ids are assigned in increasing order: the new queries are those above the
+                // last id seen.
+                if current.lastQueryID - lastQueryID <= Int64(current.trackedQueries.count) {
+                    for id in (lastQueryID + 1)...current.lastQueryID {
+                        if let q = current.trackedQueries[id] { keepLate(q.path) }
+                    }
+                } else {
+                    for q in current.trackedQueries.values where q.id > lastQueryID { keepLate(q.path) }
+                }
+                seenQueryID = current.lastQueryID
+            }
+            var changedQueries: Set<Int64> = []
             for c in round.chosen {
                 if let id = c.queryID {
-                    guard let q = current.trackedQueries[id], !q.active, q.lastUse == c.lastUse, q.path == c.path else { return false }
+                    if let q = current.trackedQueries[id], !q.active, q.lastUse == c.lastUse, q.path == c.path,
+                       !current.pins.contains(q.location) { continue }
+                    changedQueries.insert(id)
+                    keepLate(c.path)
                 } else if current.untracked.value(at: c.path) != c.lastUse {
-                    return false
+                    keepLate(c.path)
                 }
             }
             for (path, entry) in round.untrackedAbove {
                 let now = current.untracked.nearestAtOrAbove(path)
-                if now?.path != entry?.path || now?.value != entry?.value { return false }
+                if let now, now.path != entry?.path || now.value != entry?.value { keepLate(now.path) }
             }
-            let prunedTrie = Pruner.trie(round.result.prunedPaths)
-            func related(_ p: Path) -> Bool {
-                prunedTrie.nearestAtOrAbove(p) != nil || prunedTrie.hasEntries(below: p)
+            if lateKeepCount == 0 { return round.result }
+
+            let result = round.result
+            var pruned: [Path] = []
+            var prunedTrie = PathTrie<Bool>()
+            for p in result.prunedPaths where lateKeeps.nearestAtOrAbove(p) == nil {
+                pruned.append(p)
+                prunedTrie.set(p, true)
             }
-            if current.lastWriteID > snapshot.lastWriteID {
-                for w in current.pendingWrites.reversed() {
-                    if w.id <= snapshot.lastWriteID { break }
-                    if w.touchedPaths.contains(where: related) { return false }
-                }
+            var kept = result.keptPaths
+            for p in pruned {
+                if let parent = p.parent, prunedTrie.nearestAtOrAbove(parent) != nil { continue }
+                kept += lateKeeps.entries(below: p, topmostOnly: true)
             }
-            if current.lastQueryID > snapshot.lastQueryID {
-                // Ids are assigned in increasing order: the new queries are those above the
-                // snapshot's last id.
-                if current.lastQueryID - snapshot.lastQueryID <= Int64(current.trackedQueries.count) {
-                    for id in (snapshot.lastQueryID + 1)...current.lastQueryID {
-                        if let q = current.trackedQueries[id], related(q.path) { return false }
-                    }
-                } else {
-                    for q in current.trackedQueries.values where q.id > snapshot.lastQueryID && related(q.path) { return false }
-                }
-            }
-            return true
+            let removed = result.removedQueryIDs.filter { !changedQueries.contains($0) }
+            if pruned.isEmpty && removed.isEmpty { return nil }
+            return PruneResult(prunedPaths: pruned, keptPaths: kept, removedQueryIDs: removed)
         }
     }
 }

@@ -34,9 +34,6 @@ extension Store {
         }
     }
 
-    /// How many times a pruning pass plans again from the store's state when other commits
-    /// made its plan stale (see ``Pruner/Pass/isStillValid(_:in:snapshot:)``).
-    static let maxPrunePlans = 4
     /// How many prune-and-checkpoint steps one maintenance pass takes at most to get under
     /// the cap (a step after the first corrects an estimate made with a stale compression
     /// ratio).
@@ -100,34 +97,36 @@ extension Store {
     /// One ``Pruner/Pass`` computes the rounds: the candidates are sorted once, and the
     /// estimate is measured once and then lowered by what each round frees (the encoded size
     /// of the pruned subtrees minus the kept ones below them, times the last checkpoint's
-    /// compression ratio) — not re-measured over the whole cache every round. Each round is
-    /// committed as its own event, checked under the commit's lock against the state it is
-    /// applied to (writers go on meanwhile); a round made stale by another commit is dropped
-    /// and the pass plans again from the store's state.
+    /// compression ratio) — not re-measured over the whole cache every round. Writers go on
+    /// meanwhile: each round is committed as its own event, adjusted under the commit's lock
+    /// to keep what other commits made protected or recent since the pass began
+    /// (``Pruner/Pass/adjust(_:to:snapshot:)``).
     @discardableResult
     func prune() throws(StoreError) -> Int {
         let target = Double(options.cacheSizeBytes) * Store.pruneTarget
+        let clock = ContinuousClock()
+        var t = clock.now
+        func lap(_ what: String) { if Store.timing { let n = clock.now; print("  prune \(what): \(n - t)"); t = n } }
+        let (snapshot, ratio) = core.withLock { ($0.loading.state, $0.compressionRatio) }
+        var estimate = Store.estimatedCheckpointBytes(snapshot, ratio: ratio)
+        lap("estimate")
+        var pass = Pruner.Pass(snapshot, maxInactiveQueries: options.maxInactiveQueries)
+        lap("pass (\(pass.remainingCandidates) candidates)")
         var committed = 0
-        plan: for _ in 0..<Store.maxPrunePlans {
-            let (snapshot, ratio) = core.withLock { ($0.loading.state, $0.compressionRatio) }
-            var estimate = Store.estimatedCheckpointBytes(snapshot, ratio: ratio)
-            var pass = Pruner.Pass(snapshot, maxInactiveQueries: options.maxInactiveQueries)
-            while estimate > target || pass.inactiveQueries > options.maxInactiveQueries {
-                guard let round = pass.nextRound() else { break plan }
-                var stale = false
-                try commit(durability: .buffered) { batch in
-                    guard Pruner.Pass.isStillValid(round, in: batch.base, snapshot: snapshot) else {
-                        stale = true
-                        return
-                    }
-                    batch.append(.cachePruned(round.result))
-                }
-                if stale { continue plan }
+        while estimate > target || pass.inactiveQueries > options.maxInactiveQueries {
+            guard let round = pass.nextRound() else { break }
+            lap("round")
+            estimate -= Double(round.freedCacheBytes) * ratio + Double(round.freedMetaBytes)
+            var result: PruneResult?
+            try commit(durability: .buffered) { batch in
+                result = pass.adjust(round, to: batch.base, snapshot: snapshot)
+                if let result { batch.append(.cachePruned(result)) }
+            }
+            lap("commit")
+            if result != nil {
                 committed += 1
                 core.withLock { $0.prunedRounds += 1 }
-                estimate -= Double(round.freedCacheBytes) * ratio + Double(round.freedMetaBytes)
             }
-            break
         }
         return committed
     }
