@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import HearthLog
 import HearthModel
 
@@ -15,7 +14,6 @@ extension Store {
     /// The estimated footprint after pruning must fall below this share of the cap, leaving
     /// room for the live log (one segment is at most a quarter of the cap) between checkpoints.
     static let pruneTarget = 0.7
-    static let timing = getenv("HEARTH_PRUNE_BENCH") != nil
 
     /// Runs maintenance now (inline) or on the maintenance queue.
     func scheduleMaintenance(force: Bool) {
@@ -52,9 +50,6 @@ extension Store {
             return (core.logBytesSinceCheckpoint, checkpointThreshold(core), core.closed)
         }
         if closed { return }
-        let tclock = ContinuousClock(); let t0 = tclock.now
-        let rounds0 = core.withLock { $0.prunedRounds }
-        defer { if Store.timing { let r = core.withLock { $0.prunedRounds } - rounds0; print("maintain: \(tclock.now - t0), \(r) rounds, footprint \((try? footprintBytes()) ?? 0)") } }
         let footprint = try footprintBytes()
         if footprint > UInt64(options.cacheSizeBytes) || tooManyInactiveQueries() {
             try enforceCap()
@@ -104,25 +99,18 @@ extension Store {
     @discardableResult
     func prune() throws(StoreError) -> Int {
         let target = Double(options.cacheSizeBytes) * Store.pruneTarget
-        let clock = ContinuousClock()
-        var t = clock.now
-        func lap(_ what: String) { if Store.timing { let n = clock.now; print("  prune \(what): \(n - t)"); t = n } }
         let (snapshot, ratio) = core.withLock { ($0.loading.state, $0.compressionRatio) }
         var estimate = Store.estimatedCheckpointBytes(snapshot, ratio: ratio)
-        lap("estimate")
         var pass = Pruner.Pass(snapshot, maxInactiveQueries: options.maxInactiveQueries)
-        lap("pass (\(pass.remainingCandidates) candidates)")
         var committed = 0
         while estimate > target || pass.inactiveQueries > options.maxInactiveQueries {
             guard let round = pass.nextRound() else { break }
-            lap("round")
             estimate -= Double(round.freedCacheBytes) * ratio + Double(round.freedMetaBytes)
             var result: PruneResult?
             try commit(durability: .buffered) { batch in
                 result = pass.adjust(round, to: batch.base, snapshot: snapshot)
                 if let result { batch.append(.cachePruned(result)) }
             }
-            lap("commit")
             if result != nil {
                 committed += 1
                 core.withLock { $0.prunedRounds += 1 }
