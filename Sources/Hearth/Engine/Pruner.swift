@@ -13,8 +13,16 @@ import HearthModel
 ///
 /// Every round removes at least one candidate (a tracked query record, or an untracked entry
 /// together with its data), so repeated rounds terminate.
+///
+/// A round changes nothing a later round's choice depends on except the candidates it
+/// removes: the protected paths stay, and the remaining candidates keep their paths and
+/// times. So the candidates of round k+1 are those of round k minus the ones it chose, in the
+/// same order — which is what ``Pass`` exploits: it sorts the candidates and builds the set
+/// of kept paths once, then each round takes the next slice of the sorted list and removes it
+/// from the kept set. A pass of any number of rounds costs O(n log n) once plus O(slice) per
+/// round, where recomputing each round from the state cost O(n log n) per round.
 enum Pruner {
-    struct Candidate {
+    struct Candidate: Sendable {
         let path: Path
         let lastUse: Int64
         let queryID: Int64?
@@ -36,16 +44,20 @@ enum Pruner {
         return t
     }
 
+    /// The candidates, least recently used first.
     static func candidates(_ s: StoreState, protected: [Path]) -> [Candidate] {
         var out: [Candidate] = []
         for q in s.trackedQueries.values where !q.active && !s.pins.contains(q.location) {
             out.append(Candidate(path: q.path, lastUse: q.lastUse, queryID: q.id))
         }
         let protectedTrie = trie(protected)
-        for (path, time) in s.untracked.entries where protectedTrie.nearestAtOrAbove(path) == nil {
+        s.untracked.forEachEntry { keys, time in
+            let path = Path(keys: keys)
             // An untracked entry under protected data could never be pruned; leaving it out
             // keeps every round productive.
-            out.append(Candidate(path: path, lastUse: time, queryID: nil))
+            if protectedTrie.nearestAtOrAbove(path) == nil {
+                out.append(Candidate(path: path, lastUse: time, queryID: nil))
+            }
         }
         out.sort { a, b in
             if a.lastUse != b.lastUse { return a.lastUse < b.lastUse }
@@ -62,32 +74,191 @@ enum Pruner {
 
     /// One round, or `nil` when nothing is prunable.
     static func round(_ s: StoreState, fraction: Double = 0.2, maxInactiveQueries: Int) -> PruneResult? {
-        let protected = protectedPaths(s)
-        let all = candidates(s, protected: protected)
-        guard !all.isEmpty else { return nil }
-        var n = max(1, Int((Double(all.count) * fraction).rounded(.up)))
-        let inactive = all.count { $0.queryID != nil }
-        if inactive > maxInactiveQueries { n = max(n, inactive - maxInactiveQueries) }
-        n = min(n, all.count)
-        let chosen = all[..<n]
-        let keep = protected + all[n...].map(\.path)
-        let keepTrie = trie(keep)
+        var pass = Pass(s, fraction: fraction, maxInactiveQueries: maxInactiveQueries)
+        return pass.nextRound()?.result
+    }
 
-        // A kept path at or above a chosen path saves it entirely.
-        var prunedTrie = PathTrie<Bool>()
-        var pruned: [Path] = []
-        for c in chosen where keepTrie.nearestAtOrAbove(c.path) == nil && prunedTrie.value(at: c.path) == nil {
-            prunedTrie.set(c.path, true)
-            pruned.append(c.path)
+    /// What one round of a ``Pass`` did.
+    struct Round: Sendable {
+        /// The event to commit.
+        let result: PruneResult
+        /// The candidates the round chose (in LRU order).
+        let chosen: [Candidate]
+        /// For each pruned path, the untracked entry at or above it before the round (the
+        /// entry a later server write there would create or refresh).
+        let untrackedAbove: [(path: Path, entry: (path: Path, value: Int64)?)]
+        /// Encoded bytes of the server cache the round removed: the pruned subtrees minus
+        /// the kept subtrees below them.
+        let freedCacheBytes: Int
+        /// Bytes of other checkpointed state removed (tracked queries, untracked entries),
+        /// as ``Store/estimatedCheckpointBytes(_:ratio:)`` counts them.
+        let freedMetaBytes: Int
+    }
+
+    /// Successive rounds over one state, each applied to the pass's copy of the state before
+    /// the next is computed: the same rounds, in the same order, as computing each round from
+    /// the state the previous one left.
+    struct Pass: Sendable {
+        /// The state with the pass's rounds applied.
+        private(set) var state: StoreState
+        private let candidates: [Candidate]
+        /// The index of the first candidate no round has chosen yet.
+        private var next = 0
+        /// How many protected paths and remaining candidates sit at each path.
+        private var keep = PathTrie<Int>()
+        /// The remaining candidates that are tracked queries.
+        private(set) var inactiveQueries: Int
+        let fraction: Double
+        let maxInactiveQueries: Int
+
+        init(_ state: StoreState, fraction: Double = 0.2, maxInactiveQueries: Int) {
+            self.state = state
+            self.fraction = fraction
+            self.maxInactiveQueries = maxInactiveQueries
+            let protected = Pruner.protectedPaths(state)
+            candidates = Pruner.candidates(state, protected: protected)
+            inactiveQueries = candidates.count { $0.queryID != nil }
+            for p in protected { Pass.add(&keep, p, 1) }
+            for c in candidates { Pass.add(&keep, c.path, 1) }
         }
-        // Kept paths strictly below a pruned path survive inside it.
-        var keptTrie = PathTrie<Bool>()
-        var kept: [Path] = []
-        for k in keep where keptTrie.value(at: k) == nil {
-            guard let parent = k.parent, prunedTrie.nearestAtOrAbove(parent) != nil else { continue }
-            keptTrie.set(k, true)
-            kept.append(k)
+
+        /// The candidates no round has chosen yet.
+        var remainingCandidates: Int { candidates.count - next }
+
+        private static func add(_ trie: inout PathTrie<Int>, _ path: Path, _ delta: Int) {
+            let n = (trie.value(at: path) ?? 0) + delta
+            trie.set(path, n > 0 ? n : nil)
         }
-        return PruneResult(prunedPaths: pruned, keptPaths: kept, removedQueryIDs: chosen.compactMap(\.queryID))
+
+        /// Computes the next round and applies it to ``state``; `nil` when no candidate is left.
+        mutating func nextRound() -> Round? {
+            let remaining = remainingCandidates
+            guard remaining > 0 else { return nil }
+            var n = max(1, Int((Double(remaining) * fraction).rounded(.up)))
+            if inactiveQueries > maxInactiveQueries { n = max(n, inactiveQueries - maxInactiveQueries) }
+            n = min(n, remaining)
+            let chosen = Array(candidates[next..<(next + n)])
+            next += n
+            // What is kept now: the protected paths and the candidates after this slice.
+            for c in chosen { Pass.add(&keep, c.path, -1) }
+
+            // A kept path at or above a chosen path saves it entirely.
+            var prunedTrie = PathTrie<Bool>()
+            var pruned: [Path] = []
+            for c in chosen where keep.nearestAtOrAbove(c.path) == nil && prunedTrie.value(at: c.path) == nil {
+                prunedTrie.set(c.path, true)
+                pruned.append(c.path)
+            }
+            // Kept paths strictly below a pruned path survive inside it. Listing the topmost
+            // ones below the topmost pruned paths is enough: nothing kept lies between a
+            // pruned path and the root (it would have saved it), and data kept at a path
+            // includes the data below it.
+            var kept: [Path] = []
+            var freedCache = 0
+            var untrackedAbove: [(path: Path, entry: (path: Path, value: Int64)?)] = []
+            for p in pruned {
+                untrackedAbove.append((p, state.untracked.nearestAtOrAbove(p)))
+                if let parent = p.parent, prunedTrie.nearestAtOrAbove(parent) != nil { continue }
+                freedCache += NodeCodec.encodedSize(state.serverCache.child(at: p))
+                for k in keep.entries(below: p, topmostOnly: true) {
+                    kept.append(k)
+                    freedCache -= NodeCodec.encodedSize(state.serverCache.child(at: k))
+                }
+            }
+            var freedMeta = 0
+            for p in pruned where state.untracked.value(at: p) != nil { freedMeta += 32 }
+            var removed: [Int64] = []
+            for c in chosen {
+                guard let id = c.queryID else { continue }
+                removed.append(id)
+                inactiveQueries -= 1
+                if let q = state.trackedQueries[id] { freedMeta += 64 + (q.keys?.count ?? 0) * 16 }
+            }
+            let result = PruneResult(prunedPaths: pruned, keptPaths: kept, removedQueryIDs: removed)
+            state.applyPrune(result)
+            return Round(result: result, chosen: chosen, untrackedAbove: untrackedAbove,
+                         freedCacheBytes: max(0, freedCache), freedMetaBytes: freedMeta)
+        }
+
+        /// Paths found kept since the pass began (see ``adjust(_:to:snapshot:)``).
+        private var lateKeeps = PathTrie<Bool>()
+        private var lateKeepCount = 0
+        private var seenWriteID: Int64?
+        private var seenQueryID: Int64?
+
+        private mutating func keepLate(_ path: Path) {
+            if lateKeeps.value(at: path) == nil {
+                lateKeeps.set(path, true)
+                lateKeepCount += 1
+            }
+        }
+
+        /// `round` (computed by this pass) adjusted to `current`, the store's state when the
+        /// round is committed: the pass's state plus whatever other commits did meanwhile
+        /// (`snapshot` is the state the pass started from). `nil` when nothing is left to do.
+        ///
+        /// What those commits made protected or more recently used is kept, as the policy
+        /// would keep it had the round been computed on `current`: a pending write, tracked
+        /// query or pin added since the snapshot; a chosen candidate that changed (used,
+        /// activated, rewritten or removed: its record stays too); an untracked entry created
+        /// or refreshed at or above a pruned path. A late-kept path at or above a pruned path
+        /// saves it, one below survives inside it — in this round and every later one of the
+        /// pass. O(round + what was added since the last round), under the commit's lock.
+        mutating func adjust(_ round: Round, to current: StoreState, snapshot: StoreState) -> PruneResult? {
+            for pin in current.pins where !snapshot.pins.contains(pin) { keepLate(pin.path) }
+            let lastWriteID = seenWriteID ?? snapshot.lastWriteID
+            if current.lastWriteID > lastWriteID {
+                for w in current.pendingWrites.reversed() {
+                    if w.id <= lastWriteID { break }
+                    for p in w.touchedPaths { keepLate(p) }
+                }
+                seenWriteID = current.lastWriteID
+            }
+            let lastQueryID = seenQueryID ?? snapshot.lastQueryID
+            if current.lastQueryID > lastQueryID {
+                // Ids are assigned in increasing order: the new queries are those above the
+                // last id seen.
+                if current.lastQueryID - lastQueryID <= Int64(current.trackedQueries.count) {
+                    for id in (lastQueryID + 1)...current.lastQueryID {
+                        if let q = current.trackedQueries[id] { keepLate(q.path) }
+                    }
+                } else {
+                    for q in current.trackedQueries.values where q.id > lastQueryID { keepLate(q.path) }
+                }
+                seenQueryID = current.lastQueryID
+            }
+            var changedQueries: Set<Int64> = []
+            for c in round.chosen {
+                if let id = c.queryID {
+                    if let q = current.trackedQueries[id], !q.active, q.lastUse == c.lastUse, q.path == c.path,
+                       !current.pins.contains(q.location) { continue }
+                    changedQueries.insert(id)
+                    keepLate(c.path)
+                } else if current.untracked.value(at: c.path) != c.lastUse {
+                    keepLate(c.path)
+                }
+            }
+            for (path, entry) in round.untrackedAbove {
+                let now = current.untracked.nearestAtOrAbove(path)
+                if let now, now.path != entry?.path || now.value != entry?.value { keepLate(now.path) }
+            }
+            if lateKeepCount == 0 { return round.result }
+
+            let result = round.result
+            var pruned: [Path] = []
+            var prunedTrie = PathTrie<Bool>()
+            for p in result.prunedPaths where lateKeeps.nearestAtOrAbove(p) == nil {
+                pruned.append(p)
+                prunedTrie.set(p, true)
+            }
+            var kept = result.keptPaths
+            for p in pruned {
+                if let parent = p.parent, prunedTrie.nearestAtOrAbove(parent) != nil { continue }
+                kept += lateKeeps.entries(below: p, topmostOnly: true)
+            }
+            let removed = result.removedQueryIDs.filter { !changedQueries.contains($0) }
+            if pruned.isEmpty && removed.isEmpty { return nil }
+            return PruneResult(prunedPaths: pruned, keptPaths: kept, removedQueryIDs: removed)
+        }
     }
 }

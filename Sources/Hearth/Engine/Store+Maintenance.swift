@@ -32,8 +32,16 @@ extension Store {
         }
     }
 
+    /// How many prune-and-checkpoint steps one maintenance pass takes at most to get under
+    /// the cap (a step after the first corrects an estimate made with a stale compression
+    /// ratio).
+    static let maxCapSteps = 3
+
     /// Checkpoints when the log since the last checkpoint passed its threshold, and prunes
     /// while the footprint is over the cap (or too many inactive queries are tracked).
+    ///
+    /// Over the cap it prunes first, by estimate, and then writes one checkpoint — which drops
+    /// the pruned data and the log at once — rather than checkpointing before pruning too.
     func maintain(force: Bool) throws(StoreError) {
         defer { core.withLock { $0.maintenancePending = false } }
         _ = try fullyLoadedCore()
@@ -42,20 +50,34 @@ extension Store {
             return (core.logBytesSinceCheckpoint, checkpointThreshold(core), core.closed)
         }
         if closed { return }
+        let footprint = try footprintBytes()
+        if footprint > UInt64(options.cacheSizeBytes) || tooManyInactiveQueries() {
+            try enforceCap()
+        } else {
+            if sinceCheckpoint >= threshold { try writeCheckpoint() }
+            if force { core.withLock { $0.capExceededByUnprunable = false } }
+        }
+    }
+
+    /// Whether more inactive queries are tracked than allowed.
+    func tooManyInactiveQueries() -> Bool {
+        core.withLock { Pruner.inactiveQueryCount($0.loading.state) > options.maxInactiveQueries }
+    }
+
+    /// Prunes towards the target and checkpoints, repeating (a few times at most) while the
+    /// footprint stays over the cap and pruning still finds something to do; records whether
+    /// the cap is exceeded by data pruning cannot remove.
+    func enforceCap() throws(StoreError) {
+        let cap = UInt64(options.cacheSizeBytes)
         var footprint = try footprintBytes()
-        if sinceCheckpoint >= threshold || footprint > UInt64(options.cacheSizeBytes) {
+        for step in 0..<Store.maxCapSteps {
+            let rounds = try prune()
+            if step > 0 && rounds == 0 { break }
             try writeCheckpoint()
             footprint = try footprintBytes()
+            if footprint <= cap && !tooManyInactiveQueries() { break }
         }
-        let tooManyQueries = core.withLock { Pruner.inactiveQueryCount($0.loading.state) > options.maxInactiveQueries }
-        if footprint > UInt64(options.cacheSizeBytes) || tooManyQueries {
-            try prune()
-            try writeCheckpoint()
-            footprint = try footprintBytes()
-            core.withLock { $0.capExceededByUnprunable = footprint > UInt64(options.cacheSizeBytes) }
-        } else if force {
-            core.withLock { $0.capExceededByUnprunable = false }
-        }
+        core.withLock { $0.capExceededByUnprunable = footprint > cap }
     }
 
     /// The bytes of the live files (MANIFEST, checkpoint, segments).
@@ -64,21 +86,37 @@ extension Store {
     }
 
     /// Prunes in rounds until the estimated checkpoint fits the target share of the cap and
-    /// the inactive queries are within their limit, or nothing prunable is left.
-    func prune() throws(StoreError) {
+    /// the inactive queries are within their limit, or nothing prunable is left. Returns the
+    /// number of rounds committed.
+    ///
+    /// One ``Pruner/Pass`` computes the rounds: the candidates are sorted once, and the
+    /// estimate is measured once and then lowered by what each round frees (the encoded size
+    /// of the pruned subtrees minus the kept ones below them, times the last checkpoint's
+    /// compression ratio) — not re-measured over the whole cache every round. Writers go on
+    /// meanwhile: each round is committed as its own event, adjusted under the commit's lock
+    /// to keep what other commits made protected or recent since the pass began
+    /// (``Pruner/Pass/adjust(_:to:snapshot:)``).
+    @discardableResult
+    func prune() throws(StoreError) -> Int {
         let target = Double(options.cacheSizeBytes) * Store.pruneTarget
-        var lastCandidates = Int.max
-        while true {
-            let (state, ratio) = core.withLock { ($0.loading.state, $0.compressionRatio) }
-            let estimate = Store.estimatedCheckpointBytes(state, ratio: ratio)
-            let inactive = Pruner.inactiveQueryCount(state)
-            if estimate <= target && inactive <= options.maxInactiveQueries { return }
-            let candidates = Pruner.candidates(state, protected: Pruner.protectedPaths(state)).count
-            guard candidates < lastCandidates, let result = Pruner.round(state, maxInactiveQueries: options.maxInactiveQueries) else { return }
-            lastCandidates = candidates
-            try commit(durability: .buffered) { $0.append(.cachePruned(result)) }
-            core.withLock { $0.prunedRounds += 1 }
+        let (snapshot, ratio) = core.withLock { ($0.loading.state, $0.compressionRatio) }
+        var estimate = Store.estimatedCheckpointBytes(snapshot, ratio: ratio)
+        var pass = Pruner.Pass(snapshot, maxInactiveQueries: options.maxInactiveQueries)
+        var committed = 0
+        while estimate > target || pass.inactiveQueries > options.maxInactiveQueries {
+            guard let round = pass.nextRound() else { break }
+            estimate -= Double(round.freedCacheBytes) * ratio + Double(round.freedMetaBytes)
+            var result: PruneResult?
+            try commit(durability: .buffered) { batch in
+                result = pass.adjust(round, to: batch.base, snapshot: snapshot)
+                if let result { batch.append(.cachePruned(result)) }
+            }
+            if result != nil {
+                committed += 1
+                core.withLock { $0.prunedRounds += 1 }
+            }
         }
+        return committed
     }
 
     /// An estimate of the checkpoint body for `state`: the cache's encoded size times the
@@ -139,11 +177,8 @@ extension Store {
             defer { core.withLock { $0.maintenancePending = false } }
             do throws(StoreError) {
                 try writeCheckpoint()
-                let footprint = try footprintBytes()
-                let tooManyQueries = core.withLock { Pruner.inactiveQueryCount($0.loading.state) > options.maxInactiveQueries }
-                if footprint > UInt64(options.cacheSizeBytes) || tooManyQueries {
-                    try prune()
-                    try writeCheckpoint()
+                if try footprintBytes() > UInt64(options.cacheSizeBytes) || tooManyInactiveQueries() {
+                    try enforceCap()
                 }
                 return .success(())
             } catch {

@@ -74,6 +74,29 @@ struct PathTrie<Value: Sendable & Hashable>: Sendable, Hashable {
         if !child.isEmpty { children[key] = child }
     }
 
+    /// The entries strictly below `path`, in path order; with `topmostOnly`, only those with
+    /// no other entry between them and `path`. O(depth + the visited part of the subtree).
+    func entries(below path: Path, topmostOnly: Bool = false) -> [Path] {
+        var node = self
+        for key in path.keys {
+            guard let next = node.children[key] else { return [] }
+            node = next
+        }
+        var out: [Path] = []
+        var stack = path.keys
+        func walk(_ node: PathTrie) {
+            for key in node.children.keys.sorted() {
+                let child = node.children[key]!
+                stack.append(key)
+                if child.value != nil { out.append(Path(keys: stack)) }
+                if child.value == nil || !topmostOnly { walk(child) }
+                stack.removeLast()
+            }
+        }
+        walk(node)
+        return out
+    }
+
     /// Every entry, in path order.
     var entries: [(path: Path, value: Value)] {
         var out: [(path: Path, value: Value)] = []

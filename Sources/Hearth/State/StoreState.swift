@@ -199,9 +199,15 @@ public struct StoreState: Sendable, Equatable {
     }
 
     mutating func applyPrune(_ result: PruneResult) {
+        // The kept paths strictly below each pruned path, found in a trie: O(depth) per path
+        // plus the kept paths found (a scan of every kept path per pruned path is quadratic).
+        // Nested kept paths are idempotent here (the inner one's data is inside the outer
+        // one's, read from the same cache), so only the topmost ones are copied.
+        var keptTrie = PathTrie<Bool>()
+        for keep in result.keptPaths { keptTrie.set(keep, true) }
         for path in result.prunedPaths {
             var kept = Node.empty
-            for keep in result.keptPaths where path.contains(keep) && keep != path {
+            for keep in keptTrie.entries(below: path, topmostOnly: true) {
                 let rel = path.relativePath(to: keep)!
                 kept = kept.updating(rel, with: serverCache.child(at: keep))
             }
