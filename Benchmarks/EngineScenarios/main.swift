@@ -36,9 +36,14 @@ func cacheFill() throws {
     defer { try? FileManager.default.removeItem(atPath: dir) }
     var options = Store.Options()
     options.durability = .batched()
+    // HEARTH_SCENARIO_CAP_MIB / HEARTH_SCENARIO_FILL_MIB: a smaller cap or a longer fill makes
+    // pruning work (50 MiB of this JSON compresses to about 4.4 MiB, under the default cap).
+    let env = ProcessInfo.processInfo.environment
+    if let cap = env["HEARTH_SCENARIO_CAP_MIB"].flatMap(Double.init) { options.cacheSizeBytes = Int(cap * 1048576) }
+    let fillMiB = env["HEARTH_SCENARIO_FILL_MIB"].flatMap(Int.init) ?? 50
     let store = try Store.open(directory: dir, options: options)
     var workload = Workload()
-    let writes = workload.writes(totalJSONBytes: 50 << 20)
+    let writes = workload.writes(totalJSONBytes: fillMiB << 20)
     var maxFootprint: UInt64 = 0
     let start = clock.now
     for (i, w) in writes.enumerated() {
@@ -50,7 +55,7 @@ func cacheFill() throws {
     maxFootprint = max(maxFootprint, after.footprintBytes)
     let (_, compacted) = try store.compact()
     let final = try store.stats()
-    print("cacheFill: \(writes.count) serverSet ops, 50.00 MiB JSON, tier .batched(10 ms), cap \(mib(UInt64(options.cacheSizeBytes)))")
+    print("cacheFill: \(writes.count) serverSet ops, \(fillMiB) MiB JSON, tier .batched(10 ms), cap \(mib(UInt64(options.cacheSizeBytes)))")
     print("  time \(String(format: "%.1f", ms(elapsed) / 1000)) s (\(String(format: "%.0f", Double(writes.count) / (ms(elapsed) / 1000))) ops/s)")
     print("  footprint: max sampled \(mib(maxFootprint)), at end \(mib(after.footprintBytes)), after compact \(mib(compacted))")
     print("  server cache kept \(mib(UInt64(final.serverCacheBytes))) raw, \(final.checkpointsWritten) checkpoints, \(final.pruneRounds) prune rounds, \(final.untrackedEntries) untracked entries")

@@ -68,6 +68,11 @@ extension Store {
     /// footprint stays over the cap and pruning still finds something to do; records whether
     /// the cap is exceeded by data pruning cannot remove.
     func enforceCap() throws(StoreError) {
+        core.withLock {
+            $0.enforcingCap = true
+            $0.bytesDuringEnforcement = 0
+        }
+        defer { core.withLock { $0.enforcingCap = false } }
         let cap = UInt64(options.cacheSizeBytes)
         var footprint = try footprintBytes()
         for step in 0..<Store.maxCapSteps {

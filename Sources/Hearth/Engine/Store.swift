@@ -56,6 +56,10 @@ public final class Store: Sendable {
         var capExceededByUnprunable = false
         /// Set when the background load of the checkpoint cache failed.
         var loadError: StoreError?
+        /// Whether a maintenance pass is bringing the footprint back under the cap, and the
+        /// bytes committed since it began (writers wait for it past a quarter of the cap).
+        var enforcingCap = false
+        var bytesDuringEnforcement = 0
         var prunedRounds = 0
         var checkpointsWritten = 0
         var lastCheckpointPause: Duration = .zero
@@ -69,7 +73,11 @@ public final class Store: Sendable {
         self.log = log
         self.recovery = log.recovery
         self.core = Mutex(core)
+        maintenanceQueue.setSpecific(key: Store.onMaintenanceQueue, value: true)
     }
+
+    /// Marks the maintenance queue, so that its own commits never wait for it.
+    static let onMaintenanceQueue = DispatchSpecificKey<Bool>()
 
     // MARK: - Open and close
 
@@ -230,14 +238,14 @@ public final class Store: Sendable {
     ) throws(StoreError) -> CommitResult {
         let tier = durability ?? options.durability
         let now = options.clock()
-        let (pending, events, maintain) = try core.withLock { (core: inout Core) throws(StoreError) -> (Log.PendingAppend?, [StoreEvent], Bool) in
+        let (pending, events, maintain, backpressure) = try core.withLock { (core: inout Core) throws(StoreError) -> (Log.PendingAppend?, [StoreEvent], Bool, Bool) in
             if core.closed { throw .closed }
             if let why = core.poisoned { throw .poisoned(why) }
             // The batch shares the state's storage; it must be gone before the events are
             // applied below, or every commit copies the state's dictionaries (O(state) per
             // commit: quadratic for a long run of commits).
             let events = try Store.collectEvents(core.loading, reader: core.reader, now: now, build)
-            if events.isEmpty { return (nil, [], false) }
+            if events.isEmpty { return (nil, [], false, false) }
             let payload = EventCodec.encode(events)
             // The record is queued here, which fixes its LSN — the order states are applied
             // in — and written and synced after the lock is released, so that concurrent
@@ -262,7 +270,15 @@ public final class Store: Sendable {
             let maintain = !core.maintenancePending
                 && (core.bytesSinceSizeCheck >= options.sizeCheckIntervalBytes
                     || core.logBytesSinceCheckpoint >= checkpointThreshold(core))
-            return (pending, events, maintain)
+            // Backpressure: while maintenance brings the footprint back under the cap, writers
+            // that have added more than a quarter of the cap since it began wait for it, so a
+            // sustained burst cannot outrun pruning.
+            var backpressure = false
+            if core.enforcingCap {
+                core.bytesDuringEnforcement += payload.count
+                backpressure = core.bytesDuringEnforcement > options.cacheSizeBytes / 4
+            }
+            return (pending, events, maintain, backpressure)
         }
         // Acknowledged only when the tier holds. A failure here leaves the state ahead of the
         // log (the events were applied when queued), so the store refuses writes until it is
@@ -274,6 +290,9 @@ public final class Store: Sendable {
         }
         let lsn = pending.lsn
         if maintain { scheduleMaintenance(force: false) }
+        if backpressure && DispatchQueue.getSpecific(key: Store.onMaintenanceQueue) != true {
+            maintenanceQueue.sync {}
+        }
         return CommitResult(lsn: lsn, events: events)
     }
 
