@@ -39,6 +39,17 @@ import Hearth
         let result = try store.query(top4.query, at: "scores")
         #expect(result.window.keys == ["lambeosaurus", "triceratops", "pterodactyl", "lastPlayed"])
         #expect(result.complete)
+
+        // Listeners get Firebase's events — child_removed, child_added, child_moved, child_changed,
+        // value — in commit order, from materialized views (a closure, or `store.events(at:query:)`
+        // as an AsyncStream).
+        let log = EventLog()
+        let token = try store.addListener(at: "scores", query: top4.query) { event in
+            log.record(event)
+        }
+        store.waitForEventDelivery()
+        #expect(log.take().map(\.kind) == [.childAdded, .childAdded, .childAdded, .childAdded, .value])
+        try store.removeListener(token)
         try store.close()
     }
 }
