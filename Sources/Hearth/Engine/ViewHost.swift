@@ -11,6 +11,7 @@ import HearthModel
 final class ViewHost: @unchecked Sendable {
     /// Supplies new views with the persisted server data, from the state as of the call.
     final class PersistedCacheSource: ServerCacheSource {
+        /// Set only while a call that may create views runs (see `withSource`).
         var loading = LoadingState(state: StoreState(), cacheLoaded: true)
         var reader: CheckpointReader?
 
@@ -43,6 +44,18 @@ final class ViewHost: @unchecked Sendable {
         tree = SyncTree(source: source)
     }
 
+    /// Runs `body` with the cache source reading from `loading` and `reader`, then lets go of
+    /// them: a copy of the state kept past the call would make the next commit's mutation copy
+    /// the state's storage (the copy-on-write cost every commit would pay).
+    private func withSource<T>(_ loading: LoadingState, _ reader: CheckpointReader?, _ body: () -> T) -> T {
+        // Calls nest (an apply materializes views): restore what the caller had.
+        let outer = (source.loading, source.reader)
+        source.loading = loading
+        source.reader = reader
+        defer { (source.loading, source.reader) = outer }
+        return body()
+    }
+
     func newRegistration() -> RegistrationID {
         defer { nextRegistration += 1 }
         return RegistrationID(nextRegistration)
@@ -51,8 +64,6 @@ final class ViewHost: @unchecked Sendable {
     /// Prepares the tree for a store just opened: the pending writes (so local data is
     /// overlaid) and the list of views to rebuild, most recently used first.
     func restore(_ loading: LoadingState, reader: CheckpointReader?) {
-        source.loading = loading
-        source.reader = reader
         for write in loading.state.pendingWrites {
             switch write.operation {
             case .set(let node): _ = tree.applyUserOverwrite(node, at: write.path, writeID: write.id)
@@ -75,11 +86,11 @@ final class ViewHost: @unchecked Sendable {
     /// Ensures a view exists for `location` (a registration that wants no events).
     func materialize(_ location: QueryLocation, _ loading: LoadingState, reader: CheckpointReader?) {
         guard materialized[location] == nil else { return }
-        source.loading = loading
-        source.reader = reader
         let id = newRegistration()
         materialized[location] = id
-        _ = tree.addListener(at: location.path, query: location.query, registration: id, kinds: [])
+        withSource(loading, reader) {
+            _ = tree.addListener(at: location.path, query: location.query, registration: id, kinds: [])
+        }
     }
 
     /// Drops the materializing registration of `location` (its view goes when no listener
@@ -92,13 +103,13 @@ final class ViewHost: @unchecked Sendable {
 
     /// Adds a client listener; returns its registration and the initial events.
     func addListener(_ listener: Listener, kinds: ViewEventKinds, _ loading: LoadingState, reader: CheckpointReader?) -> (RegistrationID, [ViewEvent]) {
-        source.loading = loading
-        source.reader = reader
         let id = newRegistration()
         listeners[id] = listener
         // A view asked for first is built first.
         pendingRebuild.removeAll { $0 == listener.location }
-        let events = tree.addListener(at: listener.location.path, query: listener.query, registration: id, kinds: kinds)
+        let events = withSource(loading, reader) {
+            tree.addListener(at: listener.location.path, query: listener.query, registration: id, kinds: kinds)
+        }
         return (id, events)
     }
 
@@ -106,10 +117,10 @@ final class ViewHost: @unchecked Sendable {
     /// existing view, or from a view built for the occasion and dropped again.
     func window(_ query: QuerySpec, at path: Path, _ loading: LoadingState, reader: CheckpointReader?) -> (window: QueryWindow, complete: Bool) {
         if let cache = tree.eventCache(at: path, query: query) { return cache }
-        source.loading = loading
-        source.reader = reader
         let id = newRegistration()
-        _ = tree.addListener(at: path, query: query, registration: id, kinds: [])
+        withSource(loading, reader) {
+            _ = tree.addListener(at: path, query: query, registration: id, kinds: [])
+        }
         defer { _ = tree.removeListener(at: path, query: query, registration: id) }
         return tree.eventCache(at: path, query: query) ?? (QueryWindow(orderedEntries: [], node: .empty), false)
     }
@@ -148,8 +159,11 @@ final class ViewHost: @unchecked Sendable {
     /// Feeds committed events to the tree (after they were applied to `loading`); returns the
     /// listener events they raise, paired with their handlers, in order.
     func apply(_ events: [StoreEvent], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
-        source.loading = loading
-        source.reader = reader
+        // Server and write operations may create views (the source is then consulted).
+        withSource(loading, reader) { applyToTree(events, loading, reader: reader, prior: prior) }
+    }
+
+    private func applyToTree(_ events: [StoreEvent], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
         var raised: [ViewEvent] = []
         // A commit is atomic, so its listeners see its net effect: acks and reverts go to the
         // views after the commit's server data. (Firebase's servers send a write's data

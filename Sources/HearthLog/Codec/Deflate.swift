@@ -16,10 +16,15 @@ enum Codec {
 final class Deflater: @unchecked Sendable {
     private let stream: UnsafeMutablePointer<z_stream>
 
-    init(level: Int32) {
+    /// - Parameters:
+    ///   - windowBits: log2 of the window, 9…15. Any raw DEFLATE stream decodes with the
+    ///     largest window, so smaller ones are purely a writer's choice.
+    ///   - memLevel: zlib's memory level, 1…9 (the hash table is 2^(memLevel+7) entries, cleared by
+    ///     every `deflateReset`).
+    init(level: Int32, windowBits: Int32 = 15, memLevel: Int32 = 8) {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
-        let rc = deflateInit2_(stream, level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY,
+        let rc = deflateInit2_(stream, level, Z_DEFLATED, -windowBits, memLevel, Z_DEFAULT_STRATEGY,
                                ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         // Only fails on out-of-memory or a bad level; the level is validated by Log.Options.
         precondition(rc == Z_OK, "deflateInit2_ failed: \(rc)")
@@ -67,12 +72,29 @@ final class DeflaterPool: Sendable {
     private let monitor = Monitor()
     /// Guarded by `monitor`. Bounded by the number of concurrently compressing threads.
     nonisolated(unsafe) private var idle: [Deflater] = []
+    /// Deflaters for small inputs (guarded by `monitor` too).
+    nonisolated(unsafe) private var idleSmall: [Deflater] = []
+
+    /// Inputs up to this size use a 4 KiB window and a small hash table. `deflateReset` clears
+    /// the whole hash table — 64 KiB at the default memory level — which costs more than
+    /// compressing a few hundred bytes; a small window loses nothing on a small input.
+    static let smallInput = 4096
 
     init(level: Int32) { self.level = level }
 
     func compress(_ input: [UInt8]) -> [UInt8]? {
-        let d = monitor.withLock { idle.popLast() } ?? Deflater(level: level)
-        defer { monitor.withLock { if idle.count < 64 { idle.append(d) } } }
+        let small = input.count <= DeflaterPool.smallInput
+        let d = monitor.withLock { small ? idleSmall.popLast() : idle.popLast() }
+            ?? (small ? Deflater(level: level, windowBits: 12, memLevel: 3) : Deflater(level: level))
+        defer {
+            monitor.withLock {
+                if small {
+                    if idleSmall.count < 64 { idleSmall.append(d) }
+                } else if idle.count < 64 {
+                    idle.append(d)
+                }
+            }
+        }
         return d.compress(input)
     }
 }
