@@ -1,3 +1,4 @@
+import HearthLog
 import Testing
 @testable import Hearth
 
@@ -16,5 +17,40 @@ import Testing
         let decoded = try EventCodec.decode(EventCodec.encode([event]))
         #expect(decoded == [event])
         #expect(q.identifier == #"{"i":".value","sp":1}"#)
+    }
+
+    /// Found by FuzzDecode (salvage right after a failed lazy open found the store locked):
+    /// when open's own commit (marking last session's active queries inactive) failed — there,
+    /// because the background load of a damaged checkpoint had already poisoned the store —
+    /// open threw, leaving the background load and view rebuild, and the log with its lock,
+    /// alive until the abandoned store was deallocated. Open now closes the store first.
+    /// Made deterministic here by failing that commit's write.
+    @Test func aFailedLazyOpenReleasesTheLockBeforeItThrows() throws {
+        let fs = SimulatedFileSystem(seed: 7)
+        let dir = "/db"
+        var o = options(fs)
+        o.lazyCacheLoad = true
+        o.backgroundMaintenance = true
+        do {
+            let store = try Store.open(directory: dir, options: o)
+            var pairs: [(key: ChildKey, value: Node)] = []
+            for i in 0..<3000 { pairs.append((ChildKey("k\(i)"), .string(String(repeating: "v\(i % 10)", count: 30)))) }
+            try store.applyServerOverwrite(Node(children: pairs), at: "data")
+            try store.trackQuery(at: QueryLocation(path: "data", query: .default), complete: true, active: true)
+            try store.compact()
+            try store.close()
+        }
+        fs.injectFault(.write, .ioError, pathContains: "seg-")
+        do {
+            let store = try Store.open(directory: dir, options: o)
+            try? store.close()
+            Issue.record("open should have failed: its commit's write fails")
+        } catch {
+            guard case .log = error else { Issue.record("unexpected error \(error)"); return }
+        }
+        // Open has thrown: nothing may hold the lock any more.
+        fs.clearFaults()
+        let log = try Log.open(directory: dir, fileSystem: fs)
+        try log.close()
     }
 }

@@ -58,6 +58,25 @@ enum CheckpointFormat {
             }
             return target.contains(path)
         }
+
+        /// Whether this chunk holds data needed to read the children `keys` of `parent`:
+        /// the same as ``isRelevant(to:)`` for some `parent/key`, in one pass.
+        func isRelevant(toChildren keys: Set<ChildKey>, of parent: Path) -> Bool {
+            if path == parent {
+                switch kind {
+                case .whole:
+                    return true
+                case let .range(first, last):
+                    return keys.contains { ChildKey.compare(first, $0) <= 0 && ChildKey.compare($0, last) <= 0 }
+                }
+            }
+            if parent.contains(path) {
+                // Below the parent: needed when under one of the children.
+                return keys.contains(path.keys[parent.depth])
+            }
+            // On the way to the parent (or elsewhere): as for the parent itself.
+            return isRelevant(to: parent)
+        }
     }
 
     /// Everything in the directory.

@@ -215,10 +215,21 @@ final class CheckpointReader: Sendable {
         try assemble(include: { $0.isRelevant(to: path) }, prioritiesUnder: path)
     }
 
+    /// The server cache as far as needed to read the children `keys` of `parent` exactly
+    /// (other locations may be missing): only the chunks on the way to `parent` and those
+    /// holding the children are decoded — in a node split into key-range chunks, the ones
+    /// whose range holds a key.
+    func partialCache(forChildren keys: Set<ChildKey>, of parent: Path) throws(StoreError) -> Node {
+        try assemble(include: { $0.isRelevant(toChildren: keys, of: parent) }, prioritiesUnder: parent)
+    }
+
     /// Verifies every chunk's checksum and decoding (for `hearth verify`).
     func verifyAllChunks() throws(StoreError) {
         for i in directory.chunks.indices { _ = try chunk(i) }
     }
+
+    /// How many chunks are decoded and memoized now (tests, tooling).
+    var decodedChunkCount: Int { decoded.withLock { $0.count } }
 
     /// Forgets decoded chunks (after the full load has absorbed them).
     func dropDecoded() {

@@ -62,6 +62,27 @@ struct LoadingState: Sendable {
         LoadingState.project(deferred, onto: base, at: path)
     }
 
+    /// The children `keys` of the server data at `path`, given the checkpoint's cache at
+    /// that path (`base`, holding at least those children), with the deferred events
+    /// projected onto each. The result holds no other children.
+    func serverChildren(_ keys: Set<ChildKey>, at path: Path, base: Node) -> Node {
+        // Only events at, above or below `path` can touch its children.
+        let relevant = deferred.filter { event in
+            switch event {
+            case let .serverOverwrite(target, _, _), let .serverMerge(target, _, _):
+                return target.contains(path) || path.contains(target)
+            default:
+                return false
+            }
+        }
+        var pairs: [(key: ChildKey, value: Node)] = []
+        for key in keys {
+            let child = LoadingState.project(relevant, onto: base.child(key), at: path.child(key))
+            if !child.isEmpty { pairs.append((key, child)) }
+        }
+        return Node(children: pairs)
+    }
+
     /// `value` — the server data at `path` — with the server overwrites and merges among
     /// `events` applied in order (other events are ignored).
     static func project(_ events: [StoreEvent], onto value: Node, at path: Path) -> Node {

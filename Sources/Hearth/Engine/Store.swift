@@ -163,7 +163,15 @@ public final class Store: Sendable {
         store.viewQueue.async { store.rebuildViews() }
         // Queries active in the previous session are not active now.
         if loading.state.trackedQueries.values.contains(where: \.active) {
-            try store.commit(durability: .buffered) { $0.append(.sessionStarted(at: $0.now)) }
+            do {
+                try store.commit(durability: .buffered) { $0.append(.sessionStarted(at: $0.now)) }
+            } catch {
+                // (E.g. the background load already failed and poisoned the store.) Open
+                // fails, so close now: the background work ends and the lock is released
+                // before the caller sees the error — not whenever the store is deallocated.
+                try? store.close()
+                throw error
+            }
         }
         store.scheduleMaintenance(force: true)
         return store
@@ -440,6 +448,16 @@ public final class Store: Sendable {
         guard let reader else { return loading.serverValue(at: path, base: .empty) }
         let base = try reader.partialCache(for: path).child(at: path)
         return loading.serverValue(at: path, base: base)
+    }
+
+    /// The server's data at `path` restricted to the children `keys` (other children may be
+    /// missing; `nil` keys: the whole value). Before the background load finishes this
+    /// decodes only the checkpoint chunks holding those children.
+    static func serverValue(_ loading: LoadingState, _ reader: CheckpointReader?, at path: Path,
+                            children keys: Set<ChildKey>?) throws(StoreError) -> Node {
+        guard let keys, !loading.cacheLoaded, let reader else { return try serverValue(loading, reader, at: path) }
+        let base = try reader.partialCache(forChildren: keys, of: path).child(at: path)
+        return loading.serverChildren(keys, at: path, base: base)
     }
 
     /// The data at `path` as the user sees it: server data with pending writes applied and

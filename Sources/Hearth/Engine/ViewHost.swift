@@ -17,9 +17,11 @@ final class ViewHost: @unchecked Sendable {
 
         func serverCache(at path: Path, query: QuerySpec) -> (node: Node, complete: Bool)? {
             // A damaged chunk reads as no data here; the damage is reported by the reads and
-            // the background load that meet it.
-            let value = (try? Store.serverValue(loading, reader, at: path)) ?? .empty
-            return loading.state.persistedServerCache(at: path, query: query, serverValue: value)
+            // the background load that meet it. Only the children the rules select are read
+            // (before the background load, only their chunks are decoded).
+            loading.state.persistedServerCache(at: path, query: query) { keys in
+                (try? Store.serverValue(loading, reader, at: path, children: keys)) ?? .empty
+            }
         }
     }
 

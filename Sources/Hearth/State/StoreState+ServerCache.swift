@@ -52,6 +52,15 @@ extension StoreState {
     /// The persisted server data for `query` at `path` and whether it is complete, given
     /// `serverValue` — the cached server data at `path`. `nil` when nothing is known.
     public func persistedServerCache(at path: Path, query: QuerySpec, serverValue: Node) -> (node: Node, complete: Bool)? {
+        persistedServerCache(at: path, query: query) { _ in serverValue }
+    }
+
+    /// The persisted server data for `query` at `path` and whether it is complete, reading
+    /// only what the rules select: `read(nil)` must return the cached server data at `path`,
+    /// `read(keys)` a node holding (at least) those of its children. A complete filtered
+    /// query and an incomplete query are served named children only, so a store whose cache
+    /// is still in the checkpoint decodes just the chunks holding them.
+    func persistedServerCache(at path: Path, query: QuerySpec, read: (Set<ChildKey>?) -> Node) -> (node: Node, complete: Bool)? {
         let complete = isServerCacheComplete(path: path, query: query)
         let keys: Set<ChildKey>?
         if complete {
@@ -60,9 +69,11 @@ extension StoreState {
         } else {
             keys = knownCompleteChildren(at: path)
         }
-        guard let keys else { return (serverValue, true) }
+        guard let keys else { return (read(nil), true) }
+        if keys.isEmpty { return complete ? (.empty, true) : nil }
+        let value = read(keys)
         let pairs = keys.compactMap { key -> (key: ChildKey, value: Node)? in
-            let child = serverValue.child(key)
+            let child = value.child(key)
             return child.isEmpty ? nil : (key, child)
         }
         if !complete && pairs.isEmpty { return nil }
