@@ -374,14 +374,15 @@ func coldOpen() throws {
     let value = try engine.read(smallLocation)
     metrics["firstReadMs"] = elapsed(t0) * 1000
     precondition(!value.isEmpty, "the small location must hold data")
-    if let h = engine as? HearthEngine {
-        // For the analysis: the share of the views time that is the full background load.
-        try h.store.waitUntilLoaded()
-        metrics["loadedMs"] = elapsed(t0) * 1000
-    }
     let views = try engine.rebuildViews()
     metrics["viewsMs"] = elapsed(t0) * 1000
     metrics["views"] = Double(views)
+    if let h = engine as? HearthEngine {
+        // For the analysis: when the background load of the whole cache (which the views do
+        // not wait for: they decode the chunks they need) has finished.
+        try h.store.waitUntilLoaded()
+        metrics["loadedMs"] = elapsed(t0) * 1000
+    }
     metrics["peakRSSBytes"] = peakRSS()
     try engine.close()
     metrics["bytesOnDisk"] = Double(bytesOnDisk(directory))

@@ -13,7 +13,7 @@ import Testing
     /// with a complete limitToLast(50) by key tracked there, a complete default query at
     /// `rooms/small`, an incomplete query, and a cache tail after the checkpoint that changes
     /// tracked children (deferred until the load). Returns the directory and the tail.
-    func makeStore(_ dir: TempDir) throws -> [StoreEvent] {
+    func makeStore(_ dir: TempDir, overwriteParent: Bool = false) throws -> [StoreEvent] {
         let store = try Store.open(directory: dir.path, options: options())
         var pairs: [(key: ChildKey, value: Node)] = []
         for i in 0..<4000 {
@@ -39,15 +39,28 @@ import Testing
         tail += try store.commit { (b: inout StoreBatch) throws(StoreError) in
             try b.applyServerMerge([ChildUpdate(path: "m103998", node: .empty), ChildUpdate(path: "m104000", node: .string("new"))], at: big)
         }.events
+        tail += try store.commit { (b: inout StoreBatch) throws(StoreError) in
+            // Through an ancestor, below the location.
+            try b.applyServerMerge([ChildUpdate(path: "big/m103997/n", node: .number(-1)), ChildUpdate(path: "small/a", node: .number(9))], at: rooms)
+        }.events
+        if overwriteParent {
+            // At the location itself, then below it again: the order of the two kinds matters.
+            tail += try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                try b.applyServerOverwrite(json(#"{"m103999":{"text":"replaced"},"m103990":1,"zzz":2}"#), at: big)
+            }.events
+            tail += try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                try b.applyServerOverwrite(.string("after"), at: "rooms/big/m103999/text")
+            }.events
+        }
         try store.close()
         return tail
     }
 
     /// The source's answer before the load (partial chunks + deferred tail) equals its answer
     /// with the whole cache loaded, for every kind of rule.
-    @Test func partialReadsMatchTheLoadedCache() throws {
+    @Test(arguments: [false, true]) func partialReadsMatchTheLoadedCache(overwriteParent: Bool) throws {
         let dir = TempDir()
-        let tail = try makeStore(dir)
+        let tail = try makeStore(dir, overwriteParent: overwriteParent)
         let log = try Log.open(directory: dir.path)
         defer { try? log.close() }
         let checkpoint = try #require(log.checkpoint)
@@ -82,8 +95,14 @@ import Testing
             }
         }
         let complete = try #require(full(loaded).serverCache(at: big, query: try QuerySpec(orderBy: .key).limitToLast(50)))
-        #expect(complete.complete && complete.node.childCount == 49, "m103998 was removed by the tail")
-        #expect(complete.node.child(at: "m103999/text") == .string("edited"))
+        if overwriteParent {
+            #expect(complete.complete && complete.node.childCount == 2)
+            #expect(complete.node.child(at: "m103999/text") == .string("after"))
+        } else {
+            #expect(complete.complete && complete.node.childCount == 49, "m103998 was removed by the tail")
+            #expect(complete.node.child(at: "m103999/text") == .string("edited"))
+            #expect(complete.node.child(at: "m103997/n") == .number(-1))
+        }
         #expect(try CheckpointReader(checkpoint).directory.chunks.count > 10)
     }
 

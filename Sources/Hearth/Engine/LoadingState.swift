@@ -65,20 +65,54 @@ struct LoadingState: Sendable {
     /// The children `keys` of the server data at `path`, given the checkpoint's cache at
     /// that path (`base`, holding at least those children), with the deferred events
     /// projected onto each. The result holds no other children.
+    ///
+    /// Equal to ``project(_:onto:at:)`` at each `path/key`, but the deferred writes are sorted
+    /// once into those at or above `path` (which touch every child) and those below it (by
+    /// child key), so that a long tail of large merges costs one pass, not one per key.
     func serverChildren(_ keys: Set<ChildKey>, at path: Path, base: Node) -> Node {
-        // Only events at, above or below `path` can touch its children.
-        let relevant = deferred.filter { event in
+        typealias Write = (sequence: Int, at: Path, node: Node)
+        var above: [Write] = []
+        var below: [ChildKey: [Write]] = [:]
+        var sequence = 0
+        func add(_ at: Path, _ node: Node) {
+            defer { sequence += 1 }
+            if at.contains(path) {
+                above.append((sequence, at, node))
+            } else if path.contains(at) {
+                let key = at.keys[path.depth]
+                if keys.contains(key) { below[key, default: []].append((sequence, at, node)) }
+            }
+        }
+        for event in deferred {
             switch event {
-            case let .serverOverwrite(target, _, _), let .serverMerge(target, _, _):
-                return target.contains(path) || path.contains(target)
+            case let .serverOverwrite(target, node, _):
+                add(target, node)
+            case let .serverMerge(target, children, _):
+                // A merge below the location or beside it touches it only through children
+                // under it; one beside it (neither above nor below) not at all.
+                guard target.contains(path) || path.contains(target) else { continue }
+                for child in children { add(target.appending(child.path), child.node) }
             default:
-                return false
+                break
             }
         }
         var pairs: [(key: ChildKey, value: Node)] = []
         for key in keys {
-            let child = LoadingState.project(relevant, onto: base.child(key), at: path.child(key))
-            if !child.isEmpty { pairs.append((key, child)) }
+            let at = path.child(key)
+            var value = base.child(key)
+            // Both lists are in event order; apply their merge in that order.
+            let own = below[key] ?? []
+            var i = 0, j = 0
+            while i < above.count || j < own.count {
+                let w: Write
+                if j == own.count || (i < above.count && above[i].sequence < own[j].sequence) {
+                    w = above[i]; i += 1
+                } else {
+                    w = own[j]; j += 1
+                }
+                value = StoreState.overlay(value, at: at, write: w.node, writtenAt: w.at, serverNow: nil)
+            }
+            if !value.isEmpty { pairs.append((key, value)) }
         }
         return Node(children: pairs)
     }

@@ -1,7 +1,6 @@
 import Dispatch
 import HearthLog
 import HearthModel
-import Synchronization
 
 /// A Hearth store: all the local state of a realtime-database client, persisted as one
 /// append-only log of events with periodic checkpoints, under a size cap.
@@ -28,7 +27,7 @@ public final class Store: Sendable {
     public let recovery: RecoveryReport
 
     let log: Log
-    let core: Mutex<Core>
+    let core: Locked<Core>
     let loaded = DispatchGroup()
     let maintenanceQueue = DispatchQueue(label: "hearth.store.maintenance")
     /// Listener handlers run here, one at a time, in commit order.
@@ -72,7 +71,7 @@ public final class Store: Sendable {
         self.options = options
         self.log = log
         self.recovery = log.recovery
-        self.core = Mutex(core)
+        self.core = Locked(core)
         maintenanceQueue.setSpecific(key: Store.onMaintenanceQueue, value: true)
     }
 

@@ -58,6 +58,23 @@ final class ViewHost: @unchecked Sendable {
         return body()
     }
 
+    /// Pending writes as of open that the tree has not been given yet (see `restore`).
+    private var unrestoredWrites: [PendingWrite] = []
+
+    /// Gives the tree the pending writes as of open, once. Every entry point that reads or
+    /// changes the tree calls this first, so the tree never sees a later operation before them.
+    private func restoreWrites() {
+        guard !unrestoredWrites.isEmpty else { return }
+        let writes = unrestoredWrites
+        unrestoredWrites = []
+        for write in writes {
+            switch write.operation {
+            case .set(let node): _ = tree.applyUserOverwrite(node, at: write.path, writeID: write.id)
+            case .update(let children): _ = tree.applyUserMerge(children, at: write.path, writeID: write.id)
+            }
+        }
+    }
+
     func newRegistration() -> RegistrationID {
         defer { nextRegistration += 1 }
         return RegistrationID(nextRegistration)
@@ -65,13 +82,12 @@ final class ViewHost: @unchecked Sendable {
 
     /// Prepares the tree for a store just opened: the pending writes (so local data is
     /// overlaid) and the list of views to rebuild, most recently used first.
+    ///
+    /// The writes reach the tree on its first use (``restoreWrites()``), not here: with a
+    /// thousand pending writes that is about half of what open costs, and the first use is
+    /// normally the background view rebuild that open starts.
     func restore(_ loading: LoadingState, reader: CheckpointReader?) {
-        for write in loading.state.pendingWrites {
-            switch write.operation {
-            case .set(let node): _ = tree.applyUserOverwrite(node, at: write.path, writeID: write.id)
-            case .update(let children): _ = tree.applyUserMerge(children, at: write.path, writeID: write.id)
-            }
-        }
+        unrestoredWrites = loading.state.pendingWrites
         let queries = loading.state.trackedQueries.values.sorted { $0.lastUse > $1.lastUse }.map(\.location)
         var seen = Set<QueryLocation>()
         pendingRebuild = (queries + loading.state.pins.sorted { $0.description < $1.description }).filter { seen.insert($0).inserted }
@@ -79,6 +95,7 @@ final class ViewHost: @unchecked Sendable {
 
     /// Builds the next not-yet-built view; returns false when all are built.
     func rebuildNext(_ loading: LoadingState, reader: CheckpointReader?) -> Bool {
+        restoreWrites()
         guard !pendingRebuild.isEmpty else { return false }
         let location = pendingRebuild.removeFirst()
         materialize(location, loading, reader: reader)
@@ -87,6 +104,7 @@ final class ViewHost: @unchecked Sendable {
 
     /// Ensures a view exists for `location` (a registration that wants no events).
     func materialize(_ location: QueryLocation, _ loading: LoadingState, reader: CheckpointReader?) {
+        restoreWrites()
         guard materialized[location] == nil else { return }
         let id = newRegistration()
         materialized[location] = id
@@ -98,6 +116,7 @@ final class ViewHost: @unchecked Sendable {
     /// Drops the materializing registration of `location` (its view goes when no listener
     /// needs it).
     func dematerialize(_ location: QueryLocation) {
+        restoreWrites()
         guard let id = materialized.removeValue(forKey: location) else { return }
         pendingRebuild.removeAll { $0 == location }
         _ = tree.removeListener(at: location.path, query: location.query, registration: id)
@@ -105,6 +124,7 @@ final class ViewHost: @unchecked Sendable {
 
     /// Adds a client listener; returns its registration and the initial events.
     func addListener(_ listener: Listener, kinds: ViewEventKinds, _ loading: LoadingState, reader: CheckpointReader?) -> (RegistrationID, [ViewEvent]) {
+        restoreWrites()
         let id = newRegistration()
         listeners[id] = listener
         // A view asked for first is built first.
@@ -118,6 +138,7 @@ final class ViewHost: @unchecked Sendable {
     /// The window and completeness of `query` at `path` as a view computes them: from the
     /// existing view, or from a view built for the occasion and dropped again.
     func window(_ query: QuerySpec, at path: Path, _ loading: LoadingState, reader: CheckpointReader?) -> (window: QueryWindow, complete: Bool) {
+        restoreWrites()
         if let cache = tree.eventCache(at: path, query: query) { return cache }
         let id = newRegistration()
         withSource(loading, reader) {
@@ -129,6 +150,7 @@ final class ViewHost: @unchecked Sendable {
 
     /// Removes a client listener; returns whether another listener still uses its location.
     func removeListener(_ id: RegistrationID) -> (location: QueryLocation, stillListened: Bool)? {
+        restoreWrites()
         guard let listener = listeners.removeValue(forKey: id) else { return nil }
         _ = tree.removeListener(at: listener.location.path, query: listener.query, registration: id)
         let still = listeners.values.contains { $0.location == listener.location }
@@ -161,8 +183,9 @@ final class ViewHost: @unchecked Sendable {
     /// Feeds committed events to the tree (after they were applied to `loading`); returns the
     /// listener events they raise, paired with their handlers, in order.
     func apply(_ events: [StoreEvent], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
+        restoreWrites()
         // Server and write operations may create views (the source is then consulted).
-        withSource(loading, reader) { applyToTree(events, loading, reader: reader, prior: prior) }
+        return withSource(loading, reader) { applyToTree(events, loading, reader: reader, prior: prior) }
     }
 
     private func applyToTree(_ events: [StoreEvent], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
