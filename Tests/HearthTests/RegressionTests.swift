@@ -53,4 +53,49 @@ import Testing
         let log = try Log.open(directory: dir, fileSystem: fs)
         try log.close()
     }
+
+    /// Found by FuzzDecode (arbitrary bytes as a checkpoint directory): the directory's
+    /// untracked entries were set without a check, so a directory listing `a` and `a/b`
+    /// loaded a state breaking the antichain invariant the reducer and pruning rely on. The
+    /// reader now rejects an entry at, above or below another (FORMAT.md §7.1), with a
+    /// typed error, and still reads a well-formed directory.
+    @Test(arguments: [["a", "a/b"], ["a/b", "a"], ["x", "x"], ["/", "q"]] as [[Path]])
+    func checkpointDirectoryRejectsNestedUntrackedEntries(_ paths: [Path]) throws {
+        var nested = StoreState()
+        for (i, p) in paths.enumerated() { nested.untracked.set(p, Int64(i + 1)) }
+        let encoder = CheckpointEncoder(compressionLevel: 6)
+        var bytes = encoder.encodeDirectory(nested, priorities: [], chunks: [])
+        if paths[0] == paths[1] {
+            // A PathTrie holds each path once: write the entry twice by hand. The directory
+            // ends `count ‖ entries ‖ 0 priorities ‖ 0 chunks` (one-byte counts here).
+            let none = encoder.encodeDirectory(StoreState(), priorities: [], chunks: [])
+            var single = StoreState()
+            single.untracked.set(paths[0], 1)
+            let one = encoder.encodeDirectory(single, priorities: [], chunks: [])
+            let head = Array(none[..<(none.count - 3)])
+            let entry = Array(one[(head.count + 1)..<(one.count - 2)])
+            #expect(one == head + [1] + entry + [0, 0])
+            bytes = head + [2] + entry + entry + [0, 0]
+        }
+        #expect(throws: DecodeError.self) {
+            _ = try CheckpointReader.decodeDirectory(bytes, bodyEnd: 0)
+        }
+        // An entry under a tracked query (tracked data is accounted to the query).
+        var covered = StoreState()
+        covered.apply(.trackedQuerySaved(TrackedQuery(id: 1, location: QueryLocation(path: "t", query: .default),
+                                                      complete: true, active: false, lastUse: 1, keys: nil)))
+        covered.untracked.set("t/u", 1)
+        #expect(covered.checkInvariants() != nil)
+        #expect(throws: DecodeError.self) {
+            _ = try CheckpointReader.decodeDirectory(encoder.encodeDirectory(covered, priorities: [], chunks: []), bodyEnd: 0)
+        }
+        var fine = StoreState()
+        fine.apply(.trackedQuerySaved(TrackedQuery(id: 1, location: QueryLocation(path: "b/c/d", query: .default),
+                                                   complete: true, active: false, lastUse: 1, keys: nil)))
+        fine.untracked.set("a", 1)
+        fine.untracked.set("b/c", 2)
+        let ok = try CheckpointReader.decodeDirectory(
+            CheckpointEncoder(compressionLevel: 6).encodeDirectory(fine, priorities: [], chunks: []), bodyEnd: 0)
+        #expect(ok.state.untrackedEntries.map(\.path) == ["a", "b/c"])
+    }
 }

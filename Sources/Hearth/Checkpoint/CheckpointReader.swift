@@ -88,7 +88,18 @@ final class CheckpointReader: Sendable {
         let untrackedCount = try r.count(limit: r.remaining)
         for _ in 0..<untrackedCount {
             let path = try EventCodec.path(&r)
-            state.untracked.set(path, try r.zigzag())
+            let time = try r.zigzag()
+            // The entries are an antichain of locations no tracked query covers (FORMAT.md
+            // §11.6; StoreState's invariants, which the reducer and pruning rely on): none at
+            // or below another, no path twice, none at or below a tracked query's path (the
+            // tracked queries were restored above).
+            if state.untracked.nearestAtOrAbove(path) != nil || state.untracked.hasEntries(below: path) {
+                throw r.fail("untracked entry \(path) lies at, above or below another")
+            }
+            if state.isCoveredByTrackedQuery(path) {
+                throw r.fail("untracked entry \(path) lies at or below a tracked query")
+            }
+            state.untracked.set(path, time)
         }
 
         var priorities: [(path: Path, priority: Priority)] = []

@@ -10,7 +10,8 @@ import HearthModel
 /// Invariants (``checkInvariants()`` verifies them in tests):
 /// - pending writes are sorted by strictly increasing id, and every id is ≤ `lastWriteID`;
 /// - `trackedByLocation` is exactly the inverse of `trackedQueries`;
-/// - an untracked cache entry is never at or below another untracked entry.
+/// - an untracked cache entry is never at or below another untracked entry, nor at or below
+///   a tracked query's path (tracked data is accounted to its query).
 public struct StoreState: Sendable, Equatable {
     /// The server's data as last received, at every location the client has seen.
     public internal(set) var serverCache: Node = .empty
@@ -234,8 +235,9 @@ public struct StoreState: Sendable, Equatable {
         var counts: [Path: Int] = [:]
         for q in trackedQueries.values { counts[q.path, default: 0] += 1 }
         if counts != trackedPathCounts { return "tracked path counts wrong" }
-        for (path, _) in untracked.entries where untracked.hasEntries(below: path) {
-            return "untracked entries nested below \(path)"
+        for (path, _) in untracked.entries {
+            if untracked.hasEntries(below: path) { return "untracked entries nested below \(path)" }
+            if isCoveredByTrackedQuery(path) { return "untracked entry \(path) at or below a tracked query" }
         }
         return nil
     }
