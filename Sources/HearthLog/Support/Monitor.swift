@@ -13,11 +13,12 @@ import Darwin
 
 /// pthread mutex + condition variable. `@unchecked Sendable`: the pthread objects are the
 /// synchronisation; they live at stable heap addresses for the lifetime of the monitor.
-final class Monitor: @unchecked Sendable {
+/// `package`: the engine guards its store core with one too (`Locked`).
+package final class Monitor: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let cond: UnsafeMutablePointer<pthread_cond_t>
 
-    init() {
+    package init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         cond = .allocate(capacity: 1)
@@ -44,8 +45,8 @@ final class Monitor: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
+    package func lock() { pthread_mutex_lock(mutex) }
+    package func unlock() { pthread_mutex_unlock(mutex) }
 
     func withLock<T>(_ body: () throws -> T) rethrows -> T {
         lock()
