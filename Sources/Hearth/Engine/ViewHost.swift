@@ -33,7 +33,16 @@ final class ViewHost: @unchecked Sendable {
     }
 
     let source = PersistedCacheSource()
-    let tree: SyncTree
+    /// The tree itself; reached only through ``tree``, which first gives it the pending
+    /// writes as of open.
+    private let syncTree: SyncTree
+
+    /// The sync tree, with the pending writes as of open applied (on first access), so it
+    /// never sees a later operation before them.
+    var tree: SyncTree {
+        restoreWrites()
+        return syncTree
+    }
     private var nextRegistration = 1
     /// Client listeners by registration.
     private(set) var listeners: [RegistrationID: Listener] = [:]
@@ -43,7 +52,7 @@ final class ViewHost: @unchecked Sendable {
     private(set) var pendingRebuild: [QueryLocation] = []
 
     init() {
-        tree = SyncTree(source: source)
+        syncTree = SyncTree(source: source)
     }
 
     /// Runs `body` with the cache source reading from `loading` and `reader`, then lets go of
@@ -61,16 +70,15 @@ final class ViewHost: @unchecked Sendable {
     /// Pending writes as of open that the tree has not been given yet (see `restore`).
     private var unrestoredWrites: [PendingWrite] = []
 
-    /// Gives the tree the pending writes as of open, once. Every entry point that reads or
-    /// changes the tree calls this first, so the tree never sees a later operation before them.
+    /// Gives the tree the pending writes as of open, once (from the ``tree`` accessor).
     private func restoreWrites() {
         guard !unrestoredWrites.isEmpty else { return }
         let writes = unrestoredWrites
         unrestoredWrites = []
         for write in writes {
             switch write.operation {
-            case .set(let node): _ = tree.applyUserOverwrite(node, at: write.path, writeID: write.id)
-            case .update(let children): _ = tree.applyUserMerge(children, at: write.path, writeID: write.id)
+            case .set(let node): _ = syncTree.applyUserOverwrite(node, at: write.path, writeID: write.id)
+            case .update(let children): _ = syncTree.applyUserMerge(children, at: write.path, writeID: write.id)
             }
         }
     }
@@ -83,7 +91,7 @@ final class ViewHost: @unchecked Sendable {
     /// Prepares the tree for a store just opened: the pending writes (so local data is
     /// overlaid) and the list of views to rebuild, most recently used first.
     ///
-    /// The writes reach the tree on its first use (``restoreWrites()``), not here: with a
+    /// The writes reach the tree on its first use (the ``tree`` accessor), not here: with a
     /// thousand pending writes that is about half of what open costs, and the first use is
     /// normally the background view rebuild that open starts.
     func restore(_ loading: LoadingState, reader: CheckpointReader?) {
@@ -95,7 +103,6 @@ final class ViewHost: @unchecked Sendable {
 
     /// Builds the next not-yet-built view; returns false when all are built.
     func rebuildNext(_ loading: LoadingState, reader: CheckpointReader?) -> Bool {
-        restoreWrites()
         guard !pendingRebuild.isEmpty else { return false }
         let location = pendingRebuild.removeFirst()
         materialize(location, loading, reader: reader)
@@ -104,7 +111,6 @@ final class ViewHost: @unchecked Sendable {
 
     /// Ensures a view exists for `location` (a registration that wants no events).
     func materialize(_ location: QueryLocation, _ loading: LoadingState, reader: CheckpointReader?) {
-        restoreWrites()
         guard materialized[location] == nil else { return }
         let id = newRegistration()
         materialized[location] = id
@@ -116,7 +122,6 @@ final class ViewHost: @unchecked Sendable {
     /// Drops the materializing registration of `location` (its view goes when no listener
     /// needs it).
     func dematerialize(_ location: QueryLocation) {
-        restoreWrites()
         guard let id = materialized.removeValue(forKey: location) else { return }
         pendingRebuild.removeAll { $0 == location }
         _ = tree.removeListener(at: location.path, query: location.query, registration: id)
@@ -124,7 +129,6 @@ final class ViewHost: @unchecked Sendable {
 
     /// Adds a client listener; returns its registration and the initial events.
     func addListener(_ listener: Listener, kinds: ViewEventKinds, _ loading: LoadingState, reader: CheckpointReader?) -> (RegistrationID, [ViewEvent]) {
-        restoreWrites()
         let id = newRegistration()
         listeners[id] = listener
         // A view asked for first is built first.
@@ -138,7 +142,6 @@ final class ViewHost: @unchecked Sendable {
     /// The window and completeness of `query` at `path` as a view computes them: from the
     /// existing view, or from a view built for the occasion and dropped again.
     func window(_ query: QuerySpec, at path: Path, _ loading: LoadingState, reader: CheckpointReader?) -> (window: QueryWindow, complete: Bool) {
-        restoreWrites()
         if let cache = tree.eventCache(at: path, query: query) { return cache }
         let id = newRegistration()
         withSource(loading, reader) {
@@ -150,7 +153,6 @@ final class ViewHost: @unchecked Sendable {
 
     /// Removes a client listener; returns whether another listener still uses its location.
     func removeListener(_ id: RegistrationID) -> (location: QueryLocation, stillListened: Bool)? {
-        restoreWrites()
         guard let listener = listeners.removeValue(forKey: id) else { return nil }
         _ = tree.removeListener(at: listener.location.path, query: listener.query, registration: id)
         let still = listeners.values.contains { $0.location == listener.location }
@@ -183,7 +185,6 @@ final class ViewHost: @unchecked Sendable {
     /// Feeds committed events to the tree (after they were applied to `loading`); returns the
     /// listener events they raise, paired with their handlers, in order.
     func apply(_ events: [StoreEvent], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
-        restoreWrites()
         // Server and write operations may create views (the source is then consulted).
         return withSource(loading, reader) { applyToTree(events, loading, reader: reader, prior: prior) }
     }
