@@ -7,6 +7,8 @@
 //   HearthModel  the realtime-database data model: paths, keys, nodes, JSON, hash, queries
 //   HearthLog    the durable log: file-system seam, segments, records, MANIFEST, recovery
 //   Hearth       the engine and views on top of both; the public library product
+//   HearthTesting test aids (simulated file system with power cuts and faults, seeded randomness),
+//                kept out of `import Hearth` as swift-nio keeps NIOEmbedded apart
 //   hearth       the command-line tool
 import PackageDescription
 
@@ -21,6 +23,7 @@ let package = Package(
         .library(name: "Hearth", targets: ["Hearth"]),
         .library(name: "HearthModel", targets: ["HearthModel"]),
         .library(name: "HearthLog", targets: ["HearthLog"]),
+        .library(name: "HearthTesting", targets: ["HearthTesting"]),
         .executable(name: "hearth", targets: ["HearthTool"]),
     ],
     dependencies: [
@@ -46,32 +49,38 @@ let package = Package(
             dependencies: ["HearthModel", "HearthLog"],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "HearthTesting",
+            dependencies: ["HearthLog"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "HearthTool",
             dependencies: [
                 "Hearth",
+                "HearthTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HearthModelTests",
-            dependencies: ["HearthModel"],
+            dependencies: ["HearthModel", "HearthTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HearthTests",
-            dependencies: ["Hearth", "HearthModel", "HearthLog"],
+            dependencies: ["Hearth", "HearthModel", "HearthLog", "HearthTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HearthToolTests",
-            dependencies: ["Hearth"],
+            dependencies: ["Hearth", "HearthLog", "HearthTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HearthLogTests",
-            dependencies: ["HearthLog"],
+            dependencies: ["HearthLog", "HearthTesting"],
             swiftSettings: swiftSettings
         ),
     ]

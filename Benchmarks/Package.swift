@@ -16,7 +16,7 @@ let package = Package(
         .systemLibrary(name: "CLevelDB", path: "CLevelDB", providers: [.apt(["libleveldb-dev"])]),
         .target(
             name: "Workloads",
-            dependencies: [.product(name: "Hearth", package: "Hearth")],
+            dependencies: [.product(name: "Hearth", package: "Hearth"), .product(name: "HearthTesting", package: "Hearth")],
             path: "Workloads",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

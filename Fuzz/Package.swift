@@ -26,6 +26,7 @@ let package = Package(
                 .product(name: "Hearth", package: "Hearth"),
                 .product(name: "HearthLog", package: "Hearth"),
                 .product(name: "HearthModel", package: "Hearth"),
+                .product(name: "HearthTesting", package: "Hearth"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -3,6 +3,7 @@
 // the same bytes.
 import HearthLog
 import HearthModel
+import HearthTesting
 
 /// One server write of the workload: a location and the JSON written there.
 public struct WorkloadWrite: Sendable {

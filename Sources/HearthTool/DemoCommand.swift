@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Hearth
+import HearthTesting
 
 /// `hearth demo [DIR]`: the product documentation's offline story, played on a real store.
 struct DemoCommand: ParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Hearth
+@_spi(HearthInternals) import Hearth
+import HearthLog
 
 /// `hearth dump STORE`: every record, decoded. Read-only.
 struct DumpCommand: ParsableCommand {

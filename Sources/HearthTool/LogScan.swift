@@ -1,4 +1,5 @@
-import Hearth
+@_spi(HearthInternals) import Hearth
+import HearthLog
 
 /// The read-only view of a store's files that `dump`, `verify` and `stats` share: the
 /// scanner's report (the same scan recovery runs) and the records' payloads, read straight

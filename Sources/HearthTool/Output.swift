@@ -1,4 +1,5 @@
-import Hearth
+@_spi(HearthInternals) import Hearth
+import HearthLog
 
 #if canImport(Glibc)
 import Glibc

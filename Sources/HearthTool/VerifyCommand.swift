@@ -1,5 +1,6 @@
 import ArgumentParser
-import Hearth
+@_spi(HearthInternals) import Hearth
+import HearthLog
 
 /// `hearth verify STORE`: every checksum and structure, read-only.
 struct VerifyCommand: ParsableCommand {

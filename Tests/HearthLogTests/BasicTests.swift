@@ -1,6 +1,7 @@
 // Unit tests of the building blocks and the basic API round trip.
 import Testing
-@testable import HearthLog
+@_spi(HearthInternals) @testable import HearthLog
+import HearthTesting
 
 @Suite struct BuildingBlockTests {
     @Test func crc32cKnownVectors() {

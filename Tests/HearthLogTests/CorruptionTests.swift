@@ -2,7 +2,8 @@
 // file (salvage mode keeps the valid prefix and moves damaged files aside), never a crash and never
 // a silently shortened history.
 import Testing
-@testable import HearthLog
+@_spi(HearthInternals) @testable import HearthLog
+import HearthTesting
 
 /// Builds a store with a checkpoint and several segments; returns the fs and the full history.
 func buildCorruptionStore(seed: UInt64) throws -> (SimulatedFileSystem, [[UInt8]]) {

@@ -10,8 +10,9 @@
 // - appending after recovery continues at the next LSN, and a second crash keeps all of the above;
 // - the read-only verifier reports a clean store after recovery.
 import Testing
-@testable import HearthLog
+@_spi(HearthInternals) @testable import HearthLog
 import Synchronization
+import HearthTesting
 
 /// What the workload was told.
 /// Outcome tallies, printed so a reader can see the matrix exercises torn tails and stray files.

@@ -1,7 +1,8 @@
 // EIO and ENOSPC on write and on sync: the failing call throws, earlier data is intact, and the log is
 // poisoned (every later append throws) until it is reopened.
 import Testing
-@testable import HearthLog
+@_spi(HearthInternals) @testable import HearthLog
+import HearthTesting
 
 @Suite struct FaultTests {
     @Test(arguments: [FileOperation.write, .sync], [FileSystemError.Code.ioError, .noSpace])

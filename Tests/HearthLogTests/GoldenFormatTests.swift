@@ -1,7 +1,8 @@
 // The worked example of FORMAT.md Appendix A, byte for byte: if this test fails, the format changed
 // (bump the version and update FORMAT.md) or the example in FORMAT.md is stale.
 import Testing
-@testable import HearthLog
+@_spi(HearthInternals) @testable import HearthLog
+import HearthTesting
 
 func hex(_ b: ArraySlice<UInt8>) -> String {
     b.map { let s = String($0, radix: 16); return s.count == 1 ? "0" + s : s }.joined(separator: " ")

@@ -1,7 +1,8 @@
 // Group commit and the durability tiers under concurrency.
 import Testing
-@testable import HearthLog
+@_spi(HearthInternals) @testable import HearthLog
 import Synchronization
+import HearthTesting
 
 /// Runs `body(t)` on `n` OS threads at once and waits for all.
 func onThreads(_ n: Int, _ body: @escaping @Sendable (Int) -> Void) {

@@ -3,7 +3,7 @@
 // Measures appends/s for 1 and 16 writers under each tier on the real file system, the raw
 // append+fdatasync rate of the same bytes through the same seam, and the compression ratio.
 import Testing
-@testable import HearthLog
+@_spi(HearthInternals) @testable import HearthLog
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 // Shared helpers for the HearthLog tests: deterministic payloads, store setup, model reads.
 import Testing
-@testable import HearthLog
+@_spi(HearthInternals) @testable import HearthLog
+import HearthTesting
 
 let storeDir = "/store"
 

@@ -1,5 +1,6 @@
 import Testing
 @testable import HearthModel
+import HearthTesting
 
 private func byte(_ c: Unicode.Scalar) -> UInt8 { UInt8(ascii: c) }
 

@@ -1,5 +1,6 @@
 import Testing
 @testable import HearthModel
+import HearthTesting
 
 @Suite struct KeyOrderingTests {
     /// The iOS SDK's vector (`FUtilitiesTest testKeyComparison`), in ascending order.

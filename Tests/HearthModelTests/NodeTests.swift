@@ -1,5 +1,6 @@
 import Testing
 @testable import HearthModel
+import HearthTesting
 
 @Suite struct NodeTests {
     @Test func nullDeletesAndEmptyParentsDisappear() throws {

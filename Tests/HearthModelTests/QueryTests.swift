@@ -1,5 +1,6 @@
 import Testing
 @testable import HearthModel
+import HearthTesting
 
 @Suite struct QueryTests {
     let scores = try! Node(jsonText: #"{"bruhathkayosaurus":55,"lambeosaurus":21,"linhenykus":80,"pterodactyl":93,"stegosaurus":5,"triceratops":22}"#)

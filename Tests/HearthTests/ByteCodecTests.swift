@@ -1,5 +1,6 @@
 import Testing
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
+import HearthTesting
 
 /// The primitive layer under both codecs.
 @Suite struct ByteCodecTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
+@_spi(HearthInternals) import HearthLog
+import HearthTesting
 
 /// Where a checkpoint's time goes, phase by phase, on a cache of realistic data. Runs only
 /// with HEARTH_CKPT_BENCH=1 (a measurement, not a test): `HEARTH_CKPT_BENCH=1 swift test -c

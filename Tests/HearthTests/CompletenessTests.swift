@@ -1,5 +1,6 @@
 import Testing
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
+import HearthTesting
 
 /// `isComplete(path:query:)`: may a `value` event fire from local data alone?
 @Suite struct CompletenessTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
 import HearthModel
 
 /// Runs the Firebase JavaScript SDK's view-engine conformance cases (`syncPointSpec.json`,

@@ -1,5 +1,6 @@
 import Testing
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
+import HearthTesting
 
 @Suite struct EventCodecTests {
     @Test func emptyBatchRoundTrips() throws {

@@ -7,9 +7,10 @@
 // fuzzers and these tests run one and the same code.
 import Foundation
 import Testing
-@testable import Hearth
-import HearthLog
+@_spi(HearthInternals) @testable import Hearth
+@_spi(HearthInternals) import HearthLog
 import HearthModel
+import HearthTesting
 
 @Suite struct FuzzRegressionTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -1,4 +1,5 @@
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
+import HearthTesting
 
 // Seeded random generators shared by the engine tests. Everything is driven by a
 // `SplitMix64`, so a failure message that names the seed reproduces the case exactly.

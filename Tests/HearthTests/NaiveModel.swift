@@ -1,4 +1,4 @@
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
 
 // A deliberately simple model of the store's state semantics, written without the engine's
 // data structures: the tree is nested dictionaries, every operation is plain recursion or a

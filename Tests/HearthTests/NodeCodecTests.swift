@@ -1,5 +1,6 @@
 import Testing
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
+import HearthTesting
 
 /// Checks what a decoder may never produce: a broken child map (order, balance, empty
 /// children), an empty key, a non-finite number or priority. Returns the first problem.

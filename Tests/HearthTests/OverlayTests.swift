@@ -1,5 +1,6 @@
 import Testing
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
+import HearthTesting
 
 /// `localValue(at:now:)` against a model that materializes the whole local tree — the server
 /// cache with every pending write applied at the root in id order, server values resolved

@@ -1,6 +1,6 @@
-import HearthLog
+@_spi(HearthInternals) import HearthLog
 import Testing
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
 
 /// Views built before the background load read only the children the persistence rules
 /// select — and decode only the checkpoint chunks holding them — yet start from exactly

@@ -1,5 +1,6 @@
 import Testing
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
+import HearthTesting
 
 /// `PathTrie` against a plain dictionary with linear scans.
 @Suite struct PathTrieTests {

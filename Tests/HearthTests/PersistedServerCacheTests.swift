@@ -1,5 +1,5 @@
 import Testing
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
 
 /// The persistence rules that decide what an offline view starts from (Firebase's
 /// `serverCacheForQuery`), on the documentation's example.

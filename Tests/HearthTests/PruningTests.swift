@@ -1,7 +1,8 @@
 import Foundation
-import HearthLog
+@_spi(HearthInternals) import HearthLog
 import Testing
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
+import HearthTesting
 
 /// The implementation of a pruning round before ``Pruner/Pass``, verbatim: every round
 /// recomputes the candidates and the kept paths from the state. The pass must match it.

@@ -1,5 +1,6 @@
 import Testing
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
+import HearthTesting
 
 /// Random event sequences over a small world (few keys, shallow paths, small ids) so that
 /// paths overlap, ids collide and queries get replaced — where reducers go wrong.

@@ -1,6 +1,7 @@
-import HearthLog
+@_spi(HearthInternals) import HearthLog
 import Testing
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
+import HearthTesting
 
 /// Regression tests for problems found while testing the engine core whose fix lay outside
 /// `Hearth/Codec`, `Hearth/Events` and `Hearth/State`.

@@ -1,5 +1,6 @@
 import Testing
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
+import HearthTesting
 
 /// Random operation sequences on a store over the simulated file system, with random crash
 /// points and power cuts, checked against a model: the history of committed event batches.

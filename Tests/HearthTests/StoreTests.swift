@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
+@_spi(HearthInternals) import HearthLog
 
 /// A fresh temporary directory for one test, removed at the end.
 final class TempDir {
@@ -19,6 +20,7 @@ final class TestClock: Sendable {
 }
 
 import Synchronization
+import HearthTesting
 
 func options(_ fs: any FileSystem = POSIXFileSystem(), clock: TestClock = TestClock(), cap: Int = Store.defaultCacheSize, inline: Bool = true) -> Store.Options {
     var o = Store.Options()

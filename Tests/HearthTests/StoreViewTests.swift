@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
 
 /// Collects a listener's events.
 final class EventLog: Sendable {

@@ -1,5 +1,6 @@
 import Testing
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
+import HearthTesting
 
 /// LRU bookkeeping: server data no tracked query covers is kept as an antichain of
 /// "untracked" entries with their last write time.

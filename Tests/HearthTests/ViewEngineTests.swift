@@ -1,8 +1,9 @@
 import Foundation
 import Testing
-@testable import Hearth
-import HearthLog
+@_spi(HearthInternals) @testable import Hearth
+@_spi(HearthInternals) import HearthLog
 import HearthModel
+import HearthTesting
 
 /// Focused tests of the view engine (``SyncTree``) beyond the Firebase conformance cases.
 @Suite struct ViewEngineTests {

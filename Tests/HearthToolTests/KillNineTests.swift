@@ -11,6 +11,7 @@ import Testing
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
+import HearthTesting
 #endif
 
 @Suite(.serialized) struct KillNineTests {

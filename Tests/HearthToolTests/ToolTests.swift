@@ -3,6 +3,7 @@
 
 import Foundation
 import Hearth
+import HearthLog
 import Testing
 
 #if canImport(Glibc)

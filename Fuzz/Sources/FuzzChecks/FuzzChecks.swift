@@ -8,9 +8,10 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Hearth
-import HearthLog
+@_spi(HearthInternals) import Hearth
+@_spi(HearthInternals) import HearthLog
 import HearthModel
+import HearthTesting
 import Synchronization
 
 public enum FuzzChecks {

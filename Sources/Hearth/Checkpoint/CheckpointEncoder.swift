@@ -1,4 +1,4 @@
-import HearthLog
+@_spi(HearthInternals) import HearthLog
 import HearthModel
 
 /// Writes a ``StoreState`` as a checkpoint body (``CheckpointFormat``), streaming chunk by

@@ -1,4 +1,4 @@
-import HearthLog
+@_spi(HearthInternals) import HearthLog
 import HearthModel
 
 /// The engine's checkpoint body, format 1 (FORMAT.md §"Checkpoint body").

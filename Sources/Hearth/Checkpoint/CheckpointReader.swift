@@ -1,4 +1,4 @@
-import HearthLog
+@_spi(HearthInternals) import HearthLog
 import HearthModel
 import Synchronization
 

@@ -6,6 +6,7 @@ public struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What was wrong.
     public let reason: String
 
+    /// Creates an error at `offset` (within the decoded unit) saying what was wrong.
     public init(offset: Int, reason: String) {
         self.offset = offset
         self.reason = reason

@@ -7,7 +7,7 @@ import HearthModel
 /// fields. Paths are a varint key count and the keys as strings; nodes use ``NodeCodec``;
 /// queries are their JSON form (``QuerySpec/json``) as a string; times are zigzag varints of
 /// milliseconds.
-public enum EventCodec {
+@_spi(HearthInternals) public enum EventCodec {
     /// The log record type of an event batch.
     public static let recordType: UInt8 = 0x01
 

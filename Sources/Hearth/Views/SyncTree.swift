@@ -3,7 +3,7 @@ import HearthModel
 /// Where a new view gets its initial server cache when no in-memory complete cache covers it.
 /// (The persistent store implements this: the server cache it holds, and whether that is
 /// complete for the query, per Firebase's persistence rules.)
-public protocol ServerCacheSource {
+package protocol ServerCacheSource {
     /// The server data known for `query` at `path`, and whether it is complete for that query.
     /// Return `nil` for "nothing known" (empty, incomplete).
     func serverCache(at path: Path, query: QuerySpec) -> (node: Node, complete: Bool)?
@@ -27,7 +27,7 @@ public protocol ServerCacheSource {
 /// the tag is released when the view goes away.
 ///
 /// Not thread-safe: the owner serializes calls (the store calls it under its lock).
-public final class SyncTree {
+package final class SyncTree {
     private var syncPoints = ImmutableTree<SyncPoint>()
     private let writeTree = WriteTree()
     private let source: (any ServerCacheSource)?
@@ -43,7 +43,7 @@ public final class SyncTree {
 
     /// Creates an empty engine; `source` supplies initial server caches for new views (the
     /// persistent store), when given.
-    public init(source: (any ServerCacheSource)? = nil) {
+    package init(source: (any ServerCacheSource)? = nil) {
         self.source = source
     }
 
@@ -56,7 +56,7 @@ public final class SyncTree {
     /// or above `path`; the ``ServerCacheSource``'s complete cache; otherwise an incomplete
     /// cache made of the complete caches of views below `path` and whatever the source knows.
     @discardableResult
-    public func addListener(at path: Path, query: QuerySpec, registration: RegistrationID, kinds: ViewEventKinds = .all) -> [ViewEvent] {
+    package func addListener(at path: Path, query: QuerySpec, registration: RegistrationID, kinds: ViewEventKinds = .all) -> [ViewEvent] {
         var serverCache: Node?
         syncPoints.forEachAncestorValue(of: path) { at, syncPoint in
             guard serverCache == nil, let relative = at.relativePath(to: path) else { return }
@@ -115,7 +115,7 @@ public final class SyncTree {
     /// it its tag. Returns no events (Firebase raises none on removal; cancel events belong to
     /// listen failures).
     @discardableResult
-    public func removeListener(at path: Path, query: QuerySpec, registration: RegistrationID?) -> [ViewEvent] {
+    package func removeListener(at path: Path, query: QuerySpec, registration: RegistrationID?) -> [ViewEvent] {
         guard let syncPoint = syncPoints.get(path) else { return [] }
         guard query.isDefault || syncPoint.viewForQuery(query) != nil else { return [] }
         let removed = syncPoint.removeRegistration(registration, query: query)
@@ -130,31 +130,31 @@ public final class SyncTree {
     // MARK: - Server data
 
     /// The server's data at `path` changed to `node`.
-    public func applyServerOverwrite(_ node: Node, at path: Path) -> [ViewEvent] {
+    package func applyServerOverwrite(_ node: Node, at path: Path) -> [ViewEvent] {
         applyToSyncPoints(.overwrite(.server, path: path, node: node))
     }
 
     /// The server's data changed at each child path below `path`.
-    public func applyServerMerge(_ children: [ChildUpdate], at path: Path) -> [ViewEvent] {
+    package func applyServerMerge(_ children: [ChildUpdate], at path: Path) -> [ViewEvent] {
         applyToSyncPoints(.merge(.server, path: path, children: Self.mergeTree(children)))
     }
 
     /// Server data for the query tagged `tag` only: `node` is the data at `path` (the query's
     /// location or below it). Unknown tags are ignored.
-    public func applyTaggedServerOverwrite(_ node: Node, at path: Path, tag: Int) -> [ViewEvent] {
+    package func applyTaggedServerOverwrite(_ node: Node, at path: Path, tag: Int) -> [ViewEvent] {
         guard let key = tagToQuery[tag], let relative = key.path.relativePath(to: path) else { return [] }
         return applyTagged(.overwrite(.taggedServer(key.identifier), path: relative, node: node), at: key.path)
     }
 
     /// A server merge for the query tagged `tag` only. Unknown tags are ignored.
-    public func applyTaggedServerMerge(_ children: [ChildUpdate], at path: Path, tag: Int) -> [ViewEvent] {
+    package func applyTaggedServerMerge(_ children: [ChildUpdate], at path: Path, tag: Int) -> [ViewEvent] {
         guard let key = tagToQuery[tag], let relative = key.path.relativePath(to: path) else { return [] }
         return applyTagged(.merge(.taggedServer(key.identifier), path: relative, children: Self.mergeTree(children)), at: key.path)
     }
 
     /// The server said the listen for `query` at `path` is complete (even if it sent no data:
     /// an absent location is complete and empty). Tagged queries complete only their view.
-    public func applyListenComplete(at path: Path, query: QuerySpec) -> [ViewEvent] {
+    package func applyListenComplete(at path: Path, query: QuerySpec) -> [ViewEvent] {
         if !query.loadsAllData, let tag = queryToTag[QueryKey(path: path, identifier: query.identifier)],
             let key = tagToQuery[tag]
         {
@@ -167,14 +167,14 @@ public final class SyncTree {
 
     /// A user set at `path`. Ids must increase across writes. A hidden write (`visible: false`)
     /// raises no events and does not show in event caches.
-    public func applyUserOverwrite(_ node: Node, at path: Path, writeID: Int64, visible: Bool = true) -> [ViewEvent] {
+    package func applyUserOverwrite(_ node: Node, at path: Path, writeID: Int64, visible: Bool = true) -> [ViewEvent] {
         writeTree.addOverwrite(path, node, writeID: writeID, visible: visible)
         guard visible else { return [] }
         return applyToSyncPoints(.overwrite(.user, path: path, node: node))
     }
 
     /// A user update at `path`. Ids must increase across writes.
-    public func applyUserMerge(_ children: [ChildUpdate], at path: Path, writeID: Int64) -> [ViewEvent] {
+    package func applyUserMerge(_ children: [ChildUpdate], at path: Path, writeID: Int64) -> [ViewEvent] {
         writeTree.addMerge(path, children, writeID: writeID)
         return applyToSyncPoints(.merge(.user, path: path, children: Self.mergeTree(children)))
     }
@@ -182,7 +182,7 @@ public final class SyncTree {
     /// Removes a pending write — acknowledged (`revert: false`) or rejected (`revert: true`) —
     /// and re-applies the server data it covered, raising the compensating events. Unknown ids
     /// raise nothing.
-    public func ackUserWrite(_ writeID: Int64, revert: Bool) -> [ViewEvent] {
+    package func ackUserWrite(_ writeID: Int64, revert: Bool) -> [ViewEvent] {
         guard let write = writeTree.write(writeID), writeTree.removeWrite(writeID) else { return [] }
         var affected = ImmutableTree<Bool>()
         switch write.operation {
@@ -197,13 +197,13 @@ public final class SyncTree {
     // MARK: - Inspection
 
     /// The tag of the view for a query that does not load all data, while the view exists.
-    public func tag(at path: Path, query: QuerySpec) -> Int? {
+    package func tag(at path: Path, query: QuerySpec) -> Int? {
         queryToTag[QueryKey(path: path, identifier: query.identifier)]
     }
 
     /// The current event cache of the view for exactly `query` at `path` — its children in
     /// query order and its node — and whether it is complete; nil when there is no such view.
-    public func eventCache(at path: Path, query: QuerySpec) -> (window: QueryWindow, complete: Bool)? {
+    package func eventCache(at path: Path, query: QuerySpec) -> (window: QueryWindow, complete: Bool)? {
         guard let view = syncPoints.get(path)?.view(identifier: query.identifier) else { return nil }
         let cache = view.viewCache.eventCache
         var entries: [(key: ChildKey, value: Node)] = []
@@ -216,14 +216,14 @@ public final class SyncTree {
     }
 
     /// The number of views.
-    public var viewCount: Int {
+    package var viewCount: Int {
         syncPoints.fold { _, syncPoint, children in
             (syncPoint?.views.count ?? 0) + children.reduce(0) { $0 + $1.1 }
         }
     }
 
     /// Restarts tag numbering at 1 (tests; call before creating views).
-    public func resetTags() {
+    package func resetTags() {
         nextTag = 1
     }
 

@@ -6,7 +6,7 @@
 // and once per read.
 
 /// CRC32C checksums and LevelDB-style masking.
-public enum CRC32C {
+@_spi(HearthInternals) public enum CRC32C {
     /// The constant LevelDB adds when masking (`kMaskDelta`).
     public static let maskDelta: UInt32 = 0xA282_EAD8
 

@@ -6,8 +6,34 @@
 
 /// Which kind of call failed, or which kind of call a fault is injected into.
 public enum FileOperation: String, Sendable, Hashable, CaseIterable {
-    case createDirectory, listDirectory, open, create, read, write, sync, truncate, size, close
-    case rename, unlink, syncDirectory, lock
+    /// `mkdir` of the store directory.
+    case createDirectory
+    /// Listing a directory's entries.
+    case listDirectory
+    /// Opening an existing file.
+    case open
+    /// Creating a new file.
+    case create
+    /// Reading bytes at an offset.
+    case read
+    /// Writing bytes at an offset.
+    case write
+    /// `fsync`/`fdatasync` of a file.
+    case sync
+    /// Truncating a file.
+    case truncate
+    /// Asking a file's size.
+    case size
+    /// Closing a file.
+    case close
+    /// Renaming a file inside a directory.
+    case rename
+    /// Removing a file.
+    case unlink
+    /// `fsync` of a directory, making its entries durable.
+    case syncDirectory
+    /// Taking the store's lock file.
+    case lock
 }
 
 /// An error from the file-system seam: the operation, the path, and an errno-like code.

@@ -11,14 +11,14 @@ import Darwin
 #endif
 
 /// Nanoseconds on a monotonic clock (never goes backwards, unaffected by wall-clock changes).
-func monotonicNanos() -> UInt64 {
+package func monotonicNanos() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
 }
 
 /// Sleeps the calling thread.
-func sleepNanos(_ ns: UInt64) {
+package func sleepNanos(_ ns: UInt64) {
     var ts = timespec(tv_sec: Int(ns / 1_000_000_000), tv_nsec: Int(ns % 1_000_000_000))
     var rest = timespec()
     var rounds = 0
@@ -31,7 +31,7 @@ func sleepNanos(_ ns: UInt64) {
 
 extension Duration {
     /// The duration in whole nanoseconds, clamped to `0...UInt64.max`.
-    var nanoseconds: UInt64 {
+    package var nanoseconds: UInt64 {
         let (s, atto) = components
         if s < 0 { return 0 }
         let ns = UInt64(s).multipliedReportingOverflow(by: 1_000_000_000)
@@ -75,22 +75,5 @@ extension Array where Element == UInt8 {
     mutating func putLE32(_ v: UInt32, at offset: Int) {
         precondition(offset >= 0 && offset + 4 <= count)
         for i in 0 ..< 4 { self[offset + i] = UInt8(truncatingIfNeeded: v >> (8 * i)) }
-    }
-}
-
-/// A small deterministic PRNG (SplitMix64). Used wherever a test must be reproducible from a seed.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    /// Creates a generator; the same seed always yields the same sequence.
-    public init(seed: UInt64) { state = seed }
-
-    /// Returns the next 64 pseudo-random bits.
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,12 +1,12 @@
 // Base64: RFC 4648 §4 base64 (standard alphabet, `=` padding).
 
 /// Base64 with the standard alphabet (`A–Z a–z 0–9 + /`) and `=` padding (RFC 4648 §4).
-public enum Base64 {
+package enum Base64 {
     private static let alphabet: [UInt8] =
         Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     /// The padded base64 text of `bytes`.
-    public static func encode(_ bytes: some Collection<UInt8>) -> String {
+    package static func encode(_ bytes: some Collection<UInt8>) -> String {
         if let text = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0) }) {
             return text
         }
@@ -49,7 +49,7 @@ public enum Base64 {
     /// Strict: the length must be a multiple of 4; only alphabet characters, with `=` only as
     /// one or two final padding characters; the unused bits before padding must be zero;
     /// whitespace and line breaks are rejected.
-    public static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         let chars = Array(text.utf8)
         guard chars.count % 4 == 0 else { return nil }
         var out: [UInt8] = []

@@ -4,12 +4,12 @@
 ///
 /// SHA-1 is **not** collision resistant; Hearth uses it only because Firebase's node hash
 /// (a non-security content fingerprint) is defined with it.
-public enum SHA1 {
+package enum SHA1 {
     /// The length of a digest in bytes.
-    public static let digestByteCount = 20
+    package static let digestByteCount = 20
 
     /// The 20-byte SHA-1 digest of `bytes`.
-    public static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+    package static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {
         var hasher = SHA1Hasher()
         hasher.update(bytes)
         return hasher.finalize()
@@ -21,7 +21,7 @@ public enum SHA1 {
 ///
 /// Contiguous inputs are compressed directly in 64-byte blocks; only a trailing partial
 /// block is buffered (in one 64-byte buffer allocated once per hasher).
-public struct SHA1Hasher: Sendable {
+package struct SHA1Hasher: Sendable {
     /// The five 32-bit chaining words H0…H4.
     private struct State: Sendable {
         var h0: UInt32 = 0x6745_2301
@@ -38,12 +38,12 @@ public struct SHA1Hasher: Sendable {
     private var byteCount: UInt64 = 0
 
     /// Creates a hasher for a new, empty message.
-    public init() {
+    package init() {
         pending.reserveCapacity(64)
     }
 
     /// Appends `bytes` to the message.
-    public mutating func update(_ bytes: some Sequence<UInt8>) {
+    package mutating func update(_ bytes: some Sequence<UInt8>) {
         let handled: Void? = bytes.withContiguousStorageIfAvailable { buffer in
             update(bufferPointer: UnsafeRawBufferPointer(buffer))
         }
@@ -56,7 +56,7 @@ public struct SHA1Hasher: Sendable {
     }
 
     /// Appends the bytes of `buffer` to the message.
-    public mutating func update(bufferPointer buffer: UnsafeRawBufferPointer) {
+    package mutating func update(bufferPointer buffer: UnsafeRawBufferPointer) {
         byteCount &+= UInt64(buffer.count)
         var offset = 0
         if !pending.isEmpty {
@@ -78,7 +78,7 @@ public struct SHA1Hasher: Sendable {
     }
 
     /// Pads the message, returns its 20-byte digest, and resets the hasher to the empty message.
-    public mutating func finalize() -> [UInt8] {
+    package mutating func finalize() -> [UInt8] {
         let bitLength = byteCount &* 8
         pending.append(0x80)
         if pending.count > 56 {

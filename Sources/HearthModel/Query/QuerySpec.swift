@@ -202,17 +202,29 @@ public struct QuerySpec: Sendable, Hashable, CustomStringConvertible {
 
 /// A query that breaks Firebase's rules. Every case names the offending field.
 public enum QueryError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A start bound (`startAt`/`startAfter`/`equalTo`) was given twice.
     case startAlreadySet(field: String)
+    /// An end bound (`endAt`/`endBefore`/`equalTo`) was given twice.
     case endAlreadySet(field: String)
+    /// A limit (`limitToFirst`/`limitToLast`) was given twice.
     case limitAlreadySet(field: String)
+    /// A limit that is not a positive integer.
     case limitNotPositiveInteger(field: String, value: String)
+    /// `orderByKey` bounds take only a key, not a (value, key) pair.
     case keyOrderingTakesOneArgument(field: String)
+    /// `orderByKey` bounds must be strings.
     case keyOrderingNeedsString(field: String)
+    /// `orderByPriority` bounds must be null, a number or a string.
     case invalidPriorityBound(field: String)
+    /// A bound that is an object or array (bounds are leaves).
     case objectBound(field: String)
+    /// A bound's child key breaks Firebase's key rules.
     case invalidBoundKey(field: String, PathError)
+    /// An `orderByChild` path breaks Firebase's path rules.
     case invalidChildPath(path: String, reason: String)
+    /// A query parameter this model does not know.
     case unknownField(String)
+    /// A query parameter whose value has the wrong shape.
     case malformed(field: String, expected: String)
 
     public var description: String {

@@ -13,6 +13,7 @@
 //   A failed call has no effect.
 //
 // Deterministic: the same seed and the same sequence of calls give the same images.
+import HearthLog
 import Synchronization
 
 /// A deterministic, thread-safe, in-memory file system with power cuts and fault injection.

@@ -1,0 +1,123 @@
+// What `import Hearth` gives an app, checked on the built modules' symbol graphs
+// (swift-symbolgraph-extract, from the toolchain): the store API and the data model, every public
+// symbol documented, and none of the internals (checksums, compression, codecs, the sync tree, the
+// test aids). This target imports Hearth without `@testable`, as an app does.
+import Foundation
+import Hearth
+import Testing
+
+@Suite struct PublicSurfaceTests {
+    /// Internals that must not be public in the modules `import Hearth` brings (Hearth and the
+    /// re-exported HearthModel): they are `package`, `@_spi(HearthInternals)`, or in HearthTesting.
+    static let forbidden: Set<String> = [
+        "SHA1", "SHA1Hasher", "Base64", "CRC32C", "RawDeflate", "EventCodec", "SyncTree",
+        "SplitMix64", "SimulatedFileSystem", "Log", "LogReader", "Checkpoint", "CheckpointWriter",
+        "Manifest", "Recovery", "Scanner", "ImmutableTree", "WriteTree", "PathTrie",
+    ]
+
+    /// The HearthLog declarations `Hearth.swift` re-exports: exactly those the store's API names.
+    static let reexported: Set<String> = [
+        "enum HearthLog.Durability", "typealias HearthLog.LSN", "enum HearthLog.LogError",
+        "struct HearthLog.RecoveryReport", "struct HearthLog.Damage", "protocol HearthLog.FileSystem",
+        "protocol HearthLog.StoreFile", "protocol HearthLog.StoreLock", "struct HearthLog.POSIXFileSystem",
+        "struct HearthLog.FileSystemError", "enum HearthLog.FileOperation",
+    ]
+
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func hearthReexportsTheModelAndOnlyTheLogTypesItsAPINames() throws {
+        let source = try String(contentsOf: Self.root.appendingPathComponent("Sources/Hearth/Hearth.swift"), encoding: .utf8)
+        var modules: [String] = [], scoped: Set<String> = []
+        for line in source.split(separator: "\n") where line.hasPrefix("@_exported import ") {
+            let rest = line.dropFirst("@_exported import ".count)
+            if rest.contains(" ") { scoped.insert(String(rest)) } else { modules.append(String(rest)) }
+        }
+        #expect(modules == ["HearthModel"], "whole modules re-exported: \(modules)")
+        #expect(scoped == Self.reexported)
+    }
+
+    @Test(arguments: ["Hearth", "HearthModel"])
+    func noInternalsAndEveryPublicSymbolDocumented(module: String) throws {
+        guard let graph = try SymbolGraph.extract(module) else { return }
+        #expect(graph.symbols.count > 100, "the symbol graph of \(module) looks empty")
+        let topLevel = Set(graph.symbols.compactMap { $0.path.count == 1 ? $0.path[0] : nil })
+        #expect(topLevel.isDisjoint(with: Self.forbidden), "internals public in \(module): \(topLevel.intersection(Self.forbidden).sorted())")
+        let undocumented = graph.symbols.filter { $0.hasSourceLocation && !$0.documented }.map { $0.path.joined(separator: ".") }
+        #expect(undocumented.isEmpty, "public symbols without a doc comment in \(module): \(undocumented.sorted())")
+    }
+
+    @Test func testAidsLiveInHearthTesting() throws {
+        guard let graph = try SymbolGraph.extract("HearthTesting") else { return }
+        let topLevel = Set(graph.symbols.compactMap { $0.path.count == 1 ? $0.path[0] : nil })
+        #expect(topLevel.isSuperset(of: ["SimulatedFileSystem", "SplitMix64"]))
+    }
+}
+
+/// The public symbols of one built module, read from its symbol graph.
+struct SymbolGraph {
+    struct Symbol {
+        let path: [String]
+        let documented: Bool
+        let hasSourceLocation: Bool
+    }
+
+    let symbols: [Symbol]
+
+    /// Runs swift-symbolgraph-extract on `module` from the build directory of this test run.
+    /// Returns nil (after recording why the test is skipped) when the tool or the modules are
+    /// not where a `swift test` run puts them.
+    static func extract(_ module: String) throws -> SymbolGraph? {
+        guard let tool = toolchainBinary("swift-symbolgraph-extract") else {
+            print("skipped: swift-symbolgraph-extract is not next to `swift` on PATH")
+            return nil
+        }
+        guard let modules = Tool.binary?.deletingLastPathComponent().appendingPathComponent("Modules"),
+              FileManager.default.fileExists(atPath: modules.appendingPathComponent("\(module).swiftmodule").path) else {
+            print("skipped: no built \(module).swiftmodule next to the hearth binary")
+            return nil
+        }
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-sg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: out) }
+        let p = Process()
+        p.executableURL = tool
+        #if arch(x86_64)
+        let arch = "x86_64"
+        #else
+        let arch = "aarch64"
+        #endif
+        #if os(Linux)
+        let target = "\(arch)-unknown-linux-gnu"
+        #else
+        let target = "\(arch == "aarch64" ? "arm64" : arch)-apple-macosx15.0"
+        #endif
+        let zlibMap = PublicSurfaceTests.root.appendingPathComponent("Sources/CZlib/module.modulemap").path
+        p.arguments = ["-module-name", module, "-I", modules.path, "-Xcc", "-fmodule-map-file=\(zlibMap)",
+                       "-target", target, "-minimum-access-level", "public", "-output-dir", out.path]
+        try p.run()
+        p.waitUntilExit()
+        try #require(p.terminationStatus == 0, "swift-symbolgraph-extract failed for \(module)")
+        let data = try Data(contentsOf: out.appendingPathComponent("\(module).symbols.json"))
+        guard let top = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let list = top["symbols"] as? [[String: Any]] else {
+            Issue.record("unexpected symbol graph shape")
+            return nil
+        }
+        var symbols: [Symbol] = []
+        for s in list {
+            guard let access = s["accessLevel"] as? String, access == "public" || access == "open",
+                  let path = s["pathComponents"] as? [String] else { continue }
+            symbols.append(Symbol(path: path, documented: s["docComment"] != nil, hasSourceLocation: s["location"] != nil))
+        }
+        return SymbolGraph(symbols: symbols)
+    }
+
+    private static func toolchainBinary(_ name: String) -> URL? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        for dir in path.split(separator: ":") {
+            let candidate = URL(fileURLWithPath: String(dir)).appendingPathComponent(name)
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return nil
+    }
+}
