@@ -20,9 +20,8 @@ let package = Package(
     name: "Hearth",
     // The floor: the Synchronization module (Mutex, Atomic), used by the log's group commit and
     // the simulated file system, ships with macOS 15 / iOS 18 / tvOS 18 / watchOS 11 / visionOS 2.
-    // Firebase's SDKs reach iOS 13; getting there would mean replacing Mutex/Atomic by
-    // os_unfair_lock and swift-atomics, and typed throws' runtime needs macOS 15 / iOS 18 anyway
-    // where the thrown error is not `any Error`.
+    // Firebase's SDKs reach iOS 13; getting there would mean replacing Mutex/Atomic (e.g. by
+    // os_unfair_lock and swift-atomics) — not done, and not checked beyond that.
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Hearth", targets: ["Hearth"]),
