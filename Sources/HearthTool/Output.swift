@@ -166,6 +166,9 @@ enum Render {
         case .writeAcked(let w): return ev("writeAcked", id(w))
         case .writeReverted(let w): return ev("writeReverted", id(w))
         case .trackedQuerySaved(let q): return ev("trackedQuerySaved", members(trackedQuery(q)))
+        case let .trackedQueryKeysChanged(q, added, removed):
+            return ev("trackedQueryKeysChanged", id(q) + [JSONMember(key: "added", value: keys(Set(added))),
+                                                          JSONMember(key: "removed", value: keys(Set(removed)))])
         case .trackedQueryRemoved(let q): return ev("trackedQueryRemoved", id(q))
         case let .pinChanged(l, on): return ev("pinChanged", location(l) + [JSONMember(key: "on", value: .bool(on))])
         case .authSaved(let t): return ev("authSaved", members(auth(t, showSecrets: showSecrets)))

@@ -225,6 +225,9 @@ enum Gen {
         case 14: return .onDisconnectRemoved(id: id(&rng))
         case 15: return .serverTimeOffset(ms: double(&rng))
         case 16: return .sessionStarted(at: int64(&rng))
+        case 17:
+            return .trackedQueryKeysChanged(id: id(&rng), added: (0..<rng.int(0...3)).map { _ in key(&rng) },
+                                            removed: (0..<rng.int(0...3)).map { _ in key(&rng) })
         default:
             return .cachePruned(PruneResult(
                 prunedPaths: (0..<rng.int(0...3)).map { _ in path(&rng) },
@@ -233,7 +236,7 @@ enum Gen {
         }
     }
 
-    static let eventKinds = 18
+    static let eventKinds = 19
 
     static func event(_ rng: inout SplitMix64) -> StoreEvent { event(&rng, kind: rng.int(0..<eventKinds)) }
 }

@@ -165,6 +165,10 @@ struct NaiveState {
             for (other, oq) in tracked where other != q.id && oq.location == q.location { removeQuery(other, reAdd: false) }
             tracked[q.id] = q
             if isNew { untracked.removeAll { q.path.contains($0.path) } }
+        case let .trackedQueryKeysChanged(id, added, removed):
+            if tracked[id]?.keys != nil {
+                tracked[id]!.keys = tracked[id]!.keys!.subtracting(removed).union(added)
+            }
         case .trackedQueryRemoved(let id):
             removeQuery(id, reAdd: true)
         case let .pinChanged(loc, on):

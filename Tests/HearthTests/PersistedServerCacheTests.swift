@@ -57,10 +57,13 @@ import Testing
         #expect(c.node.children.map(\.key) == ["stegosaurus"])
         // Nothing known at all: no cache.
         #expect(StoreState().persistedServerCache(at: scores, query: .default, serverValue: .empty) == nil)
-        // An incomplete tracked query contributes nothing.
+        // An incomplete filtered query's keys are known complete children too (Firebase's
+        // `getKnownCompleteChildren` reads every filtered query at the path): served, incomplete.
         var t = StoreState()
         t.apply(.serverOverwrite(path: scores, node: data, at: 1))
         t.apply(.trackedQuerySaved(TrackedQuery(id: 1, location: QueryLocation(path: scores, query: try QuerySpec(orderBy: .value).limitToLast(1)), complete: false, active: false, lastUse: 1, keys: ["pterodactyl"])))
-        #expect(t.persistedServerCache(at: scores, query: .default, serverValue: t.serverValue(at: scores)) == nil)
+        let fromIncomplete = try #require(t.persistedServerCache(at: scores, query: .default, serverValue: t.serverValue(at: scores)))
+        #expect(!fromIncomplete.complete)
+        #expect(fromIncomplete.node.children.map(\.key) == ["pterodactyl"])
     }
 }

@@ -49,7 +49,7 @@ enum SmallWorld {
 
     /// A random event, weighted towards server writes and tracked queries.
     static func event(_ rng: inout SplitMix64, state: StoreState) -> StoreEvent {
-        switch rng.int(0..<24) {
+        switch rng.int(0..<25) {
         case 0...3: return .serverOverwrite(path: path(&rng, priority: true), node: node(&rng), at: time(&rng))
         case 4, 5: return .serverMerge(path: path(&rng), children: children(&rng), at: time(&rng))
         case 6:
@@ -82,6 +82,11 @@ enum SmallWorld {
         case 19: return .onDisconnectAcked(id: id(&rng))
         case 20: return rng.chance(0.5) ? .onDisconnectRemoved(id: id(&rng)) : .serverTimeOffset(ms: Gen.double(&rng))
         case 21: return .sessionStarted(at: time(&rng))
+        case 22:
+            // Usually an existing query.
+            let q = rng.chance(0.8) ? (state.trackedQueries.keys.sorted().randomElement(using: &rng) ?? id(&rng)) : id(&rng)
+            return .trackedQueryKeysChanged(id: q, added: (0..<rng.int(0...2)).map { _ in key(&rng) },
+                                            removed: (0..<rng.int(0...2)).map { _ in key(&rng) })
         default:
             let pruned = (0..<rng.int(0...2)).map { _ in path(&rng, maxDepth: 2) }
             var kept: [Path] = []

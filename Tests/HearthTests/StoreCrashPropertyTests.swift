@@ -154,7 +154,11 @@ import HearthTesting
                     let state = try s.state()
                     let result = try s.commit { (b: inout StoreBatch) throws(StoreError) in
                         try w.build(&b, state: state)
-                        inFlight = b.events
+                        // What the commit will log: the batch plus the tracked-key changes
+                        // it records after the build.
+                        var logged = b
+                        logged.recordTrackedKeyChanges()
+                        inFlight = logged.events
                     }
                     if !result.events.isEmpty {
                         history.append(result.events)

@@ -748,7 +748,7 @@ public enum FuzzChecks {
     /// Any event, structure-aware: every byte string maps to valid events.
     static func event(_ s: inout Source, ids: inout IDs) -> StoreEvent {
         let t = 1_700_000_000_000 + Int64(s.u8()) - 20
-        switch s.below(18) {
+        switch s.below(19) {
         case 0: return .serverOverwrite(path: path(&s), node: node(&s), at: t)
         case 1: return .serverMerge(path: path(&s), children: children(&s), at: t)
         case 2:
@@ -783,6 +783,9 @@ public enum FuzzChecks {
         case 14: return .onDisconnectRemoved(id: IDs.existing(ids.onDisconnect, &s))
         case 15: return .serverTimeOffset(ms: s.pick(numbers))
         case 16: return .sessionStarted(at: t)
+        case 17:
+            return .trackedQueryKeysChanged(id: IDs.existing(ids.query, &s), added: (0..<s.below(3)).map { _ in key(&s) },
+                                            removed: (0..<s.below(3)).map { _ in key(&s) })
         default:
             return .cachePruned(PruneResult(prunedPaths: (0..<s.below(3)).map { _ in path(&s) },
                                             keptPaths: (0..<s.below(3)).map { _ in path(&s) },

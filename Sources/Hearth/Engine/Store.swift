@@ -314,6 +314,7 @@ public final class Store: Sendable {
             (try? Store.serverValue(loading, reader, at: path)) ?? .empty
         }
         try build(&batch)
+        batch.recordTrackedKeyChanges()
         return batch.events
     }
 

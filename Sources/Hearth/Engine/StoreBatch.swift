@@ -152,11 +152,72 @@ public struct StoreBatch {
             q.keys = keys
         } else if complete == true, !location.query.loadsAllData {
             q.keys = Set(location.query.window(of: serverValue(at: location.path)).keys)
+        } else if trackedQuery(at: location) == nil, !location.query.loadsAllData {
+            // A new filtered query's view starts from what is known complete at its path
+            // (Firebase sets the keys when the view is created): its window over that.
+            let known = base.persistedServerCache(at: location.path, query: location.query, serverValue: serverValue(at: location.path))
+            q.keys = Set(location.query.window(of: known?.node ?? .empty).keys)
         }
         q.lastUse = max(q.lastUse, now)
         queries[location] = q
         events.append(.trackedQuerySaved(q))
         return q
+    }
+
+    /// Records how this batch's server data moves the windows of tracked filtered queries
+    /// (Firebase's `SyncPoint.applyOperationToView` → `updateTrackedQueryKeys`). Called once,
+    /// after the batch is built, so the keys are committed in the same record as the data.
+    ///
+    /// A query's view holds the children of its keys; a server write at or above its path
+    /// replaces them all, one at a child (`path/k`) brings that whole child, and one deeper
+    /// changes a child the view holds (a partial child it does not hold stays out, as
+    /// Firebase's views ignore a deep update to a child they lack). The new keys are the
+    /// window over those children. Cost: per tracked filtered query related to a write, one
+    /// window over its kept and touched children (the whole location only when replaced).
+    mutating func recordTrackedKeyChanges() {
+        var written: [Path] = []
+        for event in events {
+            switch event {
+            case let .serverOverwrite(path, _, _): written.append(path)
+            case let .serverMerge(path, children, _): written += children.map { path.appending($0.path) }
+            default: break
+            }
+        }
+        guard !written.isEmpty else { return }
+        var candidates: [TrackedQuery] = []
+        for q in base.trackedQueries.values where !q.query.loadsAllData && queries[q.location] == nil { candidates.append(q) }
+        for case let q? in queries.values where !q.query.loadsAllData { candidates.append(q) }
+        for q in candidates.sorted(by: { $0.id < $1.id }) {
+            let old = q.keys ?? []
+            var replaced = false
+            var touched = Set<ChildKey>()
+            for p in written {
+                if p.contains(q.path) {
+                    replaced = true
+                    break
+                }
+                guard q.path.contains(p) else { continue }
+                let key = p.keys[q.path.keys.count]
+                if p.keys.count == q.path.keys.count + 1 || old.contains(key) { touched.insert(key) }
+            }
+            guard replaced || !touched.isEmpty else { continue }
+            let value = serverValue(at: q.path)
+            let held: Node
+            if replaced {
+                held = value
+            } else {
+                held = Node(children: old.union(touched).sorted().compactMap { key in
+                    let child = value.child(key)
+                    return child.isEmpty ? nil : (key, child)
+                })
+            }
+            let new = Set(q.query.window(of: held).keys)
+            guard new != old else { continue }
+            var updated = q
+            updated.keys = new
+            queries[q.location] = updated
+            events.append(.trackedQueryKeysChanged(id: q.id, added: new.subtracting(old).sorted(), removed: old.subtracting(new).sorted()))
+        }
     }
 
     /// Stops tracking the query at `location` (its cached data stays, prunable by recency).

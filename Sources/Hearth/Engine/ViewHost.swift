@@ -231,7 +231,7 @@ final class ViewHost: @unchecked Sendable {
                 for id in result.removedQueryIDs {
                     if let location = prior.removed[id], !loading.state.pins.contains(location) { dematerialize(location) }
                 }
-            case .authSaved, .authCleared, .transactionSaved, .transactionRemoved, .onDisconnectSaved,
+            case .trackedQueryKeysChanged, .authSaved, .authCleared, .transactionSaved, .transactionRemoved, .onDisconnectSaved,
                 .onDisconnectAcked, .onDisconnectRemoved, .serverTimeOffset, .sessionStarted:
                 break
             }

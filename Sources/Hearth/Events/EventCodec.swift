@@ -19,6 +19,7 @@ import HearthModel
         case trackedQuerySaved, trackedQueryRemoved, pinChanged, authSaved, authCleared
         case transactionSaved, transactionRemoved, onDisconnectSaved, onDisconnectAcked
         case onDisconnectRemoved, serverTimeOffset, sessionStarted, cachePruned
+        case trackedQueryKeysChanged
     }
 
     /// Encodes a batch of events.
@@ -81,6 +82,26 @@ import HearthModel
         return out
     }
 
+    /// A list of child keys: `varint k ‖ k × string`, in the event's order (the store writes
+    /// them in key order).
+    static func keys(_ keys: [ChildKey], _ w: inout ByteWriter) {
+        w.varint(keys.count)
+        for k in keys { w.string(k.string) }
+    }
+
+    static func keys(_ r: inout ByteReader) throws(DecodeError) -> [ChildKey] {
+        // Every key takes at least its length byte.
+        let n = try r.count(limit: r.remaining)
+        var out: [ChildKey] = []
+        out.reserveCapacity(n)
+        for _ in 0..<n {
+            let s = try r.string()
+            guard !s.isEmpty else { throw r.fail("empty child key") }
+            out.append(ChildKey(s))
+        }
+        return out
+    }
+
     static func query(_ q: QuerySpec, _ w: inout ByteWriter) { w.string(q.json.serialized()) }
 
     static func query(_ r: inout ByteReader) throws(DecodeError) -> QuerySpec {
@@ -137,6 +158,10 @@ import HearthModel
             } else {
                 w.u8(0)
             }
+        case let .trackedQueryKeysChanged(id, added, removed):
+            w.u8(Tag.trackedQueryKeysChanged.rawValue); w.varint(UInt64(id))
+            keys(added, &w)
+            keys(removed, &w)
         case .trackedQueryRemoved(let id):
             w.u8(Tag.trackedQueryRemoved.rawValue); w.varint(UInt64(id))
         case let .pinChanged(l, on):
@@ -215,6 +240,8 @@ import HearthModel
             case let b: throw DecodeError(offset: r.offset - 1, reason: "unknown keys flag \(b)")
             }
             return .trackedQuerySaved(TrackedQuery(id: queryID, location: loc, complete: complete, active: active, lastUse: lastUse, keys: keys))
+        case .trackedQueryKeysChanged:
+            return .trackedQueryKeysChanged(id: try id(&r), added: try keys(&r), removed: try keys(&r))
         case .trackedQueryRemoved: return .trackedQueryRemoved(id: try id(&r))
         case .pinChanged: return .pinChanged(try location(&r), on: try r.bool())
         case .authSaved: return .authSaved(AuthToken(token: try r.string(), expiresAt: try r.zigzag()))

@@ -17,6 +17,11 @@ public enum StoreEvent: Sendable, Hashable {
     case writeReverted(id: Int64)
     /// A tracked query created or replaced (upsert by id).
     case trackedQuerySaved(TrackedQuery)
+    /// The keys of a filtered tracked query's window changed: `added` joined it, `removed` left
+    /// it (Firebase's `updateTrackedQueryKeys`). Recorded by every commit whose server data
+    /// changes a tracked filtered query's window, and when such a query is first tracked, so
+    /// the keys follow the data and an offline re-listen is served the right children.
+    case trackedQueryKeysChanged(id: Int64, added: [ChildKey], removed: [ChildKey])
     /// A tracked query removed (its data stays cached, now prunable as untracked data last
     /// used when the query was).
     case trackedQueryRemoved(id: Int64)

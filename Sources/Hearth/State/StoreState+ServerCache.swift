@@ -10,8 +10,10 @@ import HearthModel
 // - a complete filtered query's data is the cached children it tracked (its keys), nothing
 //   more: other cached children at the path may belong to other windows;
 // - an incomplete query is served the "known complete children" at its path — the keys of
-//   complete filtered queries there and the children that complete default queries cover —
-//   and is incomplete, so it raises child events but no `value`.
+//   every filtered query there, complete or not (their keys name whole children the server
+//   sent: `TrackedQueryManager.getKnownCompleteChildren` / `filteredQueryIdsAtPath`), and the
+//   children that complete default queries just below cover — and is incomplete, so it raises
+//   child events but no `value`.
 //
 // So after a complete `limitToLast(4)` is cached and the store reopens: `limitToLast(2)` is
 // served those four children (its window keeps two), incomplete; `limitToLast(6)` gets the
@@ -35,14 +37,15 @@ extension StoreState {
         return trackedQuery(at: QueryLocation(path: path, query: query))?.complete == true
     }
 
-    /// The keys at `path` whose data is known complete: the tracked keys of complete filtered
-    /// queries at `path`, and the children covered by complete default queries.
+    /// The keys at `path` whose data is known complete: the tracked keys of every filtered
+    /// query at `path` (complete or not: a filtered query's keys follow its view, which holds
+    /// whole children), and the children covered by complete default queries just below.
     func knownCompleteChildren(at path: Path) -> Set<ChildKey> {
         var keys = Set<ChildKey>()
-        for q in trackedQueries.values where q.complete {
+        for q in trackedQueries.values {
             if q.path == path, !q.query.loadsAllData {
                 keys.formUnion(q.keys ?? [])
-            } else if q.query.loadsAllData, let parent = q.path.parent, parent == path, let key = q.path.back {
+            } else if q.complete, q.query.loadsAllData, let parent = q.path.parent, parent == path, let key = q.path.back {
                 keys.insert(key)
             }
         }

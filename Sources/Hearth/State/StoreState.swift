@@ -83,6 +83,13 @@ public struct StoreState: Sendable, Equatable {
             if let i = pendingWriteIndex(id) { pendingWrites.remove(at: i) }
         case .trackedQuerySaved(let query):
             saveTrackedQuery(query)
+        case let .trackedQueryKeysChanged(id, added, removed):
+            // Only filtered queries have keys (`keys` is nil for the others).
+            guard var q = trackedQueries[id], var keys = q.keys else { break }
+            keys.subtract(removed)
+            keys.formUnion(added)
+            q.keys = keys
+            trackedQueries[id] = q
         case .trackedQueryRemoved(let id):
             removeTrackedQuery(id, keepDataAsUntracked: true)
         case let .pinChanged(location, on):
