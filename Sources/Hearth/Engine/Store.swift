@@ -152,7 +152,7 @@ public final class Store: Sendable {
         let core = Core(
             loading: loading, reader: reader, lastLSN: max(lastLSN, log.lastLSN), checkpointLSN: checkpointLSN,
             checkpointBodyBytes: checkpointBytes, logBytesSinceCheckpoint: replayedBytes)
-        core.views.restore(loading, reader: reader)
+        core.views.restore(loading, reader: reader, now: options.clock())
         let store = Store(directory: directory, options: options, log: log, core: core)
 
         if reader != nil {
@@ -269,7 +269,7 @@ public final class Store: Sendable {
             for e in events { core.loading.apply(e) }
             // The views follow the state in the same order; their events are queued while the
             // lock is held, so handlers see commits in LSN order.
-            let deliveries = core.views.apply(events, core.loading, reader: core.reader, prior: prior)
+            let deliveries = core.views.apply(events, core.loading, reader: core.reader, prior: prior, now: now)
             if !deliveries.isEmpty { eventQueue.async { for (e, handler) in deliveries { handler(e) } } }
             core.lastLSN = lsn
             core.logBytesSinceCheckpoint += payload.count
@@ -461,15 +461,21 @@ public final class Store: Sendable {
     }
 
     /// The data at `path` as the user sees it: server data with pending writes applied and
-    /// server values resolved (timestamp = local clock + server time offset).
+    /// their server values resolved as listeners see them (a timestamp estimated when the
+    /// write was committed — or, for writes pending at open, when the store opened — as the
+    /// local clock plus the server time offset; an increment on the local number then).
+    ///
+    /// The same overlay answers ``query(_:at:includePending:)`` and every listener, so the
+    /// three always agree.
     public func value(at path: Path) throws(StoreError) -> Node {
         if let (owner, rest) = path.splitAtPriority {
             // A priority belongs to its (local) node; see StoreState.localValue(at:now:).
             return try value(at: owner).child(at: rest)
         }
-        let (loading, reader) = core.withLock { ($0.loading, $0.reader) }
+        // A consistent snapshot of the server data and the overlay, read outside the lock.
+        let (loading, reader, overlay) = core.withLock { ($0.loading, $0.reader, $0.views.tree.visibleWrites) }
         let base = try Store.serverValue(loading, reader, at: path)
-        return loading.state.overlayPendingWrites(on: base, at: path, now: options.clock())
+        return overlay.completeEventCache(at: path, completeServerCache: base) ?? base
     }
 
     /// The result of a query read.

@@ -67,19 +67,47 @@ final class ViewHost: @unchecked Sendable {
         return body()
     }
 
-    /// Pending writes as of open that the tree has not been given yet (see `restore`).
+    /// Pending writes as of open that the tree has not been given yet (see `restore`), and
+    /// what resolving their server values needs: the state, reader and clock as of open.
     private var unrestoredWrites: [PendingWrite] = []
+    private var restoreContext: (loading: LoadingState, reader: CheckpointReader?, serverNow: Double)?
 
     /// Gives the tree the pending writes as of open, once (from the ``tree`` accessor).
     private func restoreWrites() {
-        guard !unrestoredWrites.isEmpty else { return }
+        guard !unrestoredWrites.isEmpty, let context = restoreContext else { return }
         let writes = unrestoredWrites
         unrestoredWrites = []
+        restoreContext = nil
         for write in writes {
-            switch write.operation {
-            case .set(let node): _ = syncTree.applyUserOverwrite(node, at: write.path, writeID: write.id)
-            case .update(let children): _ = syncTree.applyUserMerge(children, at: write.path, writeID: write.id)
+            _ = give(write, serverNow: context.serverNow, context.loading, reader: context.reader)
+        }
+    }
+
+    /// Hands a pending write to the tree with its server values resolved — once, as Firebase
+    /// does when a write reaches its sync tree (`repoSetWithPriority`, `repoUpdate`, and the
+    /// restore of persisted writes at start): a timestamp becomes `serverNow` (the local clock
+    /// plus the server time offset, floored), an increment the local number at its location
+    /// plus the delta (the delta when there is no number). The log keeps the unresolved write,
+    /// which is what goes to the server. Every read of local data — listeners, queries,
+    /// ``Store/value(at:)`` — sees these estimates through the tree's one overlay.
+    private func give(_ write: PendingWrite, serverNow: Double, _ loading: LoadingState, reader: CheckpointReader?) -> [ViewEvent] {
+        let local = { (path: Path) -> Node in
+            // A damaged chunk reads as no data here; the reads that meet it report it.
+            let server = (try? Store.serverValue(loading, reader, at: path)) ?? .empty
+            return self.syncTree.localValue(at: path, serverValue: server)
+        }
+        switch write.operation {
+        case .set(let node):
+            let resolved = StoreState.containsServerValue(node)
+                ? StoreState.resolve(node, existing: local(write.path), serverNow: serverNow) : node
+            return syncTree.applyUserOverwrite(resolved, at: write.path, writeID: write.id)
+        case .update(let children):
+            let resolved = children.map { child -> ChildUpdate in
+                guard StoreState.containsServerValue(child.node) else { return child }
+                let path = write.path.appending(child.path)
+                return ChildUpdate(path: child.path, node: StoreState.resolve(child.node, existing: local(path), serverNow: serverNow))
             }
+            return syncTree.applyUserMerge(resolved, at: write.path, writeID: write.id)
         }
     }
 
@@ -94,8 +122,11 @@ final class ViewHost: @unchecked Sendable {
     /// The writes reach the tree on its first use (the ``tree`` accessor), not here: with a
     /// thousand pending writes that is about half of what open costs, and the first use is
     /// normally the background view rebuild that open starts.
-    func restore(_ loading: LoadingState, reader: CheckpointReader?) {
+    func restore(_ loading: LoadingState, reader: CheckpointReader?, now: Int64) {
         unrestoredWrites = loading.state.pendingWrites
+        if !unrestoredWrites.isEmpty {
+            restoreContext = (loading, reader, Double(now) + loading.state.serverTimeOffsetMs)
+        }
         let queries = loading.state.trackedQueries.values.sorted { $0.lastUse > $1.lastUse }.map(\.location)
         var seen = Set<QueryLocation>()
         pendingRebuild = (queries + loading.state.pins.sorted { $0.description < $1.description }).filter { seen.insert($0).inserted }
@@ -184,12 +215,14 @@ final class ViewHost: @unchecked Sendable {
 
     /// Feeds committed events to the tree (after they were applied to `loading`); returns the
     /// listener events they raise, paired with their handlers, in order.
-    func apply(_ events: [StoreEvent], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
+    func apply(_ events: [StoreEvent], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior, now: Int64) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
         // Server and write operations may create views (the source is then consulted).
-        return withSource(loading, reader) { applyToTree(events, loading, reader: reader, prior: prior) }
+        return withSource(loading, reader) { applyToTree(events, loading, reader: reader, prior: prior, now: now) }
     }
 
-    private func applyToTree(_ events: [StoreEvent], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
+    private func applyToTree(_ events: [StoreEvent], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior, now: Int64) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
+        restoreWrites()
+        let serverNow = Double(now) + loading.state.serverTimeOffsetMs
         var raised: [ViewEvent] = []
         // A commit is atomic, so its listeners see its net effect: acks and reverts go to the
         // views after the commit's server data. (Firebase's servers send a write's data
@@ -209,10 +242,7 @@ final class ViewHost: @unchecked Sendable {
             case let .serverMerge(path, children, _):
                 raised += tree.applyServerMerge(children, at: path)
             case .writeSaved(let write):
-                switch write.operation {
-                case .set(let node): raised += tree.applyUserOverwrite(node, at: write.path, writeID: write.id)
-                case .update(let children): raised += tree.applyUserMerge(children, at: write.path, writeID: write.id)
-                }
+                raised += give(write, serverNow: serverNow, loading, reader: reader)
             case .writeAcked(let id):
                 raised += tree.ackUserWrite(id, revert: false)
             case .writeReverted(let id):

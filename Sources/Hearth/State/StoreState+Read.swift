@@ -6,13 +6,16 @@ extension StoreState {
         serverCache.child(at: path)
     }
 
-    /// The value at `path` as the user sees it: the server cache with every pending write
-    /// applied in write-id order, server values resolved.
+    /// The value at `path` with every pending write applied in write-id order over the
+    /// server cache, server values resolved at `now` — the reference model of the overlay,
+    /// independent of the views, that tests check the store against. The store itself answers
+    /// reads, queries and listeners from one overlay, the views' (``Store/value(at:)``), whose
+    /// server-value estimates are taken once, when each write reaches the views.
     ///
     /// - Parameter now: the local clock in ms since the epoch; `{".sv":"timestamp"}` resolves
     ///   to `now` + ``serverTimeOffsetMs``, `{".sv":{"increment":n}}` to the current number at
     ///   its location plus n (or n when there is no number there).
-    public func localValue(at path: Path, now: Int64) -> Node {
+    package func localValue(at path: Path, now: Int64) -> Node {
         // `.priority` is not a child but the priority of the node above it, which exists only
         // while that node is non-empty and only as a number or string. So project the owning
         // node and read the priority (and anything "below" it, always empty) from the result.

@@ -24,6 +24,32 @@ struct CompoundWrite: Sendable {
         return CompoundWrite(tree: tree.settingTree(path, ImmutableTree(node)))
     }
 
+    /// Writes `node` at `path` in place: ``addingWrite(_:_:)`` without copying the levels on
+    /// the way when this overlay is held in one place (O(depth), not O(siblings)).
+    mutating func addWrite(_ path: Path, _ node: Node) {
+        if path.isRoot {
+            tree = ImmutableTree(node)
+        } else if let (at, value) = tree.rootMostValue(on: path), let relative = at.relativePath(to: path) {
+            tree.set(at, value.updating(relative, with: node))
+        } else {
+            tree.setTree(path, ImmutableTree(node))
+        }
+    }
+
+    /// Writes every child of a merge below `path`, in place.
+    mutating func addWrites(_ path: Path, _ children: [ChildUpdate]) {
+        for child in children { addWrite(path.appending(child.path), child.node) }
+    }
+
+    /// Removes what is written at or below `path`, in place (see ``removingWrite(_:)``).
+    mutating func removeWrite(_ path: Path) {
+        if path.isRoot {
+            self = .empty
+        } else {
+            tree.setTree(path, ImmutableTree())
+        }
+    }
+
     /// The overlay with every child of a merge written below `path`.
     func addingWrites(_ path: Path, _ children: [ChildUpdate]) -> CompoundWrite {
         var result = self
@@ -63,6 +89,20 @@ struct CompoundWrite: Sendable {
         if path.isRoot { return self }
         if let shadowing = completeNode(at: path) { return CompoundWrite(tree: ImmutableTree(shadowing)) }
         return CompoundWrite(tree: tree.subtree(path))
+    }
+
+    /// The complete event node at `path` (Firebase's `WriteTree.calcCompleteEventCache`): a
+    /// write covering it, or `completeServerCache` with the writes below applied; nil when
+    /// neither is known. This is the one answer to "pending writes over server data": the
+    /// views, the store's reads and its queries all go through it.
+    func completeEventCache(at path: Path, completeServerCache: Node?) -> Node? {
+        if let shadowing = completeNode(at: path) { return shadowing }
+        let merge = childCompoundWrite(path)
+        if merge.isEmpty { return completeServerCache }
+        if completeServerCache != nil || merge.hasCompleteWrite(.root) {
+            return merge.apply(to: completeServerCache ?? .empty)
+        }
+        return nil
     }
 
     /// `node` with the overlay applied.

@@ -5,7 +5,10 @@ import HearthModel
 /// tree.
 ///
 /// A value type: "updates" return new trees (children dictionaries are copy-on-write, so a
-/// change copies one dictionary per level). Children are visited in the order Firebase visits
+/// functional change copies one dictionary per level — O(siblings) at every level). The
+/// mutating forms (``set(_:_:)``, ``setTree(_:_:)``) change a tree held in one place in
+/// O(depth): each level's dictionary is mutated in place when nothing else shares it, which is
+/// how the write tree keeps a pending write at O(depth) however many siblings it has. Children are visited in the order Firebase visits
 /// them — plain UTF-16 string order of the keys (its `ImmutableTree` sorts children with
 /// `stringCompare`, not key order) — which decides the order in which merges are applied and
 /// in which sibling locations raise events.
@@ -80,6 +83,41 @@ struct ImmutableTree<Value> {
         var c = children
         c[front] = child.isEmpty ? nil : child
         return ImmutableTree(value: value, children: c)
+    }
+
+    /// Sets `value` at `path` in place (keeping everything below it). O(depth) hash operations
+    /// when this tree's storage is not shared; a shared level is copied once, as with
+    /// ``setting(_:_:)``.
+    mutating func set(_ path: Path, _ newValue: Value?) {
+        set(path.keys[...], newValue)
+    }
+
+    private mutating func set(_ keys: ArraySlice<ChildKey>, _ newValue: Value?) {
+        guard let front = keys.first else {
+            value = newValue
+            return
+        }
+        // Taken out of the dictionary so that the child's own storage is uniquely referenced
+        // while it is mutated (an in-place `children[front]?.set` would also work, but the
+        // empty-subtree invariant needs the child back out when it empties).
+        var child = children.removeValue(forKey: front) ?? ImmutableTree()
+        child.set(keys.dropFirst(), newValue)
+        if !child.isEmpty { children[front] = child }
+    }
+
+    /// Replaces the subtree at `path` by `tree`, in place; see ``set(_:_:)``.
+    mutating func setTree(_ path: Path, _ tree: ImmutableTree<Value>) {
+        setTree(path.keys[...], tree)
+    }
+
+    private mutating func setTree(_ keys: ArraySlice<ChildKey>, _ tree: ImmutableTree<Value>) {
+        guard let front = keys.first else {
+            self = tree
+            return
+        }
+        var child = children.removeValue(forKey: front) ?? ImmutableTree()
+        child.setTree(keys.dropFirst(), tree)
+        if !child.isEmpty { children[front] = child }
     }
 
     /// The tree with the subtree at `path` replaced by `tree`.

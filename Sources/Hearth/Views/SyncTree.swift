@@ -196,6 +196,16 @@ package final class SyncTree {
 
     // MARK: - Inspection
 
+    /// The overlay of the visible pending writes (a value: a snapshot to read outside the
+    /// store's lock with ``CompoundWrite/completeEventCache(at:completeServerCache:)``).
+    var visibleWrites: CompoundWrite { writeTree.visibleWrites }
+
+    /// The local value at `path` over `serverValue` (the server data there): what a listener
+    /// at `path` would see.
+    func localValue(at path: Path, serverValue: Node) -> Node {
+        writeTree.calcCompleteEventCache(path, completeServerCache: serverValue) ?? serverValue
+    }
+
     /// The tag of the view for a query that does not load all data, while the view exists.
     package func tag(at path: Path, query: QuerySpec) -> Int? {
         queryToTag[QueryKey(path: path, identifier: query.identifier)]

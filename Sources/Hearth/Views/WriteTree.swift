@@ -43,7 +43,7 @@ final class WriteTree {
     func addOverwrite(_ path: Path, _ node: Node, writeID: Int64, visible: Bool) {
         assert(writeID > lastWriteID, "stacking an older write on top of newer ones")
         allWrites.append(WriteRecord(writeID: writeID, path: path, operation: .overwrite(node), visible: visible))
-        if visible { visibleWrites = visibleWrites.addingWrite(path, node) }
+        if visible { visibleWrites.addWrite(path, node) }
         lastWriteID = writeID
     }
 
@@ -51,19 +51,28 @@ final class WriteTree {
     func addMerge(_ path: Path, _ children: [ChildUpdate], writeID: Int64) {
         assert(writeID > lastWriteID, "stacking an older merge on top of newer ones")
         allWrites.append(WriteRecord(writeID: writeID, path: path, operation: .merge(children), visible: true))
-        visibleWrites = visibleWrites.addingWrites(path, children)
+        visibleWrites.addWrites(path, children)
         lastWriteID = writeID
     }
 
-    /// The pending write with `writeID`.
+    /// The pending write with `writeID`. O(log n): ids increase along ``allWrites``.
     func write(_ writeID: Int64) -> WriteRecord? {
-        allWrites.first { $0.writeID == writeID }
+        position(of: writeID).map { allWrites[$0] }
+    }
+
+    private func position(of writeID: Int64) -> Int? {
+        var lo = 0, hi = allWrites.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if allWrites[mid].writeID < writeID { lo = mid + 1 } else { hi = mid }
+        }
+        return lo < allWrites.count && allWrites[lo].writeID == writeID ? lo : nil
     }
 
     /// Removes a write (acknowledged or reverted). Returns whether it was visible and not
     /// shadowed by a later write — i.e. whether views must re-evaluate the affected paths.
     func removeWrite(_ writeID: Int64) -> Bool {
-        guard let position = allWrites.firstIndex(where: { $0.writeID == writeID }) else { return false }
+        guard let position = position(of: writeID) else { return false }
         let removed = allWrites.remove(at: position)
         var stillVisible = removed.visible
         var overlapsOthers = false
@@ -88,9 +97,9 @@ final class WriteTree {
         } else {
             switch removed.operation {
             case .overwrite:
-                visibleWrites = visibleWrites.removingWrite(removed.path)
+                visibleWrites.removeWrite(removed.path)
             case .merge(let children):
-                for child in children { visibleWrites = visibleWrites.removingWrite(removed.path.appending(child.path)) }
+                for child in children { visibleWrites.removeWrite(removed.path.appending(child.path)) }
             }
         }
         return true
@@ -136,13 +145,7 @@ final class WriteTree {
     /// The complete event node at `treePath`: a covering write, or the server node with the
     /// writes below applied; nil when neither is known.
     func calcCompleteEventCache(_ treePath: Path, completeServerCache: Node?) -> Node? {
-        if let shadowing = visibleWrites.completeNode(at: treePath) { return shadowing }
-        let merge = visibleWrites.childCompoundWrite(treePath)
-        if merge.isEmpty { return completeServerCache }
-        if completeServerCache != nil || merge.hasCompleteWrite(.root) {
-            return merge.apply(to: completeServerCache ?? .empty)
-        }
-        return nil
+        visibleWrites.completeEventCache(at: treePath, completeServerCache: completeServerCache)
     }
 
     /// The complete event children at `treePath` given the complete server children: each
