@@ -12,6 +12,9 @@
 // 4. viewsAtOpen: time from open() to a listener's first view (initial events delivered) and
 //    until every tracked query's view is rebuilt.
 // 5. viewUpdate: the cost of one server update under a listened view of 100,000 children.
+// 6. pendingWrites: the cost of one more pending write (a user set on a sibling `chat/mNNNNNN`,
+//    as an app offline for a day queues them) with 1,000, 10,000 and 100,000 already pending,
+//    and the time from open() to the first read of a store holding that many.
 import Foundation
 import Hearth
 import Workloads
@@ -222,6 +225,43 @@ func viewUpdate() throws {
     print(String(format: "  with a listened view: %.1f µs per commit (child_changed + value raised); without any view: %.1f µs; the view's share: %.1f µs", results["with"]!, results["without"]!, results["with"]! - results["without"]!))
 }
 
+// MARK: - 6. Pending writes at scale
+
+func pendingWrites() throws {
+    let env = ProcessInfo.processInfo.environment
+    let scales = env["HEARTH_SCENARIO_PENDING"].map { $0.split(separator: ",").compactMap { Int($0) } } ?? [1_000, 10_000, 100_000]
+    print("pendingWrites: user sets on siblings chat/mNNNNNN, tier .buffered; per-write cost = median over the last 1,000 writes")
+    for n in scales {
+        let dir = tempDirectory("pending")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var options = Store.Options()
+        options.durability = .buffered
+        options.cacheSizeBytes = Store.maximumCacheSize
+        let store = try Store.open(directory: dir, options: options)
+        var perWrite: [Double] = []
+        let start = clock.now
+        for i in 0..<n {
+            let node = Node(children: [("n", .number(Double(i))), ("t", .string("hello"))])
+            let t0 = clock.now
+            try store.saveWrite(.set(node), at: Path(keys: ["chat", ChildKey("m\(String(1_000_000 + i))")]))
+            if i >= n - 1000 { perWrite.append(ms(clock.now - t0) * 1000) }
+        }
+        let total = ms(clock.now - start)
+        try store.close()
+        var opened: [Double] = [], firstRead: [Double] = []
+        for _ in 0..<5 {
+            let t0 = clock.now
+            let reopened = try Store.open(directory: dir, options: options)
+            opened.append(ms(clock.now - t0))
+            _ = try reopened.value(at: "chat/m1000000")
+            firstRead.append(ms(clock.now - t0))
+            try reopened.close()
+        }
+        print(String(format: "  %7d pending: %.1f µs per write (median of the last 1,000), %.2f s for all; open() %.1f ms, open to first read %.1f ms (medians of 5)",
+                     n, median(perWrite), total / 1000, median(opened), median(firstRead)))
+    }
+}
+
 let which = CommandLine.arguments.dropFirst().first ?? "all"
 do {
     if which == "cacheFill" || which == "all" { try cacheFill() }
@@ -229,6 +269,7 @@ do {
     if which == "checkpointPause" || which == "all" { try checkpointPause() }
     if which == "viewsAtOpen" || which == "all" { try viewsAtOpen() }
     if which == "viewUpdate" || which == "all" { try viewUpdate() }
+    if which == "pendingWrites" || which == "all" { try pendingWrites() }
 } catch {
     print("error: \(error)")
     exit(1)

@@ -14,10 +14,12 @@ import HearthModel
 /// let id = try store.saveWrite(.set(.string("hi")), at: "messages/m1")
 /// try store.commit { batch in          // ack + the server's data: one atomic commit
 ///     try batch.ackWrite(id)
-///     batch.applyServerOverwrite(.string("hi"), at: "messages/m1")
+///     try batch.applyServerOverwrite(.string("hi"), at: "messages/m1")
 /// }
 /// print(try store.value(at: "messages"))
 /// ```
+///
+/// (`Tests/HearthToolTests/DocExampleTests.swift` compiles and runs exactly this.)
 public final class Store: Sendable {
     /// The store directory.
     public let directory: String
@@ -301,6 +303,32 @@ public final class Store: Sendable {
             maintenanceQueue.sync {}
         }
         return CommitResult(lsn: lsn, events: events)
+    }
+
+    /// ``commit(durability:_:)`` for a closure written without a thrown type (`{ batch in … }`),
+    /// which Swift infers as throwing `any Error`: the store's own failures are still
+    /// ``StoreError``s, and an error of another type thrown by `build` aborts the batch and is
+    /// rethrown as it is. Nothing is committed when anything is thrown.
+    @discardableResult
+    public func commit(durability: Durability? = nil, _ build: (inout StoreBatch) throws -> Void) throws -> CommitResult {
+        // The typed commit can only carry a StoreError out of `build`; any other error is
+        // parked here, the batch aborted, and the parked error rethrown.
+        var foreign: (any Error)?
+        do {
+            return try commit(durability: durability) { (batch: inout StoreBatch) throws(StoreError) in
+                do {
+                    try build(&batch)
+                } catch let error as StoreError {
+                    throw error
+                } catch {
+                    foreign = error
+                    throw .invalidOption("aborted by the commit's closure")  // replaced below
+                }
+            }
+        } catch {
+            if let foreign { throw foreign }
+            throw error
+        }
     }
 
     /// Runs `build` on a fresh batch and returns its events (the batch dies here).

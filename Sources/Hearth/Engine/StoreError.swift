@@ -57,3 +57,14 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         }
     }
 }
+
+#if canImport(Darwin)
+import Foundation
+
+/// On Apple platforms, `localizedDescription` (and so alerts and logs that use it) reads the
+/// same sentence as ``StoreError/description``.
+extension StoreError: LocalizedError {
+    /// The error's ``description``.
+    public var errorDescription: String? { description }
+}
+#endif
