@@ -8,7 +8,7 @@ import HearthModel
 /// that throws commits nothing.
 public struct StoreBatch {
     /// The events collected so far, in order.
-    public private(set) var events: [StoreEvent] = []
+    public internal(set) var events: [StoreEvent] = []
     /// The store's clock when the batch began (ms).
     public let now: Int64
     let base: StoreState
@@ -22,7 +22,10 @@ public struct StoreBatch {
     private var nextOnDisconnectID: Int64
     private var writesAdded: Set<Int64> = []
     private var writesRemoved: Set<Int64> = []
-    private var queries: [QueryLocation: TrackedQuery?] = [:]
+    var queries: [QueryLocation: TrackedQuery?] = [:]
+    /// Filtered queries whose keys this batch sets explicitly: the client says what its view
+    /// holds, so ``recordTrackedKeyChanges()`` leaves them alone.
+    var keysSetExplicitly: Set<QueryLocation> = []
     private var transactions: [Int64: QueuedTransaction?] = [:]
     private var onDisconnect: [Int64: OnDisconnectOperation?] = [:]
 
@@ -150,6 +153,7 @@ public struct StoreBatch {
         if let active { q.active = active }
         if let keys, !location.query.loadsAllData {
             q.keys = keys
+            keysSetExplicitly.insert(location)
         } else if complete == true, !location.query.loadsAllData {
             q.keys = Set(location.query.window(of: serverValue(at: location.path)).keys)
         } else if trackedQuery(at: location) == nil, !location.query.loadsAllData {
@@ -187,7 +191,7 @@ public struct StoreBatch {
         var candidates: [TrackedQuery] = []
         for q in base.trackedQueries.values where !q.query.loadsAllData && queries[q.location] == nil { candidates.append(q) }
         for case let q? in queries.values where !q.query.loadsAllData { candidates.append(q) }
-        for q in candidates.sorted(by: { $0.id < $1.id }) {
+        for q in candidates.sorted(by: { $0.id < $1.id }) where !keysSetExplicitly.contains(q.location) {
             let old = q.keys ?? []
             var replaced = false
             var touched = Set<ChildKey>()
