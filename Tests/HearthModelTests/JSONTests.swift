@@ -50,7 +50,8 @@ struct JSONParsingTests {
     func numbers() throws {
         #expect(try parsed("123456789012345") == .number(123_456_789_012_345))
         #expect(try parsed("-1234567890123456") == .number(-1_234_567_890_123_456))
-        #expect(try parsed("9007199254740993") == .number(9_007_199_254_740_992))  // rounds
+        #expect(try parsed("9007199254740993") == .integer(9_007_199_254_740_993))  // exact: beyond 2^53, within Int64
+        #expect(try parsed("9007199254740993.0") == .number(9_007_199_254_740_992))  // not an integer literal: rounds
         #expect(try parsed("123456789012345678901234567890") == .number(1.2345678901234568e29))
         #expect(try parsed("1E3") == .number(1000))
         #expect(try parsed("1e+3") == .number(1000))

@@ -77,7 +77,7 @@ enum Gen {
     static func leaf(_ rng: inout SplitMix64, serverValues: Bool = true) -> LeafValue {
         switch rng.int(0..<(serverValues ? 6 : 4)) {
         case 0: return .bool(rng.chance(0.5))
-        case 1: return .number(double(&rng))
+        case 1: return rng.chance(0.8) ? .number(double(&rng)) : .integer(exactly: rng.pick([.max, .min, (1 << 53) + 1, 1_542_405_709_418_655_810, 7]))
         case 2, 3: return .string(string(&rng))
         case 4: return .serverValue(.timestamp)
         default: return .serverValue(.increment(double(&rng)))

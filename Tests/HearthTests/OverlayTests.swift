@@ -12,7 +12,12 @@ import HearthTesting
             case .serverValue(.timestamp):
                 return Node(.number(serverNow.rounded(.down)), priority: node.priority)
             case .serverValue(.increment(let n)):
-                if case .number(let current)? = existing.leafValue { return Node(.number(current + n), priority: node.priority) }
+                // Integers add exactly unless they overflow (Firebase's Long + Long).
+                if let a = existing.leafValue?.exactInteger, let b = Int64(exactly: n) {
+                    let (sum, overflow) = a.addingReportingOverflow(b)
+                    if !overflow { return Node(.integer(exactly: sum), priority: node.priority) }
+                }
+                if let current = existing.leafValue?.doubleValue { return Node(.number(current + n), priority: node.priority) }
                 return Node(.number(n), priority: node.priority)
             default:
                 return node

@@ -103,7 +103,7 @@ public enum FuzzChecks {
         switch s.below(depth >= 3 ? 6 : 8) {
         case 0: n = .empty
         case 1: n = .bool(s.bool())
-        case 2: n = .number(s.pick(numbers))
+        case 2: n = s.bool() ? .number(s.pick(numbers)) : Node(.integer(exactly: s.pick([.max, .min, (1 << 53) + 1, 42])))
         case 3: n = .string(String(repeating: s.pick(["s", "é", "😀", "ab"]), count: s.below(24)))
         case 4: n = Node(.serverValue(.timestamp))
         case 5: n = Node(.serverValue(.increment(s.pick(numbers))))

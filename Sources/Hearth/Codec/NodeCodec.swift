@@ -13,6 +13,7 @@ import HearthModel
 /// | 0x05 | `{".sv":"timestamp"}` | — |
 /// | 0x06 | `{".sv":{"increment":n}}` | 8-byte double |
 /// | 0x07 | children | varint count, then count × (key as string, node), keys strictly ascending in Firebase key order |
+/// | 0x08 | integer beyond ±2^53 | 8-byte little-endian two's-complement Int64 (node format 2) |
 ///
 /// Tag bit 0x40 on a non-empty node means a priority follows the body: 0x03 + double or
 /// 0x04 + string. Decoding rejects unknown tags, empty, unsorted or duplicate keys, empty children,
@@ -34,6 +35,7 @@ enum NodeCodec {
             switch leaf {
             case .bool(let b): w.u8((b ? 0x02 : 0x01) | flag)
             case .number(let n): w.u8(0x03 | flag); w.double(n)
+            case .integer(let i): w.u8(0x08 | flag); w.u64(UInt64(bitPattern: i))
             case .string(let s): w.u8(0x04 | flag); w.string(s)
             case .serverValue(.timestamp): w.u8(0x05 | flag)
             case .serverValue(.increment(let n)): w.u8(0x06 | flag); w.double(n)
@@ -59,7 +61,7 @@ enum NodeCodec {
         var size = 1
         switch node.leafValue {
         case .bool?, .serverValue(.timestamp)?: break
-        case .number?, .serverValue(.increment)?: size += 8
+        case .number?, .integer?, .serverValue(.increment)?: size += 8
         case .string(let s)?: size += stringSize(s)
         case nil:
             let children = node.children
@@ -128,6 +130,11 @@ enum NodeCodec {
             guard n.isFinite else { throw r.fail("non-finite number") }
             node = .number(n)
         case 0x04: node = .string(try r.string())
+        case 0x08:
+            let i = Int64(bitPattern: try r.u64())
+            // One representation per value: an integer a double holds exactly is a 0x03.
+            guard i.magnitude > 1 << 53 else { throw r.fail("integer \(i) must be encoded as a number (0x03)") }
+            node = Node(.integer(i))
         case 0x05: node = Node(.serverValue(.timestamp))
         case 0x06:
             let n = try r.double()

@@ -69,10 +69,7 @@ extension StoreState {
         case .serverValue(.timestamp)?:
             return Node(.number(serverNow.rounded(.down)), priority: node.priority)
         case .serverValue(.increment(let delta))?:
-            if case .number(let current)? = existing.leafValue {
-                return Node(.number(current + delta), priority: node.priority)
-            }
-            return Node(.number(delta), priority: node.priority)
+            return Node(increment(existing.leafValue, by: delta), priority: node.priority)
         case .some:
             return node
         case nil:
@@ -83,6 +80,18 @@ extension StoreState {
             }
             return out
         }
+    }
+
+    /// Firebase's increment: the existing number plus `delta` — exact 64-bit integer arithmetic
+    /// when both are integers and the sum does not overflow (as the Android SDK adds two
+    /// `Long`s), a double otherwise — or `delta` when there is no number there.
+    static func increment(_ existing: LeafValue?, by delta: Double) -> LeafValue {
+        guard let existing, let current = existing.doubleValue else { return .number(delta) }
+        if let a = existing.exactInteger, let b = Int64(exactly: delta) {
+            let (sum, overflow) = a.addingReportingOverflow(b)
+            if !overflow { return .integer(exactly: sum) }
+        }
+        return .number(current + delta)
     }
 
     static func containsServerValue(_ node: Node) -> Bool {

@@ -252,7 +252,7 @@ private struct JSONParser {
                 try expectLiteral("null")
                 value = .null
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                value = .number(try parseNumber())
+                value = try parseNumber()
             default:
                 throw .unexpectedCharacter(offset: pos, found: byte, expected: "a value")
             }
@@ -337,8 +337,10 @@ private struct JSONParser {
 
     // MARK: Numbers
 
-    /// Parses `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?` at `pos`.
-    mutating func parseNumber() throws(JSONError) -> Double {
+    /// Parses `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?` at `pos`. An integer
+    /// literal beyond ±2^53 that fits in 64 bits stays exact (``JSONValue/integer(_:)``);
+    /// every other number is the correctly rounded `Double`.
+    mutating func parseNumber() throws(JSONError) -> JSONValue {
         let start = pos
         var i = pos
         let negative = bytes[i] == UInt8(ascii: "-")
@@ -377,14 +379,15 @@ private struct JSONParser {
             var magnitude: Int64 = 0
             for j in integerStart..<i { magnitude = magnitude &* 10 &+ Int64(bytes[j] &- 0x30) }
             let d = Double(magnitude)
-            return negative ? -d : d
+            return .number(negative ? -d : d)
         }
-        // The grammar was checked above, so the stdlib's correctly rounded conversion only
-        // ever sees plain decimal text.
+        // The grammar was checked above, so the stdlib's conversions only ever see plain
+        // decimal text.
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
+        if isInteger, let exact = Int64(text) { return .integer(exactly: exact) }
         guard let d = Double(text) else { throw .invalidNumber(offset: start) }
         guard d.isFinite else { throw .numberOutOfRange(offset: start) }
-        return d
+        return .number(d)
     }
 
     @inline(__always)

@@ -23,6 +23,10 @@ public enum JSONValue: Sendable {
     case bool(Bool)
     /// A number. Parsed numbers are always finite.
     case number(Double)
+    /// An integer a `Double` cannot hold exactly (|value| > 2^53), kept exact; the parser
+    /// produces it for integer literals in that range that fit in 64 bits. Every other number
+    /// is ``number(_:)`` — one representation per value (see ``integer(exactly:)``).
+    case integer(Int64)
     /// A string, holding exactly the decoded code points.
     case string(String)
     /// An array, in document order.
@@ -72,6 +76,8 @@ extension JSONValue: Hashable {
             return a == b
         case let (.number(a), .number(b)):
             return a == b
+        case let (.integer(a), .integer(b)):
+            return a == b
         case let (.string(a), .string(b)):
             return a.utf8.elementsEqual(b.utf8)
         case let (.array(a), .array(b)):
@@ -94,6 +100,9 @@ extension JSONValue: Hashable {
         case .number(let d):
             hasher.combine(2 as UInt8)
             hasher.combine(d)
+        case .integer(let i):
+            hasher.combine(6 as UInt8)
+            hasher.combine(i)
         case .string(let s):
             hasher.combine(3 as UInt8)
             JSONValue.hashExactly(s, into: &hasher)
@@ -141,10 +150,20 @@ extension JSONValue {
         return nil
     }
 
-    /// The number, if this is `.number` (never for `.bool`).
+    /// The number, if this is `.number` or `.integer` (never for `.bool`); an ``integer(_:)``
+    /// rounded to the nearest `Double`.
     public var doubleValue: Double? {
-        if case .number(let d) = self { return d }
-        return nil
+        switch self {
+        case .number(let d): d
+        case .integer(let i): Double(i)
+        default: nil
+        }
+    }
+
+    /// The canonical JSON number for an integer: ``number(_:)`` when a `Double` holds it
+    /// exactly (|value| ≤ 2^53), else ``integer(_:)``.
+    public static func integer(exactly value: Int64) -> JSONValue {
+        value.magnitude <= 1 << 53 ? .number(Double(value)) : .integer(value)
     }
 
     /// The boolean, if this is `.bool` (never for a number).

@@ -30,6 +30,8 @@ extension JSONValue {
             buffer.append(contentsOf: b ? "true".utf8 : "false".utf8)
         case .number(let d):
             JSONValue.writeNumber(d, to: &buffer)
+        case .integer(let i):
+            buffer.append(contentsOf: String(i).utf8)
         case .string(let s):
             JSONValue.writeString(s, to: &buffer)
         case .array(let elements):

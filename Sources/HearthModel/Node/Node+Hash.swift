@@ -28,6 +28,8 @@ extension Node {
             if let priority { s += "priority:" + Node.priorityHashText(priority) + ":" }
             switch value {
             case .number(let n): s += "number:" + Node.ieee754Hex(n)
+            // Firebase's LongNode hashes its value as a double (`doubleToHashString((double) v)`).
+            case .integer(let i): s += "number:" + Node.ieee754Hex(Double(i))
             case .string(let str): s += "string:" + str
             case .bool(let b): s += b ? "boolean:true" : "boolean:false"
             case .serverValue: s += "object:" + value.json.serialized()

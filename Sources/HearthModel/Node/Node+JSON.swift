@@ -71,6 +71,8 @@ extension Node {
         case .number(let n):
             guard n.isFinite else { throw .invalidValue(path: here(), reason: "numbers must be finite") }
             return Node(.number(n))
+        case .integer(let i):
+            return Node(.integer(exactly: i))
         case .string(let s):
             let n = s.utf8.count
             if n > maxLeafUTF8Length { throw .leafTooLarge(path: here(), utf8Length: n) }
@@ -139,6 +141,8 @@ extension Node {
         switch json {
         case .null: return nil
         case .number(let n) where n.isFinite: return .number(n)
+        // Priorities are doubles in every SDK: a 64-bit integer priority is rounded.
+        case .integer(let i): return .number(Double(i))
         case .string(let s): return .string(s)
         default: throw .invalidPriority(path: Path(keys: path).description)
         }
@@ -147,7 +151,7 @@ extension Node {
     private static func convertServerValue(_ json: JSONValue, path: [ChildKey]) throws(NodeError) -> ServerValue {
         if case .string("timestamp") = json { return .timestamp }
         if case .object(let members) = json, members.count == 1, members[0].key == "increment",
-            case .number(let n) = members[0].value, n.isFinite
+            let n = members[0].value.doubleValue, n.isFinite
         {
             return .increment(n)
         }
@@ -196,6 +200,7 @@ extension LeafValue {
         switch self {
         case .bool(let b): .bool(b)
         case .number(let n): .number(n)
+        case .integer(let i): .integer(exactly: i)
         case .string(let s): .string(s)
         case .serverValue(.timestamp): .object([JSONMember(key: ".sv", value: .string("timestamp"))])
         case .serverValue(.increment(let n)):

@@ -20,15 +20,45 @@ public enum LeafValue: Sendable, CustomStringConvertible {
     case bool(Bool)
     /// A finite number (Firebase numbers are IEEE-754 doubles).
     case number(Double)
+    /// An integer a `Double` cannot hold exactly (|value| > 2^53), kept exact as Firebase's
+    /// Android and iOS SDKs keep 64-bit integers (`LongNode`, `long long`). Every other number
+    /// is ``number(_:)``: one representation per value (``integer(exactly:)``). Orders among
+    /// numbers by exact value; hashes as Firebase hashes it, as the nearest `Double`.
+    case integer(Int64)
     /// A string, kept exactly (never Unicode-normalized).
     case string(String)
     /// An unresolved server value; only pending writes hold these.
     case serverValue(ServerValue)
 
+    /// The canonical leaf for an integer: ``number(_:)`` when a `Double` holds it exactly
+    /// (|value| ≤ 2^53), else ``integer(_:)``.
+    public static func integer(exactly value: Int64) -> LeafValue {
+        value.magnitude <= 1 << 53 ? .number(Double(value)) : .integer(value)
+    }
+
+    /// The value as a `Double` for a number (an ``integer(_:)`` rounded to the nearest).
+    public var doubleValue: Double? {
+        switch self {
+        case .number(let d): d
+        case .integer(let i): Double(i)
+        default: nil
+        }
+    }
+
+    /// The value as an exact `Int64` when it is an integer within 64 bits.
+    public var exactInteger: Int64? {
+        switch self {
+        case .integer(let i): i
+        case .number(let d): d.rounded(.towardZero) == d && abs(d) <= 9.2e18 ? Int64(exactly: d) : nil
+        default: nil
+        }
+    }
+
     public var description: String {
         switch self {
         case .bool(let b): "\(b)"
         case .number(let n): "\(n)"
+        case .integer(let i): "\(i)"
         case .string(let s): "\"\(s)\""
         case .serverValue(let v): v.description
         }
@@ -41,6 +71,7 @@ extension LeafValue: Hashable {
         switch (lhs, rhs) {
         case let (.bool(a), .bool(b)): a == b
         case let (.number(a), .number(b)): a == b
+        case let (.integer(a), .integer(b)): a == b
         case let (.string(a), .string(b)): a.utf8.elementsEqual(b.utf8)
         case let (.serverValue(a), .serverValue(b)): a == b
         default: false
@@ -53,6 +84,7 @@ extension LeafValue: Hashable {
         case .number(let n): hasher.combine(1); hasher.combine(n)
         case .string(let s): hasher.combine(2); for byte in s.utf8 { hasher.combine(byte) }
         case .serverValue(let v): hasher.combine(3); hasher.combine(v)
+        case .integer(let i): hasher.combine(4); hasher.combine(i)
         }
     }
 }

@@ -69,9 +69,21 @@ extension LeafValue {
         switch self {
         case .serverValue: 0
         case .bool: 1
-        case .number: 2
+        case .number, .integer: 2
         case .string: 3
         }
+    }
+
+    /// Compares a double with a 64-bit integer by exact value. (Firebase's Android SDK compares
+    /// a `LongNode` with a `DoubleNode` as doubles; exact comparison agrees except where the
+    /// integer is beyond 2^53 and rounds to the double, where it orders by the true value.)
+    static func compareExactly(_ x: Double, _ y: Int64) -> Int {
+        let yd = Double(y)
+        if x < yd { return -1 }
+        if x > yd { return 1 }
+        // x == Double(y): x is an integer in Int64's range (or exactly 2^63).
+        guard let xi = Int64(exactly: x) else { return 1 }
+        return xi < y ? -1 : (xi == y ? 0 : 1)
     }
 
     /// Firebase's leaf comparison; see ``Node/compareForOrdering(_:_:)``.
@@ -79,6 +91,9 @@ extension LeafValue {
         switch (a, b) {
         case let (.bool(x), .bool(y)): return x == y ? 0 : (x ? 1 : -1)
         case let (.number(x), .number(y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case let (.integer(x), .integer(y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case let (.integer(x), .number(y)): return -compareExactly(y, x)
+        case let (.number(x), .integer(y)): return compareExactly(x, y)
         case let (.string(x), .string(y)): return ChildKey.compareUTF16(x, y)
         case (.serverValue, .serverValue): return 0
         default: return a.typeRank < b.typeRank ? -1 : 1

@@ -157,7 +157,7 @@ public struct QuerySpec: Sendable, Hashable, CustomStringConvertible {
             do { try ChildKey.validate(s) } catch { throw .invalidBoundKey(field: field, error) }
         case .priority:
             switch value.leafValue {
-            case nil where value.isEmpty, .number?, .string?: break
+            case nil where value.isEmpty, .number?, .integer?, .string?: break
             default: throw .invalidPriorityBound(field: field)
             }
         case .value, .child:
