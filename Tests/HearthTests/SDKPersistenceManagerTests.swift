@@ -236,15 +236,22 @@ import Testing
         try h.verify()
     }
 
-    @Test func pruneQueriesOverMaxSize() throws {
+    /// `count` inactive default queries at `0`, `1`, …, each used one tick after the last.
+    func inactiveQueries(_ count: Int) throws -> Harness {
         let h = try Harness()
-        for i in 0..<15 {
+        for i in 0..<count {
+            let location = Self.defaultAt(Path(keys: [ChildKey("\(i)")]))
             try h.commit { b in
-                try b.setQueryActive(Self.defaultAt(Path(keys: [ChildKey("\(i)")])))
-                try b.setQueryInactive(Self.defaultAt(Path(keys: [ChildKey("\(i)")])))
+                try b.setQueryActive(location)
+                try b.setQueryInactive(location)
             }
             h.clock.advance(1)
         }
+        return h
+    }
+
+    @Test func pruneQueriesOverMaxSize() throws {
+        let h = try inactiveQueries(15)
         let result = try #require(try pruneRound(h, fraction: 0.2, maxInactive: 10))
         #expect(Set(result.prunedPaths) == Set((0..<5).map { Path(keys: [ChildKey("\($0)")]) }))
         try h.verify()
@@ -252,14 +259,7 @@ import Testing
 
     @Test func pruneQueriesOverMaxSizeUsingPercent() throws {
         // iOS: 10 inactive queries, keep at most 6, prune 60% at once: 0…5 pruned, 6…9 kept.
-        let h = try Harness()
-        for i in 0..<10 {
-            try h.commit { b in
-                try b.setQueryActive(Self.defaultAt(Path(keys: [ChildKey("\(i)")])))
-                try b.setQueryInactive(Self.defaultAt(Path(keys: [ChildKey("\(i)")])))
-            }
-            h.clock.advance(1)
-        }
+        let h = try inactiveQueries(10)
         let result = try #require(try pruneRound(h, fraction: 0.6, maxInactive: 6))
         #expect(Set(result.prunedPaths) == Set((0..<6).map { Path(keys: [ChildKey("\($0)")]) }))
     }

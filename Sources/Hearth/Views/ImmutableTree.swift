@@ -89,34 +89,24 @@ struct ImmutableTree<Value> {
     /// when this tree's storage is not shared; a shared level is copied once, as with
     /// ``setting(_:_:)``.
     mutating func set(_ path: Path, _ newValue: Value?) {
-        set(path.keys[...], newValue)
-    }
-
-    private mutating func set(_ keys: ArraySlice<ChildKey>, _ newValue: Value?) {
-        guard let front = keys.first else {
-            value = newValue
-            return
-        }
-        // Taken out of the dictionary so that the child's own storage is uniquely referenced
-        // while it is mutated (an in-place `children[front]?.set` would also work, but the
-        // empty-subtree invariant needs the child back out when it empties).
-        var child = children.removeValue(forKey: front) ?? ImmutableTree()
-        child.set(keys.dropFirst(), newValue)
-        if !child.isEmpty { children[front] = child }
+        modify(path.keys[...]) { $0.value = newValue }
     }
 
     /// Replaces the subtree at `path` by `tree`, in place; see ``set(_:_:)``.
     mutating func setTree(_ path: Path, _ tree: ImmutableTree<Value>) {
-        setTree(path.keys[...], tree)
+        modify(path.keys[...]) { $0 = tree }
     }
 
-    private mutating func setTree(_ keys: ArraySlice<ChildKey>, _ tree: ImmutableTree<Value>) {
+    /// Applies `body` to the subtree at `keys` in place, keeping the no-empty-subtree invariant.
+    private mutating func modify(_ keys: ArraySlice<ChildKey>, _ body: (inout ImmutableTree<Value>) -> Void) {
         guard let front = keys.first else {
-            self = tree
+            body(&self)
             return
         }
+        // Taken out of the dictionary so that the child's own storage is uniquely referenced
+        // while it is mutated, and left out when it ends up empty.
         var child = children.removeValue(forKey: front) ?? ImmutableTree()
-        child.setTree(keys.dropFirst(), tree)
+        child.modify(keys.dropFirst(), body)
         if !child.isEmpty { children[front] = child }
     }
 
