@@ -30,6 +30,13 @@ enum ApplyOperation: Sendable {
 
     /// Parses one line.
     init(line: String) throws(ApplyLineError) {
+        try self.init(line: Array(line.utf8))
+    }
+
+    /// Parses one input line from its bytes, which must be UTF-8: an invalid sequence is an
+    /// error naming its byte offset in the line, never replaced (two different keys must not
+    /// collapse into one U+FFFD).
+    init(line: [UInt8]) throws(ApplyLineError) {
         let json: JSONValue
         do { json = try JSONValue.parse(line) } catch { throw .invalidJSON(error) }
         try self.init(json: json)

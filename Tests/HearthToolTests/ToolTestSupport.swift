@@ -49,6 +49,11 @@ enum Tool {
 
     /// Runs `hearth args…`, feeding `stdin`, and waits for it.
     static func run(_ args: [String], stdin: String = "") throws -> ToolRun {
+        try run(args, stdinBytes: Array(stdin.utf8))
+    }
+
+    /// Runs `hearth args…`, feeding `stdinBytes` (any bytes, not necessarily UTF-8).
+    static func run(_ args: [String], stdinBytes: [UInt8]) throws -> ToolRun {
         let process = Process()
         process.executableURL = binary!
         process.arguments = args
@@ -64,7 +69,7 @@ enum Tool {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        input.fileHandleForWriting.write(Data(stdin.utf8))
+        input.fileHandleForWriting.write(Data(stdinBytes))
         try input.fileHandleForWriting.close()
         process.waitUntilExit()
         try out.close()

@@ -125,7 +125,7 @@ struct ToolTests {
         #expect(out[4]["error"] == #"line 5: unknown op "frobnicate""#)
         #expect(out[5]["error"]?.stringValue?.contains(#"field "path""#) == true)
         #expect(out[5]["error"]?.stringValue?.contains("a.b") == true)
-        #expect(out[7]["error"] == "line 8: no pending write with id 99")
+        #expect(out[7]["error"] == "line 8: no pending write with id 99; use an id returned by saveWrite that has not been acknowledged or removed")
         #expect(out[8]["error"]?.stringValue?.contains(#"field "query""#) == true)
         #expect(out[22]["error"]?.stringValue?.contains("no tracked query") == true)
         #expect(out[23]["error"]?.stringValue?.contains(#"unknown field "extra""#) == true)

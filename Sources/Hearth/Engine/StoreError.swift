@@ -30,21 +30,60 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// The store was closed.
     case closed
 
-    public var description: String {
+    /// What happened and what to do about it, in one line: for logs, command-line tools and
+    /// error dialogs.
+    public var description: String { "\(whatHappened); \(whatToDo)" }
+
+    /// What went wrong, and where (file and byte offset for damage on disk).
+    var whatHappened: String {
         switch self {
         case .log(let e): e.description
-        case let .corruptCheckpoint(file, offset, reason): "\(file) offset \(offset): corrupt checkpoint: \(reason)"
-        case let .corruptRecord(file, offset, lsn, reason): "\(file) offset \(offset) (LSN \(lsn)): undecodable events: \(reason)"
-        case .invalidOption(let s): "invalid option: \(s)"
-        case .invalidPath(let e): e.description
-        case .invalidData(let e): e.description
-        case .invalidQuery(let e): e.description
+        case let .corruptCheckpoint(file, offset, reason): "checkpoint \(file) is damaged at offset \(offset): \(reason)"
+        case let .corruptRecord(file, offset, lsn, reason):
+            "log record \(lsn) in \(file) at offset \(offset) passed its checksum but its events cannot be decoded: \(reason)"
+        case .invalidOption(let s): "invalid store option: \(s)"
+        case .invalidPath(let e): "invalid path: \(e.description)"
+        case .invalidData(let e): "invalid data: \(e.description)"
+        case .invalidQuery(let e): "invalid query: \(e.description)"
         case .unknownWrite(let id): "no pending write with id \(id)"
         case .unknownQuery(let loc): "no tracked query at \(loc)"
         case .unknownTransaction(let id): "no queued transaction with id \(id)"
         case .unknownOnDisconnect(let id): "no onDisconnect operation with id \(id)"
-        case .poisoned(let why): "the store refuses writes after an earlier failure (\(why)); reopen it"
+        case .poisoned(let why): "the store refuses writes after an earlier failure (\(why))"
         case .closed: "the store is closed"
+        }
+    }
+
+    /// What the caller can do about it.
+    var whatToDo: String {
+        switch self {
+        case .log(let e):
+            switch e {
+            case .storeLocked: "close the other process's store, or open a different directory"
+            case .storeMissing: "check the path, or open with createIfMissing to create a new store"
+            case .unsupportedVersion: "open the store with the newer Hearth build that wrote it"
+            case .io: "check the disk (space, permissions, hardware), then reopen the store"
+            case .poisoned: "reopen the store; recovery keeps every commit that returned"
+            case .closed: "open the store again"
+            case .recordTooLarge: "split the change into smaller commits"
+            case .invalidArgument: "fix the argument"
+            case .corruption, .lsnGap, .missingFile, .unknownRecordType, .manifestMissing:
+                "the store is damaged on disk; run `hearth verify` on it, restore it from a copy or delete it"
+                    + " and sync again from the server"
+            }
+        case .corruptCheckpoint, .corruptRecord:
+            "the store is damaged on disk; run `hearth verify` on it, restore it from a copy or delete it"
+                + " and sync again from the server"
+        case .invalidOption: "pass a value inside the option's documented range"
+        case .invalidPath: "fix the path to follow Firebase's key rules; nothing was written"
+        case .invalidData: "fix the value to follow Firebase's data rules; nothing was written"
+        case .invalidQuery: "fix the query to follow Firebase's query rules"
+        case .unknownWrite: "use an id returned by saveWrite that has not been acknowledged or removed"
+        case .unknownQuery: "track the query first (trackQuery), or use the location it was tracked at"
+        case .unknownTransaction: "use an id returned when the transaction was queued that is not yet finished"
+        case .unknownOnDisconnect: "use an id returned when the onDisconnect operation was queued that is not yet cancelled"
+        case .poisoned: "close and reopen the store; recovery keeps every commit that returned"
+        case .closed: "open the store again"
         }
     }
 
@@ -61,10 +100,14 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
 #if canImport(Darwin)
 import Foundation
 
-/// On Apple platforms, `localizedDescription` (and so alerts and logs that use it) reads the
-/// same sentence as ``StoreError/description``.
+/// On Apple platforms, `localizedDescription` and error dialogs show what happened and
+/// what to do.
 extension StoreError: LocalizedError {
-    /// The error's ``description``.
+    /// What happened, and what to do about it.
     public var errorDescription: String? { description }
+    /// What went wrong, and where.
+    public var failureReason: String? { whatHappened }
+    /// What the caller can do about it.
+    public var recoverySuggestion: String? { whatToDo }
 }
 #endif
