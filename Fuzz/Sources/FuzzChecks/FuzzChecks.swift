@@ -537,7 +537,11 @@ public enum FuzzChecks {
                 do {
                     let r = try live.commit(durability: tier) { (b: inout StoreBatch) throws(StoreError) in
                         build(&b, &s, state)
-                        built = b.events
+                        // What the commit logs: the batch plus the tracked-key changes it
+                        // records after the build.
+                        var logged = b
+                        logged.recordTrackedKeyChanges()
+                        built = logged.events
                     }
                     trace("commit tier \(String(describing: tier)) lsn \(r.lsn) events \(r.events.count)")
                     if !r.events.isEmpty {

@@ -178,7 +178,7 @@ public struct StoreBatch {
     /// Firebase's views ignore a deep update to a child they lack). The new keys are the
     /// window over those children. Cost: per tracked filtered query related to a write, one
     /// window over its kept and touched children (the whole location only when replaced).
-    mutating func recordTrackedKeyChanges() {
+    @_spi(HearthInternals) public mutating func recordTrackedKeyChanges() {
         var written: [Path] = []
         for event in events {
             switch event {
