@@ -17,7 +17,8 @@ struct DumpCommand: ParsableCommand {
     @Argument(help: "The store directory.")
     var store: String
 
-    @Option(name: .customLong("from"), help: ArgumentHelp("Only records with LSN ≥ this.", valueName: "LSN"))
+    // `.unconditional`: `--from -1` is an invalid value, not a missing one.
+    @Option(name: .customLong("from"), parsing: .unconditional, help: ArgumentHelp("Only records with LSN ≥ this.", valueName: "LSN"))
     var from: UInt64 = 0
 
     @Flag(help: "Print one JSON object per record (JSON lines).")

@@ -33,6 +33,12 @@ enum HearthMain {
             Output.stderr(HearthCommand.helpMessage())
             exit(ExitCodes.usage)
         }
+        let first = CommandLine.arguments[1]
+        let names = HearthCommand.configuration.subcommands.map { $0._commandName } + ["help"]
+        if !first.hasPrefix("-") && !names.contains(first) {
+            Output.stderr("hearth: error: unknown subcommand '\(first)' (one of: \(names.joined(separator: ", ")))")
+            exit(ExitCodes.usage)
+        }
         do {
             var command = try HearthCommand.parseAsRoot()
             try command.run()

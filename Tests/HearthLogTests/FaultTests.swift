@@ -74,4 +74,24 @@ import HearthTesting
         #expect(try recoveredHistory(again) == history)
         try again.close()
     }
+
+    /// A checkpoint that fails on a full disk removes its temp file (issue 11, item 1): left behind,
+    /// it would hold the space the next attempt needs.
+    @Test(arguments: [FileOperation.write, .sync, .rename])
+    func failedCheckpointRemovesItsTempFile(op: FileOperation) throws {
+        let fs = SimulatedFileSystem(seed: 24)
+        let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test())
+        var history: [[UInt8]] = []
+        for i in 0 ..< 40 {
+            history.append(jsonPayload(i, extra: 10))
+            _ = try log.append(history.last!, type: 1)
+        }
+        fs.injectFault(op, .noSpace, pathContains: "ckpt-")
+        #expect(throws: LogError.self) { try log.installCheckpoint(lsn: 40, body: encodeBody(history)) }
+        #expect(!fs.fileNames(in: storeDir).contains { $0.hasSuffix(".tmp") })
+        try? log.close()
+        let again = try Log.open(directory: storeDir, fileSystem: fs, options: .test())
+        #expect(try recoveredHistory(again) == history)
+        try again.close()
+    }
 }

@@ -54,6 +54,20 @@ struct ToolTests {
         }
     }
 
+    /// Errors name the problem in words (issue 11, item 5).
+    @Test func errorsNameTheProblem() throws {
+        let scratch = TempStore()
+        try FileManager.default.createDirectory(atPath: scratch.path, withIntermediateDirectories: true)
+        let file = scratch.path + "/afile"
+        _ = FileManager.default.createFile(atPath: file, contents: Data())
+        let notDir = try Tool.run(["apply", file + "/store"])
+        #expect(notDir.status == 1 && notDir.stderr.contains("not a directory"), "\(notDir)")
+        let unknown = try Tool.run(["frob", scratch.path])
+        #expect(unknown.status == 2 && unknown.stderr.contains("unknown subcommand 'frob'"), "\(unknown)")
+        let negative = try Tool.run(["dump", scratch.path, "--from", "-1"])
+        #expect(negative.status == 2 && negative.stderr.contains("'-1' is invalid"), "\(negative)")
+    }
+
     @Test func missingStoreExits1WithAClearMessage() throws {
         let missing = TempStore()
         for args in [["dump", missing.path], ["verify", missing.path], ["stats", missing.path], ["state", missing.path],

@@ -70,6 +70,9 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
             case .permissionDenied: "EACCES"
             case .crashed: "simulated crash"
             case .badHandle: "bad handle"
+            // ENOTDIR and EISDIR have the same numbers on Linux and Apple platforms.
+            case .other(20): "ENOTDIR: a component of the path is not a directory"
+            case .other(21): "EISDIR: is a directory"
             case let .other(e): "errno \(e)"
             }
         }

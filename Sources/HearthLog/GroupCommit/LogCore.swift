@@ -376,17 +376,26 @@ final class LogCore: @unchecked Sendable {
         let tmp = path + Layout.tempSuffix
         // 1. The new checkpoint file, durable under its final name, while appends continue.
         let file = try logIO { try fs.open(tmp, mode: .createTruncate) }
-        let w = CheckpointWriter(file: file)
-        do { try body(w) } catch let e as LogError { throw e } catch let e as FileSystemError { throw .io(e) } catch {
-            throw .invalidArgument("checkpoint body writer failed: \(error)")
+        let header: CheckpointHeader
+        do throws(LogError) {
+            let w = CheckpointWriter(file: file)
+            do { try body(w) } catch let e as LogError { throw e } catch let e as FileSystemError { throw .io(e) } catch {
+                throw .invalidArgument("checkpoint body writer failed: \(error)")
+            }
+            header = CheckpointHeader(id: id, lsn: lsn, bodyLength: w.bytesWritten, bodyCRC: CRC32C.mask(w.crc))
+            try logIO {
+                try file.write(header.encode(), at: 0)
+                try file.sync()
+                try fs.rename(from: tmp, to: path)
+            }
+        } catch {
+            // A failed checkpoint leaves no temp file behind: on a full disk it would hold the very
+            // space the next attempt needs (it is not named by the MANIFEST, so removing it is safe).
+            try? file.close()
+            try? fs.unlink(tmp)
+            throw error
         }
-        let header = CheckpointHeader(id: id, lsn: lsn, bodyLength: w.bytesWritten, bodyCRC: CRC32C.mask(w.crc))
-        try logIO {
-            try file.write(header.encode(), at: 0)
-            try file.sync()
-            try fs.rename(from: tmp, to: path)
-            try fs.syncDirectory(directory)
-        }
+        try logIO { try fs.syncDirectory(directory) }
         // 2. The log must be durable through `lsn` before the MANIFEST points past it: otherwise a crash
         //    could recover a checkpoint whose LSN is beyond the end of the log, and LSNs would be reused.
         // (A flush, not waitUntilDurable: never wait for a `.batched` interval here.)
