@@ -361,20 +361,26 @@ final class LogCore: @unchecked Sendable {
         guard lsn <= written, lsn >= currentLSN else {
             throw .invalidArgument("checkpoint LSN \(lsn) must be within \(currentLSN)...\(written)")
         }
+        // A failure while the new file is written (a full disk, typically) changes nothing
+        // durable: the temp file is gone again, the MANIFEST, the old checkpoint and the log are
+        // as they were. So the log is not poisoned: appends go on, and a later checkpoint may
+        // succeed once there is room. (Poisoning here made a store on a full disk refuse even
+        // to open for reading, since open checkpoints a long log tail.)
+        let (header, file) = try writeCheckpointFile(lsn: lsn, id: id, writer: body)
         do throws(LogError) {
-            return try installLocked(lsn: lsn, id: id, writer: body)
+            return try installLocked(lsn: lsn, id: id, header: header, file: file)
         } catch {
-            // Fail-stop: after any failure on this path the directory's state is uncertain.
+            // Fail-stop: after any failure from the rename on, the directory's state is uncertain.
             monitor.withLock { if poison == nil { poison = error } }
             throw error
         }
     }
 
-    private func installLocked(lsn: LSN, id: UInt64, writer body: (CheckpointWriter) throws -> Void) throws(LogError) -> Checkpoint {
-        let name = Layout.checkpointName(id)
-        let path = joinPath(directory, name)
-        let tmp = path + Layout.tempSuffix
-        // 1. The new checkpoint file, durable under its final name, while appends continue.
+    /// Step 1 of an install: the new checkpoint written and synced under its temp name, then
+    /// renamed to its final one. On any failure the temp file is removed and nothing durable
+    /// has changed (the MANIFEST does not name the new file yet).
+    private func writeCheckpointFile(lsn: LSN, id: UInt64, writer body: (CheckpointWriter) throws -> Void) throws(LogError) -> (CheckpointHeader, StoreFile) {
+        let tmp = joinPath(directory, Layout.checkpointName(id)) + Layout.tempSuffix
         let file = try logIO { try fs.open(tmp, mode: .createTruncate) }
         let header: CheckpointHeader
         do throws(LogError) {
@@ -386,7 +392,8 @@ final class LogCore: @unchecked Sendable {
             try logIO {
                 try file.write(header.encode(), at: 0)
                 try file.sync()
-                try fs.rename(from: tmp, to: path)
+                // Atomic: on failure the file keeps its temp name, which is removed below.
+                try fs.rename(from: tmp, to: joinPath(directory, Layout.checkpointName(id)))
             }
         } catch {
             // A failed checkpoint leaves no temp file behind: on a full disk it would hold the very
@@ -395,6 +402,12 @@ final class LogCore: @unchecked Sendable {
             try? fs.unlink(tmp)
             throw error
         }
+        return (header, file)
+    }
+
+    /// Steps 2–4 of an install: the new name made durable, the log made durable through `lsn`,
+    /// the MANIFEST switch, the old files dropped.
+    private func installLocked(lsn: LSN, id: UInt64, header: CheckpointHeader, file: StoreFile) throws(LogError) -> Checkpoint {
         try logIO { try fs.syncDirectory(directory) }
         // 2. The log must be durable through `lsn` before the MANIFEST points past it: otherwise a crash
         //    could recover a checkpoint whose LSN is beyond the end of the log, and LSNs would be reused.

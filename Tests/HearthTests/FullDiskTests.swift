@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+@_spi(HearthInternals) @testable import Hearth
+import HearthTesting
+
+/// A full disk must not brick the store (issue 11, item 1): a checkpoint that cannot be
+/// written changes nothing durable, so open — which checkpoints a long log tail — still
+/// succeeds, reads work, writes go on while the log itself has room, and a later checkpoint
+/// succeeds once there is space.
+@Suite struct FullDiskTests {
+    @Test(arguments: [FileOperation.create, .write, .sync, .rename])
+    func openReadsAndWritesWhileNoCheckpointFits(op: FileOperation) throws {
+        let fs = SimulatedFileSystem(seed: 11)
+        var o = options(fs)
+        o.checkpointMinimumBytes = 4096
+        do {
+            let store = try Store.open(directory: "/db", options: o)
+            for i in 0..<200 {
+                try store.applyServerOverwrite(.string(String(repeating: "x", count: 40)), at: Path(keys: ["d", ChildKey("k\(1000 + i)")]))
+            }
+            try store.close()
+        }
+        // Every checkpoint file now fails with ENOSPC at `op`.
+        fs.injectFault(op, .noSpace, sticky: true, pathContains: "ckpt-")
+        let store = try Store.open(directory: "/db", options: o)   // runs maintenance inline: the checkpoint fails
+        #expect(try store.value(at: "d/k1000") == .string(String(repeating: "x", count: 40)))
+        #expect(try store.stats().pendingWrites == 0)
+        try store.applyServerOverwrite(.number(1), at: "after")    // the log is not poisoned
+        #expect(throws: StoreError.self) { _ = try store.compact() }
+        #expect(try fs.listDirectory("/db").allSatisfy { !$0.hasSuffix(".tmp") }, "a failed checkpoint left its temp file")
+        try store.applyServerOverwrite(.number(2), at: "after")
+        // Room again: the next checkpoint succeeds.
+        fs.clearFaults()
+        _ = try store.compact()
+        try store.close()
+        let again = try Store.open(directory: "/db", options: o)
+        #expect(try again.value(at: "after") == .number(2))
+        #expect(try again.value(at: "d/k1199") == .string(String(repeating: "x", count: 40)))
+        try again.close()
+    }
+}
