@@ -16,7 +16,13 @@ enum StoreAccess {
         options.lazyCacheLoad = false
         if let cacheSizeBytes { options.cacheSizeBytes = cacheSizeBytes }
         do {
-            return try Store.open(directory: directory, options: options)
+            let store = try Store.open(directory: directory, options: options)
+            if let torn = store.recovery.truncatedTail {
+                // A record cut short by a crash was dropped: the store is consistent, but its
+                // last write is gone — say so rather than silently answer one record earlier.
+                Output.stderr("hearth: note: recovery dropped a torn tail: \(torn.bytes) bytes at \(torn.file):\(torn.offset) (a write interrupted by a crash; everything before it is intact)")
+            }
+            return store
         } catch {
             if case .log(.storeMissing) = error { throw missingStore(directory) }
             throw error
