@@ -8,6 +8,8 @@ public typealias LSN = UInt64
 public indirect enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Another process (or another `Log` in this process) holds the store's lock file.
     case storeLocked(path: String)
+    /// This process already has the store open (a second `Store`/`Log` on the same directory).
+    case storeAlreadyOpen(path: String)
     /// The directory does not exist and `createIfMissing` is false.
     case storeMissing(path: String)
     /// Segment or checkpoint files exist but there is no MANIFEST: refusing to guess.
@@ -37,6 +39,7 @@ public indirect enum LogError: Error, Sendable, Equatable, CustomStringConvertib
     public var description: String {
         switch self {
         case let .storeLocked(p): "store is locked by another process: \(p)"
+        case let .storeAlreadyOpen(p): "store is already open in this process: \(p)"
         case let .storeMissing(p): "store directory does not exist: \(p)"
         case let .manifestMissing(p): "store has log files but no MANIFEST: \(p)"
         case let .unsupportedVersion(f, o, v): "\(f) @\(o): unsupported format version \(v)"

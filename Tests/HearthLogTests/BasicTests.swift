@@ -82,7 +82,8 @@ import HearthTesting
     @Test func secondOpenerGetsStoreLocked() throws {
         let fs = SimulatedFileSystem(seed: 2)
         let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test())
-        #expect(throws: LogError.storeLocked(path: "/store/LOCK")) {
+        // The same process: said so (another process gets `.storeLocked`).
+        #expect(throws: LogError.storeAlreadyOpen(path: "/store/LOCK")) {
             try Log.open(directory: storeDir, fileSystem: fs, options: .test())
         }
         try log.close()
@@ -95,7 +96,7 @@ import HearthTesting
         defer { removeTree(dir) }
         do {
             let log = try Log.open(directory: dir + "/a/b")
-            #expect(throws: LogError.storeLocked(path: dir + "/a/b/LOCK")) { try Log.open(directory: dir + "/a/b") }
+            #expect(throws: LogError.storeAlreadyOpen(path: dir + "/a/b/LOCK")) { try Log.open(directory: dir + "/a/b") }
             for i in 0 ..< 20 { _ = try log.append(jsonPayload(i), type: 1) }
             _ = try log.installCheckpoint(lsn: 10, body: Array("state".utf8))
             try log.close()

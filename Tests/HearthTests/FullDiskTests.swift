@@ -39,3 +39,26 @@ import HearthTesting
         try again.close()
     }
 }
+
+/// Opening a store twice in one process says so (issue 11, item 5), instead of blaming
+/// "another process".
+@Suite struct DoubleOpenTests {
+    @Test func aSecondOpenInThisProcessIsReportedAsSuch() throws {
+        let dir = TempDir()
+        let first = try Store.open(directory: dir.path, options: options())
+        do {
+            _ = try Store.open(directory: dir.path, options: options())
+            Issue.record("a second open succeeded")
+        } catch {
+            guard case .log(.storeAlreadyOpen(let path)) = error else {
+                Issue.record("wrong error: \(error)")
+                return
+            }
+            #expect(path.hasSuffix("LOCK"))
+            #expect(error.description.contains("already open in this process"))
+        }
+        try first.close()
+        let again = try Store.open(directory: dir.path, options: options())  // released on close
+        try again.close()
+    }
+}

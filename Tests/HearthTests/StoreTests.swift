@@ -131,7 +131,7 @@ func json(_ text: String) -> Node { try! Node(jsonText: text) }
             _ = try Store.open(directory: dir.path, options: options())
             Issue.record("second open succeeded")
         } catch {
-            #expect("\(error)".contains("locked"))
+            #expect("\(error)".contains("already open in this process"))
         }
         try store.close()
     }

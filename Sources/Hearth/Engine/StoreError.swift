@@ -60,6 +60,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .log(let e):
             switch e {
             case .storeLocked: "close the other process's store, or open a different directory"
+            case .storeAlreadyOpen: "use the Store already open, or close it first"
             case .storeMissing: "check the path, or open with createIfMissing to create a new store"
             case .unsupportedVersion: "open the store with the newer Hearth build that wrote it"
             case .io: "check the disk (space, permissions, hardware), then reopen the store"

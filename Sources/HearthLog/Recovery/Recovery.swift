@@ -1,3 +1,4 @@
+import Synchronization
 // Opening a store: lock, scan (read-only, Scanner.swift), then act on the scan's verdict.
 //
 // Order of effects, each safe to crash in (recovery is idempotent; a crash during it is just another
@@ -17,8 +18,12 @@ enum Recovery {
         }
         let lockPath = joinPath(directory, Layout.lockName)
         let lock: any StoreLock
-        do { lock = try fs.lockFile(lockPath) } catch {
-            if error.code == .wouldBlock { throw .storeLocked(path: lockPath) }
+        do { lock = RegisteredLock(try fs.lockFile(lockPath), path: lockPath) } catch {
+            if error.code == .wouldBlock {
+                // flock cannot tell this process from another: the registry can.
+                if RegisteredLock.isHeld(lockPath) { throw .storeAlreadyOpen(path: lockPath) }
+                throw .storeLocked(path: lockPath)
+            }
             throw .io(error)
         }
         do {
@@ -229,5 +234,30 @@ enum Recovery {
         }
         try ManifestWriter.replace(Manifest(generation: 1, checkpoint: checkpoint, segments: keep), directory: directory, fs: fs)
         return moved
+    }
+}
+
+/// A store lock this process holds, registered by path while held, so that a second open of
+/// the same store in this process is reported as such rather than as "locked by another
+/// process" (an advisory file lock cannot tell the two apart).
+final class RegisteredLock: StoreLock {
+    private static let held = Mutex<Set<String>>([])
+    private let inner: any StoreLock
+    private let path: String
+    private let released = Atomic<Bool>(false)
+
+    init(_ inner: any StoreLock, path: String) {
+        self.inner = inner
+        self.path = path
+        _ = RegisteredLock.held.withLock { $0.insert(path) }
+    }
+
+    /// Whether this process holds the lock at `path` (as spelled when it was taken).
+    static func isHeld(_ path: String) -> Bool { held.withLock { $0.contains(path) } }
+
+    func release() {
+        guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        inner.release()
+        _ = RegisteredLock.held.withLock { $0.remove(path) }
     }
 }
