@@ -51,6 +51,10 @@ struct ApplyCommand: ParsableCommand {
     }
 
     func run() throws {
+        if access(self.store, F_OK) != 0 {
+            // Say so: a mistyped path otherwise silently becomes a new, empty store.
+            Output.stderr("hearth: note: no store at \(self.store): creating a new one (and any missing parent directories)")
+        }
         let store = try StoreAccess.open(self.store, create: true, durability: durability.durability, cacheSizeBytes: cacheSize)
         let out = Output()
         let input = LineReader(fd: 0)

@@ -460,6 +460,19 @@ struct ToolTests {
         }
     }
 
+    /// `apply` creating a store where none was says so on stderr (issue 11, item 5): a mistyped
+    /// path used to become a new, empty store without a word. An existing store: no note.
+    @Test func applyCreatingAStoreSaysSo() throws {
+        let store = TempStore()
+        let nested = store.path + "/deeper/s"
+        let created = try Tool.apply(nested, [#"{"op":"serverSet","path":"a","value":1}"#])
+        #expect(created.status == 0, "\(created)")
+        #expect(created.stderr.contains("hearth: note: no store at \(nested): creating a new one"), "\(created)")
+        let again = try Tool.apply(nested, [#"{"op":"serverSet","path":"a","value":2}"#])
+        #expect(again.status == 0 && !again.stderr.contains("creating"), "\(again)")
+        try? FileManager.default.removeItem(atPath: store.path)
+    }
+
     @Test func damagedCheckpointIsReported() throws {
         let store = try soundStore()
         #expect(try Tool.run(["compact", store.path]).status == 0)
