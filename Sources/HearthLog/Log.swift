@@ -61,9 +61,41 @@ public final class Log: Sendable {
     /// Scans the store read-only and reports every record and any damage, exactly as recovery would
     /// judge it (recovery runs the same scan). Never writes, and does not take the lock: run it on a
     /// store no one is writing to.
+    ///
+    /// A writer may replace the MANIFEST and delete the files a new checkpoint covers while the
+    /// scan reads them; a file vanishing that way is not damage. So when a scan fails or finds
+    /// damage (other than a torn tail) and the MANIFEST's generation has moved on meanwhile, the
+    /// scan starts again from the new MANIFEST — at most ``verifyAttempts`` times, after which
+    /// the last result stands (a writer checkpointing faster than a whole scan runs).
     public static func verify(directory: String, fileSystem: any FileSystem = POSIXFileSystem()) throws(LogError) -> ScanReport {
         guard fileSystem.directoryExists(directory) else { throw .storeMissing(path: directory) }
-        return try Scanner.scan(directory: directory, fileSystem: fileSystem, keepRecords: true)
+        var attempt = 0
+        while true {
+            attempt += 1
+            let before = manifestGeneration(directory, fileSystem)
+            let outcome: Result<ScanReport, LogError>
+            do throws(LogError) {
+                outcome = .success(try Scanner.scan(directory: directory, fileSystem: fileSystem, keepRecords: true))
+            } catch {
+                outcome = .failure(error)
+            }
+            let failed: Bool
+            switch outcome {
+            case .success(let report): failed = report.damage.map { !$0.isTornTail } ?? false
+            case .failure: failed = true
+            }
+            if failed, attempt < verifyAttempts, manifestGeneration(directory, fileSystem) != before { continue }
+            return try outcome.get()
+        }
+    }
+
+    /// How many times ``verify(directory:fileSystem:)`` scans a store whose MANIFEST keeps moving.
+    public static let verifyAttempts = 8
+
+    /// The generation of the MANIFEST on disk now, or nil when it cannot be read.
+    package static func manifestGeneration(_ directory: String, _ fs: any FileSystem) -> UInt64? {
+        let limit = Layout.manifestFixedSize + 4 + Layout.manifestEntrySize * Layout.maxManifestSegments
+        return try? Manifest.decode(Scanner.readWhole(fs, directory, Layout.manifestName, limit: limit)).generation
     }
 
     // MARK: Appending

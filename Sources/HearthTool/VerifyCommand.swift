@@ -34,6 +34,63 @@ struct VerifyCommand: ParsableCommand {
     }
 
     func run() throws {
+        // A writer may checkpoint while this reads, deleting segments it has not reached yet: a
+        // file gone because the MANIFEST moved on is not damage. When a pass finds damage and the
+        // MANIFEST's generation changed meanwhile, the whole check runs again (bounded).
+        var attempt = 0
+        var pass: Examination
+        while true {
+            attempt += 1
+            let before = Log.manifestGeneration(store, POSIXFileSystem())
+            pass = try examine()
+            if pass.damage != nil, attempt < Log.verifyAttempts, Log.manifestGeneration(store, POSIXFileSystem()) != before { continue }
+            break
+        }
+        let (report, records, damage, chunks) = (pass.scan.report, pass.scan.records, pass.damage, pass.chunks)
+        let torn: (file: String, offset: UInt64, bytes: UInt64)? = {
+            guard let d = report.damage, d.isTornTail, let last = report.segments.last else { return nil }
+            return (last.file, last.validEnd, last.size - last.validEnd)
+        }()
+
+        let out = Output()
+        if json {
+            out.json(Self.json(report: report, records: records, chunks: chunks, damage: damage, torn: torn))
+        } else {
+            if let d = damage {
+                out.line("DAMAGED: \(d.file) offset \(d.offset): \(d.reason)")
+                out.line("valid prefix: \(d.file) bytes 0..<\(d.validBytes); \(d.validRecords) records before the damage"
+                    + (d.validRecords > 0 || d.validLastLSN > 0 ? ", through LSN \(d.validLastLSN)" : ""))
+            } else {
+                var line = "ok: \(report.segments.count) segment\(report.segments.count == 1 ? "" : "s"), \(records.count) record\(records.count == 1 ? "" : "s")"
+                if let first = records.first { line += " (LSN \(first.lsn)…\(records.last!.lsn))" }
+                if let c = report.checkpoint {
+                    line += ", checkpoint \(c.file) at LSN \(c.lsn) (\(chunks ?? 0) chunk\(chunks == 1 ? "" : "s"))"
+                } else {
+                    line += ", no checkpoint"
+                }
+                out.line(line)
+            }
+            if let t = torn {
+                out.line("torn tail (recovery would truncate \(t.bytes) bytes at \(t.file):\(t.offset)); valid prefix through LSN \(report.lastLSN)")
+            }
+            for f in report.strayFiles { out.line("note: stray file \(f) (not named by the MANIFEST; opening the store removes it)") }
+            for f in report.tempFiles { out.line("note: temp file \(f) (opening the store removes it)") }
+            for f in report.brokenFiles { out.line("note: \(f) was moved aside by an earlier salvage") }
+        }
+        out.flush()
+        if let d = damage {
+            throw ToolError.failed("store is damaged: \(d.file) offset \(d.offset): \(d.reason)")
+        }
+    }
+
+    /// One pass of the check: the scan, the checkpoint, every event batch recovery would replay.
+    struct Examination {
+        let scan: LogScan
+        let damage: Finding?
+        let chunks: Int?
+    }
+
+    func examine() throws -> Examination {
         let scan = try LogScan(directory: store)
         let report = scan.report
         let records = scan.records
@@ -82,40 +139,7 @@ struct VerifyCommand: ParsableCommand {
             }
         }
 
-        let torn: (file: String, offset: UInt64, bytes: UInt64)? = {
-            guard let d = report.damage, d.isTornTail, let last = report.segments.last else { return nil }
-            return (last.file, last.validEnd, last.size - last.validEnd)
-        }()
-
-        let out = Output()
-        if json {
-            out.json(Self.json(report: report, records: records, chunks: chunks, damage: damage, torn: torn))
-        } else {
-            if let d = damage {
-                out.line("DAMAGED: \(d.file) offset \(d.offset): \(d.reason)")
-                out.line("valid prefix: \(d.file) bytes 0..<\(d.validBytes); \(d.validRecords) records before the damage"
-                    + (d.validRecords > 0 || d.validLastLSN > 0 ? ", through LSN \(d.validLastLSN)" : ""))
-            } else {
-                var line = "ok: \(report.segments.count) segment\(report.segments.count == 1 ? "" : "s"), \(records.count) record\(records.count == 1 ? "" : "s")"
-                if let first = records.first { line += " (LSN \(first.lsn)…\(records.last!.lsn))" }
-                if let c = report.checkpoint {
-                    line += ", checkpoint \(c.file) at LSN \(c.lsn) (\(chunks ?? 0) chunk\(chunks == 1 ? "" : "s"))"
-                } else {
-                    line += ", no checkpoint"
-                }
-                out.line(line)
-            }
-            if let t = torn {
-                out.line("torn tail (recovery would truncate \(t.bytes) bytes at \(t.file):\(t.offset)); valid prefix through LSN \(report.lastLSN)")
-            }
-            for f in report.strayFiles { out.line("note: stray file \(f) (not named by the MANIFEST; opening the store removes it)") }
-            for f in report.tempFiles { out.line("note: temp file \(f) (opening the store removes it)") }
-            for f in report.brokenFiles { out.line("note: \(f) was moved aside by an earlier salvage") }
-        }
-        out.flush()
-        if let d = damage {
-            throw ToolError.failed("store is damaged: \(d.file) offset \(d.offset): \(d.reason)")
-        }
+        return Examination(scan: scan, damage: damage, chunks: chunks)
     }
 
     static func reason(_ e: LogError) -> String {

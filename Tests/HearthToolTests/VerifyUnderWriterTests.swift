@@ -1,0 +1,53 @@
+// `hearth verify` is a lock-free read-only check a monitoring job runs on a live store (issue
+// 11, item 2): a segment deleted because a newer checkpoint covers it is not damage. Here a
+// real `hearth apply` process writes under a 1 MiB cap (so it checkpoints and drops segments
+// all the time) while `hearth verify` runs 60 times; it must never say DAMAGED.
+import Foundation
+import Hearth
+import Testing
+
+@Suite struct VerifyUnderWriterTests {
+    @Test func verifyDoesNotCryWolfWhileAnotherProcessCheckpoints() throws {
+        let binary = try #require(Tool.binary, Tool.missingMessage)
+        let store = TempStore()
+        #expect(try Tool.apply(store.path, [#"{"op":"serverSet","path":"x","value":1}"#]).status == 0)
+        // The writer: an endless stream of serverSets (overwriting 5,000 keys), fed by a pipe.
+        let writer = Process()
+        writer.executableURL = binary
+        writer.arguments = ["apply", store.path, "--cache-size", "1048576", "--durability", "buffered"]
+        let input = Pipe()
+        writer.standardInput = input
+        writer.standardOutput = FileHandle.nullDevice
+        writer.standardError = FileHandle.nullDevice
+        try writer.run()
+        let feeding = DispatchQueue(label: "feed")
+        final class Stop: @unchecked Sendable { var stop = false; let lock = NSLock() }
+        let stop = Stop()
+        let handle = input.fileHandleForWriting
+        feeding.async {
+            var i = 0
+            let value = String(repeating: "abcdefghij", count: 8)
+            while !(stop.lock.withLock { stop.stop }) {
+                var chunk = ""
+                for _ in 0..<500 {
+                    chunk += #"{"op":"serverSet","path":"d/k\#(i % 5000)","value":"\#(value)\#(i)"}"# + "\n"
+                    i += 1
+                }
+                handle.write(Data(chunk.utf8))
+            }
+            try? handle.close()
+        }
+        defer {
+            stop.lock.withLock { stop.stop = true }
+            feeding.sync {}
+            writer.waitUntilExit()
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        var alarms: [String] = []
+        for _ in 0..<60 {
+            let r = try Tool.run(["verify", store.path])
+            if r.status != 0 { alarms.append(r.stdout.split(separator: "\n").first.map(String.init) ?? r.stderr) }
+        }
+        #expect(alarms.isEmpty, "verify reported damage on a healthy store \(alarms.count) times of 60: \(alarms.prefix(2))")
+    }
+}
