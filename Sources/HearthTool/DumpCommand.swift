@@ -28,6 +28,7 @@ struct DumpCommand: ParsableCommand {
     var showSecrets = false
 
     func run() throws {
+        let generation = Log.manifestGeneration(store, POSIXFileSystem())
         let scan = try LogScan(directory: store)
         let records = scan.records.filter { $0.lsn >= from }
         let out = Output()
@@ -76,6 +77,11 @@ struct DumpCommand: ParsableCommand {
         out.flush()
 
         let report = scan.report
+        let damaged = undecodable != nil || report.damage.map { !$0.isTornTail } == true
+        if damaged, Log.manifestGeneration(store, POSIXFileSystem()) != generation {
+            // A writer checkpointed meanwhile and deleted files this was reading: not damage.
+            throw ToolError.failed("the store changed while it was read (a checkpoint replaced the files being dumped); this is not damage: run dump again")
+        }
         if let d = report.damage {
             if d.isTornTail, let last = report.segments.last {
                 Output.stderr("hearth: note: torn tail (recovery would truncate \(last.size - last.validEnd) bytes at \(last.file):\(last.validEnd))")
