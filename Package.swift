@@ -9,6 +9,8 @@
 //   Hearth       the engine and views on top of both; the public library product
 //   HearthTesting test aids (simulated file system with power cuts and faults, seeded randomness),
 //                kept out of `import Hearth` as swift-nio keeps NIOEmbedded apart
+//   HearthWire   Firebase's WebSocket protocol v5 as values: frames, messages, queries, push ids
+//   HearthServer `hearth serve`: the sans-I/O server core, and its SwiftNIO adapter
 //   hearth       the command-line tool
 import PackageDescription
 
@@ -28,10 +30,14 @@ let package = Package(
         .library(name: "HearthModel", targets: ["HearthModel"]),
         .library(name: "HearthLog", targets: ["HearthLog"]),
         .library(name: "HearthTesting", targets: ["HearthTesting"]),
+        .library(name: "HearthWire", targets: ["HearthWire"]),
+        .library(name: "HearthServer", targets: ["HearthServer"]),
         .executable(name: "hearth", targets: ["HearthTool"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
         .systemLibrary(
@@ -58,10 +64,28 @@ let package = Package(
             dependencies: ["HearthLog"],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "HearthWire",
+            dependencies: ["HearthModel"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "HearthServer",
+            dependencies: [
+                "Hearth", "HearthWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "HearthTool",
             dependencies: [
                 "Hearth",
+                "HearthServer",
                 "HearthTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -80,6 +104,18 @@ let package = Package(
         .testTarget(
             name: "HearthToolTests",
             dependencies: ["Hearth", "HearthLog", "HearthTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HearthServerTests",
+            dependencies: [
+                "HearthServer", "HearthWire", "Hearth",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

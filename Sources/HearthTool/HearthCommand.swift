@@ -1,5 +1,7 @@
 import ArgumentParser
+import Dispatch
 import Hearth
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -21,6 +23,7 @@ struct HearthCommand: ParsableCommand {
         subcommands: [
             DumpCommand.self, VerifyCommand.self, StatsCommand.self, StateCommand.self,
             GetCommand.self, ApplyCommand.self, CompactCommand.self, DemoCommand.self,
+            ServeCommand.self,
         ]
     )
 }
@@ -41,10 +44,26 @@ enum HearthMain {
         }
         do {
             var command = try HearthCommand.parseAsRoot()
-            try command.run()
+            if let serve = command as? ServeCommand {
+                try runBlocking { try await serve.run() }
+            } else {
+                try command.run()
+            }
         } catch {
             exit(ExitCodes.report(error))
         }
         exit(ExitCodes.ok)
     }
+}
+
+/// Runs async work from the synchronous main and waits for it.
+func runBlocking(_ body: @escaping @Sendable () async throws -> Void) throws {
+    let result = Mutex<Result<Void, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { try await body(); result.withLock { $0 = .success(()) } } catch { result.withLock { $0 = .failure(error) } }
+        done.signal()
+    }
+    done.wait()
+    try result.withLock { $0! }.get()
 }

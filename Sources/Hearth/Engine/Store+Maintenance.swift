@@ -51,7 +51,7 @@ extension Store {
         }
         if closed { return }
         let footprint = try footprintBytes()
-        if footprint > UInt64(options.cacheSizeBytes) || tooManyInactiveQueries() {
+        if footprint > options.capBytes || tooManyInactiveQueries() {
             try enforceCap()
         } else {
             if sinceCheckpoint >= threshold { try writeCheckpoint() }
@@ -73,7 +73,7 @@ extension Store {
             $0.bytesDuringEnforcement = 0
         }
         defer { core.withLock { $0.enforcingCap = false } }
-        let cap = UInt64(options.cacheSizeBytes)
+        let cap = options.capBytes
         var footprint = try footprintBytes()
         for step in 0..<Store.maxCapSteps {
             let rounds = try prune()
@@ -182,7 +182,7 @@ extension Store {
             defer { core.withLock { $0.maintenancePending = false } }
             do throws(StoreError) {
                 try writeCheckpoint()
-                if try footprintBytes() > UInt64(options.cacheSizeBytes) || tooManyInactiveQueries() {
+                if try footprintBytes() > options.capBytes || tooManyInactiveQueries() {
                     try enforceCap()
                 }
                 return .success(())
@@ -192,7 +192,7 @@ extension Store {
         }
         try result.get()
         let after = try footprintBytes()
-        core.withLock { $0.capExceededByUnprunable = after > UInt64(options.cacheSizeBytes) }
+        core.withLock { $0.capExceededByUnprunable = after > options.capBytes }
         return (before, after)
     }
 }

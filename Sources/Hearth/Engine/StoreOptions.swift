@@ -38,6 +38,10 @@ extension Store {
         public var lazyCacheLoad: Bool = true
         /// zlib level for checkpoint chunks (1…9). Default 6.
         public var compressionLevel: Int32 = 6
+        /// An authoritative store holds a database, not a cache of one (`hearth serve`'s
+        /// store): nothing is ever pruned and ``cacheSizeBytes`` does not apply. Checkpoints
+        /// still bound the log.
+        public var authoritative: Bool = false
         /// The file system (the simulated one in tests).
         public var fileSystem: any FileSystem = POSIXFileSystem()
         /// The clock, in milliseconds since the Unix epoch (for LRU and server timestamps).
@@ -47,7 +51,7 @@ extension Store {
         public init() {}
 
         func validate() throws(StoreError) {
-            guard (Store.minimumCacheSize...Store.maximumCacheSize).contains(cacheSizeBytes) else {
+            guard authoritative || (Store.minimumCacheSize...Store.maximumCacheSize).contains(cacheSizeBytes) else {
                 throw .invalidOption("cacheSizeBytes \(cacheSizeBytes) is outside \(Store.minimumCacheSize)…\(Store.maximumCacheSize) (1 MiB … 100 MiB)")
             }
             guard segmentSize >= 4096 else { throw .invalidOption("segmentSize \(segmentSize) is below 4096") }
@@ -58,7 +62,10 @@ extension Store {
         }
 
         /// The segment size actually used: at most a quarter of the cap.
-        var effectiveSegmentSize: Int { max(4096, min(segmentSize, cacheSizeBytes / 4)) }
+        var effectiveSegmentSize: Int { authoritative ? segmentSize : max(4096, min(segmentSize, cacheSizeBytes / 4)) }
+
+        /// The cap in bytes: unbounded for an authoritative store.
+        var capBytes: UInt64 { authoritative ? .max : UInt64(cacheSizeBytes) }
     }
 
     /// The default cap: 10 MiB.
