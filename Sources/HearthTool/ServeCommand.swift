@@ -51,6 +51,7 @@ struct ServeCommand: AsyncParsableCommand {
             secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !(secret ?? "").isEmpty else { throw ValidationError("the secret file \(secretFile) is empty") }
         }
+        // Checked before the store is opened (so a bad secret leaves no store behind).
         var options = Store.Options()
         options.authoritative = true
         options.segmentSize = 16 << 20
@@ -60,7 +61,10 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.emulator = emulator
         configuration.host = "\(host):\(port)"
         configuration.idleTimeoutMs = Int64(idleTimeout) * 1000
-        let verifier = await FirebaseTokenVerifier(secret: secret, emulator: emulator)
+        let verifier: FirebaseTokenVerifier
+        do { verifier = try await FirebaseTokenVerifier(secret: secret, emulator: emulator) } catch {
+            throw ValidationError("\(secretFile ?? "the secret file"): \(error)")
+        }
         let runtime = try ServerRuntime(store: store, configuration: configuration, verifier: verifier)
         let server = try await NetworkServer.start(host: host, port: port, runtime: runtime)
         if let portFile {

@@ -20,10 +20,25 @@ public struct FirebaseTokenVerifier: TokenVerifier {
     let keys: JWTKeyCollection?
     let emulator: Bool
 
+    /// The shortest secret accepted, in bytes: HS256 keys shorter than the hash (32 bytes)
+    /// weaken it, and JWTKit refuses them.
+    public static let minimumSecretBytes = 32
+
+    /// A secret shorter than ``minimumSecretBytes``.
+    public struct WeakSecret: Error, CustomStringConvertible {
+        /// Its length in bytes.
+        public let bytes: Int
+        public var description: String {
+            "the secret is \(bytes) bytes; HS256 needs at least \(FirebaseTokenVerifier.minimumSecretBytes) (e.g. `openssl rand -base64 48 > secret`)"
+        }
+    }
+
     /// A verifier. With no `secret`, only emulator credentials can be valid.
-    public init(secret: String?, emulator: Bool) async {
+    /// - Throws: ``WeakSecret`` for a secret shorter than ``minimumSecretBytes``.
+    public init(secret: String?, emulator: Bool) async throws(WeakSecret) {
         self.emulator = emulator
         if let secret {
+            guard secret.utf8.count >= Self.minimumSecretBytes else { throw WeakSecret(bytes: secret.utf8.count) }
             let keys = JWTKeyCollection()
             await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
             self.keys = keys
