@@ -104,6 +104,7 @@ let package = Package(
         .testTarget(
             name: "HearthToolTests",
             dependencies: ["Hearth", "HearthLog", "HearthTesting"],
+            exclude: ["Python"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,0 +1,126 @@
+// `hearth serve` as a real process: Firebase's own Admin SDK (firebase-admin from PyPI) against
+// it, and a SIGKILL that must lose nothing acknowledged.
+
+import Foundation
+import Testing
+
+/// A `hearth serve` child process on a free port.
+final class ServeProcess {
+    let process = Process()
+    let port: Int
+    let directory: String
+
+    init(directory: String, arguments: [String] = ["--emulator"]) throws {
+        self.directory = directory
+        let portFile = directory + ".port"
+        try? FileManager.default.removeItem(atPath: portFile)
+        process.executableURL = Tool.binary!
+        process.arguments = ["serve", directory, "--port", "0", "--port-file", portFile] + arguments
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var port: Int?
+        for _ in 0..<200 {
+            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let p = Int(text) { port = p; break }
+            usleep(50_000)
+        }
+        guard let port else { process.terminate(); throw ServeError("hearth serve did not start within 10 s") }
+        self.port = port
+    }
+
+    func kill9() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+struct ServeError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
+
+enum FirebaseAdmin {
+    /// The virtual environment .ci/run makes (or $HEARTH_PYTHON), when firebase-admin imports.
+    static let python: String? = {
+        let env = ProcessInfo.processInfo.environment["HEARTH_PYTHON"]
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        for candidate in [env, repo.appendingPathComponent(".venv/bin/python").path].compactMap({ $0 }) {
+            guard FileManager.default.isExecutableFile(atPath: candidate) else { continue }
+            if let r = try? run(candidate, ["-c", "import firebase_admin"], env: [:]), r.status == 0 { return candidate }
+        }
+        return nil
+    }()
+
+    static let missing: Comment = "firebase-admin is not installed: run `python3 -m venv .venv && .venv/bin/pip install firebase-admin` (as .ci/run does) or set HEARTH_PYTHON"
+
+    static let suite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/firebase_admin_suite.py").path
+
+    static func run(_ executable: String, _ args: [String], env: [String: String]) throws -> ToolRun {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: executable)
+        p.arguments = args
+        var environment = ProcessInfo.processInfo.environment
+        for (k, v) in env { environment[k] = v }
+        p.environment = environment
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return ToolRun(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+}
+
+@Suite("hearth serve: real processes", .serialized)
+struct ServeProcessTests {
+    @Test("firebase-admin: get, set, update, push, delete, shallow, queries, ETag transactions, listen (SSE), server values",
+          .enabled(if: Tool.binary != nil, Tool.missingMessage), .enabled(if: FirebaseAdmin.python != nil, FirebaseAdmin.missing))
+    func firebaseAdmin() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-admin-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let server = try ServeProcess(directory: dir)
+        defer { server.stop() }
+        let env = ["FIREBASE_DATABASE_EMULATOR_HOST": "127.0.0.1:\(server.port)"]
+        let admin = try FirebaseAdmin.run(FirebaseAdmin.python!, [FirebaseAdmin.suite, "admin"], env: env)
+        #expect(admin.status == 0 && admin.stdout.contains("all ok"), "\(admin)")
+        let user = try FirebaseAdmin.run(FirebaseAdmin.python!, [FirebaseAdmin.suite, "user", "u1"], env: env)
+        #expect(user.status == 0 && user.stdout.contains("ok user write"), "\(user)")
+    }
+
+    @Test("SIGKILL loses nothing acknowledged: 200 acknowledged REST writes survive, and hearth verify passes",
+          .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    func killNine() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-kill-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let server = try ServeProcess(directory: dir)
+        // Python's urllib: 200 PUTs, each acknowledged (200 OK) before the next.
+        let script = """
+            import sys, urllib.request
+            port = int(sys.argv[1])
+            for i in range(200):
+                req = urllib.request.Request(f"http://127.0.0.1:{port}/k/n{i}.json", data=str(i).encode(), method="PUT")
+                with urllib.request.urlopen(req) as r:
+                    assert r.status == 200
+            print("acked 200")
+            """
+        let writes = try FirebaseAdmin.run("/usr/bin/env", ["python3", "-c", script, String(server.port)], env: [:])
+        #expect(writes.status == 0 && writes.stdout.contains("acked 200"), "\(writes)")
+        server.kill9()
+        let restarted = try ServeProcess(directory: dir)
+        let read = try FirebaseAdmin.run("/usr/bin/env", ["python3", "-c", """
+            import json, sys, urllib.request
+            with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/k.json") as r:
+                print(len(json.load(r)))
+            """, String(restarted.port)], env: [:])
+        #expect(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "200", "\(read)")
+        restarted.stop()
+        let verify = try Tool.run(["verify", dir])
+        #expect(verify.status == 0, "\(verify)")
+    }
+}
