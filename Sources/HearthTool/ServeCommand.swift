@@ -59,7 +59,6 @@ struct ServeCommand: AsyncParsableCommand {
         let store = try Store.open(directory: dataDirectory, options: options)
         var configuration = ServerCore.Configuration()
         configuration.emulator = emulator
-        configuration.host = "\(host):\(port)"
         configuration.idleTimeoutMs = Int64(idleTimeout) * 1000
         let verifier: FirebaseTokenVerifier
         do { verifier = try await FirebaseTokenVerifier(secret: secret, emulator: emulator) } catch {

@@ -43,8 +43,8 @@ public struct ServerCore: Sendable {
         public init() {}
     }
 
-    /// The configuration.
-    public let configuration: Configuration
+    /// The configuration (the runtime sets the host once the port is bound).
+    public internal(set) var configuration: Configuration
     /// The database.
     public internal(set) var data: Node
     /// Who decides reads and writes.

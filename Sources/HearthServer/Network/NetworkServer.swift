@@ -58,6 +58,7 @@ public final class NetworkServer: Sendable {
                 }
             }
         let channel = try await bootstrap.bind(host: host, port: port).get()
+        runtime.setHost("\(host):\(channel.localAddress?.port ?? port)")
         let ticker = group.next().scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in runtime.tick() }
         return NetworkServer(port: channel.localAddress?.port ?? port, channel: channel, group: group, runtime: runtime, ticker: ticker)
     }

@@ -57,6 +57,11 @@ public final class ServerRuntime: Sendable {
         thread.start()
     }
 
+    /// Sets the host the hello names (`h`, where clients reconnect), once the port is known.
+    public func setHost(_ host: String) {
+        state.withLock { $0.core.configuration.host = host }
+    }
+
     /// A fresh connection id.
     func makeID() -> ConnectionID { ConnectionID(nextID.add(1, ordering: .relaxed).oldValue) }
 
