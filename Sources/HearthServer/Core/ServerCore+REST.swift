@@ -10,7 +10,18 @@ import HearthWire
 /// A REST request, parsed by the adapter (percent-decoding done, the principal resolved).
 public struct RESTRequest: Sendable {
     /// The HTTP method.
-    public enum Method: String, Sendable { case get = "GET", put = "PUT", patch = "PATCH", post = "POST", delete = "DELETE" }
+    public enum Method: String, Sendable {
+        /// Read (or, with `Accept: text/event-stream`, listen).
+        case get = "GET"
+        /// Overwrite.
+        case put = "PUT"
+        /// Update children (keys are relative paths).
+        case patch = "PATCH"
+        /// Add a child under a new push id.
+        case post = "POST"
+        /// Remove.
+        case delete = "DELETE"
+    }
     /// The method.
     public var method: Method
     /// The database path (the URL path without `.json`).
