@@ -11,6 +11,7 @@
 //                kept out of `import Hearth` as swift-nio keeps NIOEmbedded apart
 //   HearthWire   Firebase's WebSocket protocol v5 as values: frames, messages, queries, push ids
 //   HearthServer `hearth serve`: the sans-I/O server core, and its SwiftNIO adapter
+//   HearthWireTesting a raw WebSocket client speaking protocol v5 frames, for tests and benchmarks
 //   hearth       the command-line tool
 import PackageDescription
 
@@ -32,6 +33,7 @@ let package = Package(
         .library(name: "HearthTesting", targets: ["HearthTesting"]),
         .library(name: "HearthWire", targets: ["HearthWire"]),
         .library(name: "HearthServer", targets: ["HearthServer"]),
+        .library(name: "HearthWireTesting", targets: ["HearthWireTesting"]),
         .executable(name: "hearth", targets: ["HearthTool"]),
     ],
     dependencies: [
@@ -81,6 +83,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "HearthWireTesting",
+            dependencies: [
+                "HearthWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "HearthTool",
             dependencies: [
@@ -110,7 +123,7 @@ let package = Package(
         .testTarget(
             name: "HearthServerTests",
             dependencies: [
-                "HearthServer", "HearthWire", "Hearth",
+                "HearthServer", "HearthWire", "HearthWireTesting", "Hearth",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -5,6 +5,7 @@ import FoundationNetworking
 import Hearth
 @testable import HearthServer
 import HearthWire
+import HearthWireTesting
 import NIOCore
 import NIOPosix
 import Testing

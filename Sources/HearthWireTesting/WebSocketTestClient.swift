@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import HearthWire
 import NIOCore
@@ -6,21 +7,39 @@ import NIOPosix
 import NIOWebSocket
 import Synchronization
 
-/// A raw WebSocket client for tests: sends text frames as given (so tests control the
-/// protocol's own framing) and collects every text frame the server sends.
-final class WebSocketTestClient: Sendable {
+/// A raw WebSocket client for tests and benchmarks of `hearth serve`: sends text frames as
+/// given (so a test controls the protocol's own framing) and collects every text frame the
+/// server sends. Blocking calls: use it from test code, never from an event loop.
+public final class WebSocketTestClient: Sendable {
     let channel: any Channel
-    let inbox: Inbox
+    /// What arrived, in order.
+    public let inbox: Inbox
 
-    final class Inbox: Sendable {
-        let frames = Mutex<[String]>([])
+    /// The frames received, with a cursor for ``next(timeout:)``.
+    public final class Inbox: Sendable {
+        /// Every text frame received so far.
+        public let frames = Mutex<[String]>([])
+        /// The total UTF-8 bytes of text frames received.
+        public let bytes = Atomic<Int>(0)
         let closed = Atomic<Bool>(false)
         let cursor = Mutex<Int>(0)
+        let arrived = DispatchSemaphore(value: 0)
 
-        /// The next frame, waiting up to `timeout` seconds.
-        func next(timeout: Double = 5) -> String? {
-            let deadline = Date().addingTimeInterval(timeout)
-            while Date() < deadline {
+        func append(_ frame: String) {
+            frames.withLock { $0.append(frame) }
+            bytes.add(frame.utf8.count, ordering: .relaxed)
+            arrived.signal()
+        }
+
+        func markClosed() {
+            closed.store(true, ordering: .relaxed)
+            arrived.signal()
+        }
+
+        /// The next frame, waiting up to `timeout` seconds; nil on timeout or close.
+        public func next(timeout: Double = 5) -> String? {
+            let deadline = DispatchTime.now() + timeout
+            while true {
                 let got = cursor.withLock { c -> String? in
                     let all = frames.withLock { $0 }
                     guard c < all.count else { return nil }
@@ -29,9 +48,8 @@ final class WebSocketTestClient: Sendable {
                 }
                 if let got { return got }
                 if closed.load(ordering: .relaxed) { return nil }
-                usleep(2_000)
+                if arrived.wait(timeout: deadline) == .timedOut { return nil }
             }
-            return nil
         }
     }
 
@@ -42,10 +60,10 @@ final class WebSocketTestClient: Sendable {
         init(inbox: Inbox) { self.inbox = inbox }
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let frame = unwrapInboundIn(data)
-            if frame.opcode == .text { inbox.frames.withLock { $0.append(String(buffer: frame.unmaskedData)) } }
-            if frame.opcode == .connectionClose { inbox.closed.store(true, ordering: .relaxed) }
+            if frame.opcode == .text { inbox.append(String(buffer: frame.unmaskedData)) }
+            if frame.opcode == .connectionClose { inbox.markClosed() }
         }
-        func channelInactive(context: ChannelHandlerContext) { inbox.closed.store(true, ordering: .relaxed) }
+        func channelInactive(context: ChannelHandlerContext) { inbox.markClosed() }
     }
 
     final class UpgradeRequester: ChannelInboundHandler, RemovableChannelHandler, Sendable {
@@ -64,7 +82,8 @@ final class WebSocketTestClient: Sendable {
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
     }
 
-    init(port: Int, group: any EventLoopGroup, path: String = "/.ws?v=5&ns=test") throws {
+    /// Connects to `ws://127.0.0.1:port/path` and waits for the upgrade.
+    public init(port: Int, group: any EventLoopGroup, path: String = "/.ws?v=5&ns=test") throws {
         let inbox = Inbox()
         let upgraded = group.next().makePromise(of: Void.self)
         let bootstrap = ClientBootstrap(group: group).channelInitializer { channel in
@@ -91,20 +110,18 @@ final class WebSocketTestClient: Sendable {
     }
 
     /// Sends one text frame, exactly as given.
-    func sendFrame(_ text: String) throws {
-        var mask: WebSocketMaskingKey = [1, 2, 3, 4]
-        mask = WebSocketMaskingKey.random()
-        let frame = WebSocketFrame(fin: true, opcode: .text, maskKey: mask, data: channel.allocator.buffer(string: text))
+    public func sendFrame(_ text: String) throws {
+        let frame = WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: channel.allocator.buffer(string: text))
         try channel.writeAndFlush(frame).wait()
     }
 
     /// Sends a message with Firebase's framing (split over 16,384 characters).
-    func send(_ message: String) throws {
+    public func send(_ message: String) throws {
         for f in FrameSplitter.frames(for: message) { try sendFrame(f) }
     }
 
-    /// The next whole message, reassembled from frames.
-    func receive(timeout: Double = 5) -> ServerMessage? {
+    /// The next whole message, reassembled from frames; nil on timeout or close.
+    public func receive(timeout: Double = 5) -> ServerMessage? {
         var assembler = FrameAssembler(maxMessageLength: 64 << 20)
         while let frame = inbox.next(timeout: timeout) {
             if let text = try? assembler.receive(frame) { return try? ServerMessage.decode(text) }
@@ -112,8 +129,8 @@ final class WebSocketTestClient: Sendable {
         return nil
     }
 
-    /// Messages until one answers request `number`.
-    func response(_ number: Int, timeout: Double = 5) -> (pushes: [ServerMessage], status: String?, data: JSONValue?) {
+    /// Messages until one answers request `number`: the pushes before it, its status and data.
+    public func response(_ number: Int, timeout: Double = 5) -> (pushes: [ServerMessage], status: String?, data: JSONValue?) {
         var pushes: [ServerMessage] = []
         while let m = receive(timeout: timeout) {
             if case let .response(n, s, d) = m, n == number { return (pushes, s, d) }
@@ -122,7 +139,9 @@ final class WebSocketTestClient: Sendable {
         return (pushes, nil, nil)
     }
 
-    var isClosed: Bool { inbox.closed.load(ordering: .relaxed) }
+    /// Whether the server closed the connection.
+    public var isClosed: Bool { inbox.closed.load(ordering: .relaxed) }
 
-    func close() { try? channel.close().wait() }
+    /// Closes the connection (without a close frame: as a dropped socket).
+    public func close() { try? channel.close().wait() }
 }
