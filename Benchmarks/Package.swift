@@ -35,6 +35,17 @@ let package = Package(
             path: "HearthBench",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // hearth serve's figures: durable writes/s, fan-out, matching-hash listens, restart.
+        .executableTarget(
+            name: "ServerBench",
+            dependencies: [
+                .product(name: "Hearth", package: "Hearth"),
+                .product(name: "HearthServer", package: "Hearth"),
+                .product(name: "HearthWireTesting", package: "Hearth"),
+            ],
+            path: "ServerBench",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "EngineScenarios",
             dependencies: ["Workloads", .product(name: "Hearth", package: "Hearth")],

@@ -41,6 +41,13 @@ public final class ServerRuntime: Sendable {
     let nextID = Atomic<UInt64>(1)
     let clock: @Sendable () -> Int64
     let done = DispatchSemaphore(value: 0)
+    let commits = Atomic<Int>(0)
+    let committedWrites = Atomic<Int>(0)
+
+    /// Store commits made so far (each one fsync under full durability).
+    public var commitCount: Int { commits.load(ordering: .relaxed) }
+    /// Writes made durable so far; divided by ``commitCount``, the mean group-commit batch.
+    public var committedWriteCount: Int { committedWrites.load(ordering: .relaxed) }
 
     /// A runtime over an open store: the core starts from the store's data.
     public init(store: Store, configuration: ServerCore.Configuration, verifier: any TokenVerifier,
@@ -195,6 +202,8 @@ public final class ServerRuntime: Sendable {
                         }
                     }
                 }
+                commits.add(1, ordering: .relaxed)
+                committedWrites.add(writes.count, ordering: .relaxed)
             } catch {
                 // Nothing of this batch was acknowledged; the server stops rather than
                 // answer from data it could not make durable.
