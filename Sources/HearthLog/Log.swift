@@ -22,6 +22,18 @@ public final class Log: Sendable {
         public var compressionLevel: Int32 = 6
         /// Upper bound on the bytes of one group commit (one write call). Default 1 MiB.
         public var maxBatchBytes: Int = 1 << 20
+        /// Open without taking the lock and without writing anything, to read the last consistent
+        /// state of a store whose directory is not writable or that another process holds open.
+        ///
+        /// The open runs the same scan as recovery but acts on nothing: temp and stray files stay,
+        /// a torn tail is left in place and never read (``RecoveryReport/ignoredTornTail``), and
+        /// appends, flushes and checkpoint installs throw ``LogError/readOnly(path:)``. Damage other
+        /// than a torn tail fails the open (`salvage` is ignored), as does a directory without a
+        /// store (`createIfMissing` is ignored). Under a live writer the log read is a prefix of
+        /// what that writer has appended; when a checkpoint of that writer replaces the MANIFEST
+        /// during the open, the open starts again (at most ``Log/verifyAttempts`` times).
+        /// Default false.
+        public var readOnly: Bool = false
 
         /// Default options.
         public init() {}
@@ -55,6 +67,7 @@ public final class Log: Sendable {
               options.maxBatchBytes >= 4096 else {
             throw .invalidArgument("segmentSize ≥ 4096, compressionLevel 1...9, maxBatchBytes ≥ 4096")
         }
+        if options.readOnly { return try Recovery.openReadOnly(directory: directory, fs: fileSystem, options: options) }
         return try Recovery.open(directory: directory, fs: fileSystem, options: options)
     }
 
@@ -258,4 +271,8 @@ public struct RecoveryReport: Sendable {
     public var salvaged: (damage: Damage, movedAside: [String])?
     /// The LSN of the last recovered record (or the checkpoint LSN).
     public var lastLSN: LSN
+    /// In a read-only open (``Log/Options/readOnly``): the torn tail of the last segment that was
+    /// left in place and not read — file, offset where it starts, its bytes. (Under a live writer
+    /// it may be a group that writer has not finished writing.) Nil otherwise.
+    public var ignoredTornTail: (file: String, offset: UInt64, bytes: UInt64)? = nil
 }

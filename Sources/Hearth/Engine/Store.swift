@@ -95,7 +95,25 @@ public final class Store: Sendable {
     ///   checkpoint or record error.
     public static func open(directory: String, options: Options = Options()) throws(StoreError) -> Store {
         try options.validate()
+        guard options.readOnly else { return try openOnce(directory: directory, options: options) }
+        // Read-only, perhaps under a live writer: a checkpoint of that writer may replace the
+        // MANIFEST and delete a segment between the scan and the replay. Not damage: read again.
+        var attempt = 0
+        while true {
+            attempt += 1
+            let before = Log.manifestGeneration(directory, options.fileSystem)
+            do {
+                return try openOnce(directory: directory, options: options)
+            } catch {
+                if attempt < Log.verifyAttempts, Log.manifestGeneration(directory, options.fileSystem) != before { continue }
+                throw error
+            }
+        }
+    }
+
+    private static func openOnce(directory: String, options: Options) throws(StoreError) -> Store {
         var logOptions = Log.Options()
+        logOptions.readOnly = options.readOnly
         logOptions.segmentSize = options.effectiveSegmentSize
         logOptions.durability = options.durability
         logOptions.salvage = options.salvage
@@ -162,6 +180,8 @@ public final class Store: Sendable {
             store.maintenanceQueue.async { store.finishBackgroundLoad() }
         }
         store.viewQueue.async { store.rebuildViews() }
+        // Read-only: the state as the log has it (no sessionStarted, no maintenance).
+        if options.readOnly { return store }
         // Queries active in the previous session are not active now.
         if loading.state.trackedQueries.values.contains(where: \.active) {
             do {
@@ -245,6 +265,7 @@ public final class Store: Sendable {
     public func commit(
         durability: Durability? = nil, _ build: (inout StoreBatch) throws(StoreError) -> Void
     ) throws(StoreError) -> CommitResult {
+        if options.readOnly { throw .log(.readOnly(path: directory)) }
         let tier = durability ?? options.durability
         let now = options.clock()
         let (pending, events, maintain, backpressure) = try core.withLock { (core: inout Core) throws(StoreError) -> (Log.PendingAppend?, [StoreEvent], Bool, Bool) in

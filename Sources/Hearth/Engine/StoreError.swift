@@ -66,6 +66,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             case .io: "check the disk (space, permissions, hardware), then reopen the store"
             case .poisoned: "reopen the store; recovery keeps every commit that returned"
             case .closed: "open the store again"
+            case .readOnly: "open the store without readOnly to write to it (it needs a writable directory and its lock)"
             case .recordTooLarge: "split the change into smaller commits"
             case .invalidArgument: "fix the argument"
             case .corruption, .lsnGap, .missingFile, .unknownRecordType, .manifestMissing:

@@ -21,6 +21,17 @@ extension Store {
         public var salvage: Bool = false
         /// Create the store if the directory holds none. Default true.
         public var createIfMissing: Bool = true
+        /// Open without the lock and write nothing, to read the last consistent state of a store
+        /// whose directory is not writable or that another process has open
+        /// (``HearthLog/Log/Options/readOnly``). Reads work as usual; commits, ``Store/compact()``
+        /// and every other write throw ``StoreError/log(_:)`` with ``LogError/readOnly(path:)``.
+        /// The state is exactly what the log holds: no recovery writes (a torn tail is left in
+        /// place and not read, ``RecoveryReport/ignoredTornTail``), no checkpoint or pruning,
+        /// and queries left active stay active (a writable open would mark them inactive).
+        /// Under a live writer it is a snapshot of a prefix of that writer's commits.
+        /// Damage other than a torn tail fails the open; `salvage` and `createIfMissing` are
+        /// ignored. Default false.
+        public var readOnly: Bool = false
         /// A checkpoint is written once the log since the last one exceeds
         /// max(this, half the last checkpoint's size). Default 1 MiB.
         public var checkpointMinimumBytes: Int = 1 << 20

@@ -34,6 +34,48 @@ enum Recovery {
         }
     }
 
+    /// A read-only open (``Log/Options/readOnly``): the scan recovery runs, and nothing else —
+    /// no lock, no removal of temp or stray files, no truncation (a torn tail is only reported),
+    /// no sync, no new segment. Damage other than a torn tail, and a directory without a store,
+    /// fail. A MANIFEST replaced meanwhile (a writer checkpointed and deleted files the scan was
+    /// reading) makes it scan again, as ``Log/verify(directory:fileSystem:)`` does.
+    static func openReadOnly(directory: String, fs: any FileSystem, options: Log.Options) throws(LogError) -> Log {
+        guard fs.directoryExists(directory) else { throw .storeMissing(path: directory) }
+        var attempt = 0
+        while true {
+            attempt += 1
+            let before = Log.manifestGeneration(directory, fs)
+            do {
+                return try readOnlyAttempt(directory: directory, fs: fs, options: options)
+            } catch {
+                if attempt < Log.verifyAttempts, Log.manifestGeneration(directory, fs) != before { continue }
+                throw error
+            }
+        }
+    }
+
+    private static func readOnlyAttempt(directory: String, fs: any FileSystem, options: Log.Options) throws(LogError) -> Log {
+        let report = try Scanner.scan(directory: directory, fileSystem: fs, keepRecords: false)
+        if report.isEmptyStore { throw .storeMissing(path: directory) }
+        if let d = report.damage, !d.isTornTail { throw d.error }
+        guard let manifest = report.manifest else { throw report.damage?.error ?? .manifestMissing(path: directory) }
+        var checkpoint: Checkpoint?
+        if let ref = manifest.checkpoint {
+            let name = Layout.checkpointName(ref.id)
+            let f = try logIO { try fs.open(joinPath(directory, name), mode: .readOnly) }
+            let hb = try logIO { try f.read(at: 0, count: Layout.checkpointHeaderSize) }
+            checkpoint = Checkpoint(header: try CheckpointHeader.decode(hb, file: name), file: f)
+        }
+        var info = RecoveryReport(createdStore: false, truncatedTail: nil, removedTempFiles: [], removedStrayFiles: [],
+                                  salvaged: nil, lastLSN: report.lastLSN)
+        if let d = report.damage, d.isTornTail, let last = report.segments.last {
+            info.ignoredTornTail = (last.file, last.validEnd, last.size - last.validEnd)
+        }
+        let core = LogCore(fs: fs, directory: directory, options: options, lastLSN: report.lastLSN,
+                           manifest: manifest, checkpoint: checkpoint, lock: NoLock())
+        return Log(directory: directory, core: core, recovery: info)
+    }
+
     private static func recover(directory: String, fs: any FileSystem, options: Log.Options,
                                 lock: any StoreLock) throws(LogError) -> Log {
         var report = try Scanner.scan(directory: directory, fileSystem: fs, keepRecords: false)
@@ -235,6 +277,11 @@ enum Recovery {
         try ManifestWriter.replace(Manifest(generation: 1, checkpoint: checkpoint, segments: keep), directory: directory, fs: fs)
         return moved
     }
+}
+
+/// The lock of a read-only log: none is taken.
+private final class NoLock: StoreLock {
+    func release() {}
 }
 
 /// A store lock this process holds, registered by path while held, so that a second open of
