@@ -34,9 +34,30 @@ public final class Log: Sendable {
         /// during the open, the open starts again (at most ``Log/verifyAttempts`` times).
         /// Default false.
         public var readOnly: Bool = false
+        /// With `salvage`: a record the engine cannot replay although its checksum holds (its
+        /// events do not decode, or it does not inflate): salvage cuts the log before it, as
+        /// before a damaged record. The store sets it when its replay fails; nil otherwise.
+        package var salvageCut: SalvageCut?
 
         /// Default options.
         public init() {}
+    }
+
+    /// Where salvage cuts the log: the record at `offset` in segment `file` and all after it.
+    package struct SalvageCut: Sendable, Equatable {
+        /// The segment file.
+        package var file: String
+        /// The offset of the first record not kept.
+        package var offset: UInt64
+        /// Why the record cannot be replayed.
+        package var reason: String
+
+        /// A cut before the record at `offset` of `file`.
+        package init(file: String, offset: UInt64, reason: String) {
+            self.file = file
+            self.offset = offset
+            self.reason = reason
+        }
     }
 
     /// The largest payload one record may carry (uncompressed): 64 MiB.

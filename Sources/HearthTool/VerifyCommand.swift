@@ -11,7 +11,8 @@ struct VerifyCommand: ParsableCommand {
             Runs the same scan recovery runs, then decodes the checkpoint (directory and every \
             chunk) and every event batch recovery would replay. A torn tail of the last segment \
             (the normal result of a crash) is reported with what recovery would truncate, and is \
-            not damage. Exit 0 when the store is sound, 1 when it is damaged.
+            not damage. Exit 0 when the store is sound, 1 when it is damaged (then `hearth salvage` \
+            repairs it, keeping the longest valid prefix).
             """
     )
 
@@ -42,7 +43,7 @@ struct VerifyCommand: ParsableCommand {
         while true {
             attempt += 1
             let before = Log.manifestGeneration(store, POSIXFileSystem())
-            pass = try examine()
+            pass = try Self.examine(store)
             if pass.damage != nil, attempt < Log.verifyAttempts, Log.manifestGeneration(store, POSIXFileSystem()) != before { continue }
             break
         }
@@ -60,6 +61,7 @@ struct VerifyCommand: ParsableCommand {
                 out.line("DAMAGED: \(d.file) offset \(d.offset): \(d.reason)")
                 out.line("valid prefix: \(d.file) bytes 0..<\(d.validBytes); \(d.validRecords) records before the damage"
                     + (d.validRecords > 0 || d.validLastLSN > 0 ? ", through LSN \(d.validLastLSN)" : ""))
+                out.line("to repair: hearth salvage \(store) (keeps the longest valid prefix; damaged files are moved aside as *.broken)")
             } else {
                 var line = "ok: \(report.segments.count) segment\(report.segments.count == 1 ? "" : "s"), \(records.count) record\(records.count == 1 ? "" : "s")"
                 if let first = records.first { line += " (LSN \(first.lsn)…\(records.last!.lsn))" }
@@ -79,7 +81,7 @@ struct VerifyCommand: ParsableCommand {
         }
         out.flush()
         if let d = damage {
-            throw ToolError.failed("store is damaged: \(d.file) offset \(d.offset): \(d.reason)")
+            throw ToolError.failed("store is damaged: \(d.file) offset \(d.offset): \(d.reason); run `hearth salvage \(store)` to repair")
         }
     }
 
@@ -90,7 +92,7 @@ struct VerifyCommand: ParsableCommand {
         let chunks: Int?
     }
 
-    func examine() throws -> Examination {
+    static func examine(_ store: String) throws -> Examination {
         let scan = try LogScan(directory: store)
         let report = scan.report
         let records = scan.records

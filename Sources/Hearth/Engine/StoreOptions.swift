@@ -16,8 +16,13 @@ extension Store {
         /// Log segment size. Default 4 MiB, and never more than a quarter of the cap, so the
         /// live log cannot by itself push the footprint past it.
         public var segmentSize: Int = 4 << 20
-        /// Keep the longest valid prefix of a damaged log (moving damaged files aside as
-        /// `*.broken`) instead of refusing to open. Default false.
+        /// Keep the longest valid prefix of a damaged store (moving damaged files aside as
+        /// `*.broken`, never deleting one) instead of refusing to open: a damaged MANIFEST is
+        /// rebuilt from the files present; a checkpoint whose header or body fails its checksum is
+        /// moved aside (the log then keeps only what replays from LSN 1); the log is cut before a
+        /// damaged record, or before a record whose checksum holds but whose events cannot be
+        /// replayed. ``Store/recovery`` says what was found and moved (FORMAT.md §9.5; the
+        /// `hearth salvage` command reports what was lost). Default false.
         public var salvage: Bool = false
         /// Create the store if the directory holds none. Default true.
         public var createIfMissing: Bool = true
