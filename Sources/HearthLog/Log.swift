@@ -102,6 +102,13 @@ public final class Log: Sendable {
     /// scan starts again from the new MANIFEST — at most ``verifyAttempts`` times, after which
     /// the last result stands (a writer checkpointing faster than a whole scan runs).
     public static func verify(directory: String, fileSystem: any FileSystem = POSIXFileSystem()) throws(LogError) -> ScanReport {
+        try verify(directory: directory, fileSystem: fileSystem, progress: nil)
+    }
+
+    /// ``verify(directory:fileSystem:)``, calling `progress` now and then with the segment bytes
+    /// scanned so far (of the live segments' total size; a scan that starts again starts from 0).
+    package static func verify(directory: String, fileSystem: any FileSystem,
+                               progress: ((_ bytesScanned: UInt64) -> Void)?) throws(LogError) -> ScanReport {
         guard fileSystem.directoryExists(directory) else { throw .storeMissing(path: directory) }
         var attempt = 0
         while true {
@@ -109,7 +116,8 @@ public final class Log: Sendable {
             let before = manifestGeneration(directory, fileSystem)
             let outcome: Result<ScanReport, LogError>
             do throws(LogError) {
-                outcome = .success(try Scanner.scan(directory: directory, fileSystem: fileSystem, keepRecords: true))
+                outcome = .success(try Scanner.scan(directory: directory, fileSystem: fileSystem, keepRecords: true,
+                                                    progress: progress))
             } catch {
                 outcome = .failure(error)
             }

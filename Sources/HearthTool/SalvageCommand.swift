@@ -51,7 +51,9 @@ struct SalvageCommand: ParsableCommand {
     }
 
     func run() throws {
-        let before = try VerifyCommand.examine(store)
+        let progress = Progress("salvage")
+        let before = try VerifyCommand.examine(store, progress: progress)
+        progress.finish()
         let out = Output()
         guard let damage = before.damage else {
             if json {

@@ -40,13 +40,15 @@ struct VerifyCommand: ParsableCommand {
         // MANIFEST's generation changed meanwhile, the whole check runs again (bounded).
         var attempt = 0
         var pass: Examination
+        let progress = Progress("verify")
         while true {
             attempt += 1
             let before = Log.manifestGeneration(store, POSIXFileSystem())
-            pass = try Self.examine(store)
+            pass = try Self.examine(store, progress: progress)
             if pass.damage != nil, attempt < Log.verifyAttempts, Log.manifestGeneration(store, POSIXFileSystem()) != before { continue }
             break
         }
+        progress.finish()
         let (report, records, damage, chunks) = (pass.scan.report, pass.scan.records, pass.damage, pass.chunks)
         let torn: (file: String, offset: UInt64, bytes: UInt64)? = {
             guard let d = report.damage, d.isTornTail, let last = report.segments.last else { return nil }
@@ -92,8 +94,9 @@ struct VerifyCommand: ParsableCommand {
         let chunks: Int?
     }
 
-    static func examine(_ store: String) throws -> Examination {
-        let scan = try LogScan(directory: store)
+    /// One pass; `progress` shows its phases (segments, checkpoint, records).
+    static func examine(_ store: String, progress: Progress? = nil) throws -> Examination {
+        let scan = try LogScan(directory: store, progress: progress)
         let report = scan.report
         let records = scan.records
         var damage: Finding?
@@ -110,7 +113,11 @@ struct VerifyCommand: ParsableCommand {
         if damage == nil, let ref = report.checkpoint {
             do {
                 if let checkpoint = try Log.openCheckpoint(directory: store) {
-                    chunks = try Store.verifyCheckpoint(checkpoint)
+                    progress?.phase("checkpoint", total: 1)
+                    chunks = try Store.verifyCheckpoint(checkpoint) { done, total in
+                        if done == 1 { progress?.phase("checkpoint", total: total) }
+                        progress?.update(done)
+                    }
                 }
             } catch let e as StoreError {
                 damage = Self.checkpointFinding(e, file: ref.file)
@@ -119,10 +126,11 @@ struct VerifyCommand: ParsableCommand {
             }
         }
         if damage == nil {
-            let progress = Progress("verify", total: records.count)
-            defer { progress.finish() }
+            let replayed = records.filter { $0.lsn > scan.checkpointLSN }.count
+            let skipped = records.count - replayed
+            progress?.phase("records", total: replayed)
             for (i, r) in records.enumerated() where r.lsn > scan.checkpointLSN {
-                progress.update(i)
+                progress?.update(i - skipped)
                 if r.type != EventCodec.recordType {
                     if r.flags & 2 != 0 { continue }  // skippable: recovery skips it too
                     damage = Finding(file: r.file, offset: r.offset, reason: "unknown record type \(r.type) (not skippable)",
