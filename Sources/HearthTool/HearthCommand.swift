@@ -17,12 +17,15 @@ struct HearthCommand: ParsableCommand {
         discussion: """
             Exit codes: 0 fine, 1 the store is damaged or an operation failed, 2 usage error.
             `dump` and `verify` only read; the other commands open the store (taking its lock and \
-            running recovery, which may truncate a torn tail).
+            running recovery, which may truncate a torn tail). `get`, `stats` and `state` read \
+            without the lock and write nothing with --read-only, or when the directory is not \
+            writable or another process holds the store. `salvage` repairs a damaged store, keeping its \
+            longest valid prefix.
             """,
         version: HearthInfo.version,
         subcommands: [
             DumpCommand.self, VerifyCommand.self, StatsCommand.self, StateCommand.self,
-            GetCommand.self, ApplyCommand.self, CompactCommand.self, DemoCommand.self,
+            GetCommand.self, ApplyCommand.self, CompactCommand.self, SalvageCommand.self, DemoCommand.self,
             ServeCommand.self,
         ]
     )

@@ -175,6 +175,7 @@ extension Store {
     /// before and after, in bytes.
     @discardableResult
     public func compact() throws(StoreError) -> (before: UInt64, after: UInt64) {
+        if options.readOnly { throw .log(.readOnly(path: directory)) }
         _ = try fullyLoadedCore()
         let before = try footprintBytes()
         let result = maintenanceQueue.sync { () -> Result<Void, StoreError> in
