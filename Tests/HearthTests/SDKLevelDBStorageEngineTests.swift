@@ -439,17 +439,17 @@ import Testing
         }
     }
 
-    /// The SDK's node that "ensures splits at various depths"; `inner`/`outer` name its keys.
-    static func hugeNodeWithSplits(innerKey: String = "key-", outerKey: String = "key-") -> Node {
+    /// The SDK's node that "ensures splits at various depths".
+    static func hugeNodeWithSplits() -> Node {
         var outer = Node.empty
         for i in 0..<100 {
             var inner = Node.empty
             for j in 0..<i {
                 var innerMost = Node.empty
                 for k in 0..<j { innerMost = innerMost.updatingChild(ChildKey("key-\(k)"), .string("leaf-\(k)")) }
-                inner = inner.updatingChild(ChildKey("\(innerKey)\(j)"), innerMost)
+                inner = inner.updatingChild(ChildKey("key-\(j)"), innerMost)
             }
-            outer = outer.updatingChild(ChildKey("\(outerKey)\(i)"), inner)
+            outer = outer.updatingChild(ChildKey("key-\(i)"), inner)
         }
         return outer
     }
