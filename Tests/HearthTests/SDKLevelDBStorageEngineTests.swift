@@ -5,7 +5,8 @@
 // `applyServerOverwrite`/`applyServerMerge`/`serverValue(at:)` for the server cache, tracked
 // queries through the batch and `trackedQueries()`) and, because persistence is the point,
 // checks it live, after a reopen (log replay) and after a compaction and a reopen (the
-// checkpoint, read lazily chunk by chunk) — see `Engine.expectPersisted`.
+// checkpoint; a read may race the background load and decode just its chunks) — see
+// `Engine.expectPersisted`.
 //
 // Where the SDK sets an id itself (write ids, tracked-query ids), Hearth's API assigns them
 // (strictly increasing, never reused); tests that reuse or reorder ids check the reducer
@@ -38,7 +39,7 @@
 // | testEmptyOverwriteDeletesNodeFromHigherWrite      | emptyOverwriteDeletesNodeFromHigherWrite | |
 // | testDeeperReadFromHigherSet                       | deeperReadFromHigherSet | |
 // | testDeeperLeafNodeSetRemovesHigherLeafNodes       | deeperLeafNodeSetRemovesHigherLeafNodes | |
-// | testHugeNodeWithSplit                             | hugeNodeWithSplit | Hearth splits the checkpoint into 64 KiB chunks: read back lazily |
+// | testHugeNodeWithSplit                             | hugeNodeWithSplit | Hearth splits the checkpoint into 64 KiB chunks (asserted: > 10) |
 // | testManyLargeLeafNodes                            | manyLargeLeafNodes | |
 // | testPriorityWorks                                 | priorityWorks | |
 // | testSimilarSiblingsAreNotLoaded                   | similarSiblingsAreNotLoaded | |
@@ -128,7 +129,8 @@ import Testing
         }
 
         /// `check` must hold now, after a reopen (the log replayed), and after a compaction
-        /// and a reopen (the state read from the checkpoint; the cache lazily, by chunks).
+        /// and a reopen (the state read from the checkpoint, whose cache loads in the
+        /// background: a read before that decodes only the chunks it needs).
         func expectPersisted(_ check: (Store) throws -> Void) throws {
             try check(store)
             try reopen()
