@@ -134,7 +134,8 @@ struct SalvageToolTests {
         #expect(r.status == 0, "\(r)")
         let j = try r.json()
         #expect(j["lostRecords"] == .number(2) && j["lostLSNs"] == ["first": 21, "last": 22] && j["lastLSN"] == .number(20), "\(r)")
-        #expect((j["damage"]?["reason"]?.stringValue ?? "").contains("undecodable events"), "\(r)")
+        let reason: String = j["damage"]?["reason"]?.stringValue ?? ""
+        #expect(reason.contains("undecodable events"), "\(r)")
         try Self.expectSalvaged(store, through: 20)
     }
 
