@@ -36,6 +36,8 @@ func percentile(_ xs: [Double], _ p: Double) -> Double {
     return s[min(s.count - 1, Int(Double(s.count - 1) * p + 0.5))]
 }
 
+func report(_ s: String) { print(s) }
+
 func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 
 final class Live {
@@ -234,17 +236,21 @@ func restart(megabytes: Int, runs: Int) throws -> [Double] {
     o.segmentSize = 16 << 20
     o.checkpointMinimumBytes = 16 << 20
     let store = try Store.open(directory: dir + "/db", options: o)
-    // Incompressible-ish text so the database is ~N MiB as data, written in 1 MiB commits.
+    // Random letters (they compress to about 60%), so the database is N MiB as JSON, written
+    // in 1 MiB commits of 256 strings of 4 KiB.
     var rng = SystemRandomNumberGenerator()
     for chunk in 0..<megabytes {
         var kids: [ChildUpdate] = []
         for i in 0..<256 {
-            let s = (0..<256).map { _ in Character(UnicodeScalar(UInt8(97 + rng.next() % 26))) }
-            kids.append(ChildUpdate(path: Path(keys: [ChildKey(String(format: "m%04d", chunk)), ChildKey(String(format: "k%03d", i))]), node: .string(String(s)) ))
+            var bytes = [UInt8](repeating: 0, count: 4096)
+            for j in 0..<4096 { bytes[j] = UInt8(97 + rng.next() % 26) }
+            kids.append(ChildUpdate(path: Path(keys: [ChildKey(String(format: "m%04d", chunk)), ChildKey(String(format: "k%03d", i))]), node: .string(String(decoding: bytes, as: UTF8.self))))
         }
         try store.applyServerMerge(kids, at: "data", durability: .buffered)
     }
     try store.compact()
+    let stats = try store.stats()
+    report("restart: database of \(megabytes) MiB of strings, \(stats.footprintBytes) bytes on disk")
     try store.close()
     var times: [Double] = []
     for _ in 0..<runs {
@@ -271,7 +277,6 @@ func restart(megabytes: Int, runs: Int) throws -> [Double] {
 
 // MARK: - Run
 
-func report(_ s: String) { print(s) }
 report("ServerBench: \(seconds) s per throughput run, loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores")
 if only == nil || only == "writes" {
     let fsync = fsyncRate()
