@@ -70,11 +70,23 @@ struct ServeCommand: AsyncParsableCommand {
             try String(server.port).write(toFile: portFile, atomically: true, encoding: .utf8)
         }
         FileHandle.standardError.write(Data("hearth serve: listening on \(host):\(server.port) (ws://\(host):\(server.port)/.ws, http://\(host):\(server.port)/.json)\(emulator ? ", emulator mode" : "")\n".utf8))
+        // A failed commit stops the runtime (nothing unacknowledged is ever answered); the
+        // process then exits with an error rather than linger refusing everything.
+        let watchdog = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(500))
+                if runtime.failure != nil { kill(getpid(), SIGTERM); return }
+            }
+        }
         let signals = StopSignals()
         await signals.wait()
+        watchdog.cancel()
         FileHandle.standardError.write(Data("hearth serve: stopping\n".utf8))
         try await server.stop()
-        try store.close()
+        try? store.close()
+        if let failure = runtime.failure {
+            throw ToolError(message: "\(failure); the store refuses writes until it is reopened: restart the server (recovery keeps every acknowledged write)", code: ExitCodes.failure)
+        }
     }
 }
 
