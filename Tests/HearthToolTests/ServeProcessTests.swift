@@ -124,3 +124,57 @@ struct ServeProcessTests {
         #expect(verify.status == 0, "\(verify)")
     }
 }
+
+@Suite("hearth serve: a full disk", .serialized)
+struct ServeFullDiskTests {
+    @Test("a full disk stops the server with an error; nothing acknowledged is lost, and it serves again once space is freed",
+          .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    func fullDisk() throws {
+        let mount = FileManager.default.temporaryDirectory.appendingPathComponent("serve-tmpfs-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+        defer {
+            _ = FullDiskToolTests.sh("umount '\(mount)'")
+            try? FileManager.default.removeItem(atPath: mount)
+        }
+        guard FullDiskToolTests.sh("mount -t tmpfs -o size=2m tmpfs '\(mount)'") == 0 else {
+            print("skipped: `mount -t tmpfs` is not allowed here (needs root in a namespace that permits it)")
+            return
+        }
+        let dir = mount + "/db", filler = mount + "/filler"
+        let server = try ServeProcess(directory: dir)
+        _ = FullDiskToolTests.sh("dd if=/dev/zero of='\(filler)' bs=1k count=1700")
+        // PUT until the server fails; count the 200s (acknowledged) — each one must survive.
+        let script = """
+            import sys, urllib.request, urllib.error
+            port, acked = int(sys.argv[1]), 0
+            try:
+                for i in range(100000):
+                    req = urllib.request.Request(f"http://127.0.0.1:{port}/d/k{100000 + i}.json", data=("\\"" + "v" * 200 + "\\"").encode(), method="PUT")
+                    with urllib.request.urlopen(req, timeout=10) as r:
+                        assert r.status == 200
+                    acked += 1
+            except Exception as e:
+                print("stopped:", type(e).__name__, file=sys.stderr)
+            print(acked)
+            """
+        let fill = try FirebaseAdmin.run("/usr/bin/env", ["python3", "-c", script, String(server.port)], env: [:])
+        let acknowledged = Int(fill.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        #expect(acknowledged > 100, "\(fill)")
+        // The server notices the failed commit and exits with an error.
+        let deadline = Date().addingTimeInterval(10)
+        while server.process.isRunning && Date() < deadline { usleep(50_000) }
+        #expect(!server.process.isRunning, "the server kept running after a failed commit")
+        if server.process.isRunning { server.kill9() } else { #expect(server.process.terminationStatus == 1) }
+        // Space freed: it starts again, with every acknowledged write.
+        _ = FullDiskToolTests.sh("rm -f '\(filler)'")
+        let again = try ServeProcess(directory: dir)
+        let count = try FirebaseAdmin.run("/usr/bin/env", ["python3", "-c", """
+            import json, sys, urllib.request
+            with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/d.json") as r:
+                print(len(json.load(r) or {}))
+            """, String(again.port)], env: [:])
+        let stored = Int(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        #expect(stored >= acknowledged, "acknowledged \(acknowledged), found \(stored)")
+        again.stop()
+    }
+}
