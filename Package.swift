@@ -19,6 +19,15 @@ let swiftSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
 ]
 
+/// SwiftNIO's HTTP/1.1 and WebSocket stack, for the server and its test client.
+let nioWebSocket: [Target.Dependency] = [
+    .product(name: "NIOCore", package: "swift-nio"),
+    .product(name: "NIOPosix", package: "swift-nio"),
+    .product(name: "NIOHTTP1", package: "swift-nio"),
+    .product(name: "NIOWebSocket", package: "swift-nio"),
+]
+let jwtKit: Target.Dependency = .product(name: "JWTKit", package: "jwt-kit")
+
 let package = Package(
     name: "Hearth",
     // The floor: the Synchronization module (Mutex, Atomic), used by the log's group commit and
@@ -73,25 +82,12 @@ let package = Package(
         ),
         .target(
             name: "HearthServer",
-            dependencies: [
-                "Hearth", "HearthWire",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-            ],
+            dependencies: ["Hearth", "HearthWire", jwtKit] + nioWebSocket,
             swiftSettings: swiftSettings
         ),
         .target(
             name: "HearthWireTesting",
-            dependencies: [
-                "HearthWire",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
-            ],
+            dependencies: ["HearthWire"] + nioWebSocket,
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -122,14 +118,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HearthServerTests",
-            dependencies: [
-                "HearthServer", "HearthWire", "HearthWireTesting", "Hearth",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-            ],
+            dependencies: ["HearthServer", "HearthWire", "HearthWireTesting", "Hearth", jwtKit] + nioWebSocket,
             swiftSettings: swiftSettings
         ),
         .testTarget(

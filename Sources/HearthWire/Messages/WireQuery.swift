@@ -78,32 +78,15 @@ public enum WireQuery {
     public static func encode(_ query: QuerySpec) -> JSONValue? {
         if query.isDefault { return nil }
         var members: [JSONMember] = []
-        if let start = query.start {
-            members.append(JSONMember(key: "sp", value: start.value.exportJSON()))
-            switch start.key {
-            case .max?:
-                members.append(JSONMember(key: "sn", value: .string(BoundKey.maxName)))
-                members.append(JSONMember(key: "sin", value: .bool(false)))
-            case let key?:
-                members.append(JSONMember(key: "sn", value: .string(key.wire)))
-                members.append(JSONMember(key: "sin", value: .bool(!start.exclusive)))
-            case nil:
-                members.append(JSONMember(key: "sin", value: .bool(!start.exclusive)))
-            }
+        // startAfter(v) on a non-key index is startAt(v, "[MAX_NAME]"), sent as the JS SDK
+        // sends it: the sentinel name and "sin": false (endBefore mirrors it with MIN_NAME).
+        func bound(_ b: QueryBound, _ p: (value: String, name: String, inclusive: String), sentinel: BoundKey) {
+            members.append(JSONMember(key: p.value, value: b.value.exportJSON()))
+            if let key = b.key { members.append(JSONMember(key: p.name, value: .string(key.wire))) }
+            members.append(JSONMember(key: p.inclusive, value: .bool(b.key == sentinel ? false : !b.exclusive)))
         }
-        if let end = query.end {
-            members.append(JSONMember(key: "ep", value: end.value.exportJSON()))
-            switch end.key {
-            case .min?:
-                members.append(JSONMember(key: "en", value: .string(BoundKey.minName)))
-                members.append(JSONMember(key: "ein", value: .bool(false)))
-            case let key?:
-                members.append(JSONMember(key: "en", value: .string(key.wire)))
-                members.append(JSONMember(key: "ein", value: .bool(!end.exclusive)))
-            case nil:
-                members.append(JSONMember(key: "ein", value: .bool(!end.exclusive)))
-            }
-        }
+        if let start = query.start { bound(start, ("sp", "sn", "sin"), sentinel: .max) }
+        if let end = query.end { bound(end, ("ep", "en", "ein"), sentinel: .min) }
         if let limit = query.limit {
             members.append(JSONMember(key: "l", value: .number(Double(limit.count))))
             if case .first = limit {
