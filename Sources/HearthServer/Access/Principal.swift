@@ -18,12 +18,29 @@ public enum Principal: Sendable, Equatable {
         public let claims: JSONValue
         /// When the token expires (ms since the epoch), if it does.
         public let expiresAt: Int64?
+        /// The security rules' `auth` variable: `{uid, provider, token}` for a token, or the
+        /// object an admin's `auth_variable_override` gave.
+        public let authVariable: JSONValue
 
-        /// A user.
+        /// A user signed in with a token holding `claims`.
         public init(uid: String, claims: JSONValue, expiresAt: Int64?) {
             self.uid = uid
             self.claims = claims
             self.expiresAt = expiresAt
+            let provider = claims["firebase"]?["sign_in_provider"]?.stringValue ?? claims["provider"]?.stringValue ?? "custom"
+            self.authVariable = .object([
+                JSONMember(key: "provider", value: .string(provider)),
+                JSONMember(key: "token", value: claims),
+                JSONMember(key: "uid", value: .string(uid)),
+            ])
+        }
+
+        /// A user an admin acts as: `variable` is the whole `auth` variable.
+        public init(overriddenBy variable: JSONValue) {
+            self.uid = variable["uid"]?.stringValue ?? ""
+            self.claims = variable["token"] ?? .object([])
+            self.expiresAt = nil
+            self.authVariable = variable
         }
     }
 
@@ -34,10 +51,10 @@ public enum Principal: Sendable, Equatable {
     }
 
     /// The principal an admin acting as `auth_variable_override` / `authvar` becomes:
-    /// `null` is unauthenticated, an object with a `uid` is that user.
+    /// `null` is unauthenticated, an object is the `auth` variable as given.
     public static func override(_ json: JSONValue) -> Principal {
-        guard case .object = json, let uid = json["uid"]?.stringValue else { return .unauthenticated }
-        return .user(User(uid: uid, claims: json, expiresAt: nil))
+        guard case .object = json else { return .unauthenticated }
+        return .user(User(overriddenBy: json))
     }
 }
 

@@ -51,4 +51,12 @@ struct OnDisconnectOperation: Sendable {
     }
     let path: Path
     let action: Action
+
+    /// The operation as children of ``path`` (a set is one child at the empty path).
+    var children: [(path: Path, node: Node)] {
+        switch action {
+        case .set(let node): [(.root, node)]
+        case .merge(let children): children
+        }
+    }
 }

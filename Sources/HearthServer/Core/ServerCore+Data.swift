@@ -35,6 +35,31 @@ extension ServerCore {
         return out
     }
 
+    /// The writes of a set or a merge as absolute paths and resolved values, and the database
+    /// they would make.
+    func plan(_ path: Path, _ children: [(path: Path, node: Node)]) -> (writes: [(path: Path, value: Node)], newData: Node) {
+        var newData = data
+        var writes: [(path: Path, value: Node)] = []
+        for c in children {
+            let at = path.appending(c.path)
+            let value = resolve(c.node, at: at, in: data)
+            writes.append((at, value))
+            newData = newData.updating(at, with: value)
+        }
+        return (writes, newData)
+    }
+
+    /// Asks the policy about a set (`children` = one child at the empty path) or a merge.
+    func mayWrite(_ path: Path, _ children: [(path: Path, node: Node)], as principal: Principal) -> AccessDecision {
+        let (writes, newData) = plan(path, children)
+        return policy.write(writes, principal: principal, oldData: data, newData: newData, now: now)
+    }
+
+    /// Asks the policy about a read or listen.
+    func mayRead(_ path: Path, _ query: QuerySpec, as principal: Principal) -> AccessDecision {
+        policy.read(path, query: query, principal: principal, data: data, now: now)
+    }
+
     /// Resolves server values in `node` against what is at `path` in `base`.
     func resolve(_ node: Node, at path: Path, in base: Node) -> Node {
         guard StoreState.containsServerValue(node) else { return node }

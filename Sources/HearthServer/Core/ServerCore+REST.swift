@@ -104,7 +104,7 @@ extension ServerCore {
             case .failure(let r): return (r, out)
             case .success(let q): query = q
             }
-            guard policy.canRead(path, query: query, principal: request.principal, data: data, now: now) else { return (denied(), out) }
+            guard mayRead(path, query, as: request.principal).allowed else { return (denied(), out) }
             let node = view(path, query)
             var headers: [String: String] = [:]
             let tag = ServerCore.etag(node)
@@ -139,8 +139,7 @@ extension ServerCore {
                     return (RESTResponse(status: 412, headers: ["ETag": ServerCore.etag(current)], body: current.plainJSON().serialized()), out)
                 }
             }
-            let resolved = resolve(node, at: path, in: data)
-            guard policy.canWrite([path], principal: request.principal, oldData: data, newData: data.updating(path, with: resolved), now: now) else {
+            guard mayWrite(path, [(.root, node)], as: request.principal).allowed else {
                 return (denied(), out)
             }
             commitSet(path, node, into: &out)
@@ -167,9 +166,7 @@ extension ServerCore {
             } catch {
                 return (.error(400, "\(error)"), out)
             }
-            var newData = data
-            for c in children { newData = newData.updating(path.appending(c.path), with: resolve(c.node, at: path.appending(c.path), in: data)) }
-            guard policy.canWrite(children.map { path.appending($0.path) }, principal: request.principal, oldData: data, newData: newData, now: now) else {
+            guard mayWrite(path, children, as: request.principal).allowed else {
                 return (denied(), out)
             }
             commitMerge(path, children, into: &out)
@@ -188,8 +185,7 @@ extension ServerCore {
             let at = path.child(ChildKey(key))
             let node: Node
             do { node = try validated(json, at: at) } catch { return (.error(400, error.description), out) }
-            let resolved = resolve(node, at: at, in: data)
-            guard policy.canWrite([at], principal: request.principal, oldData: data, newData: data.updating(at, with: resolved), now: now) else {
+            guard mayWrite(at, [(.root, node)], as: request.principal).allowed else {
                 return (denied(), out)
             }
             commitSet(at, node, into: &out)
@@ -208,7 +204,7 @@ extension ServerCore {
         case .failure(let r): return .failure(r)
         case .success(let q): query = q
         }
-        guard policy.canRead(request.path, query: query, principal: request.principal, data: data, now: now) else {
+        guard mayRead(request.path, query, as: request.principal).allowed else {
             return .failure(.error(401, "Permission denied"))
         }
         precondition(connections[id] == nil, "connection \(id) opened twice")

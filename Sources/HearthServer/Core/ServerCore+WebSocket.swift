@@ -26,21 +26,8 @@ extension ServerCore {
         pendingChecks = pendingChecks.filter { $0.value.0 != id }
         var out = ServerOutput()
         for op in connection.onDisconnect {
-            let paths: [Path]
-            var newData = data
-            switch op.action {
-            case .set(let node):
-                paths = [op.path]
-                newData = newData.updating(op.path, with: resolve(node, at: op.path, in: data))
-            case .merge(let children):
-                paths = children.map { op.path.appending($0.path) }
-                for c in children {
-                    let at = op.path.appending(c.path)
-                    newData = newData.updating(at, with: resolve(c.node, at: at, in: data))
-                }
-            }
             // Checked again when it runs, with the auth the connection had.
-            guard policy.canWrite(paths, principal: connection.principal, oldData: data, newData: newData, now: now) else { continue }
+            guard mayWrite(op.path, op.children, as: connection.principal).allowed else { continue }
             switch op.action {
             case .set(let node): commitSet(op.path, node, into: &out)
             case .merge(let children): commitMerge(op.path, children, into: &out)
@@ -109,7 +96,7 @@ extension ServerCore {
             connections[id]!.listens[ListenKey(path: path, query: listenQuery(query))] = nil
             out.send(id, .response(number: r, status: "ok", data: nil))
         case let .get(path, query):
-            guard policy.canRead(path, query: query, principal: principal, data: data, now: now) else {
+            guard mayRead(path, query, as: principal).allowed else {
                 out.send(id, .response(number: r, status: "permission_denied", data: .string("Permission denied")))
                 return
             }
@@ -124,8 +111,7 @@ extension ServerCore {
                 out.send(id, .response(number: r, status: "datastale", data: .string("Transaction hash does not match")))
                 return
             }
-            let resolved = resolve(node, at: path, in: data)
-            guard policy.canWrite([path], principal: principal, oldData: data, newData: data.updating(path, with: resolved), now: now) else {
+            guard mayWrite(path, [(.root, node)], as: principal).allowed else {
                 out.send(id, .response(number: r, status: "permission_denied", data: .string("Permission denied")))
                 return
             }
@@ -137,12 +123,7 @@ extension ServerCore {
                 out.send(id, .response(number: r, status: "invalid_data", data: .string(error.description)))
                 return
             }
-            var newData = data
-            for c in nodes {
-                let at = path.appending(c.path)
-                newData = newData.updating(at, with: resolve(c.node, at: at, in: data))
-            }
-            guard policy.canWrite(nodes.map { path.appending($0.path) }, principal: principal, oldData: data, newData: newData, now: now) else {
+            guard mayWrite(path, nodes, as: principal).allowed else {
                 out.send(id, .response(number: r, status: "permission_denied", data: .string("Permission denied")))
                 return
             }
@@ -190,20 +171,7 @@ extension ServerCore {
             return
         }
         // Checked when queued, against the data as it is now.
-        let path = op.path
-        var newData = data
-        var paths: [Path] = []
-        switch op.action {
-        case .set(let node):
-            paths = [path]
-            newData = newData.updating(path, with: resolve(node, at: path, in: data))
-        case .merge(let children):
-            for c in children {
-                paths.append(path.appending(c.path))
-                newData = newData.updating(path.appending(c.path), with: resolve(c.node, at: path.appending(c.path), in: data))
-            }
-        }
-        guard policy.canWrite(paths, principal: principal, oldData: data, newData: newData, now: now) else {
+        guard mayWrite(op.path, op.children, as: principal).allowed else {
             out.send(id, .response(number: r, status: "permission_denied", data: .string("Permission denied")))
             return
         }
@@ -283,7 +251,7 @@ extension ServerCore {
     mutating func revokeListens(_ id: ConnectionID, into out: inout ServerOutput) {
         guard let c = connections[id] else { return }
         for (key, l) in c.listens.sorted(by: { $0.key.path < $1.key.path })
-        where !policy.canRead(l.path, query: l.query, principal: c.principal, data: data, now: now) {
+        where !mayRead(l.path, l.query, as: c.principal).allowed {
             connections[id]!.listens[key] = nil
             out.send(id, .listenRevoked(path: l.path, query: l.query))
         }
@@ -297,7 +265,8 @@ extension ServerCore {
 
     mutating func listen(_ id: ConnectionID, number r: Int, path: Path, query: QuerySpec, tag: Int?, hash: String, into out: inout ServerOutput) {
         guard let c = connections[id] else { return }
-        guard policy.canRead(path, query: query, principal: c.principal, data: data, now: now) else {
+        let decision = mayRead(path, query, as: c.principal)
+        guard decision.allowed else {
             out.send(id, .response(number: r, status: "permission_denied", data: .string("Permission denied")))
             return
         }
@@ -315,8 +284,8 @@ extension ServerCore {
             out.send(id, .set(path: path, data: current.exportJSON(), tag: listen.tag))
         }
         var warnings: JSONValue? = nil
-        if case .child = query.index {
-            warnings = .object([JSONMember(key: "w", value: .array([.string("no_index")]))])
+        if !decision.warnings.isEmpty {
+            warnings = .object([JSONMember(key: "w", value: .array(decision.warnings.map(JSONValue.string)))])
         }
         out.send(id, .response(number: r, status: "ok", data: warnings))
     }
