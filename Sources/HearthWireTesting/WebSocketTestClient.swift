@@ -11,7 +11,8 @@ import Synchronization
 /// given (so a test controls the protocol's own framing) and collects every text frame the
 /// server sends. Blocking calls: use it from test code, never from an event loop.
 public final class WebSocketTestClient: Sendable {
-    let channel: any Channel
+    /// The connection (a test may stop reading it with `ChannelOptions.autoRead`).
+    public let channel: any Channel
     /// What arrived, in order.
     public let inbox: Inbox
 

@@ -18,7 +18,7 @@ final class LiveServer {
     let server: NetworkServer
     let clientGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
-    init(emulator: Bool = true, idleTimeoutMs: Int64 = 120_000, directory: String? = nil) async throws {
+    init(emulator: Bool = true, idleTimeoutMs: Int64 = 120_000, maxBuffered: Int = 64 << 20, directory: String? = nil) async throws {
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID().uuidString)").path
         var options = Store.Options()
         options.authoritative = true
@@ -26,6 +26,7 @@ final class LiveServer {
         var c = ServerCore.Configuration()
         c.emulator = emulator
         c.idleTimeoutMs = idleTimeoutMs
+        c.maxBufferedBytesPerConnection = maxBuffered
         runtime = try ServerRuntime(store: store, configuration: c,
                                     verifier: try await FirebaseTokenVerifier(secret: String(repeating: "k", count: 32), emulator: emulator))
         server = try await NetworkServer.start(host: "127.0.0.1", port: 0, runtime: runtime, threads: 2)
@@ -116,6 +117,30 @@ struct NetworkServerTests {
         #expect(String(decoding: body, as: UTF8.self) == #"{"from":"rest"}"#)
         #expect(ws.receive() == .set(path: "x", data: json(#"{"from":"rest"}"#), tag: nil))
         ws.close()
+        try await live.stop()
+    }
+
+    @Test("a client that does not read its socket is disconnected, not buffered without bound")
+    func slowReader() async throws {
+        let live = try await LiveServer(maxBuffered: 1 << 20)
+        let stalled = try live.client()
+        _ = stalled.receive()
+        try stalled.send(ClientRequest.listen(path: "/feed", query: .default, tag: nil, hash: "").message(number: 1))
+        _ = stalled.response(1)
+        try await stalled.channel.setOption(ChannelOptions.autoRead, value: false).get()
+        let writer = try live.client()
+        _ = writer.receive()
+        let chunk = JSONValue.string(String(repeating: "z", count: 100_000))
+        var n = 1
+        // Well past socket buffers plus the 1 MiB budget: 40 MB pushed to a reader that reads nothing.
+        while n <= 400 && live.runtime.connectionCount == 2 {
+            try writer.send(ClientRequest.put(path: Path(keys: ["feed", ChildKey("m\(n)")]), data: chunk, hash: nil).message(number: n))
+            #expect(writer.response(n).status == "ok")
+            n += 1
+        }
+        #expect(live.runtime.connectionCount == 1, "the stalled reader is still connected after \(n - 1) pushes of 100 kB")
+        writer.close()
+        stalled.close()
         try await live.stop()
     }
 }

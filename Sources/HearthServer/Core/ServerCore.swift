@@ -37,6 +37,9 @@ public struct ServerCore: Sendable {
         /// A WebSocket connection that sends nothing for this long (ms) is closed and its
         /// onDisconnect operations run (clients send the keepalive `"0"` every 45 s).
         public var idleTimeoutMs: Int64 = 120_000
+        /// The most bytes queued to one client that does not read its socket before the
+        /// server disconnects it (rather than buffer without bound).
+        public var maxBufferedBytesPerConnection: Int = 64 << 20
         /// How often an event stream gets a `keep-alive` event (ms).
         public var keepAliveIntervalMs: Int64 = 30_000
         /// The default configuration.

@@ -17,8 +17,6 @@ public final class NetworkServer: Sendable {
     let runtime: ServerRuntime
     let ticker: RepeatedTask
 
-    /// The most bytes queued to one slow client before it is disconnected.
-    public static let maxBufferedBytesPerConnection = 64 << 20
     /// The largest WebSocket frame accepted (Firebase's clients send at most 16,384 characters
     /// per frame).
     public static let maxFrameBytes = 1 << 20
@@ -88,7 +86,9 @@ public final class NetworkServer: Sendable {
 /// Counts bytes written but not yet on the wire; over the limit, the peer is not reading.
 final class OutboundBudget: Sendable {
     let queued = Synchronization.Atomic<Int>(0)
-    func add(_ n: Int) -> Bool { queued.add(n, ordering: .relaxed).newValue <= NetworkServer.maxBufferedBytesPerConnection }
+    let limit: Int
+    init(limit: Int) { self.limit = limit }
+    func add(_ n: Int) -> Bool { queued.add(n, ordering: .relaxed).newValue <= limit }
     func done(_ n: Int) { queued.subtract(n, ordering: .relaxed) }
 }
 
@@ -109,7 +109,7 @@ final class WebSocketHandler: ChannelInboundHandler, Sendable {
 
     struct Sink: ConnectionSink {
         let channel: any Channel
-        let budget = OutboundBudget()
+        let budget: OutboundBudget
 
         func send(_ text: String) {
             for frame in FrameSplitter.frames(for: text) {
@@ -134,7 +134,7 @@ final class WebSocketHandler: ChannelInboundHandler, Sendable {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        runtime.connected(id, sink: Sink(channel: context.channel))
+        runtime.connected(id, sink: Sink(channel: context.channel, budget: OutboundBudget(limit: runtime.maxBufferedBytes)))
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -279,7 +279,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler, @unchec
 
     struct StreamSink: ConnectionSink {
         let channel: any Channel
-        let budget = OutboundBudget()
+        let budget: OutboundBudget
         func send(_ text: String) {
             let bytes = text.utf8.count
             guard budget.add(bytes) else {
@@ -307,7 +307,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler, @unchec
         let bound = NIOLoopBound((self, context), eventLoop: loop)
         // The head goes first, on the loop; the runtime's events follow through the sink.
         context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
-        let id = runtime.openStream(request, sink: StreamSink(channel: channel)) { response in
+        let id = runtime.openStream(request, sink: StreamSink(channel: channel, budget: OutboundBudget(limit: runtime.maxBufferedBytes))) { response in
             // Refused: the head was already sent, so the refusal is an event, then the end.
             loop.execute {
                 let (handler, context) = bound.value

@@ -69,6 +69,12 @@ public final class ServerRuntime: Sendable {
         state.withLock { $0.core.configuration.host = host }
     }
 
+    /// The outbound limit per connection (``ServerCore/Configuration/maxBufferedBytesPerConnection``).
+    var maxBufferedBytes: Int { state.withLock { $0.core.configuration.maxBufferedBytesPerConnection } }
+
+    /// Open connections (WebSocket and event streams).
+    public var connectionCount: Int { state.withLock { $0.core.connectionCount } }
+
     /// A fresh connection id.
     func makeID() -> ConnectionID { ConnectionID(nextID.add(1, ordering: .relaxed).oldValue) }
 
