@@ -8,6 +8,7 @@
 //   HearthLog    the durable log: file-system seam, segments, records, MANIFEST, recovery
 //   Hearth       the engine and views on top of both; the public library product
 //   hearth       the command-line tool
+//   HearthRules  Firebase security rules: parse once, evaluate reads/writes (pure, no I/O)
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -21,6 +22,7 @@ let package = Package(
         .library(name: "Hearth", targets: ["Hearth"]),
         .library(name: "HearthModel", targets: ["HearthModel"]),
         .library(name: "HearthLog", targets: ["HearthLog"]),
+        .library(name: "HearthRules", targets: ["HearthRules"]),
         .executable(name: "hearth", targets: ["HearthTool"]),
     ],
     dependencies: [
@@ -46,6 +48,11 @@ let package = Package(
             dependencies: ["HearthModel", "HearthLog"],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "HearthRules",
+            dependencies: ["HearthModel"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "HearthTool",
             dependencies: [
@@ -67,6 +74,11 @@ let package = Package(
         .testTarget(
             name: "HearthToolTests",
             dependencies: ["Hearth"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HearthRulesTests",
+            dependencies: ["HearthRules", "HearthModel"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
