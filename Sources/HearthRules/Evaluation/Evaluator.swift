@@ -55,7 +55,7 @@ enum Evaluator {
             return .array(strings)
         case .builtin(let b):
             switch b {
-            case .auth: return c.auth.map { .auth($0) } ?? .null
+            case .auth: return c.auth.map { .json($0.json) } ?? .null
             case .now: return .number(c.now)
             case .root: return .snapshot(RuleSnapshot(tree: c.oldRoot, path: .root, node: c.oldRoot))
             case .data: return .snapshot(RuleSnapshot(tree: c.oldRoot, path: c.path, node: c.oldRoot.child(at: c.path)))
@@ -101,17 +101,16 @@ enum Evaluator {
 
     private static func member(_ base: RuleValue, _ name: String) throws(EvaluationError) -> RuleValue {
         switch base {
-        case .auth(let auth):
-            switch name {
-            case "uid": return .string(auth.uid)
-            case "provider": return .string(auth.provider)
-            case "token": return .claims(auth.token)
-            default: return .null
-            }
-        case .claims(let node):
-            let child = node.child(ChildKey(name))
-            return child.leafValue == nil && !child.isEmpty ? .claims(child) : RuleValue(primitive: child)
+        case .json(.object(let members)):
+            // A claim that is absent reads as null (`auth.token.admin === true` is then false).
+            guard let member = members.first(where: { $0.key.utf8.elementsEqual(name.utf8) }) else { return .null }
+            return RuleValue(json: member.value)
+        case .json(.array(let items)):
+            if name == "length" { return .number(Double(items.count)) }
+            guard let i = Int(name), i >= 0, i < items.count else { return .null }
+            return RuleValue(json: items[i])
         case .string(let s) where name == "length":
+            // JavaScript's length: UTF-16 code units.
             return .number(Double(s.utf16.count))
         case .null:
             throw fail("cannot read '\(name)' of null")

@@ -20,10 +20,9 @@ enum RuleValue {
     /// nothing and usable in no operator.
     case object
     case snapshot(RuleSnapshot)
-    /// `auth` of a signed-in user.
-    case auth(RulesAuth)
-    /// A claims object under `auth.token` (a children node).
-    case claims(Node)
+    /// An object or array from the `auth` variable (`auth`, `auth.token`, …), whose members
+    /// can be read; scalars from it become the cases above.
+    case json(JSONValue)
     case regex(RuleRegex)
     case array([String])
 
@@ -35,7 +34,8 @@ enum RuleValue {
         case .string: "string"
         case .object: "object"
         case .snapshot: "RuleDataSnapshot"
-        case .auth, .claims: "object"
+        case .json(.array): "array"
+        case .json: "object"
         case .regex: "regular expression"
         case .array: "array"
         }
@@ -48,18 +48,31 @@ enum RuleValue {
         self.init(leaf: leaf)
     }
 
+    /// A leaf's value. Server-value placeholders should have been resolved by the caller
+    /// before rules run; one that was not reads as `null`.
     init(leaf: LeafValue) {
-        if case .bool(let b) = leaf { self = .bool(b); return }
-        if case .number(let d) = leaf { self = .number(d); return }
-        if case .string(let s) = leaf { self = .string(s); return }
-        // Any other numeric representation (an exact integer) prints as its decimal value;
-        // server-value placeholders never reach stored data and read as null.
-        if let d = Double(leaf.description), d.isFinite { self = .number(d); return }
-        self = .null
+        switch leaf {
+        case .bool(let b): self = .bool(b)
+        case .number(let d): self = .number(d)
+        case .string(let s): self = .string(s)
+        case .serverValue: self = .null
+        }
+    }
+
+    /// A value from the `auth` variable: scalars as themselves, objects and arrays wrapped.
+    init(json: JSONValue) {
+        switch json {
+        case .null: self = .null
+        case .bool(let b): self = .bool(b)
+        case .number(let d): self = .number(d)
+        case .string(let s): self = .string(s)
+        case .array, .object: self = .json(json)
+        }
     }
 
     /// Strict equality (`==` and `===` alike): same type and same value; strings by exact
-    /// code points; the object sentinel equals nothing.
+    /// code points. Objects (the `.val()` sentinel, `auth`, claims objects) equal nothing,
+    /// not even themselves, so `auth != null` is true for a signed-in user.
     func strictlyEquals(_ other: RuleValue) -> Bool {
         switch (self, other) {
         case (.null, .null): true

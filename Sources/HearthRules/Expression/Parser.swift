@@ -220,7 +220,7 @@ struct ExpressionParser {
     private func member(_ target: Expr, _ type: StaticType, _ name: String, at offset: Int) throws(ExpressionError) -> (Expr, StaticType) {
         switch type {
         case .unknown:
-            return (Expr(kind: .member(target, name), offset: target.offset), name == "length" ? .unknown : .unknown)
+            return (Expr(kind: .member(target, name), offset: target.offset), .unknown)
         case .string where name == "length":
             return (Expr(kind: .member(target, name), offset: target.offset), .number)
         case .snapshot where Method(rawValue: name)?.isSnapshotMethod == true:

@@ -2,7 +2,10 @@
 
 /// A compiled regular-expression literal. Matching searches the string (as JavaScript's
 /// `RegExp.test` does): anchor with `^` and `$` to match the whole string. The one flag
-/// Firebase accepts is `i` (ignore case).
+/// Firebase accepts is `i` (ignore case). Patterns are compiled by Swift's `Regex`, whose
+/// syntax covers the subset Firebase documents (`^ $ . * + ? {n,m} [] () | \d \w \s`
+/// and their negations); `.` and classes match Unicode scalars, not grapheme clusters, which
+/// is closer to JavaScript's code units.
 struct RuleRegex: Sendable {
     /// The pattern as written between the slashes.
     let pattern: String
@@ -26,7 +29,8 @@ struct RuleRegex: Sendable {
         }
         self.pattern = pattern
         self.flags = flags
-        self.compiled = CompiledRegex(flags.contains("i") ? compiled.ignoresCase() : compiled)
+        let scalars = compiled.matchingSemantics(.unicodeScalar)
+        self.compiled = CompiledRegex(flags.contains("i") ? scalars.ignoresCase() : scalars)
     }
 
     /// Whether the pattern matches anywhere in `string`.

@@ -3,41 +3,69 @@
 import HearthModel
 
 extension RulesSet {
-    /// Whether `auth` may set `path` to `newValue` (`Node.empty` deletes).
+    /// Whether `auth` may set `path` (a `set`, a REST PUT or DELETE, an onDisconnect set or
+    /// remove, a transaction's final write) so that the tree becomes `newRoot`.
     ///
-    /// `.write` must grant at `path` or an ancestor (with `data` the old value and `newData`
-    /// the new one); then every `.validate` on the path from the root to `path`, and in the
-    /// new subtree, must pass wherever the new data is not null.
-    public func canWrite(path: Path, newValue: Node, auth: RulesAuth?, root: Node, now: Double) -> Decision {
+    /// `.write` must grant at `path` or an ancestor, evaluated with `data` the old value and
+    /// `newData` the new one at the rule's location. Then every `.validate` from the root
+    /// down to `path`, and in the new subtree at `path`, must pass wherever the new data is
+    /// not null; a delete (`newRoot` null at `path`) runs no `.validate` at or below `path`.
+    ///
+    /// - Parameters:
+    ///   - path: The location written.
+    ///   - newRoot: The whole tree as it would be after the write
+    ///     (`oldRoot.updating(path, with: value)`), server values already resolved.
+    ///   - oldRoot: The whole tree before the write (`root` and `data` in rules).
+    ///   - auth: The requester; `nil` when unauthenticated.
+    ///   - now: The server's clock in milliseconds since the epoch (`now` in rules).
+    /// - Returns: The decision: the granting `.write` when allowed; the failing `.validate`, or
+    ///   the deepest `.write` that did not grant, when denied.
+    public func canWrite(path: Path, newRoot: Node, oldRoot: Node, auth: RulesAuth?, now: Double) -> Decision {
         if auth?.isAdmin == true { return .allowed(by: nil, at: path, reason: "admin access bypasses rules") }
-        let newRoot = root.updating(path, with: newValue)
-        return checkWrites(at: [path], auth: auth, oldRoot: root, newRoot: newRoot, now: now)
+        return checkWrites(at: [path], auth: auth, oldRoot: oldRoot, newRoot: newRoot, now: now)
     }
 
-    /// Whether `auth` may apply a multi-path update at `path`: each child is written at
-    /// `path/child` (children may be deep relative paths such as `a/b`).
+    /// Whether `auth` may apply a multi-path update (an `update`, a REST PATCH, an
+    /// onDisconnect update): every `(path, value)` written together, atomically.
     ///
-    /// The update is checked as one atomic operation: `newData` is the tree after **every**
-    /// child is applied, each written location needs its own `.write` grant, and the
-    /// `.validate` rules of all of them must pass; one failure denies the whole update. An
-    /// empty update is checked as a write at `path` that changes nothing.
-    public func canUpdate(path: Path, children: [(path: Path, node: Node)], auth: RulesAuth?, root: Node, now: Double) -> Decision {
-        if auth?.isAdmin == true { return .allowed(by: nil, at: path, reason: "admin access bypasses rules") }
-        let newRoot = root.updating(path, with: root.child(at: path).merging(children))
-        let written = children.isEmpty ? [path] : children.map { path.appending($0.path) }
-        return checkWrites(at: written, auth: auth, oldRoot: root, newRoot: newRoot, now: now)
+    /// The update is checked as one operation: `newData` everywhere is the tree after
+    /// **every** write is applied, each written location needs its own `.write` grant, and
+    /// the `.validate` rules of all of them must pass; one failure denies the whole update.
+    /// An empty update is denied (Firebase clients never send one).
+    ///
+    /// - Parameters:
+    ///   - writes: Absolute locations and their new values (``Node/empty`` deletes), applied
+    ///     in order; server values already resolved.
+    ///   - oldRoot: The whole tree before the update.
+    ///   - auth: The requester; `nil` when unauthenticated.
+    ///   - now: The server's clock in milliseconds since the epoch.
+    /// - Returns: The decision: the first written location's granting `.write` when allowed;
+    ///   the first refusal when denied.
+    public func canUpdate(writes: [(path: Path, value: Node)], oldRoot: Node, auth: RulesAuth?, now: Double) -> Decision {
+        guard let first = writes.first else {
+            return .denied(by: nil, at: .root, reason: "an update must write at least one location")
+        }
+        if auth?.isAdmin == true { return .allowed(by: nil, at: first.path, reason: "admin access bypasses rules") }
+        let newRoot = oldRoot.merging(writes.map { (path: $0.path, node: $0.value) })
+        return checkWrites(at: writes.map(\.path), auth: auth, oldRoot: oldRoot, newRoot: newRoot, now: now)
     }
 
     private func checkWrites(at written: [Path], auth: RulesAuth?, oldRoot: Node, newRoot: Node, now: Double) -> Decision {
         var firstGrant: Decision?
+        var locations: [Path] = []
         for path in written {
-            let decision = grant(.write, at: path, auth: auth, oldRoot: oldRoot, newRoot: newRoot, now: now)
+            if path.isInfo {
+                return .denied(by: nil, at: path, reason: "\(path) is under .info, which is read-only")
+            }
+            let location = Self.ruleLocation(of: path)
+            locations.append(location)
+            let decision = grant(.write, at: location, auth: auth, oldRoot: oldRoot, newRoot: newRoot, now: now)
             guard decision.isAllowed else { return decision }
             if firstGrant == nil { firstGrant = decision }
         }
         var validator = Validator(auth: auth, oldRoot: oldRoot, newRoot: newRoot, now: now)
-        for path in written {
-            if let failure = validator.validate(root, along: path) { return failure }
+        for location in locations {
+            if let failure = validator.validate(root, along: location) { return failure }
         }
         return firstGrant ?? .denied(by: nil, at: .root, reason: "nothing was written")
     }

@@ -1,6 +1,6 @@
 // RulesError: why a rules file was refused, always with the place in the file.
 
-/// Why a rules file was refused by ``RulesSet/parse(text:)``.
+/// Why a rules file was refused by ``RulesSet/parse(source:)``.
 ///
 /// Every case names the 1-based line and column in the file; rule errors also name the rule's
 /// location (such as `/users/$uid/.write`), so a server can print one actionable line and
