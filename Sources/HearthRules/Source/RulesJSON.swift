@@ -11,6 +11,7 @@ indirect enum RulesJSON {
     /// position in the file.
     case string(String, [SourcePosition])
     case array([RulesJSON], SourcePosition)
+    /// Members in document order; `keyPosition` is the key's opening quote.
     case object([(key: String, keyPosition: SourcePosition, value: RulesJSON)], SourcePosition)
 
     var position: SourcePosition {
@@ -208,7 +209,7 @@ struct RulesJSONParser {
             try skipTrivia()
             guard i < s.count, s[i] == "\"" else { throw fail("expected a quoted key in an object") }
             let keyStart = i
-            let (key, keyPositions) = try parseString()
+            let (key, _) = try parseString()
             if members.contains(where: { $0.key.unicodeScalars.elementsEqual(key.unicodeScalars) }) {
                 throw fail("duplicate key \"\(key)\"", at: keyStart)
             }
@@ -217,7 +218,7 @@ struct RulesJSONParser {
             i += 1
             try skipTrivia()
             let value = try parseValue(depth: depth + 1)
-            members.append((key, keyPositions[0], value))
+            members.append((key, source.position(of: keyStart), value))
             try skipTrivia()
             guard i < s.count else { throw fail("unterminated object") }
             if s[i] == "," { i += 1; continue }
