@@ -13,6 +13,7 @@
 //   HearthServer `hearth serve`: the sans-I/O server core, and its SwiftNIO adapter
 //   HearthWireTesting a raw WebSocket client speaking protocol v5 frames, for tests and benchmarks
 //   hearth       the command-line tool
+//   HearthRules  Firebase security rules: parse once, evaluate reads/writes (pure, no I/O)
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -40,6 +41,7 @@ let package = Package(
         .library(name: "HearthModel", targets: ["HearthModel"]),
         .library(name: "HearthLog", targets: ["HearthLog"]),
         .library(name: "HearthTesting", targets: ["HearthTesting"]),
+        .library(name: "HearthRules", targets: ["HearthRules"]),
         .library(name: "HearthWire", targets: ["HearthWire"]),
         .library(name: "HearthServer", targets: ["HearthServer"]),
         .library(name: "HearthWireTesting", targets: ["HearthWireTesting"]),
@@ -82,12 +84,17 @@ let package = Package(
         ),
         .target(
             name: "HearthServer",
-            dependencies: ["Hearth", "HearthWire", jwtKit] + nioWebSocket,
+            dependencies: ["Hearth", "HearthWire", "HearthRules", jwtKit] + nioWebSocket,
             swiftSettings: swiftSettings
         ),
         .target(
             name: "HearthWireTesting",
             dependencies: ["HearthWire"] + nioWebSocket,
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "HearthRules",
+            dependencies: ["HearthModel"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -119,6 +126,11 @@ let package = Package(
         .testTarget(
             name: "HearthServerTests",
             dependencies: ["HearthServer", "HearthWire", "HearthWireTesting", "Hearth", jwtKit] + nioWebSocket,
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HearthRulesTests",
+            dependencies: ["HearthRules", "HearthModel"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -52,6 +52,17 @@ let package = Package(
             path: "EngineScenarios",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Issue 13: rules evaluation per write against the write itself (a plain executable).
+        .executableTarget(
+            name: "RulesBench",
+            dependencies: [
+                .product(name: "HearthRules", package: "Hearth"),
+                .product(name: "Hearth", package: "Hearth"),
+            ],
+            path: "RulesBench",
+            exclude: ["rules50.json"],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "ModelBenchmarks",
             dependencies: [
