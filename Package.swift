@@ -101,6 +101,7 @@ let package = Package(
             name: "HearthTool",
             dependencies: [
                 "Hearth",
+                "HearthRules",
                 "HearthServer",
                 "HearthTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -125,7 +126,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HearthServerTests",
-            dependencies: ["HearthServer", "HearthWire", "HearthWireTesting", "Hearth", jwtKit] + nioWebSocket,
+            dependencies: ["HearthServer", "HearthWire", "HearthWireTesting", "HearthRules", "Hearth", jwtKit] + nioWebSocket,
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Hearth
+import HearthRules
 import HearthServer
 
 /// `hearth serve DATA_DIR`: a Realtime Database server on one port.
@@ -15,7 +16,9 @@ struct ServeCommand: AsyncParsableCommand {
 
             Auth: JWTs signed HS256 with the secret in --secret-file (uid from `uid` or `sub`; \
             `admin: true` is the admin). With --emulator, as Firebase's emulator: everyone may \
-            read and write, unsigned tokens (alg none) are accepted, and `Bearer owner` is the admin.
+            read and write (unless --rules is given), unsigned tokens (alg none) are accepted, and \
+            `Bearer owner` is the admin. With --rules FILE, Firebase security rules decide for \
+            everyone but the admin; a rules file with an error stops the server before it starts.
             """
     )
 
@@ -31,8 +34,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("secret-file"), help: ArgumentHelp("A file holding the HS256 secret tokens are signed with.", valueName: "FILE"))
     var secretFile: String?
 
-    @Flag(help: "Emulator mode: allow everything, accept unsigned tokens and the admin credential `owner`.")
+    @Flag(help: "Emulator mode: accept unsigned tokens and the admin credential `owner`; without --rules, allow everything.")
     var emulator = false
+
+    @Option(help: ArgumentHelp("A security rules file (Firebase's JSON format, // comments allowed), enforced on every read, listen, write and onDisconnect.", valueName: "FILE"))
+    var rules: String?
 
     @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds of silence after which a WebSocket connection is closed and its onDisconnect operations run.", valueName: "SECONDS"))
     var idleTimeout: Int = 120
@@ -51,6 +57,15 @@ struct ServeCommand: AsyncParsableCommand {
             secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !(secret ?? "").isEmpty else { throw ValidationError("the secret file \(secretFile) is empty") }
         }
+        var policy: (any AccessPolicy)? = nil
+        if let rules {
+            guard let text = try? String(contentsOfFile: rules, encoding: .utf8) else {
+                throw ValidationError("cannot read the rules file \(rules)")
+            }
+            do { policy = RulesAccessPolicy(rules: try RulesSet.parse(source: text)) } catch {
+                throw ValidationError("the rules file \(rules) is not valid: \(error)")
+            }
+        }
         // Checked before the store is opened (so a bad secret leaves no store behind).
         var options = Store.Options()
         options.authoritative = true
@@ -64,7 +79,7 @@ struct ServeCommand: AsyncParsableCommand {
         do { verifier = try await FirebaseTokenVerifier(secret: secret, emulator: emulator) } catch {
             throw ValidationError("\(secretFile ?? "the secret file"): \(error)")
         }
-        let runtime = try ServerRuntime(store: store, configuration: configuration, verifier: verifier)
+        let runtime = try ServerRuntime(store: store, configuration: configuration, verifier: verifier, policy: policy)
         let server = try await NetworkServer.start(host: host, port: port, runtime: runtime)
         if let portFile {
             try String(server.port).write(toFile: portFile, atomically: true, encoding: .utf8)

@@ -10,11 +10,18 @@ struct CoreHarness {
     /// Every write the core asked to make durable, in order.
     var durable: [DurableWrite] = []
 
-    init(data: Node = .empty, emulator: Bool = true, configure: (inout ServerCore.Configuration) -> Void = { _ in }) {
+    init(data: Node = .empty, emulator: Bool = true, policy: (any AccessPolicy)? = nil,
+         configure: (inout ServerCore.Configuration) -> Void = { _ in }) {
         var c = ServerCore.Configuration()
         c.emulator = emulator
         configure(&c)
-        core = ServerCore(data: data, configuration: c, seed: 42)
+        core = ServerCore(data: data, configuration: c, policy: policy, seed: 42)
+    }
+
+    /// Signs connection `n` in as `principal` (as if its token checked out).
+    mutating func signIn(_ n: UInt64, _ principal: Principal, number: Int = 900) {
+        let out = core.receive(ConnectionID(n), frame: ClientRequest.auth(credential: "t", isJWT: true, override: nil).message(number: number), now: now)
+        _ = take(core.tokenChecked(out.tokenChecks[0].ticket, .valid(principal), now: now))
     }
 
     mutating func take(_ out: ServerOutput) -> [(ConnectionID, ServerMessage)] {

@@ -93,6 +93,33 @@ struct ServeProcessTests {
         #expect(user.status == 0 && user.stdout.contains("ok user write"), "\(user)")
     }
 
+    @Test("firebase-admin under security rules: a user (databaseAuthVariableOverride) is held to them, an anonymous one too, the admin is not",
+          .enabled(if: Tool.binary != nil, Tool.missingMessage), .enabled(if: FirebaseAdmin.python != nil, FirebaseAdmin.missing))
+    func firebaseAdminWithRules() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-rules-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let rules = URL(fileURLWithPath: FirebaseAdmin.suite).deletingLastPathComponent().appendingPathComponent("presence.rules.json").path
+        let server = try ServeProcess(directory: dir, arguments: ["--emulator", "--rules", rules])
+        defer { server.stop() }
+        let env = ["FIREBASE_DATABASE_EMULATOR_HOST": "127.0.0.1:\(server.port)"]
+        for args in [["rules-user", "u1"], ["rules-anonymous"], ["rules-admin"]] {
+            let run = try FirebaseAdmin.run(FirebaseAdmin.python!, [FirebaseAdmin.suite] + args, env: env)
+            #expect(run.status == 0 && run.stdout.contains("all ok"), "\(args): \(run)")
+        }
+    }
+
+    @Test("a rules file with an error stops the server before it starts, naming the line and column",
+          .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    func badRules() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-badrules-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir); try? FileManager.default.removeItem(atPath: dir + ".rules") }
+        try #"{"rules": {"a": {".read": "auth.uid ==="}}}"#.write(toFile: dir + ".rules", atomically: true, encoding: .utf8)
+        let run = try Tool.run(["serve", dir, "--port", "0", "--rules", dir + ".rules"])
+        #expect(run.status == 2, "\(run)")
+        #expect(run.stderr.contains("line 1") && run.stderr.contains("/a/.read"), "\(run)")
+        #expect(!FileManager.default.fileExists(atPath: dir), "no store is created for a server that does not start")
+    }
+
     @Test("SIGKILL loses nothing acknowledged: 200 acknowledged REST writes survive, and hearth verify passes",
           .enabled(if: Tool.binary != nil, Tool.missingMessage))
     func killNine() throws {

@@ -3,7 +3,8 @@
 Run by Tests/HearthToolTests/ServeProcessTests.swift with FIREBASE_DATABASE_EMULATOR_HOST set
 to the server; with that variable firebase-admin talks REST + Server-Sent Events with
 `Authorization: Bearer owner`. Each check prints `ok NAME`; the first failure raises.
-Usage: python firebase_admin_suite.py [admin|user UID]
+Usage: python firebase_admin_suite.py [admin | user UID | rules-user UID | rules-anonymous | rules-admin]
+(the rules-* modes expect the server started with Tests/HearthToolTests/Python/presence.rules.json)
 """
 import queue
 import sys
@@ -14,9 +15,9 @@ from firebase_admin import db, exceptions
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "admin"
 options = {"databaseURL": "https://hearth-test.firebaseio.com", "projectId": "hearth-test"}
-if mode == "user":
+if mode in ("user", "rules-user"):
     options["databaseAuthVariableOverride"] = {"uid": sys.argv[2]}
-if mode == "anonymous":
+if mode in ("anonymous", "rules-anonymous"):
     options["databaseAuthVariableOverride"] = None
 app = firebase_admin.initialize_app(options=options, name=mode)
 
@@ -37,6 +38,41 @@ if mode == "anonymous":
         raise AssertionError("an unauthenticated write succeeded")
     except exceptions.UnauthenticatedError:
         print("ok anonymous write denied", flush=True)
+    sys.exit(0)
+
+def denied(name, action):
+    try:
+        action()
+    except exceptions.FirebaseError as e:
+        print("ok", name, "denied:", type(e).__name__, flush=True)
+        return
+    raise AssertionError(f"{name}: allowed, expected permission denied")
+
+
+if mode == "rules-user":
+    uid = sys.argv[2]
+    ref(f"users/{uid}").set({"name": uid, "age": 30})
+    check("rules: own user data", ref(f"users/{uid}").get(), {"name": uid, "age": 30})
+    denied("rules: another user's data", lambda: ref("users/someone-else").set({"name": "x", "age": 1}))
+    denied("rules: validation (age must be a number)", lambda: ref(f"users/{uid}").set({"name": uid, "age": "old"}))
+    denied("rules: reading another user's data", lambda: ref("users/someone-else").get())
+    ref(f"status/{uid}").set("online")
+    check("rules: presence", ref(f"status/{uid}").get(), "online")
+    denied("rules: another's presence", lambda: ref("status/someone-else").set("online"))
+    print("all ok", flush=True)
+    sys.exit(0)
+
+if mode == "rules-anonymous":
+    denied("rules: anonymous write", lambda: ref("users/u1").set({"name": "x", "age": 1}))
+    denied("rules: anonymous read", lambda: ref("users/u1").get())
+    check("rules: public read", ref("public").get(), None)
+    print("all ok", flush=True)
+    sys.exit(0)
+
+if mode == "rules-admin":
+    ref("users/anyone").set({"anything": True})
+    check("rules: the admin bypasses rules", ref("users/anyone").get(), {"anything": True})
+    print("all ok", flush=True)
     sys.exit(0)
 
 if mode == "user":
