@@ -180,7 +180,7 @@ enum Evaluator {
         for argument in arguments {
             switch try evaluate(argument, c) {
             case .string(let a): strings.append(a)
-            case .regex(let r): return .bool(r.matches(s))
+            case .regex(let r) where method == .matches: return .bool(r.matches(s))
             case let other: throw fail("\(method.rawValue)() needs string arguments, not a \(other.typeName)")
             }
         }
