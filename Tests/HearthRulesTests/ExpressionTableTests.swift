@@ -140,7 +140,9 @@ let snapshotRows: [Row] = [
     readRow("data.child('n').getPriority() === null", true),
     readRow("data.child('o').val() === null", false),
     readRow("data.child('nope').val() === null", true),
-    readRow("data.child('a.b').exists()", false, reason: "invalid key"),
+    readRow("data.child(auth.uid + '.x').exists()", false, reason: "invalid key"),
+    readRow("data.hasChildren([auth.uid, 's'])", false),
+    readRow("root.child('t/' + 's').hasChild('s') || data.hasChildren(['s', auth.provider + 'x'])", false),
 ]
 
 let operatorRows: [Row] = [

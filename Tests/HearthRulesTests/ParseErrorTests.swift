@@ -70,6 +70,9 @@ let badExpressions: [BadExpression] = [
     BadExpression(expression: "(true", message: "expected ')'", pointsAt: "\""),
     BadExpression(expression: "data.child('a').", message: "expected a name after '.'", pointsAt: "\""),
     BadExpression(expression: "$uid > 1", message: "compares a string with a number", pointsAt: "$uid"),
+    BadExpression(expression: "data.child('a.b').exists()", message: "invalid key \"a.b\"", pointsAt: "'a.b'"),
+    BadExpression(expression: "data.hasChildren(['ok', 'a#b'])", message: "invalid key \"a#b\"", pointsAt: "'a#b'"),
+    BadExpression(expression: "data.hasChild('')", message: "non-empty child path", pointsAt: "''"),
     BadExpression(expression: "auth.uid === $uid @", message: "unexpected character '@'", pointsAt: "@"),
 ]
 

@@ -14,8 +14,12 @@ struct EvaluationContext {
     let newRoot: Node
     /// The location the rule is evaluated at.
     let path: Path
-    /// `$wildcard` name (without `$`) → the key it captured.
-    let captures: [String: String]
+    /// `oldRoot` at `path` (`data`), found once while walking down.
+    let data: Node
+    /// `newRoot` at `path` (`newData`), found once while walking down.
+    let newData: Node
+    /// The keys the `$wildcards` on the rule's location captured, from the root down.
+    let captures: [String]
 }
 
 /// Why an expression could not produce a value; the rule then counts as false.
@@ -44,7 +48,7 @@ enum Evaluator {
         case .null: return .null
         case .bool(let b): return .bool(b)
         case .number(let d): return .number(d)
-        case .string(let s): return .string(s)
+        case .string(let s), .path(let s, _): return .string(s)
         case .regex(let r): return .regex(r)
         case .array(let items):
             var strings: [String] = []
@@ -58,12 +62,12 @@ enum Evaluator {
             case .auth: return c.auth.map { .json($0.json) } ?? .null
             case .now: return .number(c.now)
             case .root: return .snapshot(RuleSnapshot(tree: c.oldRoot, path: .root, node: c.oldRoot))
-            case .data: return .snapshot(RuleSnapshot(tree: c.oldRoot, path: c.path, node: c.oldRoot.child(at: c.path)))
-            case .newData: return .snapshot(RuleSnapshot(tree: c.newRoot, path: c.path, node: c.newRoot.child(at: c.path)))
+            case .data: return .snapshot(RuleSnapshot(tree: c.oldRoot, path: c.path, node: c.data))
+            case .newData: return .snapshot(RuleSnapshot(tree: c.newRoot, path: c.path, node: c.newData))
             }
-        case .capture(let name):
-            guard let value = c.captures[name] else { throw fail("$\(name) is not bound") }
-            return .string(value)
+        case let .capture(name, index):
+            guard index < c.captures.count else { throw fail("$\(name) is not bound") }
+            return .string(c.captures[index])
         case let .member(target, name):
             return try member(try evaluate(target, c), name)
         case let .index(target, index):
@@ -176,7 +180,7 @@ enum Evaluator {
         for argument in arguments {
             switch try evaluate(argument, c) {
             case .string(let a): strings.append(a)
-            case .regex(let r): return .bool(r.matches(s))
+            case .regex(let r) where method == .matches: return .bool(r.matches(s))
             case let other: throw fail("\(method.rawValue)() needs string arguments, not a \(other.typeName)")
             }
         }
@@ -196,6 +200,7 @@ enum Evaluator {
     }
 
     private static func childPath(_ argument: Expr, _ c: EvaluationContext, _ method: Method) throws(EvaluationError) -> Path {
+        if case .path(_, let path) = argument.kind { return path }
         guard case .string(let s) = try evaluate(argument, c) else { throw fail("\(method.rawValue)() needs a string path") }
         let path: Path
         do { path = try Path(validating: s) } catch { throw fail("\(method.rawValue)('\(s)'): \(error)") }
@@ -230,11 +235,9 @@ enum Evaluator {
             return .bool(!snap.node.child(at: try childPath(arguments[0], c, method)).isEmpty)
         case .hasChildren:
             guard let argument = arguments.first else { return .bool(snap.node.childCount > 0) }
-            guard case .array(let names) = try evaluate(argument, c) else { throw fail("hasChildren() needs an array") }
-            for name in names {
-                let path: Path
-                do { path = try Path(validating: name) } catch { throw fail("hasChildren(): \(error)") }
-                if snap.node.child(at: path).isEmpty { return .bool(false) }
+            guard case .array(let names) = argument.kind else { throw fail("hasChildren() needs an array") }
+            for name in names where snap.node.child(at: try childPath(name, c, method)).isEmpty {
+                return .bool(false)
             }
             return .bool(true)
         default:

@@ -1,5 +1,7 @@
 // Expr: the parsed form of a rule expression, and the static types the parser checks.
 
+import HearthModel
+
 /// A parsed rule expression. Built once when the rules file loads; evaluated per request.
 struct Expr: Sendable {
     let kind: Kind
@@ -11,12 +13,16 @@ struct Expr: Sendable {
         case bool(Bool)
         case number(Double)
         case string(String)
+        /// A string literal used as a child path (`child('a/b')`, `hasChildren(['a'])`):
+        /// the text, and the path it was checked and parsed into when the rules loaded.
+        case path(String, Path)
         case regex(RuleRegex)
         case array([Expr])
         /// `auth`, `now`, `root`, `data` or `newData`.
         case builtin(Builtin)
-        /// A `$wildcard` captured from the path (its name without the `$`).
-        case capture(String)
+        /// A `$wildcard` captured from the path: its name without the `$`, and its position
+        /// among the wildcards on the rule's location (the index into the captured keys).
+        case capture(String, Int)
         /// `target.name`, or `target['name']` with a constant name.
         case member(Expr, String)
         /// `target[index]` with a computed index.

@@ -1,9 +1,12 @@
 // Parser: rule expression text → a type-checked Expr (precedence climbing over tokens).
 
-/// What a rule expression may refer to: the `$wildcards` bound on its path, and whether it
-/// sits in a `.read` rule (where `newData` does not exist).
+import HearthModel
+
+/// What a rule expression may refer to: the `$wildcards` bound on its path (names without
+/// `$`, from the root down), and whether it sits in a `.read` rule (where `newData` does not
+/// exist).
 struct ExpressionScope {
-    var captures: Set<String>
+    var captures: [String]
     var allowsNewData: Bool
 }
 
@@ -264,8 +267,11 @@ struct ExpressionParser {
         case .val, .getPriority: try arity(0...0); result = .unknown
         case .exists, .isNumber, .isString, .isBoolean: try arity(0...0); result = .boolean
         case .parent: try arity(0...0); result = .snapshot
-        case .child: try arity(1...1); try argument(0, [.string]); result = .snapshot
-        case .hasChild: try arity(1...1); try argument(0, [.string]); result = .boolean
+        case .child, .hasChild:
+            try arity(1...1)
+            try argument(0, [.string])
+            arguments[0].0 = try constantPath(arguments[0].0, of: name)
+            result = method == .child ? .snapshot : .boolean
         case .hasChildren:
             try arity(0...1)
             if arguments.count == 1 {
@@ -273,7 +279,9 @@ struct ExpressionParser {
                     throw ExpressionError(message: "hasChildren() takes an array literal of child names, like ['a', 'b']",
                                           offset: arguments[0].0.offset)
                 }
-                _ = items
+                var paths: [Expr] = []
+                for item in items { paths.append(try constantPath(item, of: name)) }
+                arguments[0].0 = Expr(kind: .array(paths), offset: arguments[0].0.offset)
             }
             result = .boolean
         case .contains, .beginsWith, .endsWith: try arity(1...1); try argument(0, [.string]); result = .boolean
@@ -287,6 +295,21 @@ struct ExpressionParser {
             result = .boolean
         }
         return (Expr(kind: .call(target, method, arguments.map(\.0)), offset: target.offset), result)
+    }
+
+    /// A string literal used as a child path, checked now and kept parsed (`.path`), so that a
+    /// bad literal is refused when the file loads and a good one is not re-parsed per request.
+    /// Other expressions are returned unchanged and checked when evaluated.
+    private func constantPath(_ expr: Expr, of method: String) throws(ExpressionError) -> Expr {
+        guard case .string(let text) = expr.kind else { return expr }
+        let path: Path
+        do { path = try Path(validating: text) } catch {
+            throw ExpressionError(message: "\(method)('\(text)'): \(error)", offset: expr.offset)
+        }
+        guard !path.isRoot else {
+            throw ExpressionError(message: "\(method)() needs a non-empty child path", offset: expr.offset)
+        }
+        return Expr(kind: .path(text, path), offset: expr.offset)
     }
 
     private mutating func parsePrimary() throws(ExpressionError) -> (Expr, StaticType) {
@@ -345,10 +368,10 @@ struct ExpressionParser {
         default:
             if name.hasPrefix("$") {
                 let capture = String(name.dropFirst())
-                guard scope.captures.contains(capture) else {
+                guard let index = scope.captures.firstIndex(of: capture) else {
                     throw ExpressionError(message: "unknown variable '\(name)': no such $wildcard on this rule's path", offset: offset)
                 }
-                return (Expr(kind: .capture(capture), offset: offset), .string)
+                return (Expr(kind: .capture(capture, index), offset: offset), .string)
             }
             throw ExpressionError(message: "unknown variable '\(name)'", offset: offset)
         }

@@ -65,7 +65,20 @@ public struct Decision: Sendable, Hashable, CustomStringConvertible {
     public let path: Path
     /// A short explanation: which rule granted, that none did, that a validation failed, or
     /// the evaluation error that made a rule false.
-    public let reason: String
+    public var reason: String {
+        switch why {
+        case .granted(let kind): "\(kind.rawValue) granted at \(path)"
+        case .text(let text): text
+        }
+    }
+
+    /// The reason, kept unformatted on the common path (a grant) until someone asks.
+    private let why: Reason
+
+    private enum Reason: Sendable, Hashable {
+        case granted(RuleKind)
+        case text(String)
+    }
     /// Warnings for an allowed query (``RulesWarning/noIndex(path:index:)``); empty otherwise.
     public let warnings: [RulesWarning]
 
@@ -74,19 +87,24 @@ public struct Decision: Sendable, Hashable, CustomStringConvertible {
         warnings.contains { if case .noIndex = $0 { true } else { false } }
     }
 
+    /// A request granted by the `.read` or `.write` rule `rule`, evaluated at `path`.
+    static func granted(by rule: RuleReference, at path: Path) -> Decision {
+        Decision(isAllowed: true, rule: rule, path: path, why: .granted(rule.kind), warnings: [])
+    }
+
     /// An allowed request.
     static func allowed(by rule: RuleReference?, at path: Path, reason: String) -> Decision {
-        Decision(isAllowed: true, rule: rule, path: path, reason: reason, warnings: [])
+        Decision(isAllowed: true, rule: rule, path: path, why: .text(reason), warnings: [])
     }
 
     /// A denied request.
     static func denied(by rule: RuleReference?, at path: Path, reason: String) -> Decision {
-        Decision(isAllowed: false, rule: rule, path: path, reason: reason, warnings: [])
+        Decision(isAllowed: false, rule: rule, path: path, why: .text(reason), warnings: [])
     }
 
     /// This decision with `warning` added.
     func adding(_ warning: RulesWarning) -> Decision {
-        Decision(isAllowed: isAllowed, rule: rule, path: path, reason: reason, warnings: warnings + [warning])
+        Decision(isAllowed: isAllowed, rule: rule, path: path, why: why, warnings: warnings + [warning])
     }
 
     /// `allowed by /users/$uid/.write: … at users/alice: …` or `denied …`, for a server log.

@@ -36,11 +36,12 @@ final class RuleNode: Sendable {
         self.wildcard = wildcard
     }
 
-    /// The rule node for `key`, binding a wildcard capture when that is what matched.
-    func child(_ key: ChildKey, captures: inout [String: String]) -> RuleNode? {
+    /// The rule node for `key`, appending the key to `captures` when a wildcard is what
+    /// matched (so the i-th capture is the key under the i-th wildcard of the location).
+    func child(_ key: ChildKey, captures: inout [String]) -> RuleNode? {
         if let named = children[key] { return named }
-        if let (name, node) = wildcard {
-            captures[name] = key.string
+        if let (_, node) = wildcard {
+            captures.append(key.string)
             return node
         }
         return nil

@@ -96,7 +96,7 @@ struct RulesCompiler {
         default:
             throw structure(rulePath, "a rule must be a string expression or a boolean, not \(value.kindName)", value.position)
         }
-        let scope = ExpressionScope(captures: Set(captures), allowsNewData: kind != .read)
+        let scope = ExpressionScope(captures: captures, allowsNewData: kind != .read)
         do {
             let expression = try ExpressionParser.parseRule(text, scope: scope)
             return CompiledRule(reference: RuleReference(location: location, kind: kind, expression: text), expression: expression)

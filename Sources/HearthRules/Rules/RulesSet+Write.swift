@@ -63,7 +63,7 @@ extension RulesSet {
             guard decision.isAllowed else { return decision }
             if firstGrant == nil { firstGrant = decision }
         }
-        var validator = Validator(auth: auth, oldRoot: oldRoot, newRoot: newRoot, now: now)
+        var validator = Validator(auth: auth, oldRoot: oldRoot, newRoot: newRoot, now: now, deduplicate: locations.count > 1)
         for location in locations {
             if let failure = validator.validate(root, along: location) { return failure }
         }
@@ -71,70 +71,80 @@ extension RulesSet {
     }
 }
 
-/// Runs the `.validate` rules of one write. Each location is validated once even when
-/// several written paths share it (the ancestors of a multi-path update).
+/// Runs the `.validate` rules of one write. With several written locations (a multi-path
+/// update), each location is validated once even when several share it (their ancestors).
 private struct Validator {
     let auth: RulesAuth?
     let oldRoot: Node
     let newRoot: Node
     let now: Double
-    var done: Set<Path> = []
+    /// The locations already validated; `nil` for a single write, where the ancestors and
+    /// the subtree of one location never overlap.
+    var done: Set<Path>?
 
-    init(auth: RulesAuth?, oldRoot: Node, newRoot: Node, now: Double) {
+    init(auth: RulesAuth?, oldRoot: Node, newRoot: Node, now: Double, deduplicate: Bool) {
         self.auth = auth
         self.oldRoot = oldRoot
         self.newRoot = newRoot
         self.now = now
+        self.done = deduplicate ? [] : nil
     }
 
     /// Validates the locations from the root down to `path`, then the whole new subtree at
     /// `path`. Returns the first failure.
     mutating func validate(_ rules: RuleNode, along path: Path) -> Decision? {
-        var captures: [String: String] = [:]
+        var captures: [String] = []
         var node = rules
-        var location = Path.root
-        var newNode = newRoot
-        for key in path.keys {
-            if let failure = check(node, at: location, newNode: newNode, captures: captures) { return failure }
+        var oldNode = oldRoot, newNode = newRoot
+        for (depth, key) in path.keys.enumerated() {
+            if node.validate != nil, let failure = check(node, at: Path(keys: Array(path.keys[..<depth])), oldNode: oldNode,
+                                                          newNode: newNode, captures: captures) { return failure }
             guard let next = node.child(key, captures: &captures) else { return nil }
             node = next
-            location = location.child(key)
+            oldNode = oldNode.child(key)
             newNode = newNode.child(key)
         }
-        return subtree(node, at: location, newNode: newNode, captures: captures)
+        return subtree(node, at: path, oldNode: oldNode, newNode: newNode, captures: captures)
     }
 
-    private mutating func subtree(_ rules: RuleNode, at location: Path, newNode: Node, captures: [String: String]) -> Decision? {
+    private mutating func subtree(_ rules: RuleNode, at location: Path, oldNode: Node, newNode: Node,
+                                  captures: [String]) -> Decision? {
         // Invariant: nothing is validated where the new data is null (deletes never run .validate).
         guard !newNode.isEmpty else { return nil }
-        if let failure = check(rules, at: location, newNode: newNode, captures: captures) { return failure }
+        if let failure = check(rules, at: location, oldNode: oldNode, newNode: newNode, captures: captures) { return failure }
         if rules.wildcard != nil {
+            // Every new child meets a rule (named or the wildcard): walk the data.
             for (key, child) in newNode.children {
                 var inner = captures
                 guard let next = rules.child(key, captures: &inner) else { continue }
-                if let failure = subtree(next, at: location.child(key), newNode: child, captures: inner) { return failure }
+                if let failure = subtree(next, at: location.child(key), oldNode: oldNode.child(key), newNode: child,
+                                         captures: inner) { return failure }
             }
         } else {
+            // Only named children have rules: walk the rules.
             for (key, next) in rules.children {
                 let child = newNode.child(key)
                 if child.isEmpty { continue }
-                if let failure = subtree(next, at: location.child(key), newNode: child, captures: captures) { return failure }
+                if let failure = subtree(next, at: location.child(key), oldNode: oldNode.child(key), newNode: child,
+                                         captures: captures) { return failure }
             }
         }
         return nil
     }
 
-    private mutating func check(_ rules: RuleNode, at location: Path, newNode: Node, captures: [String: String]) -> Decision? {
-        guard let rule = rules.validate, !newNode.isEmpty, done.insert(location).inserted else { return nil }
-        let context = EvaluationContext(auth: auth, now: now, oldRoot: oldRoot, newRoot: newRoot,
-                                        path: location, captures: captures)
+    private mutating func check(_ rules: RuleNode, at location: Path, oldNode: Node, newNode: Node,
+                                captures: [String]) -> Decision? {
+        guard let rule = rules.validate, !newNode.isEmpty else { return nil }
+        if done?.insert(location).inserted == false { return nil }
+        let context = EvaluationContext(auth: auth, now: now, oldRoot: oldRoot, newRoot: newRoot, path: location,
+                                        data: oldNode, newData: newNode, captures: captures)
         switch Evaluator.isTrue(rule.expression, in: context) {
         case .success(true):
             return nil
         case .success(false):
-            return .denied(by: rule.reference, at: location, reason: ".validate failed at \(location)")
+            return .denied(by: rule.reference, at: location, reason: ".validate at \(location) is false")
         case .failure(let error):
-            return .denied(by: rule.reference, at: location, reason: ".validate failed at \(location): \(error.message)")
+            return .denied(by: rule.reference, at: location, reason: ".validate at \(location) is false: \(error.message)")
         }
     }
 }

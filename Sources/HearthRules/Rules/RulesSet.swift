@@ -94,7 +94,7 @@ public struct RulesSet: Sendable {
     /// The `.indexOn` entries that apply at `path` (child paths such as `a/b`, or `.value`),
     /// following `$wildcards` as requests do; empty when none.
     public func indexOn(at path: Path) -> [String] {
-        var captures: [String: String] = [:]
+        var captures: [String] = []
         var node = root
         for key in path.keys {
             guard let next = node.child(key, captures: &captures) else { return [] }
@@ -112,18 +112,22 @@ public struct RulesSet: Sendable {
     /// the first that evaluates to `true` grants. Otherwise the deepest rule that was
     /// evaluated is reported as the one that denied.
     func grant(_ kind: RuleKind, at path: Path, auth: RulesAuth?, oldRoot: Node, newRoot: Node, now: Double) -> Decision {
-        var captures: [String: String] = [:]
+        var captures: [String] = []
         var node: RuleNode? = root
-        var location = Path.root
+        // The data at the current depth, before and after: one lookup per level. (Reads pass
+        // the same tree twice: walk it once.)
+        let sameTree = kind == .read
+        var oldNode = oldRoot, newNode = newRoot
         var lastDenial: (rule: RuleReference, path: Path, reason: String)?
         for depth in 0...path.depth {
             guard let current = node else { break }
             if let rule = kind == .read ? current.read : current.write {
-                let context = EvaluationContext(auth: auth, now: now, oldRoot: oldRoot, newRoot: newRoot,
-                                                path: location, captures: captures)
+                let location = depth == path.depth ? path : Path(keys: Array(path.keys[..<depth]))
+                let context = EvaluationContext(auth: auth, now: now, oldRoot: oldRoot, newRoot: newRoot, path: location,
+                                                data: oldNode, newData: sameTree ? oldNode : newNode, captures: captures)
                 switch Evaluator.isTrue(rule.expression, in: context) {
                 case .success(true):
-                    return .allowed(by: rule.reference, at: location, reason: "\(kind.rawValue) granted at \(location)")
+                    return .granted(by: rule.reference, at: location)
                 case .success(false):
                     lastDenial = (rule.reference, location, "\(kind.rawValue) at \(location) is false")
                 case .failure(let error):
@@ -133,7 +137,8 @@ public struct RulesSet: Sendable {
             guard depth < path.depth else { break }
             let key = path.keys[depth]
             node = current.child(key, captures: &captures)
-            location = location.child(key)
+            oldNode = oldNode.child(key)
+            if !sameTree { newNode = newNode.child(key) }
         }
         if let denial = lastDenial {
             return .denied(by: denial.rule, at: denial.path,
