@@ -329,15 +329,18 @@ public final class Store: Sendable {
             core.logBytesSinceCheckpoint += payload.count
             core.bytesSinceSizeCheck += payload.count
             let maintain = !core.maintenancePending
-                && (core.bytesSinceSizeCheck >= options.sizeCheckIntervalBytes
+                && (core.bytesSinceSizeCheck >= options.effectiveSizeCheckInterval
                     || core.logBytesSinceCheckpoint >= checkpointThreshold(core))
-            // Backpressure: while maintenance brings the footprint back under the cap, writers
-            // that have added more than a quarter of the cap since it began wait for it, so a
-            // sustained burst cannot outrun pruning.
+            // Backpressure (the disk bound's log term, Store+Maintenance.swift): writers wait
+            // for maintenance once the log since the checkpoint has passed the threshold by a
+            // sixteenth of the cap, or has grown by that much while the cap is enforced — so a
+            // sustained burst cannot outrun checkpoints and pruning.
             var backpressure = false
-            if core.enforcingCap {
-                core.bytesDuringEnforcement += payload.count
-                backpressure = core.bytesDuringEnforcement > options.cacheSizeBytes / 4
+            if !options.authoritative {
+                if core.enforcingCap { core.bytesDuringEnforcement += payload.count }
+                let slack = options.cacheSizeBytes / 16
+                backpressure = core.bytesDuringEnforcement > slack
+                    || core.logBytesSinceCheckpoint > checkpointThreshold(core) + slack
             }
             return (pending, events, maintain, backpressure)
         }
@@ -398,9 +401,14 @@ public final class Store: Sendable {
         return batch.events
     }
 
-    /// Log bytes since the last checkpoint that trigger the next one.
+    /// Log bytes since the last checkpoint that trigger the next one: half the last
+    /// checkpoint (so replay stays proportional to the state), at least
+    /// `checkpointMinimumBytes` — and, under a cap, at most ``Store/logShare`` of it (the disk
+    /// bound's log term).
     func checkpointThreshold(_ core: Core) -> Int {
-        max(options.checkpointMinimumBytes, Int(core.checkpointBodyBytes / 2))
+        let usual = max(options.checkpointMinimumBytes, Int(core.checkpointBodyBytes / 2))
+        if options.authoritative { return usual }
+        return max(4096, min(usual, Int(Double(options.cacheSizeBytes) * Store.logShare)))
     }
 
     // MARK: - One-operation conveniences

@@ -78,7 +78,11 @@ extension Store {
         }
 
         /// The segment size actually used: at most a quarter of the cap.
-        var effectiveSegmentSize: Int { authoritative ? segmentSize : max(4096, min(segmentSize, cacheSizeBytes / 4)) }
+        var effectiveSegmentSize: Int { authoritative ? segmentSize : max(4096, min(segmentSize, cacheSizeBytes / 8)) }
+
+        /// How many bytes of commits pass between footprint checks: at most 1/64 of the cap,
+        /// so the footprint overshoots by no more than that between checks.
+        var effectiveSizeCheckInterval: Int { authoritative ? sizeCheckIntervalBytes : min(sizeCheckIntervalBytes, max(1024, cacheSizeBytes / 64)) }
 
         /// The cap in bytes: unbounded for an authoritative store.
         var capBytes: UInt64 { authoritative ? .max : UInt64(cacheSizeBytes) }
