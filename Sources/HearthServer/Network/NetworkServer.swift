@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
+import Synchronization
 
 /// The network side of `hearth serve`, on SwiftNIO: one port, HTTP/1.1 for REST and event
 /// streams, upgraded to a WebSocket at `/.ws` for protocol v5. NIOHTTP1 parses HTTP and
@@ -92,7 +93,6 @@ final class OutboundBudget: Sendable {
     func done(_ n: Int) { queued.subtract(n, ordering: .relaxed) }
 }
 
-import Synchronization
 
 /// One WebSocket connection.
 final class WebSocketHandler: ChannelInboundHandler, Sendable {
@@ -178,7 +178,13 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler, @unchec
     var body: ByteBuffer?
     var refused = false
 
-    init(runtime: ServerRuntime) { self.runtime = runtime }
+    /// The REST body limit, read once (it does not change while the server runs).
+    let maxBodyBytes: Int
+
+    init(runtime: ServerRuntime) {
+        self.runtime = runtime
+        self.maxBodyBytes = runtime.state.withLock { $0.core.configuration.maxRESTBodyBytes }
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -188,7 +194,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler, @unchec
             refused = false
         case .body(var chunk):
             guard !refused else { return }
-            if (body?.readableBytes ?? 0) + chunk.readableBytes > runtime.state.withLock({ $0.core.configuration.maxRESTBodyBytes }) {
+            if (body?.readableBytes ?? 0) + chunk.readableBytes > maxBodyBytes {
                 refused = true
                 body = nil
                 respond(context: context, .error(413, "Request body is too large"), keepAlive: false)
