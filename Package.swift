@@ -14,6 +14,8 @@
 //   HearthWireTesting a raw WebSocket client speaking protocol v5 frames, for tests and benchmarks
 //   hearth       the command-line tool
 //   HearthRules  Firebase security rules: parse once, evaluate reads/writes (pure, no I/O)
+//   HearthDatabase the sync client: Firebase's Database/DatabaseReference/observe API on a store,
+//                its sans-I/O protocol core, and a WebSocket transport (SwiftNIO, TLS by NIOSSL)
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -27,6 +29,8 @@ let nioWebSocket: [Target.Dependency] = [
     .product(name: "NIOHTTP1", package: "swift-nio"),
     .product(name: "NIOWebSocket", package: "swift-nio"),
 ]
+/// TLS for `wss://` (the client's transport).
+let nioSSL: Target.Dependency = .product(name: "NIOSSL", package: "swift-nio-ssl")
 let jwtKit: Target.Dependency = .product(name: "JWTKit", package: "jwt-kit")
 
 let package = Package(
@@ -45,12 +49,14 @@ let package = Package(
         .library(name: "HearthWire", targets: ["HearthWire"]),
         .library(name: "HearthServer", targets: ["HearthServer"]),
         .library(name: "HearthWireTesting", targets: ["HearthWireTesting"]),
+        .library(name: "HearthDatabase", targets: ["HearthDatabase"]),
         .executable(name: "hearth", targets: ["HearthTool"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .systemLibrary(
@@ -93,6 +99,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "HearthDatabase",
+            dependencies: ["Hearth", "HearthWire", nioSSL] + nioWebSocket,
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "HearthRules",
             dependencies: ["HearthModel"],
             swiftSettings: swiftSettings
@@ -103,6 +114,7 @@ let package = Package(
                 "Hearth",
                 "HearthRules",
                 "HearthServer",
+                "HearthDatabase",
                 "HearthTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -127,6 +139,11 @@ let package = Package(
         .testTarget(
             name: "HearthServerTests",
             dependencies: ["HearthServer", "HearthWire", "HearthWireTesting", "HearthRules", "Hearth", jwtKit] + nioWebSocket,
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HearthDatabaseTests",
+            dependencies: ["HearthDatabase", "HearthServer", "HearthWire", "Hearth", "HearthTesting"] + nioWebSocket,
             swiftSettings: swiftSettings
         ),
         .testTarget(
