@@ -5,12 +5,17 @@ import HearthModel
 public struct DatabaseReference: Sendable, Hashable, CustomStringConvertible {
     /// The database this reference belongs to.
     public let database: Database
-    /// The location's path.
+    /// The location's path (``Path/root`` when ``invalid`` is set).
     let path: Path
+    /// Why this reference is unusable (an invalid key given to `child`), reported by every
+    /// operation on it — so chains of `child` need no `try`, as in Firebase's API, and still
+    /// never crash.
+    let invalid: DatabaseError?
 
-    init(database: Database, path: Path) {
+    init(database: Database, path: Path, invalid: DatabaseError? = nil) {
         self.database = database
         self.path = path
+        self.invalid = invalid
     }
 
     /// The last key of the path (`nil` at the root).
@@ -20,7 +25,7 @@ public struct DatabaseReference: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "/" + path.keys.map(\.string).joined(separator: "/") }
 
     public static func == (lhs: DatabaseReference, rhs: DatabaseReference) -> Bool {
-        lhs.database === rhs.database && lhs.path == rhs.path
+        lhs.database === rhs.database && lhs.path == rhs.path && lhs.invalid == rhs.invalid
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -36,9 +41,13 @@ public struct DatabaseQuery: Sendable, Hashable {
     public let ref: DatabaseReference
     /// The query parameters.
     let spec: QuerySpec
+    /// Why this query is unusable (parameters Firebase refuses), reported by `observe` and
+    /// `getData` — building stays free of `try`, as in Firebase's API.
+    let invalid: DatabaseError?
 
-    init(ref: DatabaseReference, spec: QuerySpec) {
+    init(ref: DatabaseReference, spec: QuerySpec, invalid: DatabaseError? = nil) {
         self.ref = ref
         self.spec = spec
+        self.invalid = invalid ?? ref.invalid
     }
 }
