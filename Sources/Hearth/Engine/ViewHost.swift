@@ -215,12 +215,31 @@ final class ViewHost: @unchecked Sendable {
 
     /// Feeds committed events to the tree (after they were applied to `loading`); returns the
     /// listener events they raise, paired with their handlers, in order.
-    func apply(_ events: [StoreEvent], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior, now: Int64) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
+    /// `viewOperations` (a listen's tagged data and completion) go to their views after the
+    /// events' server data and before their acks.
+    func apply(
+        _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation] = [], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior, now: Int64
+    ) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
         // Server and write operations may create views (the source is then consulted).
-        return withSource(loading, reader) { applyToTree(events, loading, reader: reader, prior: prior, now: now) }
+        return withSource(loading, reader) { applyToTree(events, viewOperations, loading, reader: reader, prior: prior, now: now) }
     }
 
-    private func applyToTree(_ events: [StoreEvent], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior, now: Int64) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
+    private func applyViewOperation(_ operation: StoreBatch.ViewOperation) -> [ViewEvent] {
+        switch operation {
+        case let .taggedOverwrite(location, path, node):
+            guard let tag = tree.tag(for: location.path, query: location.query) else { return [] }
+            return tree.applyTaggedServerOverwrite(node, at: path, tag: tag)
+        case let .taggedMerge(location, path, children):
+            guard let tag = tree.tag(for: location.path, query: location.query) else { return [] }
+            return tree.applyTaggedServerMerge(children, at: path, tag: tag)
+        case .listenComplete(let location):
+            return tree.applyListenComplete(at: location.path, query: location.query)
+        }
+    }
+
+    private func applyToTree(
+        _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior, now: Int64
+    ) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
         restoreWrites()
         let serverNow = Double(now) + loading.state.serverTimeOffsetMs
         var raised: [ViewEvent] = []
@@ -235,7 +254,8 @@ final class ViewHost: @unchecked Sendable {
             default: false
             }
         }
-        for event in events.filter({ !isAck($0) }) + events.filter(isAck) {
+        let acks = events.filter(isAck)
+        for event in events.filter({ !isAck($0) }) {
             switch event {
             case let .serverOverwrite(path, node, _):
                 raised += tree.applyServerOverwrite(node, at: path)
@@ -243,10 +263,8 @@ final class ViewHost: @unchecked Sendable {
                 raised += tree.applyServerMerge(children, at: path)
             case .writeSaved(let write):
                 raised += give(write, serverNow: serverNow, loading, reader: reader)
-            case .writeAcked(let id):
-                raised += tree.ackUserWrite(id, revert: false)
-            case .writeReverted(let id):
-                raised += tree.ackUserWrite(id, revert: true)
+            case .writeAcked, .writeReverted:
+                break  // after the view operations, below
             case .trackedQuerySaved(let q):
                 if !prior.existing.contains(q.id) { materialize(q.location, loading, reader: reader) }
             case .trackedQueryRemoved(let id):
@@ -264,6 +282,14 @@ final class ViewHost: @unchecked Sendable {
             case .trackedQueryKeysChanged, .authSaved, .authCleared, .transactionSaved, .transactionRemoved, .onDisconnectSaved,
                 .onDisconnectAcked, .onDisconnectRemoved, .serverTimeOffset, .sessionStarted:
                 break
+            }
+        }
+        for operation in viewOperations { raised += applyViewOperation(operation) }
+        for event in acks {
+            switch event {
+            case .writeAcked(let id): raised += tree.ackUserWrite(id, revert: false)
+            case .writeReverted(let id): raised += tree.ackUserWrite(id, revert: true)
+            default: break
             }
         }
         return raised.compactMap { e in listeners[e.registration].map { (e, $0.handler) } }
