@@ -127,6 +127,34 @@ struct TransportTests {
         try await server.stop()
     }
 
+    @Test("a message over maxMessageBytes closes the connection instead of being buffered")
+    func tooLarge() async throws {
+        let server = try await TransportTestServer()
+        let writer = transport.connect(to: server.endpoint, lastSessionID: nil, events: { _ in })
+        // 40,000 characters: the server sends it as a count frame and three segments of at most
+        // 16,384, each under the 20,000-byte limit, so the refusal comes from reassembly.
+        let big = String(repeating: "z", count: 40_000)
+        let small = WebSocketTransport(connectTimeout: .seconds(10), maxMessageBytes: 20_000)
+        let events = EventRecorder()
+        let reader = small.connect(to: server.endpoint, lastSessionID: nil, events: events.handler)
+        #expect(await events.next() == .opened)
+        _ = await events.next()  // hello
+        try await Task.sleep(for: .milliseconds(100))
+        writer.send(#"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/big","d":""# + big + #""}}}"#)
+        try await Task.sleep(for: .milliseconds(300))
+        reader.send(#"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/big","h":""}}}"#)
+        guard case .closed(let reason)? = await events.next() else {
+            Issue.record("no .closed: \(events.all)")
+            return
+        }
+        #expect(reason.contains("too large"), "\(reason)")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(events.closedCount == 1)
+        #expect(server.runtime.connectionCount == 1, "the reader's socket is closed; the writer's is not")
+        writer.close()
+        try await server.stop()
+    }
+
     @Test("a server that accepts TCP but never answers the upgrade: the connect timeout closes it")
     func connectTimeout() async throws {
         let silent = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)

@@ -15,7 +15,9 @@ import NIOWebSocket
 /// reconnection belong to the protocol core.
 ///
 /// Each connection runs on one event loop of ``group``, and its events are delivered on that
-/// loop, one at a time and in order: the handler must not block.
+/// loop, one at a time and in order: the handler must not block. `send` and `close` may be
+/// called from any thread (they hop to the loop, keeping their order); a message sent before
+/// `.opened` or after `.closed` is dropped, as nothing could carry it.
 public struct WebSocketTransport: Transport {
     /// The event loops connections run on.
     public let group: any EventLoopGroup
