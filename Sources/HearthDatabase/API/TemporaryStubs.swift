@@ -7,14 +7,3 @@ extension DatabaseReference {
     }
 }
 
-extension ServerEndpoint {
-    init(url: String) throws(DatabaseError) {
-        self.init(secure: false, host: "127.0.0.1", port: 80, namespace: "x")
-    }
-}
-
-struct WebSocketTransport: Transport {
-    func connect(to endpoint: ServerEndpoint, lastSessionID: String?, events: @escaping @Sendable (TransportEvent) -> Void) -> any TransportConnection {
-        fatalError("stub")
-    }
-}
