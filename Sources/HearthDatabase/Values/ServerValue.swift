@@ -15,6 +15,10 @@ public enum ServerValue {
     /// as 0).
     public static func increment(_ delta: Int64) -> DatabaseValue { .serverValue(.increment(delta)) }
 
+    /// The current number at the location plus `delta` (so that `increment(1)` needs no type
+    /// annotation).
+    public static func increment(_ delta: Int) -> DatabaseValue { .serverValue(.increment(Int64(delta))) }
+
     /// The current number at the location plus `delta` (a location holding no number counts
     /// as 0). A NaN or infinite delta is refused when written.
     public static func increment(_ delta: Double) -> DatabaseValue { .serverValue(.incrementDouble(delta)) }
