@@ -97,3 +97,10 @@ struct DatabaseLoopbackTests {
         try await server.stop()
     }
 }
+
+/// A memory-only database that never connects (for tests of references, queries, snapshots).
+func offlineDatabase() -> Database {
+    var o = Database.Options()
+    o.connectAtOpen = false
+    return try! Database(url: "ws://127.0.0.1:9?ns=offline", options: o)
+}

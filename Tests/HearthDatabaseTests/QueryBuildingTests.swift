@@ -7,7 +7,7 @@ import Testing
 /// testInvalidQueryParams, testLimitRanges, testInvalidKeys). `@YES`/`@NO` are `true`/`false`,
 /// `@1` is `1`, `nil` is `nil`, `@[]` is `[]`, `@{}` is `[:]`.
 @Suite struct QueryBuildingTests {
-    let ref = Database().reference().child("query")
+    let ref = offlineDatabase().reference().child("query")
 
     /// testCanCreateBasicQueries: 42 calls that must not throw.
     @Test func basicQueriesAreValid() {

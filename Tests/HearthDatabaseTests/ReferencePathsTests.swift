@@ -3,7 +3,7 @@ import Testing
 @testable import HearthDatabase
 
 @Suite struct ReferencePathsTests {
-    let root = Database().reference()
+    let root = offlineDatabase().reference()
 
     @Test(arguments: [
         ("a", "/a"),

@@ -4,7 +4,7 @@ import Testing
 @testable import HearthDatabase
 
 @Suite struct SnapshotTests {
-    let ref = Database().reference().child("scores")
+    let ref = offlineDatabase().reference().child("scores")
 
     /// {"a": {"s": 3, .priority 2}, "b": {"s": 1, .priority 1}, "c": {"s": 2}, "d": 5}
     func data() throws -> Node {

@@ -167,5 +167,10 @@ public final class Database: Sendable {
 
     deinit {
         state.withLock { $0.timer?.cancel() }
+        // A memory-only database's files go with it, closed or not.
+        if let t = temporaryDirectory {
+            try? store.close()
+            try? FileManager.default.removeItem(atPath: t)
+        }
     }
 }
