@@ -69,7 +69,15 @@ extension Database {
         let location = QueryLocation(path: query.ref.path, query: query.spec)
         let change = state.withLock { s in on ? s.pinned.insert(location).inserted : s.pinned.remove(location) != nil }
         guard change else { return }
-        do { try store.keepSynced(location, on) } catch { throw DatabaseError(error) }
+        // A pin is also a tracked query in use (Firebase's keepSynced adds a registration), so
+        // the listen's completion marks its data complete for offline reads.
+        let observed = state.withLock { s in s.registrations.values.contains { $0.location == location } }
+        do {
+            try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                try b.keepSynced(location, on)
+                if on { try b.setQueryActive(location) } else if !observed { try b.setQueryInactive(location) }
+            }
+        } catch { throw DatabaseError(error) }
         work.sync {
             step { (core, now) in on ? core.listen(location, now: now) : core.unlisten(location, now: now) }
         }

@@ -103,6 +103,13 @@ public final class Database: Sendable {
         state.withLock { $0.info.serverTimeOffset = store.serverTimeOffset() }
         // keepSynced queries listen again; then connect.
         let pins = store.pins()
+        if !pins.isEmpty {
+            do {
+                try store.commit(durability: .buffered) { (b: inout StoreBatch) throws(StoreError) in
+                    for location in pins { try b.setQueryActive(location) }
+                }
+            } catch { throw DatabaseError(error) }
+        }
         work.sync {
             for location in pins.sorted(by: { $0.description < $1.description }) {
                 _ = state.withLock { $0.pinned.insert(location) }
