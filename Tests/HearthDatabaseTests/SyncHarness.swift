@@ -94,9 +94,15 @@ final class SyncHarness {
         let d = clients[i].dir
         let clock = self.clock
         let store = try Store.open(directory: d, options: SyncHarness.storeOptions(clock: { clock() }))
+        // As the runtime does at open: the old connection is gone, so the server ran the
+        // onDisconnect operations it had acknowledged.
+        let ran = store.onDisconnectOperations().filter { $0.acknowledged }.map(\.id).sorted()
+        if !ran.isEmpty {
+            try store.commit { (b: inout StoreBatch) throws(StoreError) in for id in ran { try b.applyOnDisconnectLocally(id) } }
+        }
         let core = ClientCore(
-            configuration: clients[i].core.configuration, pendingWrites: store.pendingWrites(), token: store.auth(), seed: 99,
-            hash: { location in Database.cachedHash(store, location) }
+            configuration: clients[i].core.configuration, pendingWrites: store.pendingWrites(), onDisconnect: store.onDisconnectOperations(),
+            token: store.auth(), seed: 99, hash: { location in Database.cachedHash(store, location) }
         )
         clients[i] = Client(core: core, store: store, dir: d)
     }

@@ -220,3 +220,32 @@ extension Store {
         return result
     }
 }
+
+extension StoreBatch {
+    // MARK: - onDisconnect operations the server ran
+
+    /// What a client does when its connection drops with onDisconnect operation `id`
+    /// acknowledged (Firebase's `runOnDisconnectEvents`): the server has run it, so its effect
+    /// — server values resolved with the batch's clock and the server time offset — becomes
+    /// server data in the cache, and the operation is removed, in one commit. A cancel has no
+    /// effect of its own.
+    /// - Throws: ``StoreError/unknownOnDisconnect(id:)`` when no such operation is queued.
+    public mutating func applyOnDisconnectLocally(_ id: Int64) throws(StoreError) {
+        guard let op = onDisconnectOperation(id) else { throw .unknownOnDisconnect(id: id) }
+        let serverNow = Double(now) + serverTimeOffset
+        switch op.action {
+        case .set(let node):
+            try applyServerOverwrite(StoreState.resolve(node, existing: serverValue(at: op.path), serverNow: serverNow), at: op.path)
+        case .update(let children):
+            let resolved = children.map { child in
+                ChildUpdate(path: child.path, node: StoreState.resolve(child.node, existing: serverValue(at: op.path.appending(child.path)), serverNow: serverNow))
+            }
+            try applyServerMerge(resolved, at: op.path)
+        case .remove:
+            try applyServerOverwrite(.empty, at: op.path)
+        case .cancel:
+            break
+        }
+        try removeOnDisconnect(id)
+    }
+}

@@ -20,6 +20,10 @@ struct RuntimeState: Sendable {
     var writeResultObservers: [DatabaseHandle: WriteResultObserver] = [:]
     var nextHandle: DatabaseHandle = 1
     var writeCallbacks: [Int64: WriteCallback] = [:]
+    var onDisconnectCallbacks: [Int64: WriteCallback] = [:]
+    /// Writes held for an expired token, and who wants to know.
+    var writesPaused = false
+    var writesPausedObservers: [DatabaseHandle: (queue: DispatchQueue, handler: @Sendable (Bool) -> Void)] = [:]
     var getWaiters: [UInt64: @Sendable (Result<Node, DatabaseError>) -> Void] = [:]
     var nextGet: UInt64 = 1
     /// Transport reports not yet given to the core (drained together: one store commit for
@@ -212,6 +216,15 @@ extension Database {
         case let .getCompleted(id, result):
             let waiter = state.withLock { $0.getWaiters.removeValue(forKey: id) }
             waiter?(result)
+        case let .onDisconnectCompleted(id, error):
+            let callback = state.withLock { $0.onDisconnectCallbacks.removeValue(forKey: id) }
+            if let callback { callback.queue.async { callback.handler(error) } }
+        case .writesPaused(let paused):
+            let observers = state.withLock { s in
+                s.writesPaused = paused
+                return Array(s.writesPausedObservers.values)
+            }
+            for o in observers { o.queue.async { o.handler(paused) } }
         case .protocolWarning:
             break
         }

@@ -95,9 +95,19 @@ public final class Database: Sendable {
         var configuration = ClientCore.Configuration()
         configuration.usesTokens = options.tokenProvider != nil
         let store = self.store
+        // The connection of the last run is gone, so the server ran the onDisconnect
+        // operations it had acknowledged: their effect is server data now.
+        let ran = store.onDisconnectOperations().filter(\.acknowledged)
+        if !ran.isEmpty {
+            do {
+                try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                    for op in ran.sorted(by: { $0.id < $1.id }) { try b.applyOnDisconnectLocally(op.id) }
+                }
+            } catch { throw DatabaseError(error) }
+        }
         let core = ClientCore(
-            configuration: configuration, pendingWrites: store.pendingWrites(), token: store.auth(), seed: seed,
-            hash: { location in Database.cachedHash(store, location) }
+            configuration: configuration, pendingWrites: store.pendingWrites(), onDisconnect: store.onDisconnectOperations(),
+            token: store.auth(), seed: seed, hash: { location in Database.cachedHash(store, location) }
         )
         state = Mutex(RuntimeState(core: core, pushIDs: PushIDGenerator(), random: SeededRandom(seed: seed ^ 0x5DEE_CE66_D1CE_4E5B)))
         state.withLock { $0.info.serverTimeOffset = store.serverTimeOffset() }

@@ -45,19 +45,40 @@ extension ClientCore {
         }
     }
 
-    /// The token provider answered (`nil`: no user signed in — connect unauthenticated).
+    /// A token arrived (`nil`: no user signed in): from the provider before a connection
+    /// attempt — the connection opens — or at any other time (a refresh the core asked for,
+    /// or the app signing in again). On an open connection it is sent at once (`auth`), and
+    /// writes held while the old one was expired go out, in order.
     public mutating func tokenFetched(_ token: AuthToken?, now: Int64) -> ClientOutput {
         var out = ClientOutput()
-        guard case .fetchingToken(let id) = phase else { return out }
         forceTokenRefresh = false
+        refreshingToken = false
         if token != self.token {
             self.token = token
             out.commits.append(token.map(ClientCommit.saveAuth) ?? .clearAuth)
         }
-        phase = .connecting(id)
-        out.open = id
+        if pausedReported && !writesPaused(now: now) {
+            pausedReported = false
+            out.events.append(.writesPaused(false))
+        }
+        switch phase {
+        case .fetchingToken(let id):
+            phase = .connecting(id)
+            out.open = id
+        case .connected:
+            if let token {
+                send(.auth(credential: token.token, isJWT: ClientCore.isJWT(token.token), override: nil), as: .auth, now: now, into: &out)
+            } else {
+                send(.unauth, as: .auth, now: now, into: &out)
+            }
+            flush(now: now, into: &out)
+        case .offline, .waiting, .connecting:
+            break
+        }
         return out
     }
+
+    static func isJWT(_ token: String) -> Bool { token.split(separator: ".", omittingEmptySubsequences: false).count == 3 }
 
     /// The token provider failed: retry later, as after a failed connection.
     public mutating func tokenFetchFailed(now: Int64) -> ClientOutput {
@@ -100,6 +121,16 @@ extension ClientCore {
     /// kept and restored on the next one; gets wait again, with the offline timeout).
     mutating func dropConnectionState(now: Int64, into out: inout ClientOutput) {
         requests.removeAll()
+        sentWrites.removeAll()
+        sentOnDisconnects.removeAll()
+        refreshingToken = false
+        // The server ran the acknowledged onDisconnect operations when this connection
+        // dropped: their effect becomes server data here, in order (Firebase's
+        // `runOnDisconnectEvents`).
+        for id in onDisconnects.keys.sorted() where onDisconnects[id]!.acknowledged {
+            onDisconnects[id] = nil
+            out.commits.append(.applyOnDisconnectLocally(id))
+        }
         for id in gets.keys {
             gets[id]!.sent = false
             gets[id]!.deadline = now + configuration.getOfflineTimeoutMs
@@ -120,6 +151,14 @@ extension ClientCore {
     public mutating func tick(now: Int64) -> ClientOutput {
         var out = ClientOutput()
         if case .waiting(let until) = phase, now >= until { attempt(now: now, into: &out) }
+        if writesPaused(now: now) && !pausedReported {
+            pausedReported = true
+            out.events.append(.writesPaused(true))
+            if isConnected && configuration.usesTokens && !refreshingToken {
+                refreshingToken = true
+                out.fetchToken = true
+            }
+        }
         if isConnected && now - lastSend >= configuration.keepAliveIntervalMs {
             out.messages.append("0")
             lastSend = now
@@ -144,13 +183,12 @@ extension ClientCore {
         out.commits.append(.serverTimeOffset(serverTimeOffsetMs))
         out.events.append(.serverTimeOffset(serverTimeOffsetMs))
         if let token {
-            let isJWT = token.token.split(separator: ".").count == 3
-            send(.auth(credential: token.token, isJWT: isJWT, override: nil), as: .auth, now: now, into: &out)
+            send(.auth(credential: token.token, isJWT: ClientCore.isJWT(token.token), override: nil), as: .auth, now: now, into: &out)
         }
         for (location, listen) in listens.sorted(by: { $0.value.order < $1.value.order }) {
             sendListen(location, tag: listen.tag, now: now, into: &out)
         }
-        for writeID in writes.keys.sorted() { sendWrite(writes[writeID]!, now: now, into: &out) }
+        flush(now: now, into: &out)
         for getID in gets.keys.sorted() { sendGet(getID, now: now, into: &out) }
         out.events.append(.connected(true))
     }

@@ -12,8 +12,29 @@ extension ClientCore {
         var out = ClientOutput()
         assert(writes.keys.allSatisfy { $0 < write.id }, "write ids increase")
         writes[write.id] = write
-        if isConnected { sendWrite(write, now: now, into: &out) }
+        flush(now: now, into: &out)
         return out
+    }
+
+    /// An onDisconnect operation the runtime has saved in the store: sent now when connected
+    /// (and writes are not held), else on the next connection; answered by a
+    /// ``ClientEvent/onDisconnectCompleted(id:error:)``.
+    public mutating func onDisconnect(_ op: OnDisconnectOperation, now: Int64) -> ClientOutput {
+        var out = ClientOutput()
+        onDisconnects[op.id] = op
+        flush(now: now, into: &out)
+        return out
+    }
+
+    /// Sends, in id order, the writes and then the onDisconnect operations not yet sent on
+    /// this connection — unless not connected, or writes are held for an expired token.
+    /// Holding all of them while any is held keeps each kind in order.
+    mutating func flush(now: Int64, into out: inout ClientOutput) {
+        guard isConnected, !writesPaused(now: now) else { return }
+        for id in writes.keys.sorted() where !sentWrites.contains(id) { sendWrite(writes[id]!, now: now, into: &out) }
+        for id in onDisconnects.keys.sorted() where !sentOnDisconnects.contains(id) && !onDisconnects[id]!.acknowledged {
+            sendOnDisconnect(onDisconnects[id]!, now: now, into: &out)
+        }
     }
 
     /// One more registration (an observer or a keepSynced pin) wants the query at `location`;
@@ -93,7 +114,20 @@ extension ClientCore {
         case .update(let children):
             request = .merge(path: write.path, data: children.map { ($0.path, $0.node.exportJSON()) })
         }
+        sentWrites.insert(write.id)
         send(request, as: .write(write.id), now: now, into: &out)
+    }
+
+    mutating func sendOnDisconnect(_ op: OnDisconnectOperation, now: Int64, into out: inout ClientOutput) {
+        let request: ClientRequest
+        switch op.action {
+        case .set(let node): request = .onDisconnectPut(path: op.path, data: node.exportJSON())
+        case .update(let children): request = .onDisconnectMerge(path: op.path, data: children.map { ($0.path, $0.node.exportJSON()) })
+        case .remove: request = .onDisconnectPut(path: op.path, data: .null)
+        case .cancel: request = .onDisconnectCancel(path: op.path)
+        }
+        sentOnDisconnects.insert(op.id)
+        send(request, as: .onDisconnect(op.id), now: now, into: &out)
     }
 
     mutating func sendGet(_ id: UInt64, now: Int64, into out: inout ClientOutput) {
@@ -213,6 +247,28 @@ extension ClientCore {
                 out.commits.append(.revertWrite(id))
                 out.events.append(.writeCompleted(id: id, error: ClientCore.error(status: status, data: data)))
             }
+        case .onDisconnect(let id):
+            guard let op = onDisconnects[id] else { return }
+            if !ok {
+                onDisconnects[id] = nil
+                out.commits.append(.removeOnDisconnect(id))
+                out.events.append(.onDisconnectCompleted(id: id, error: ClientCore.error(status: status, data: data)))
+                return
+            }
+            if case .cancel = op.action {
+                // The server dropped every operation at and below the path, this one with
+                // them: so does the client.
+                onDisconnects[id] = nil
+                out.commits.append(.removeOnDisconnect(id))
+                for (other, o) in onDisconnects.sorted(by: { $0.key < $1.key }) where o.acknowledged && op.path.contains(o.path) {
+                    onDisconnects[other] = nil
+                    out.commits.append(.removeOnDisconnect(other))
+                }
+            } else {
+                onDisconnects[id]!.acknowledged = true
+                out.commits.append(.ackOnDisconnect(id))
+            }
+            out.events.append(.onDisconnectCompleted(id: id, error: nil))
         case .get(let id):
             guard let g = gets.removeValue(forKey: id) else { return }
             guard ok else {

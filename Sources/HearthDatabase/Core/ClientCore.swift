@@ -65,6 +65,7 @@ public struct ClientCore: Sendable {
         case unlisten
         case write(Int64)
         case get(UInt64)
+        case onDisconnect(Int64)
     }
 
     struct Listen: Sendable {
@@ -99,6 +100,15 @@ public struct ClientCore: Sendable {
     /// Writes not yet answered, by id (ids increase in write order).
     var writes: [Int64: PendingWrite] = [:]
     var gets: [UInt64: PendingGet] = [:]
+    /// onDisconnect operations not yet run or removed, by id.
+    var onDisconnects: [Int64: OnDisconnectOperation] = [:]
+    /// Writes and onDisconnect operations sent on the current connection.
+    var sentWrites: Set<Int64> = []
+    var sentOnDisconnects: Set<Int64> = []
+    /// Writes are held (the token expired) — reported once per change.
+    var pausedReported = false
+    /// A fresh token was asked for while connected.
+    var refreshingToken = false
     /// The token in use, if any.
     public internal(set) var token: AuthToken?
     var forceTokenRefresh = false
@@ -117,15 +127,28 @@ public struct ClientCore: Sendable {
     /// its saved token, drawing randomness from `seed`; `hash` gives the hash of the cached
     /// data a listen would show (Firebase sends it so that the server sends nothing when it
     /// matches).
+    ///
+    /// `onDisconnect` holds the store's queued onDisconnect operations that the server has not
+    /// acknowledged (they are sent on connect); acknowledged ones belong to a connection that
+    /// is gone — the runtime applies them locally at open (``StoreBatch/applyOnDisconnectLocally(_:)``).
     public init(
-        configuration: Configuration = Configuration(), pendingWrites: [PendingWrite], token: AuthToken?, seed: UInt64,
-        hash: @escaping @Sendable (QueryLocation) -> String
+        configuration: Configuration = Configuration(), pendingWrites: [PendingWrite], onDisconnect: [OnDisconnectOperation] = [],
+        token: AuthToken?, seed: UInt64, hash: @escaping @Sendable (QueryLocation) -> String
     ) {
         self.configuration = configuration
         self.rng = SeededRandom(seed: seed)
         self.token = token
         self.hash = hash
         for w in pendingWrites { writes[w.id] = w }
+        for op in onDisconnect where !op.acknowledged { onDisconnects[op.id] = op }
+    }
+
+    /// Whether writes are held now: the token in use has expired. (Firebase: "If the auth
+    /// token expires while your app is offline, the client pauses write operations until your
+    /// app re-authenticates the user".)
+    public func writesPaused(now: Int64) -> Bool {
+        guard let token else { return false }
+        return token.expiresAt <= now
     }
 
     /// Whether a connection is up (hello received).
@@ -155,6 +178,7 @@ public struct ClientCore: Sendable {
         func consider(_ t: Int64) { d = min(d ?? t, t) }
         if case .waiting(let until) = phase { consider(until) }
         if isConnected { consider(lastSend + configuration.keepAliveIntervalMs) }
+        if let t = token, !pausedReported, t.expiresAt < Int64.max { consider(t.expiresAt) }
         for g in gets.values { if let t = g.deadline { consider(t) } }
         return d
     }

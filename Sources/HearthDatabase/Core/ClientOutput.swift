@@ -34,6 +34,14 @@ public enum ClientCommit: Sendable, Equatable {
     case saveAuth(AuthToken)
     /// The token was refused: forget it.
     case clearAuth
+    /// The server acknowledged onDisconnect operation `id` (it will run when this
+    /// connection drops).
+    case ackOnDisconnect(Int64)
+    /// The operation is gone: refused, cancelled, or run.
+    case removeOnDisconnect(Int64)
+    /// The connection dropped with operation `id` acknowledged: the server ran it, so its
+    /// effect becomes server data here (``StoreBatch/applyOnDisconnectLocally(_:)``).
+    case applyOnDisconnectLocally(Int64)
 
     public static func == (lhs: ClientCommit, rhs: ClientCommit) -> Bool {
         String(describing: lhs) == String(describing: rhs)
@@ -56,6 +64,11 @@ public enum ClientEvent: Sendable, Equatable {
     /// The answer to ``ClientCore/get(_:at:now:)`` request `id`: the server's data (already
     /// committed to the cache), or why there is none.
     case getCompleted(id: UInt64, Result<Node, DatabaseError>)
+    /// The outcome of onDisconnect operation `id` (`nil`: the server holds it).
+    case onDisconnectCompleted(id: Int64, error: DatabaseError?)
+    /// Whether writes are held because the token has expired (Firebase pauses them "until
+    /// you re-authenticate the user"): `true` from expiry until a new token arrives.
+    case writesPaused(Bool)
     /// The server said something the core could not use (logged, otherwise ignored).
     case protocolWarning(String)
 }
@@ -104,7 +117,7 @@ extension ClientCommit {
     /// needs no sync: losing it loses only cache.
     public var needsDurability: Bool {
         switch self {
-        case .ackWrite, .revertWrite, .saveAuth, .clearAuth: true
+        case .ackWrite, .revertWrite, .saveAuth, .clearAuth, .ackOnDisconnect, .removeOnDisconnect, .applyOnDisconnectLocally: true
         default: false
         }
     }
@@ -124,6 +137,9 @@ extension ClientCommit {
         case .serverTimeOffset(let ms): try b.setServerTimeOffset(ms)
         case .saveAuth(let token): b.saveAuth(token)
         case .clearAuth: b.clearAuth()
+        case .ackOnDisconnect(let id): if b.onDisconnectOperation(id) != nil { try b.ackOnDisconnect(id) }
+        case .removeOnDisconnect(let id): if b.onDisconnectOperation(id) != nil { try b.removeOnDisconnect(id) }
+        case .applyOnDisconnectLocally(let id): if b.onDisconnectOperation(id) != nil { try b.applyOnDisconnectLocally(id) }
         }
     }
 }
