@@ -21,6 +21,13 @@ struct RuntimeState: Sendable {
     var nextHandle: DatabaseHandle = 1
     var writeCallbacks: [Int64: WriteCallback] = [:]
     var onDisconnectCallbacks: [Int64: WriteCallback] = [:]
+    /// Transactions in flight, by their current write id; named functions; transactions an
+    /// earlier run queued, waiting for their function; who hears of named outcomes.
+    var transactions: [Int64: RunningTransaction] = [:]
+    var transactionFunctions: [String: TransactionFunction] = [:]
+    var restoredTransactions: [QueuedTransaction] = []
+    var unknownTransactions: [Int64] = []
+    var transactionObservers: [DatabaseHandle: (queue: DispatchQueue, handler: @Sendable (TransactionOutcome) -> Void)] = [:]
     /// Writes held for an expired token, and who wants to know.
     var writesPaused = false
     var writesPausedObservers: [DatabaseHandle: (queue: DispatchQueue, handler: @Sendable (Bool) -> Void)] = [:]
@@ -206,6 +213,12 @@ extension Database {
             updateInfo { $0.serverTimeOffset = ms }
         case .authenticated(let yes):
             updateInfo { $0.authenticated = yes }
+        // Transactions continue off the sync queue: a retry takes the write lock and steps
+        // the core, and ending one removes its listener.
+        case let .writeCompleted(id, error) where state.withLock({ $0.transactions[id] != nil }):
+            DispatchQueue.global().async { [weak self] in self?.transactionAnswered(writeID: id, error: error, interrupted: false) }
+        case .conditionalWriteInterrupted(let id):
+            DispatchQueue.global().async { [weak self] in self?.transactionAnswered(writeID: id, error: nil, interrupted: true) }
         case let .writeCompleted(id, error):
             let (callback, observers) = state.withLock { s in (s.writeCallbacks.removeValue(forKey: id), Array(s.writeResultObservers.values)) }
             if let callback { callback.queue.async { callback.handler(error) } }

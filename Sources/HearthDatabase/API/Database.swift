@@ -105,12 +105,18 @@ public final class Database: Sendable {
                 }
             } catch { throw DatabaseError(error) }
         }
+        let restored: (queued: [QueuedTransaction], unknown: [Int64])
+        do { restored = try Database.restoreTransactions(store) } catch { throw DatabaseError(error) }
         let core = ClientCore(
             configuration: configuration, pendingWrites: store.pendingWrites(), onDisconnect: store.onDisconnectOperations(),
             token: store.auth(), seed: seed, hash: { location in Database.cachedHash(store, location) }
         )
         state = Mutex(RuntimeState(core: core, pushIDs: PushIDGenerator(), random: SeededRandom(seed: seed ^ 0x5DEE_CE66_D1CE_4E5B)))
-        state.withLock { $0.info.serverTimeOffset = store.serverTimeOffset() }
+        state.withLock { s in
+            s.info.serverTimeOffset = store.serverTimeOffset()
+            s.restoredTransactions = restored.queued
+            s.unknownTransactions = restored.unknown
+        }
         // keepSynced queries listen again; then connect.
         let pins = store.pins()
         if !pins.isEmpty {

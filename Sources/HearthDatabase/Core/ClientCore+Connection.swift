@@ -121,6 +121,12 @@ extension ClientCore {
     /// kept and restored on the next one; gets wait again, with the offline timeout).
     mutating func dropConnectionState(now: Int64, into out: inout ClientOutput) {
         requests.removeAll()
+        // A compare-and-set sent on this connection may or may not have been applied.
+        for id in sentWrites.sorted() where conditions[id] != nil {
+            conditions[id] = nil
+            writes[id] = nil
+            out.events.append(.conditionalWriteInterrupted(id: id))
+        }
         sentWrites.removeAll()
         sentOnDisconnects.removeAll()
         refreshingToken = false

@@ -8,10 +8,15 @@ extension ClientCore {
 
     /// A write the runtime has saved in the store: sent now when connected, else on the next
     /// connection (and on every one after until answered).
-    public mutating func write(_ write: PendingWrite, now: Int64) -> ClientOutput {
+    /// A transaction's write carries a `condition`: sent as a compare-and-set; if its
+    /// connection drops after it was sent, the core forgets it and reports
+    /// ``ClientEvent/conditionalWriteInterrupted(id:)`` (Firebase aborts such transactions
+    /// with `disconnect`).
+    public mutating func write(_ write: PendingWrite, condition: WriteCondition? = nil, now: Int64) -> ClientOutput {
         var out = ClientOutput()
         assert(writes.keys.allSatisfy { $0 < write.id }, "write ids increase")
         writes[write.id] = write
+        if let condition { conditions[write.id] = condition }
         flush(now: now, into: &out)
         return out
     }
@@ -108,9 +113,11 @@ extension ClientCore {
 
     mutating func sendWrite(_ write: PendingWrite, now: Int64, into out: inout ClientOutput) {
         let request: ClientRequest
+        let condition = conditions[write.id]
+        if let t = condition?.transactionID { out.commits.append(.transactionSent(t)) }
         switch write.operation {
         case .set(let node):
-            request = .put(path: write.path, data: node.exportJSON(), hash: nil)
+            request = .put(path: write.path, data: node.exportJSON(), hash: condition?.hash)
         case .update(let children):
             request = .merge(path: write.path, data: children.map { ($0.path, $0.node.exportJSON()) })
         }
@@ -240,6 +247,7 @@ extension ClientCore {
             break
         case .write(let id):
             guard writes.removeValue(forKey: id) != nil else { return }
+            conditions[id] = nil
             if ok {
                 out.commits.append(.ackWrite(id))
                 out.events.append(.writeCompleted(id: id, error: nil))

@@ -100,6 +100,22 @@ public struct ClientCore: Sendable {
     /// Writes not yet answered, by id (ids increase in write order).
     var writes: [Int64: PendingWrite] = [:]
     var gets: [UInt64: PendingGet] = [:]
+    /// The compare-and-set condition of a transaction's write (Firebase's `p` with `h`).
+    public struct WriteCondition: Sendable, Hashable {
+        /// The hash of the data the update function ran on; the server refuses the write
+        /// (`datastale`) unless its data still has it.
+        public let hash: String
+        /// The persisted transaction it belongs to, if any (marked sent before it goes out).
+        public let transactionID: Int64?
+        /// A condition.
+        public init(hash: String, transactionID: Int64?) {
+            self.hash = hash
+            self.transactionID = transactionID
+        }
+    }
+
+    /// Conditions of the conditional writes, by write id.
+    var conditions: [Int64: WriteCondition] = [:]
     /// onDisconnect operations not yet run or removed, by id.
     var onDisconnects: [Int64: OnDisconnectOperation] = [:]
     /// Writes and onDisconnect operations sent on the current connection.

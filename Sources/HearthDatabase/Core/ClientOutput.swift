@@ -39,6 +39,9 @@ public enum ClientCommit: Sendable, Equatable {
     case ackOnDisconnect(Int64)
     /// The operation is gone: refused, cancelled, or run.
     case removeOnDisconnect(Int64)
+    /// A persisted transaction's compare-and-set is about to be sent (from here on its outcome
+    /// may be unknown after a crash).
+    case transactionSent(Int64)
     /// The connection dropped with operation `id` acknowledged: the server ran it, so its
     /// effect becomes server data here (``StoreBatch/applyOnDisconnectLocally(_:)``).
     case applyOnDisconnectLocally(Int64)
@@ -66,6 +69,10 @@ public enum ClientEvent: Sendable, Equatable {
     case getCompleted(id: UInt64, Result<Node, DatabaseError>)
     /// The outcome of onDisconnect operation `id` (`nil`: the server holds it).
     case onDisconnectCompleted(id: Int64, error: DatabaseError?)
+    /// Conditional write `id` (a transaction's compare-and-set) was sent and its connection
+    /// dropped before the answer: whether the server applied it is unknown. The core forgot
+    /// it; the runtime decides (re-run when provably not applied, else abort).
+    case conditionalWriteInterrupted(id: Int64)
     /// Whether writes are held because the token has expired (Firebase pauses them "until
     /// you re-authenticate the user"): `true` from expiry until a new token arrives.
     case writesPaused(Bool)
@@ -117,7 +124,7 @@ extension ClientCommit {
     /// needs no sync: losing it loses only cache.
     public var needsDurability: Bool {
         switch self {
-        case .ackWrite, .revertWrite, .saveAuth, .clearAuth, .ackOnDisconnect, .removeOnDisconnect, .applyOnDisconnectLocally: true
+        case .ackWrite, .revertWrite, .saveAuth, .clearAuth, .ackOnDisconnect, .removeOnDisconnect, .applyOnDisconnectLocally, .transactionSent: true
         default: false
         }
     }
@@ -137,6 +144,7 @@ extension ClientCommit {
         case .serverTimeOffset(let ms): try b.setServerTimeOffset(ms)
         case .saveAuth(let token): b.saveAuth(token)
         case .clearAuth: b.clearAuth()
+        case .transactionSent(let id): if b.transaction(id) != nil { try b.updateTransaction(id, status: .sent) }
         case .ackOnDisconnect(let id): if b.onDisconnectOperation(id) != nil { try b.ackOnDisconnect(id) }
         case .removeOnDisconnect(let id): if b.onDisconnectOperation(id) != nil { try b.removeOnDisconnect(id) }
         case .applyOnDisconnectLocally(let id): if b.onDisconnectOperation(id) != nil { try b.applyOnDisconnectLocally(id) }
