@@ -40,6 +40,9 @@ struct RunningTransaction: Sendable {
     let completion: (@Sendable (DatabaseError?, Bool, DataSnapshot?) -> Void)?
     /// The value listener that keeps the location's data fresh while it runs (Firebase's).
     var listener: DatabaseHandle?
+    /// A plain write at, above or below its location came after it: it aborts with `set`
+    /// instead of running again on stale data (Firebase's `repoAbortTransactions`).
+    var overwritten = false
 }
 
 extension DatabaseError {
@@ -168,6 +171,8 @@ extension Database {
         switch error {
         case nil:
             finish(t, committed: true, error: nil)
+        case .serverError(status: "datastale", _)? where t.overwritten:
+            finish(t, committed: false, error: .transactionAborted("set"))
         case .serverError(status: "datastale", _)?:
             var again = t
             again.retries += 1
@@ -193,6 +198,32 @@ extension Database {
             let observers = state.withLock { Array($0.transactionObservers.values) }
             let outcome = TransactionOutcome(id: id, committed: committed, error: error)
             for o in observers { o.queue.async { o.handler(outcome) } }
+        }
+    }
+
+    /// A plain write at `path`: transactions at, above or below it will abort with `set`
+    /// rather than run again (their compare-and-set fails once the write is in).
+    /// Those not yet sent are withdrawn and abort now. Called under the write lock, before
+    /// the write reaches the core.
+    func markTransactionsOverwritten(by path: Path) {
+        let related: [Int64] = state.withLock { s in
+            s.transactions.filter { $0.value.ref.path.contains(path) || path.contains($0.value.ref.path) }.map(\.key).sorted()
+        }
+        for id in related {
+            var withdrawn = false
+            work.sync {
+                step { (core, now) in
+                    let (out, done) = core.withdrawUnsentWrite(id, now: now)
+                    withdrawn = done
+                    return out
+                }
+            }
+            let t: RunningTransaction? = state.withLock { s in
+                if withdrawn { return s.transactions.removeValue(forKey: id) }
+                s.transactions[id]?.overwritten = true
+                return nil
+            }
+            if let t { finish(t, committed: false, error: .transactionAborted("set")) }
         }
     }
 

@@ -21,6 +21,19 @@ extension ClientCore {
         return out
     }
 
+    /// Withdraws a write that has not been sent on the current connection (a transaction
+    /// aborted by a later set, Firebase's `repoAbortTransactions`): it is reverted in the
+    /// store. Returns false, and does nothing, when it was sent (its answer will come) or is
+    /// unknown.
+    public mutating func withdrawUnsentWrite(_ id: Int64, now: Int64) -> (ClientOutput, Bool) {
+        var out = ClientOutput()
+        guard writes[id] != nil, !sentWrites.contains(id) else { return (out, false) }
+        writes[id] = nil
+        conditions[id] = nil
+        out.commits.append(.revertWrite(id))
+        return (out, true)
+    }
+
     /// An onDisconnect operation the runtime has saved in the store: sent now when connected
     /// (and writes are not held), else on the next connection; answered by a
     /// ``ClientEvent/onDisconnectCompleted(id:error:)``.
