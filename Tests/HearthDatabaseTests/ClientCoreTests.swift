@@ -158,19 +158,28 @@ import Testing
         #expect(core.unansweredWriteIDs.isEmpty)
     }
 
-    /// A refused token is forgotten (also in the store) and the next attempt forces a refresh.
-    @Test func refusedTokenForcesRefresh() throws {
+    /// A refused token: an invalid one is forgotten (also in the store); an expired one is
+    /// kept as expired, so writes stay held; either way the connection closes and the next
+    /// attempt forces a refresh.
+    @Test(arguments: ["invalid_token", "expired_token"])
+    func refusedTokenForcesRefresh(status: String) throws {
         var config = ClientCore.Configuration()
         config.usesTokens = true
-        var core = ClientCore(configuration: config, pendingWrites: [], token: AuthToken(token: "old", expiresAt: 1), seed: 1, hash: { _ in "" })
+        var core = ClientCore(configuration: config, pendingWrites: [], token: AuthToken(token: "old", expiresAt: 1_000), seed: 1, hash: { _ in "" })
         var out = core.goOnline(now: 0)
         #expect(out.fetchToken == false)
-        out = core.tokenFetched(AuthToken(token: "old", expiresAt: 1), now: 0)
+        out = core.tokenFetched(AuthToken(token: "old", expiresAt: 1_000), now: 0)
         let link = try #require(out.open)
         out = core.received(ServerMessage.hello(timestamp: 0, host: "h", sessionID: "s").text, on: link, now: 0)
         #expect(out.messages.first?.contains("\"gauth\"") == true)
-        out = core.received(ServerMessage.response(number: 1, status: "expired_token", data: "expired").text, on: link, now: 0)
-        #expect(out.commits.contains(.clearAuth))
+        out = core.received(ServerMessage.response(number: 1, status: status, data: "refused").text, on: link, now: 0)
+        if status == "invalid_token" {
+            #expect(out.commits.contains(.clearAuth))
+            #expect(!core.writesPaused(now: 0))
+        } else {
+            #expect(out.commits.contains(.saveAuth(AuthToken(token: "old", expiresAt: 0))))
+            #expect(core.writesPaused(now: 0), "writes stay held until a new token")
+        }
         #expect(out.close == link)
         #expect(out.events.contains(.connected(false)))
         if out.fetchToken == nil { out = core.tick(now: 60_000) }

@@ -48,6 +48,7 @@ extension ClientCore {
     /// this connection — unless not connected, or writes are held for an expired token.
     /// Holding all of them while any is held keeps each kind in order.
     mutating func flush(now: Int64, into out: inout ClientOutput) {
+        checkPause(now: now, into: &out)
         guard isConnected, !writesPaused(now: now) else { return }
         for id in writes.keys.sorted() where !sentWrites.contains(id) { sendWrite(writes[id]!, now: now, into: &out) }
         for id in onDisconnects.keys.sorted() where !sentOnDisconnects.contains(id) && !onDisconnects[id]!.acknowledged {
