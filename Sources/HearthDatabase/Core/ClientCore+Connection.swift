@@ -102,7 +102,7 @@ extension ClientCore {
         requests.removeAll()
         for id in gets.keys {
             gets[id]!.sent = false
-            gets[id]!.deadline = now + configuration.getOfflineTimeoutMs
+            gets[id]!.deadline = gets[id]!.deadline ?? now + configuration.getOfflineTimeoutMs  // a failed attempt must not extend it
         }
         if isAuthenticated {
             isAuthenticated = false
