@@ -9,36 +9,44 @@ struct ConnectCommand: ParsableCommand {
         commandName: "connect",
         abstract: "A sync client on a store: JSON-line commands on stdin, every event, ack and connection change as a JSON line on stdout.",
         discussion: """
-            URL: ws://HOST:PORT?ns=NS (or wss://, http://, https://), e.g. a `hearth serve`. The store \
-            directory keeps pending writes, cached data and keepSynced queries across runs.
+            URL: ws://HOST:PORT?ns=NS (or wss://, http://, https://), e.g. a `hearth \
+            serve`. The store keeps pending writes, cached data and keepSynced queries \
+            across runs.
 
-            Commands (one JSON object per line; every command may carry "id", echoed in its replies; \
-            P a path, V a JSON value, Q a query):
-              {"op":"set","path":P,"value":V,"priority":PRI}     (priority optional; null value removes)
+            Commands, one JSON object per line (P a path, V a JSON value, Q a query; any
+            command may carry "id", echoed in its replies):
+              {"op":"set","path":P,"value":V,"priority":PRI}   (priority optional)
               {"op":"update","path":P,"values":{"rel/path":V,…}}
               {"op":"remove","path":P}
-              {"op":"push","path":P,"value":V}                   (without value: only the new key)
+              {"op":"push","path":P,"value":V}   (no value: only a new key)
               {"op":"keepSynced","path":P,"query":Q,"on":true|false}
-              {"op":"listen","path":P,"query":Q,"events":["value","child_added",…],"tag":T}
+              {"op":"listen","path":P,"query":Q,"events":[E,…],"tag":T}
               {"op":"unlisten","tag":T}
               {"op":"get","path":P,"query":Q}
-              {"op":"goOffline"}  {"op":"goOnline"}  {"op":"pending"}  {"op":"quit"}
-              {"op":"auth","token":TOKEN|null}                   (reconnects with it)
-            Q: {"orderBy":"$key"|"$value"|"$priority"|"child/path", "startAt"|"startAfter"|"endAt"|\
-            "endBefore"|"equalTo": V or {"value":V,"key":K}, "limitToFirst"|"limitToLast": N}; \
-            absent: the whole location. Events: value, child_added, child_changed, child_removed, \
-            child_moved (default value); without "tag", one is generated.
+              {"op":"goOffline"}  {"op":"goOnline"}  {"op":"pending"}
+              {"op":"auth","token":TOKEN|null}   (reconnects with it)
+              {"op":"quit"}
+            Q: {"orderBy":"$key"|"$value"|"$priority"|"child/path",
+                "startAt"|"startAfter"|"endAt"|"endBefore"|"equalTo":
+                    V or {"value":V,"key":K},
+                "limitToFirst"|"limitToLast":N}   (absent: the whole location)
+            E: value (default), child_added, child_changed, child_removed,
+               child_moved. Without "tag", one is generated.
 
-            Output (one JSON object per line, "type" first, flushed at once):
-              ready {store,url,pendingWrites,online}   connected {connected}
-              saved {op,path,key?,writeId,id?}   — the write is in the store (durable at --durability)
-              ack {writeId,ok,error?,restored?,id?} — the server's answer (restored: a write of an earlier run)
-              pushed {path,key}   listening {tag,path,events}   ok {op,…}   pending {writeIds}
-              event {tag,event,path,key,prev?,exists,value,priority?,keys?}   cancelled {tag,error}
-              get {path,exists,value,priority?,keys?,id?}   error {line,op?,error,id?}   closed {pendingWrites}
-            A bad line prints an error line and the client goes on. At the end of input or quit the \
-            database is closed (writes not yet acknowledged stay in the store for the next run) and \
-            the exit code is 0. See README.md.
+            Output, one JSON object per line, "type" first, flushed at once:
+              ready {store,url,pendingWrites,online}
+              connected {connected}   (every .info/connected change)
+              saved {op,path,key?,writeId,id?}   (in the store, at --durability)
+              ack {writeId,ok,error?,restored?,id?}   (the server's answer;
+                  restored: a write of an earlier run)
+              listening {tag,path,events}   cancelled {tag,error}
+              event {tag,event,path,key,prev?,exists,value,priority?,keys?}
+              get {path,exists,value,priority?,keys?,id?}
+              pushed {path,key}   ok {op,…}   pending {writeIds}
+              error {line,op?,error,id?}   closed {pendingWrites}
+            A bad line prints an error line and the client goes on. At the end of \
+            input or quit the database is closed (unacknowledged writes stay in the \
+            store for the next run); exit code 0. See README.md.
             """
     )
 
