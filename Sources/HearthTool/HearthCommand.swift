@@ -26,7 +26,7 @@ struct HearthCommand: ParsableCommand {
         subcommands: [
             DumpCommand.self, VerifyCommand.self, StatsCommand.self, StateCommand.self,
             GetCommand.self, ApplyCommand.self, CompactCommand.self, SalvageCommand.self, DemoCommand.self,
-            ServeCommand.self,
+            ServeCommand.self, ConnectCommand.self,
         ]
     )
 }

@@ -108,6 +108,30 @@ import Testing
         #expect(core.backoff.delayMs == 1_300, "reset to 1 s, then ×1.3 for this attempt")
     }
 
+    /// A get made offline fails 3 s after it was made even while connection attempts keep
+    /// failing: a failed attempt does not push its deadline out (it did, so `getData` offline
+    /// waited until the backoff exceeded 3 s — about 13 s — before answering from the cache).
+    @Test func offlineGetTimeoutSurvivesFailedAttempts() throws {
+        var core = ClientCore(pendingWrites: [], token: nil, seed: 3, hash: { _ in "" })
+        var now: Int64 = 0
+        _ = core.get(1, at: QueryLocation(path: "x", query: .default), now: now)
+        var out = core.goOnline(now: now)
+        var failedAt: Int64?
+        while now < 20_000 && failedAt == nil {
+            now += 100
+            var events = out.events
+            if let link = out.open {
+                out = core.connectionClosed(link, now: now)  // refused
+                events += out.events
+            }
+            let ticked = core.tick(now: now)
+            events += ticked.events
+            if out.open == nil { out = ticked }
+            if events.contains(.getCompleted(id: 1, .failure(.offline))) { failedAt = now }
+        }
+        #expect(failedAt == 3_000, "the get failed at \(failedAt.map(String.init) ?? "never") ms")
+    }
+
     /// A keepalive goes out after 45 s without sending; a get made offline fails after 3 s.
     @Test func keepaliveAndOfflineGetTimeout() throws {
         let h = SyncHarness()

@@ -139,7 +139,7 @@ extension ClientCore {
         }
         for id in gets.keys {
             gets[id]!.sent = false
-            gets[id]!.deadline = now + configuration.getOfflineTimeoutMs
+            gets[id]!.deadline = gets[id]!.deadline ?? now + configuration.getOfflineTimeoutMs  // a failed attempt must not extend it
         }
         if isAuthenticated {
             isAuthenticated = false
