@@ -40,6 +40,8 @@ final class ConnectSession: Sendable {
         var echoes: [Int64: JSONValue] = [:]
         /// Writes restored from an earlier run, until their ack is printed.
         var restored: Set<Int64> = []
+        /// The `id` each transaction of this run was started with, until its result is printed.
+        var transactionEchoes: [Int64: JSONValue] = [:]
         /// Whether the client should be online (not after `goOffline` or `--offline`).
         var wantOnline = true
     }
@@ -78,6 +80,9 @@ final class ConnectSession: Sendable {
                 s.wantOnline = online
             }
             database.observeWriteResults(on: queue) { [self] result in written(result) }
+            database.observeTransactionResults(on: queue) { [self] outcome in transacted(outcome) }
+            // Registering a function starts the transactions an earlier run queued for it.
+            for (name, function) in ConnectSession.transactionFunctions { database.registerTransactionFunction(name, function) }
             database.reference(withPath: ".info/connected").observe(.value, on: queue) { [self] snap in
                 out.emit("connected", [JSONMember(key: "connected", value: .bool(snap.databaseValue.boolValue ?? false))])
             }
@@ -127,6 +132,8 @@ final class ConnectSession: Sendable {
         case "unlisten": ["tag"]
         case "get": ["path", "query"]
         case "auth": ["token"]
+        case "transaction": ["path", "function", "argument"]
+        case "onDisconnect": ["path", "action", "value", "values"]
         case "goOffline", "goOnline", "pending", "quit": []
         default: nil
         }
@@ -219,13 +226,48 @@ final class ConnectSession: Sendable {
             let value = try f.required("token")
             guard value.isNull || value.stringValue != nil else { throw ConnectLineError("field \"token\": expected a string or null") }
             token.current = value.stringValue
-            // The token provider is asked before each connection: reconnect to use the new one.
-            let online = state.withLock { $0.wantOnline }
-            if online {
-                database.goOffline()
-                database.goOnline()
+            // Sent at once on an open connection (and used by the provider for the next ones);
+            // writes held for an expired token go out.
+            database.updateAuthToken(value.stringValue)
+            ok("auth", echo: echo)
+        case "transaction":
+            let ref = try ConnectJSON.reference(database, f, info: false)
+            guard let name = try f.optionalString("function") else { throw ConnectLineError("missing field \"function\"") }
+            guard ConnectSession.transactionFunctions[name] != nil else {
+                throw ConnectLineError("unknown function \"\(name)\" (one of: \(ConnectSession.transactionFunctions.keys.sorted().joined(separator: ", ")))")
             }
-            ok("auth", [JSONMember(key: "reconnecting", value: .bool(online))], echo: echo)
+            let argument = f["argument"].map(ConnectJSON.databaseValue) ?? .null
+            let id = try ref.runTransaction(named: name, argument: argument, on: queue)
+            if let id, let echo { state.withLock { $0.transactionEchoes[id] = echo } }
+            out.emit("queued", [
+                JSONMember(key: "op", value: "transaction"), JSONMember(key: "path", value: .string(ref.description)),
+                JSONMember(key: "function", value: .string(name)),
+                JSONMember(key: "transactionId", value: id.map { .integer(exactly: $0) } ?? .null),
+            ], echo: echo)
+        case "onDisconnect":
+            let ref = try ConnectJSON.reference(database, f, info: false)
+            guard let action = try f.optionalString("action") else { throw ConnectLineError("missing field \"action\"") }
+            let done: @Sendable (DatabaseError?, DatabaseReference) -> Void = { [self] error, ref in
+                var fields = [JSONMember(key: "path", value: .string(ref.description)), JSONMember(key: "action", value: .string(action)),
+                              JSONMember(key: "ok", value: .bool(error == nil))]
+                if let error { fields.append(JSONMember(key: "error", value: .string(error.description))) }
+                out.emit("onDisconnect", fields, echo: echo)
+            }
+            switch action {
+            case "set": try ref.onDisconnectSetValue(try f.value("value"), on: queue, withCompletionBlock: done)
+            case "update":
+                guard let members = try f.required("values").objectMembers else {
+                    throw ConnectLineError("field \"values\": expected an object of relative paths to values")
+                }
+                var values: [String: DatabaseValue] = [:]
+                for m in members { values[m.key] = ConnectJSON.databaseValue(m.value) }
+                try ref.onDisconnectUpdateChildValues(values, on: queue, withCompletionBlock: done)
+            case "remove": try ref.onDisconnectRemoveValue(on: queue, withCompletionBlock: done)
+            case "cancel": try ref.cancelDisconnectOperations(on: queue, withCompletionBlock: done)
+            default: throw ConnectLineError("field \"action\": one of set, update, remove, cancel")
+            }
+            out.emit("queued", [JSONMember(key: "op", value: "onDisconnect"), JSONMember(key: "path", value: .string(ref.description)),
+                                JSONMember(key: "action", value: .string(action))], echo: echo)
         case "pending":
             out.emit("pending", [
                 JSONMember(key: "writeIds", value: .array(database.pendingWriteIDs.map { .integer(exactly: $0.rawValue) })),
@@ -261,6 +303,39 @@ final class ConnectSession: Sendable {
         if restored { fields.append(JSONMember(key: "restored", value: true)) }
         out.emit("ack", fields, echo: echo)
     }
+
+    /// Prints a named transaction's outcome (this run's and earlier runs' alike).
+    private func transacted(_ outcome: TransactionOutcome) {
+        let echo = state.withLock { $0.transactionEchoes.removeValue(forKey: outcome.id) }
+        var fields = [
+            JSONMember(key: "transactionId", value: .integer(exactly: outcome.id)),
+            JSONMember(key: "committed", value: .bool(outcome.committed)),
+        ]
+        if let e = outcome.error { fields.append(JSONMember(key: "error", value: .string(e.description))) }
+        out.emit("transaction", fields, echo: echo)
+    }
+
+    /// The update functions `transaction` can name: `increment` (by the argument, default
+    /// 1), `append` (the argument as the next element of a list), `max` (the larger of the
+    /// value and the argument).
+    static let transactionFunctions: [String: TransactionFunction] = [
+        "increment": { current, argument in
+            if let a = argument.doubleValue, a != a.rounded() || (current.doubleValue.map { $0 != $0.rounded() } ?? false) {
+                return .success(withValue: .double((current.doubleValue ?? 0) + a))
+            }
+            return .success(withValue: .int((current.int64Value ?? 0) &+ (argument.int64Value ?? 1)))
+        },
+        "append": { current, argument in
+            var list = current.arrayValue ?? []
+            list.append(argument)
+            return .success(withValue: .array(list))
+        },
+        "max": { current, argument in
+            guard let a = argument.doubleValue else { return .abort() }
+            if let c = current.doubleValue, c >= a { return .abort() }
+            return .success(withValue: argument)
+        },
+    ]
 
     private func listen(_ f: ConnectFields, echo: JSONValue?) throws {
         let ref = try ConnectJSON.reference(database, f, info: true)

@@ -119,24 +119,27 @@ extension Database {
     /// Runs a transaction's function on the local value (pending writes included) and queues
     /// its result as a compare-and-set write against that value's hash; `persist` (name,
     /// argument) saves a new named transaction in the same commit.
-    func run(_ transaction: RunningTransaction, persist: (name: String, argument: Node)?) {
+    /// Returns the persisted transaction's id (nil for a closure, or when the function
+    /// aborted at once).
+    @discardableResult
+    func run(_ transaction: RunningTransaction, persist: (name: String, argument: Node)?) -> Int64? {
         var t = transaction
         let path = t.ref.path
-        writeLock.withLock { _ in
+        return writeLock.withLock { _ -> Int64? in
             let current: Node
             do throws(StoreError) { current = try store.value(at: path) } catch {
                 finish(t, committed: false, error: DatabaseError(error))
-                return
+                return nil
             }
             guard let value = t.update(DatabaseValue(node: current)).value else {
                 // The function aborted: not committed, and no error (Firebase's `nodata`).
                 finish(t, committed: false, error: nil)
-                return
+                return nil
             }
             let result: Node
             do throws(DatabaseError) { result = try HearthDatabase.node(from: value, at: path) } catch {
                 finish(t, committed: false, error: error)
-                return
+                return nil
             }
             var writeID: Int64 = 0
             do throws(StoreError) {
@@ -150,12 +153,13 @@ extension Database {
                 }
             } catch {
                 finish(t, committed: false, error: DatabaseError(error))
-                return
+                return nil
             }
             state.withLock { $0.transactions[writeID] = t }
             let write = PendingWrite(id: writeID, path: path, operation: .set(result))
             let condition = ClientCore.WriteCondition(hash: current.hash, transactionID: t.storeID)
             work.sync { step { (core, now) in core.write(write, condition: condition, now: now) } }
+            return t.storeID
         }
     }
 
@@ -267,10 +271,13 @@ extension DatabaseReference {
     /// Runs the update function registered as `name` with `argument`, persisted: queued
     /// offline and across restarts until the server commits it or it aborts; the outcome goes
     /// to `completion` (this run only) and to ``Database/observeTransactionResults(on:_:)``.
+    /// Returns the transaction's durable id (the one ``TransactionOutcome/id`` reports), or
+    /// nil when the function aborted at once (nothing was queued; `completion` says so).
+    @discardableResult
     public func runTransaction(
         named name: String, argument: DatabaseValue = .null, on queue: DispatchQueue? = nil,
         andCompletionBlock completion: (@Sendable (DatabaseError?, Bool, DataSnapshot?) -> Void)? = nil
-    ) throws(DatabaseError) {
+    ) throws(DatabaseError) -> Int64? {
         try check()
         guard let function = database.state.withLock({ $0.transactionFunctions[name] }) else {
             throw .invalidValue("no transaction function is registered as \"\(name)\"")
@@ -278,7 +285,7 @@ extension DatabaseReference {
         let arg = try HearthDatabase.node(from: argument, at: path)
         var t = RunningTransaction(ref: self, update: { function($0, argument) }, queue: queue ?? database.callbacks, completion: completion)
         t.listener = observe(.value) { _ in }
-        database.run(t, persist: (name, arg))
+        return database.run(t, persist: (name, arg))
     }
 
     private func check() throws(DatabaseError) {
