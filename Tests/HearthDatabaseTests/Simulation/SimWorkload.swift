@@ -12,19 +12,22 @@ enum SimWorkload {
     static let keys: [ChildKey] = ["a", "b", "c", "d"]
     static let fields: [ChildKey] = ["x", "y"]
 
+    /// An integer leaf in canonical form (what the API and the wire produce).
+    static func int(_ i: Int) -> Node { Node(.integer(exactly: Int64(i))) }
+
     /// A value: a small integer, a string, a bool, an object of fields, or null (a remove).
     static func value(_ r: inout SimRandom, allowNull: Bool = true) -> Node {
         switch r.int(0...9) {
-        case 0, 1, 2: return Node(.integer(Int64(r.int(0...5))))
+        case 0, 1, 2: return int(r.int(0...5))
         case 3: return Node(.string("s\(r.int(0...3))"))
         case 4: return Node(.bool(r.chance(0.5)))
         case 5, 6, 7:
             var children: [(key: ChildKey, value: Node)] = []
-            for f in fields where r.chance(0.7) { children.append((f, Node(.integer(Int64(r.int(0...5)))))) }
-            if children.isEmpty { children.append(("x", Node(.integer(Int64(r.int(0...5)))))) }
+            for f in fields where r.chance(0.7) { children.append((f, int(r.int(0...5)))) }
+            if children.isEmpty { children.append(("x", int(r.int(0...5)))) }
             return Node(children: children)
         default:
-            return allowNull ? .empty : Node(.integer(Int64(r.int(0...5))))
+            return allowNull ? .empty : int(r.int(0...5))
         }
     }
 
@@ -80,7 +83,7 @@ enum SimWorkload {
         }
         let isKey = q.index == .key
         func bound(_ r: inout SimRandom) -> Node {
-            isKey ? Node(.string(r.pick(keys).string)) : Node(.integer(Int64(r.int(0...5))))
+            isKey ? Node(.string(r.pick(keys).string)) : int(r.int(0...5))
         }
         if r.chance(0.3) { q = (try? q.startAt(bound(&r))) ?? q }
         if r.chance(0.3) { q = (try? q.endAt(bound(&r))) ?? q }
