@@ -115,8 +115,11 @@ final class SimChecks {
             sim.fail("c\(i)'s listen \(location) was revoked: \(error)")
         case let .protocolWarning(why):
             sim.fail("c\(i) protocol warning: \(why)")
-        case .connected, .serverTimeOffset, .authenticated:
+        case .connected, .serverTimeOffset, .authenticated, .writesPaused:
             break
+        case .onDisconnectCompleted, .conditionalWriteInterrupted:
+            // Not in the workload yet (transactions and onDisconnect join later).
+            sim.fail("c\(i) got \(event), which the workload never asks for")
         }
     }
 
