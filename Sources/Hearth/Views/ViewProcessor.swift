@@ -78,7 +78,13 @@ struct ViewProcessor {
             return viewCache
         }
         let newEventCache: IndexedNode
-        if let childKey = changePath.front {
+        // A change below a location the listeners see as a leaf cannot be applied child by
+        // child: removing a child of a leaf keeps the leaf (Firebase's LeafNode.updateChild), so
+        // an event cache of `5` over a server cache that became `{}` through `{b: …}` would stay
+        // `5` for good. Recompute it whole, as for a change at the location itself. (Firebase's
+        // ViewProcessor has this divergence; found by the sync simulator, seed 3026.)
+        let belowLeaf = !changePath.isRoot && oldEventSnap.node.isLeaf && viewCache.completeServerNode != nil
+        if let childKey = changePath.front, !belowLeaf {
             if childKey.string == ".priority" {
                 let oldEventNode = oldEventSnap.indexed
                 if let updatedPriority = writes.calcEventCacheAfterServerOverwrite(changePath, existingServerSnap: viewCache.serverCache.node) {

@@ -6,7 +6,8 @@ import Foundation
 /// - `HEARTH_SIM_SEED=n` runs seed `n` alone and prints its trace (with `HEARTH_SIM_STEPS`);
 /// - `HEARTH_SIM_SEEDS=N` runs `N` seeds (default 200) from `HEARTH_SIM_FIRST_SEED` (default 1);
 /// - `HEARTH_SIM_STEPS=n` steps per seed (default 200);
-/// - `HEARTH_SIM_STRICT=1` fails a run whose final data a re-sent write changed.
+/// - `HEARTH_SIM_STRICT=1` fails a run whose final data a re-sent write changed;
+/// - `HEARTH_SIM_WIRE=1` puts every protocol message into the trace.
 enum SimRunner {
     struct Outcome {
         let configuration: Simulation.Configuration
@@ -21,6 +22,7 @@ enum SimRunner {
         var c = Simulation.Configuration(seed: seed)
         if let s = environment("HEARTH_SIM_STEPS").flatMap(Int.init) { c.steps = s }
         c.strictExactlyOnce = environment("HEARTH_SIM_STRICT") == "1"
+        c.traceWire = environment("HEARTH_SIM_WIRE") == "1"
         return c
     }
 

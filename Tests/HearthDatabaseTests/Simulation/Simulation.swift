@@ -31,6 +31,8 @@ final class Simulation {
         /// Fail when a re-sent write changed the final data (Firebase's protocol is at-least-once
         /// there; see ``SimChecks``).
         var strictExactlyOnce = false
+        /// Put every protocol message into the trace (`HEARTH_SIM_WIRE=1`).
+        var traceWire = false
         /// Chance that delivering a message drops its connection instead.
         var dropPerMessage = 0.01
     }
@@ -220,6 +222,7 @@ final class Simulation {
                 return
             }
             stats.delivered += 1
+            if configuration.traceWire { note("  → c\(c.client) \(text)") }
             apply(c.client, clients[c.client].core.received(text, on: c.link, now: now))
         case let .accept(id):
             guard var c = connections[id], c.up else { return }
@@ -249,6 +252,7 @@ final class Simulation {
     /// what a get saw are recorded for the checks.
     func deliverToServer(_ c: SimConnection, _ text: String) {
         stats.delivered += 1
+        if configuration.traceWire { note("  c\(c.client) → \(text)") }
         var number: Int?
         if case let .request(r, request)? = try? ClientMessage.decode(text) {
             number = r
