@@ -262,6 +262,37 @@ func pendingWrites() throws {
     }
 }
 
+/// `pendingOpen DIR [REPS]`: builds a store of N pending writes in DIR (the first of
+/// HEARTH_SCENARIO_PENDING, default 100,000) unless DIR holds one, then reopens it REPS times
+/// (default 20) and prints open() and open → first read: a loop to profile open alone.
+func pendingOpen() throws {
+    let args = Array(CommandLine.arguments.dropFirst(2))
+    guard let dir = args.first else { throw StoreError.invalidOption("pendingOpen needs a directory") }
+    let reps = args.dropFirst().first.flatMap(Int.init) ?? 20
+    let n = ProcessInfo.processInfo.environment["HEARTH_SCENARIO_PENDING"].flatMap { $0.split(separator: ",").first.flatMap { Int($0) } } ?? 100_000
+    var options = Store.Options()
+    options.durability = .buffered
+    options.cacheSizeBytes = Store.maximumCacheSize
+    if !FileManager.default.fileExists(atPath: dir) {
+        let store = try Store.open(directory: dir, options: options)
+        for i in 0..<n {
+            let node = Node(children: [("n", .number(Double(i))), ("t", .string("hello"))])
+            try store.saveWrite(.set(node), at: Path(keys: ["chat", ChildKey("m\(String(1_000_000 + i))")]))
+        }
+        try store.close()
+    }
+    var opened: [Double] = [], firstRead: [Double] = []
+    for _ in 0..<reps {
+        let t0 = clock.now
+        let reopened = try Store.open(directory: dir, options: options)
+        opened.append(ms(clock.now - t0))
+        _ = try reopened.value(at: "chat/m1000000")
+        firstRead.append(ms(clock.now - t0))
+        try reopened.close()
+    }
+    print(String(format: "pendingOpen: open() %.1f ms, open to first read %.1f ms (medians of %d)", median(opened), median(firstRead), reps))
+}
+
 let which = CommandLine.arguments.dropFirst().first ?? "all"
 do {
     if which == "cacheFill" || which == "all" { try cacheFill() }
@@ -270,6 +301,7 @@ do {
     if which == "viewsAtOpen" || which == "all" { try viewsAtOpen() }
     if which == "viewUpdate" || which == "all" { try viewUpdate() }
     if which == "pendingWrites" || which == "all" { try pendingWrites() }
+    if which == "pendingOpen" { try pendingOpen() }
 } catch {
     print("error: \(error)")
     exit(1)

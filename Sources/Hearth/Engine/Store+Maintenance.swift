@@ -44,7 +44,9 @@ extension Store {
     /// the pruned data and the log at once — rather than checkpointing before pruning too.
     func maintain(force: Bool) throws(StoreError) {
         defer { core.withLock { $0.maintenancePending = false } }
-        _ = try fullyLoadedCore()
+        // The checkpoint's pending writes are decoded only if a checkpoint or pruning needs
+        // them (writeCheckpoint and prune wait for that), not by every maintenance pass.
+        _ = try cacheLoadedCore()
         let (sinceCheckpoint, threshold, closed) = core.withLock { core in
             core.bytesSinceSizeCheck = 0
             return (core.logBytesSinceCheckpoint, checkpointThreshold(core), core.closed)
@@ -104,6 +106,8 @@ extension Store {
     @discardableResult
     func prune() throws(StoreError) -> Int {
         let target = Double(options.cacheSizeBytes) * Store.pruneTarget
+        // Pending writes protect their locations: every one must be known.
+        _ = try fullyLoadedCore()
         let (snapshot, ratio) = core.withLock { ($0.loading.state, $0.compressionRatio) }
         var estimate = Store.estimatedCheckpointBytes(snapshot, ratio: ratio)
         var pass = Pruner.Pass(snapshot, maxInactiveQueries: options.maxInactiveQueries)

@@ -84,11 +84,13 @@ public final class Store: Sendable {
 
     /// Opens (or creates) the store in `directory`.
     ///
-    /// Reads the newest checkpoint's directory (pending writes, tracked queries, pins, auth,
-    /// transactions, onDisconnect, the cache index) and replays the log after it. With
-    /// ``Options/lazyCacheLoad`` the server cache is decoded in the background; a read before
-    /// that finishes decodes just the chunks it needs. Queries left active by the previous
-    /// session become inactive.
+    /// Reads the newest checkpoint's directory (tracked queries, pins, auth, transactions,
+    /// onDisconnect, the indexes of the cache and of the pending writes) and replays the log
+    /// after it. With ``Options/lazyCacheLoad`` the server cache is decoded in the background
+    /// — a read before that finishes decodes just the chunks it needs — and the checkpoint's
+    /// pending writes are decoded when a read, view or write first touches a location they
+    /// may be at (or when the whole list is needed), so open costs the same with 1,000 or
+    /// 100,000 of them. Queries left active by the previous session become inactive.
     ///
     /// - Throws: ``StoreError/log(_:)`` when the store is locked by another process or
     ///   damaged (file and offset named), ``StoreError/invalidOption(_:)``, or a corrupt
@@ -109,6 +111,8 @@ public final class Store: Sendable {
         var checkpointBytes: UInt64 = 0
         if let checkpoint = log.checkpoint {
             let r = try CheckpointReader(checkpoint)
+            // Eager: the pending writes too (lazy: as reads, views and writes need them).
+            if !options.lazyCacheLoad { try r.directory.state.writes.decodeAll() }
             loading = LoadingState(state: r.directory.state, cacheLoaded: false)
             checkpointLSN = checkpoint.lsn
             checkpointBytes = checkpoint.bodySize
@@ -255,6 +259,9 @@ public final class Store: Sendable {
             // commit: quadratic for a long run of commits).
             let events = try Store.collectEvents(core.loading, reader: core.reader, now: now, build)
             if events.isEmpty { return (nil, [], false, false) }
+            // The pending writes as of open that the views will need for these events reach
+            // them now, so that a damaged checkpoint chunk fails the commit before it is logged.
+            try core.views.prepare(for: events)
             let payload = EventCodec.encode(events)
             // The record is queued here, which fixes its LSN — the order states are applied
             // in — and written and synced after the lock is released, so that concurrent
@@ -500,8 +507,12 @@ public final class Store: Sendable {
             // A priority belongs to its (local) node; see StoreState.localValue(at:now:).
             return try value(at: owner).child(at: rest)
         }
-        // A consistent snapshot of the server data and the overlay, read outside the lock.
-        let (loading, reader, overlay) = core.withLock { ($0.loading, $0.reader, $0.views.tree.visibleWrites) }
+        // A consistent snapshot of the server data and the overlay, read outside the lock
+        // (the pending writes as of open that touch `path` reach the overlay first).
+        let (loading, reader, overlay) = try core.withLock { (core: inout Core) throws(StoreError) in
+            try core.views.restoreRegion(path)
+            return (core.loading, core.reader, core.views.tree.visibleWrites)
+        }
         let base = try Store.serverValue(loading, reader, at: path)
         return overlay.completeEventCache(at: path, completeServerCache: base) ?? base
     }
@@ -520,8 +531,8 @@ public final class Store: Sendable {
     public func query(_ query: QuerySpec, at path: Path, includePending: Bool = true) throws(StoreError) -> QueryResult {
         try StoreBatch.validate(path)
         if includePending {
-            let (window, complete) = core.withLock { core in
-                core.views.window(query, at: path, core.loading, reader: core.reader)
+            let (window, complete) = try core.withLock { (core: inout Core) throws(StoreError) in
+                try core.views.window(query, at: path, core.loading, reader: core.reader)
             }
             return QueryResult(window: window, complete: complete)
         }
@@ -536,8 +547,28 @@ public final class Store: Sendable {
         try fullyLoadedCore().loading.state
     }
 
-    /// The core once the checkpoint cache is loaded; throws if loading failed.
+    /// The core once the checkpoint cache is loaded and every pending write of the checkpoint
+    /// decoded; throws if either failed (a damaged write chunk then poisons the store, as a
+    /// damaged cache chunk does).
     func fullyLoadedCore() throws(StoreError) -> Core {
+        let loadedCore = try cacheLoadedCore()
+        let writes = loadedCore.loading.state.writes
+        if writes.isDecoded { return loadedCore }
+        // Decoded outside the lock; the chunks are shared with the store's state, which then
+        // reads them from memory.
+        do throws(StoreError) { try writes.decodeAll() } catch {
+            core.withLock {
+                if $0.loadError == nil { $0.loadError = error }
+                $0.poisoned = $0.poisoned ?? "checkpoint load failed: \(error)"
+            }
+            throw error
+        }
+        return core.withLock { $0 }
+    }
+
+    /// The core once the checkpoint cache is loaded (pending writes may still be encoded);
+    /// throws if loading failed.
+    func cacheLoadedCore() throws(StoreError) -> Core {
         loaded.wait()
         let core = core.withLock { $0 }
         if let e = core.loadError { throw e }
@@ -545,7 +576,14 @@ public final class Store: Sendable {
     }
 
     /// Pending writes in write-id order.
-    public func pendingWrites() -> [PendingWrite] { core.withLock { $0.loading.state.pendingWrites } }
+    ///
+    /// Decodes the writes of the checkpoint the store was opened from that are still encoded
+    /// (once). Writes in a damaged chunk of that checkpoint are missing here; ``state()`` and
+    /// ``stats()`` throw the damage.
+    public func pendingWrites() -> [PendingWrite] {
+        let writes = core.withLock { $0.loading.state.writes }
+        return writes.allReadable()
+    }
 
     /// Tracked queries by id.
     public func trackedQueries() -> [TrackedQuery] {

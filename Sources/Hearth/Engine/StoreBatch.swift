@@ -105,20 +105,22 @@ public struct StoreBatch {
         return id
     }
 
-    private func hasWrite(_ id: Int64) -> Bool {
-        !writesRemoved.contains(id) && (writesAdded.contains(id) || base.pendingWriteIndex(id) != nil)
+    private func hasWrite(_ id: Int64) throws(StoreError) -> Bool {
+        if writesRemoved.contains(id) { return false }
+        if writesAdded.contains(id) { return true }
+        return try base.writes.write(id) != nil
     }
 
     /// Removes a write the server acknowledged.
     public mutating func ackWrite(_ id: Int64) throws(StoreError) {
-        guard hasWrite(id) else { throw .unknownWrite(id: id) }
+        guard try hasWrite(id) else { throw .unknownWrite(id: id) }
         writesRemoved.insert(id)
         events.append(.writeAcked(id: id))
     }
 
     /// Removes a write the server rejected (or the client abandoned).
     public mutating func revertWrite(_ id: Int64) throws(StoreError) {
-        guard hasWrite(id) else { throw .unknownWrite(id: id) }
+        guard try hasWrite(id) else { throw .unknownWrite(id: id) }
         writesRemoved.insert(id)
         events.append(.writeReverted(id: id))
     }
