@@ -27,6 +27,11 @@ struct UnrestoredWrites {
     private var pathOfID: [Int64: Path] = [:]
     /// Ids of chunk writes that are no longer pending (or were replaced): never restored.
     private var removed: Set<Int64>
+    /// The least and greatest path of every lazy chunk (in ``CheckpointFormat/pathOrder(_:_:)``):
+    /// a location outside them needs no chunk decoded, in O(depth) — new writes at new keys
+    /// beyond the ones pending at open (push ids grow) pay nothing for the chunks.
+    private var lazyMin: Path = .root
+    private var lazyMax: Path = .root
 
     /// Nothing to restore.
     init() {
@@ -38,7 +43,27 @@ struct UnrestoredWrites {
     init(_ list: PendingWriteList) {
         lazy = list.chunks
         removed = list.hidden
+        if let first = lazy.first {
+            lazyMin = first.entry.minPath
+            lazyMax = first.entry.maxPath
+            for chunk in lazy.dropFirst() {
+                if CheckpointFormat.pathOrder(chunk.entry.minPath, lazyMin) < 0 { lazyMin = chunk.entry.minPath }
+                if CheckpointFormat.pathOrder(chunk.entry.maxPath, lazyMax) > 0 { lazyMax = chunk.entry.maxPath }
+            }
+        }
         for write in list.loose { add(write) }
+    }
+
+    /// Whether some lazy chunk may hold a write at `path` or at or below it (by the bounds
+    /// alone: true is not certain).
+    private func lazyMayReach(_ path: Path, below: Bool) -> Bool {
+        guard !lazy.isEmpty else { return false }
+        if below {
+            if path.isRoot { return true }
+            if CheckpointFormat.pathOrder(lazyMax, path) < 0 { return false }
+            return CheckpointFormat.pathOrder(lazyMin, path) <= 0 || path.contains(lazyMin)
+        }
+        return CheckpointFormat.pathOrder(lazyMin, path) <= 0 && CheckpointFormat.pathOrder(path, lazyMax) <= 0
     }
 
     /// Whether every write has been restored or removed.
@@ -89,14 +114,17 @@ struct UnrestoredWrites {
             keys.removeLast()
             ancestors.append(Path(keys: keys))
         }
-        try decode { chunk in chunk.mayHoldWrites(atOrBelow: path) || ancestors.contains { chunk.mayHoldWrite(at: $0) } }
+        let reached = ancestors.filter { lazyMayReach($0, below: false) }
+        if lazyMayReach(path, below: true) || !reached.isEmpty {
+            try decode { chunk in chunk.mayHoldWrites(atOrBelow: path) || reached.contains { chunk.mayHoldWrite(at: $0) } }
+        }
         // The highest location on the way to `path` holding a write.
         var top = path
         for ancestor in ancestors.reversed() where byPath.value(at: ancestor) != nil {
             top = ancestor
             break
         }
-        if top != path { try decode { $0.mayHoldWrites(atOrBelow: top) } }
+        if top != path && lazyMayReach(top, below: true) { try decode { $0.mayHoldWrites(atOrBelow: top) } }
         var taken: [PendingWrite] = byPath.value(at: top) ?? []
         for below in byPath.entries(below: top) { taken += byPath.value(at: below) ?? [] }
         guard !taken.isEmpty else { return [] }
