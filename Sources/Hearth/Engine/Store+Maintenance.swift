@@ -49,7 +49,9 @@ extension Store {
         _ = try cacheLoadedCore()
         let (sinceCheckpoint, threshold, closed) = core.withLock { core in
             core.bytesSinceSizeCheck = 0
-            return (core.logBytesSinceCheckpoint, checkpointThreshold(core), core.closed)
+            let requested = core.checkpointRequested
+            core.checkpointRequested = false
+            return (core.logBytesSinceCheckpoint, requested ? 0 : checkpointThreshold(core), core.closed)
         }
         if closed { return }
         let footprint = try footprintBytes()

@@ -51,6 +51,9 @@ public final class Store: Sendable {
         var logBytesSinceCheckpoint = 0
         var bytesSinceSizeCheck = 0
         var maintenancePending = false
+        /// Set when open replayed a long log tail: the next maintenance pass checkpoints, so
+        /// the next open does not replay it again.
+        var checkpointRequested = false
         /// Stored/raw size of the last checkpoint's cache chunks, for estimates.
         var compressionRatio = 0.35
         /// Set when pinned, active and pending data alone exceed the cap.
@@ -155,9 +158,13 @@ public final class Store: Sendable {
             throw .log(.invalidArgument("replay: \(error)"))
         }
 
-        let core = Core(
+        var core = Core(
             loading: loading, reader: reader, lastLSN: max(lastLSN, log.lastLSN), checkpointLSN: checkpointLSN,
             checkpointBodyBytes: checkpointBytes, logBytesSinceCheckpoint: replayedBytes)
+        // Replaying the tail is what open costs beyond the directory (about 2 µs per small
+        // pending write): past `openReplayCheckpointBytes` the background maintenance writes a
+        // checkpoint now rather than at the usual threshold, and the next open reads it instead.
+        core.checkpointRequested = replayedBytes >= Store.openReplayCheckpointBytes
         core.views.restore(loading, reader: reader, now: options.clock())
         let store = Store(directory: directory, options: options, log: log, core: core)
 
@@ -181,6 +188,9 @@ public final class Store: Sendable {
         store.scheduleMaintenance(force: true)
         return store
     }
+
+    /// Log bytes replayed at open past which open's maintenance pass checkpoints.
+    static let openReplayCheckpointBytes = 64 << 10
 
     /// Decodes the whole checkpoint cache and installs it (background, after open).
     private func finishBackgroundLoad() {
