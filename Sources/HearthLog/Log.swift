@@ -128,18 +128,6 @@ public final class Log: Sendable {
         return PendingAppend(lsn: try core.submit(req), request: req)
     }
 
-    /// Queues a segment roll: the records queued before it stay in the active segment (or an
-    /// earlier one) and the next record starts a new segment, as if the active one were full.
-    /// Returns at once; ``wait(_:)`` returns once the old segment is sealed (synced) and the
-    /// new one named by the MANIFEST (§8.2). (A checkpoint through the returned LSN then
-    /// deletes the sealed segment at once, instead of leaving its records as dead bytes that
-    /// every open scans until the segment fills.) Nothing happens when the active segment holds
-    /// no record.
-    public func submitRoll() throws(LogError) -> PendingAppend {
-        let req = CommitRequest(records: [], sync: false, batchedInterval: nil, roll: true)
-        return PendingAppend(lsn: try core.submit(req), request: req)
-    }
-
     /// Waits until a submitted record is written — and synced, under `.full` — or throws if it
     /// could not be (after which the log is poisoned).
     @discardableResult

@@ -149,25 +149,10 @@ extension Store {
     /// Writes a checkpoint of the state as of the last commit, unless one exists at that LSN.
     func writeCheckpoint() throws(StoreError) {
         _ = try fullyLoadedCore()
-        let (state, lsn, checkpointLSN, bytesAtSnapshot, roll) = try core.withLock { (core: inout Core) throws(StoreError) in
-            let lsn = core.lastLSN
-            // The segment holding the records through `lsn` ends there (or before): the
-            // checkpoint then deletes it, rather than leaving those records in a segment every
-            // open scans until it fills — with a large cap, one segment held 100,000 pending
-            // writes' records long after checkpoints covered them, and open read them all.
-            var roll: Log.PendingAppend?
-            if lsn > core.checkpointLSN {
-                do throws(LogError) { roll = try log.submitRoll() } catch { throw .log(error) }
-            }
-            return (core.loading.state, lsn, core.checkpointLSN, core.logBytesSinceCheckpoint, roll)
+        let (state, lsn, checkpointLSN, bytesAtSnapshot) = core.withLock {
+            ($0.loading.state, $0.lastLSN, $0.checkpointLSN, $0.logBytesSinceCheckpoint)
         }
         guard lsn > checkpointLSN else { return }
-        if let roll {
-            do throws(LogError) { try log.wait(roll) } catch {
-                core.withLock { $0.poisoned = error.description }
-                throw .log(error)
-            }
-        }
         let encoder = CheckpointEncoder(compressionLevel: options.compressionLevel)
         var summary = CheckpointEncoder.Summary()
         let clock = ContinuousClock()
