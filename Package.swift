@@ -9,12 +9,29 @@
 //   Hearth       the engine and views on top of both; the public library product
 //   HearthTesting test aids (simulated file system with power cuts and faults, seeded randomness),
 //                kept out of `import Hearth` as swift-nio keeps NIOEmbedded apart
+//   HearthWire   Firebase's WebSocket protocol v5 as values: frames, messages, queries, push ids
+//   HearthServer `hearth serve`: the sans-I/O server core, and its SwiftNIO adapter
+//   HearthWireTesting a raw WebSocket client speaking protocol v5 frames, for tests and benchmarks
 //   hearth       the command-line tool
+//   HearthRules  Firebase security rules: parse once, evaluate reads/writes (pure, no I/O)
+//   HearthDatabase the sync client: Firebase's Database/DatabaseReference/observe API on a store,
+//                its sans-I/O protocol core, and a WebSocket transport (SwiftNIO, TLS by NIOSSL)
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
 ]
+
+/// SwiftNIO's HTTP/1.1 and WebSocket stack, for the server and its test client.
+let nioWebSocket: [Target.Dependency] = [
+    .product(name: "NIOCore", package: "swift-nio"),
+    .product(name: "NIOPosix", package: "swift-nio"),
+    .product(name: "NIOHTTP1", package: "swift-nio"),
+    .product(name: "NIOWebSocket", package: "swift-nio"),
+]
+/// TLS for `wss://` (the client's transport).
+let nioSSL: Target.Dependency = .product(name: "NIOSSL", package: "swift-nio-ssl")
+let jwtKit: Target.Dependency = .product(name: "JWTKit", package: "jwt-kit")
 
 let package = Package(
     name: "Hearth",
@@ -28,10 +45,18 @@ let package = Package(
         .library(name: "HearthModel", targets: ["HearthModel"]),
         .library(name: "HearthLog", targets: ["HearthLog"]),
         .library(name: "HearthTesting", targets: ["HearthTesting"]),
+        .library(name: "HearthRules", targets: ["HearthRules"]),
+        .library(name: "HearthWire", targets: ["HearthWire"]),
+        .library(name: "HearthServer", targets: ["HearthServer"]),
+        .library(name: "HearthWireTesting", targets: ["HearthWireTesting"]),
+        .library(name: "HearthDatabase", targets: ["HearthDatabase"]),
         .executable(name: "hearth", targets: ["HearthTool"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .systemLibrary(
@@ -58,10 +83,38 @@ let package = Package(
             dependencies: ["HearthLog"],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "HearthWire",
+            dependencies: ["HearthModel"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "HearthServer",
+            dependencies: ["Hearth", "HearthWire", "HearthRules", jwtKit] + nioWebSocket,
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "HearthWireTesting",
+            dependencies: ["HearthWire"] + nioWebSocket,
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "HearthDatabase",
+            dependencies: ["Hearth", "HearthWire", nioSSL] + nioWebSocket,
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "HearthRules",
+            dependencies: ["HearthModel"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "HearthTool",
             dependencies: [
                 "Hearth",
+                "HearthRules",
+                "HearthServer",
+                "HearthDatabase",
                 "HearthTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -80,6 +133,22 @@ let package = Package(
         .testTarget(
             name: "HearthToolTests",
             dependencies: ["Hearth", "HearthLog", "HearthTesting"],
+            exclude: ["Python"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HearthServerTests",
+            dependencies: ["HearthServer", "HearthWire", "HearthWireTesting", "HearthRules", "Hearth", jwtKit] + nioWebSocket,
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HearthDatabaseTests",
+            dependencies: ["HearthDatabase", "HearthServer", "HearthWire", "Hearth", "HearthTesting"] + nioWebSocket,
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HearthRulesTests",
+            dependencies: ["HearthRules", "HearthModel"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -35,10 +35,32 @@ let package = Package(
             path: "HearthBench",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // hearth serve's figures: durable writes/s, fan-out, matching-hash listens, restart.
+        .executableTarget(
+            name: "ServerBench",
+            dependencies: [
+                .product(name: "Hearth", package: "Hearth"),
+                .product(name: "HearthServer", package: "Hearth"),
+                .product(name: "HearthWireTesting", package: "Hearth"),
+            ],
+            path: "ServerBench",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "EngineScenarios",
             dependencies: ["Workloads", .product(name: "Hearth", package: "Hearth")],
             path: "EngineScenarios",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        // Issue 13: rules evaluation per write against the write itself (a plain executable).
+        .executableTarget(
+            name: "RulesBench",
+            dependencies: [
+                .product(name: "HearthRules", package: "Hearth"),
+                .product(name: "Hearth", package: "Hearth"),
+            ],
+            path: "RulesBench",
+            exclude: ["rules50.json"],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
         .executableTarget(

@@ -22,9 +22,42 @@ public final class Log: Sendable {
         public var compressionLevel: Int32 = 6
         /// Upper bound on the bytes of one group commit (one write call). Default 1 MiB.
         public var maxBatchBytes: Int = 1 << 20
+        /// Open without taking the lock and without writing anything, to read the last consistent
+        /// state of a store whose directory is not writable or that another process holds open.
+        ///
+        /// The open runs the same scan as recovery but acts on nothing: temp and stray files stay,
+        /// a torn tail is left in place and never read (``RecoveryReport/ignoredTornTail``), and
+        /// appends, flushes and checkpoint installs throw ``LogError/readOnly(path:)``. Damage other
+        /// than a torn tail fails the open (`salvage` is ignored), as does a directory without a
+        /// store (`createIfMissing` is ignored). Under a live writer the log read is a prefix of
+        /// what that writer has appended; when a checkpoint of that writer replaces the MANIFEST
+        /// during the open, the open starts again (at most ``Log/verifyAttempts`` times).
+        /// Default false.
+        public var readOnly: Bool = false
+        /// With `salvage`: a record the engine cannot replay although its checksum holds (its
+        /// events do not decode, or it does not inflate): salvage cuts the log before it, as
+        /// before a damaged record. The store sets it when its replay fails; nil otherwise.
+        package var salvageCut: SalvageCut?
 
         /// Default options.
         public init() {}
+    }
+
+    /// Where salvage cuts the log: the record at `offset` in segment `file` and all after it.
+    package struct SalvageCut: Sendable, Equatable {
+        /// The segment file.
+        package var file: String
+        /// The offset of the first record not kept.
+        package var offset: UInt64
+        /// Why the record cannot be replayed.
+        package var reason: String
+
+        /// A cut before the record at `offset` of `file`.
+        package init(file: String, offset: UInt64, reason: String) {
+            self.file = file
+            self.offset = offset
+            self.reason = reason
+        }
     }
 
     /// The largest payload one record may carry (uncompressed): 64 MiB.
@@ -55,6 +88,7 @@ public final class Log: Sendable {
               options.maxBatchBytes >= 4096 else {
             throw .invalidArgument("segmentSize ≥ 4096, compressionLevel 1...9, maxBatchBytes ≥ 4096")
         }
+        if options.readOnly { return try Recovery.openReadOnly(directory: directory, fs: fileSystem, options: options) }
         return try Recovery.open(directory: directory, fs: fileSystem, options: options)
     }
 
@@ -68,6 +102,13 @@ public final class Log: Sendable {
     /// scan starts again from the new MANIFEST — at most ``verifyAttempts`` times, after which
     /// the last result stands (a writer checkpointing faster than a whole scan runs).
     public static func verify(directory: String, fileSystem: any FileSystem = POSIXFileSystem()) throws(LogError) -> ScanReport {
+        try verify(directory: directory, fileSystem: fileSystem, progress: nil)
+    }
+
+    /// ``verify(directory:fileSystem:)``, calling `progress` now and then with the segment bytes
+    /// scanned so far (of the live segments' total size; a scan that starts again starts from 0).
+    package static func verify(directory: String, fileSystem: any FileSystem,
+                               progress: ((_ bytesScanned: UInt64) -> Void)?) throws(LogError) -> ScanReport {
         guard fileSystem.directoryExists(directory) else { throw .storeMissing(path: directory) }
         var attempt = 0
         while true {
@@ -75,7 +116,8 @@ public final class Log: Sendable {
             let before = manifestGeneration(directory, fileSystem)
             let outcome: Result<ScanReport, LogError>
             do throws(LogError) {
-                outcome = .success(try Scanner.scan(directory: directory, fileSystem: fileSystem, keepRecords: true))
+                outcome = .success(try Scanner.scan(directory: directory, fileSystem: fileSystem, keepRecords: true,
+                                                    progress: progress))
             } catch {
                 outcome = .failure(error)
             }
@@ -258,4 +300,8 @@ public struct RecoveryReport: Sendable {
     public var salvaged: (damage: Damage, movedAside: [String])?
     /// The LSN of the last recovered record (or the checkpoint LSN).
     public var lastLSN: LSN
+    /// In a read-only open (``Log/Options/readOnly``): the torn tail of the last segment that was
+    /// left in place and not read — file, offset where it starts, its bytes. (Under a live writer
+    /// it may be a group that writer has not finished writing.) Nil otherwise.
+    public var ignoredTornTail: (file: String, offset: UInt64, bytes: UInt64)? = nil
 }

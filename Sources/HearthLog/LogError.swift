@@ -34,6 +34,9 @@ public indirect enum LogError: Error, Sendable, Equatable, CustomStringConvertib
     case poisoned(underlying: LogError)
     /// The log was closed.
     case closed
+    /// The log was opened read-only (``Log/Options/readOnly``): appends, flushes and checkpoint
+    /// installs are refused. `path` is the store directory.
+    case readOnly(path: String)
 
     /// A one-line description.
     public var description: String {
@@ -52,6 +55,7 @@ public indirect enum LogError: Error, Sendable, Equatable, CustomStringConvertib
         case let .io(e): "I/O error: \(e)"
         case let .poisoned(u): "log is poisoned by an earlier failure (reopen the store): \(u)"
         case .closed: "log is closed"
+        case let .readOnly(p): "store was opened read-only, so it cannot be written: \(p)"
         }
     }
 

@@ -102,6 +102,22 @@ public final class SimulatedFileSystem: FileSystem {
         var syncs = 0
         var directorySyncs = 0
         var faults: [Fault] = []
+        var peakStoredBytes = 0
+        var peakFiles: [String: Int] = [:]
+
+        /// The bytes of every file that has a name now (what `du` would count).
+        func storedBytes() -> Int {
+            var seen = Set<Int>(), total = 0
+            for id in names.values where seen.insert(id).inserted { total += inodes[id]?.data.count ?? 0 }
+            return total
+        }
+
+        mutating func notePeak() {
+            let now = storedBytes()
+            guard now > peakStoredBytes else { return }
+            peakStoredBytes = now
+            peakFiles = names.reduce(into: [:]) { $0[$1.key] = inodes[$1.value]?.data.count ?? 0 }
+        }
     }
 
     private let state: Mutex<State>
@@ -125,6 +141,19 @@ public final class SimulatedFileSystem: FileSystem {
     }
 
     // MARK: Test controls
+
+    /// The bytes in all named files now (an unlinked file no longer counts).
+    public var storedBytes: Int { state.withLock { $0.storedBytes() } }
+
+    /// The most bytes ever held by named files at once, checked after every write, truncate and
+    /// rename — the disk footprint as a continuous sampler would see it, at every instant.
+    public var peakStoredBytes: Int { state.withLock { $0.peakStoredBytes } }
+
+    /// The named files and their sizes at the moment of ``peakStoredBytes``.
+    public var filesAtPeak: [String: Int] { state.withLock { $0.peakFiles } }
+
+    /// Starts ``peakStoredBytes`` again from what is stored now.
+    public func resetPeakStoredBytes() { state.withLock { $0.peakStoredBytes = $0.storedBytes() } }
 
     /// Number of I/O calls made so far (since creation or the last power cut).
     public var callCount: Int { state.withLock { $0.calls } }
@@ -313,6 +342,7 @@ public final class SimulatedFileSystem: FileSystem {
             s.names[f] = nil
             s.names[t] = id
             s.dirOps.append((Self.parent(f), .rename(f, t, id)))
+            s.notePeak()
         }
     }
 
@@ -378,6 +408,7 @@ public final class SimulatedFileSystem: FileSystem {
             let r = try body(&node)
             if op == .sync { s.syncs += 1 }
             s.inodes[inode] = node
+            if op == .write || op == .truncate { s.notePeak() }
             return r
         }
     }

@@ -29,14 +29,15 @@ struct DumpCommand: ParsableCommand {
 
     func run() throws {
         let generation = Log.manifestGeneration(store, POSIXFileSystem())
-        let scan = try LogScan(directory: store)
+        let progress = Progress("dump")
+        let scan = try LogScan(directory: store, progress: progress)
         let records = scan.records.filter { $0.lsn >= from }
         let out = Output()
         if !json, let c = scan.report.checkpoint {
             out.line("checkpoint \(c.file): state through LSN \(c.lsn), body \(c.bodyLength) bytes")
         }
         var undecodable: (RecordInfo, String)?
-        let progress = Progress("dump", total: records.count)
+        progress.phase("records", total: records.count)
         for (i, r) in records.enumerated() {
             progress.update(i)
             var events: [StoreEvent]?

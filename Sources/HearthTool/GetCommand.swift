@@ -8,7 +8,9 @@ struct GetCommand: ParsableCommand {
         abstract: "Print the value at PATH with pending writes overlaid (or the server cache alone).",
         discussion: """
             Values print in Firebase's export format (.value/.priority/.sv). With --query, prints \
-            the query's window. Opens the store (taking its lock; recovery may truncate a torn tail).
+            the query's window. Opens the store (taking its lock; recovery may truncate a torn tail); \
+            with --read-only, or when the directory is not writable or another process holds the \
+            store, reads it without the lock and writes nothing.
             """
     )
 
@@ -30,6 +32,9 @@ struct GetCommand: ParsableCommand {
     @Flag(help: "Print the result as one JSON object.")
     var json = false
 
+    @Flag(name: .customLong("read-only"), help: "Read without the lock and write nothing (automatic when the directory is not writable or another process holds the store).")
+    var readOnly = false
+
     func validate() throws {
         _ = try StoreAccess.path(path, option: "PATH")
         if let query { _ = try StoreAccess.query(query) }
@@ -38,7 +43,7 @@ struct GetCommand: ParsableCommand {
     func run() throws {
         let path = try StoreAccess.path(self.path, option: "PATH")
         let spec = try query.map(StoreAccess.query)
-        let store = try StoreAccess.open(self.store)
+        let store = try StoreAccess.openForReading(self.store, readOnly: readOnly)
         let result = try store.query(spec ?? .default, at: path, includePending: !server)
         let value = spec == nil ? (server ? try store.serverValue(at: path) : try store.value(at: path)) : result.window.node
         try store.close()

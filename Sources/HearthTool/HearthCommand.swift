@@ -1,5 +1,7 @@
 import ArgumentParser
+import Dispatch
 import Hearth
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -15,12 +17,16 @@ struct HearthCommand: ParsableCommand {
         discussion: """
             Exit codes: 0 fine, 1 the store is damaged or an operation failed, 2 usage error.
             `dump` and `verify` only read; the other commands open the store (taking its lock and \
-            running recovery, which may truncate a torn tail).
+            running recovery, which may truncate a torn tail). `get`, `stats` and `state` read \
+            without the lock and write nothing with --read-only, or when the directory is not \
+            writable or another process holds the store. `salvage` repairs a damaged store, keeping its \
+            longest valid prefix.
             """,
         version: HearthInfo.version,
         subcommands: [
             DumpCommand.self, VerifyCommand.self, StatsCommand.self, StateCommand.self,
-            GetCommand.self, ApplyCommand.self, CompactCommand.self, DemoCommand.self,
+            GetCommand.self, ApplyCommand.self, CompactCommand.self, SalvageCommand.self, DemoCommand.self,
+            ServeCommand.self,
         ]
     )
 }
@@ -41,10 +47,26 @@ enum HearthMain {
         }
         do {
             var command = try HearthCommand.parseAsRoot()
-            try command.run()
+            if let serve = command as? ServeCommand {
+                try runBlocking { try await serve.run() }
+            } else {
+                try command.run()
+            }
         } catch {
             exit(ExitCodes.report(error))
         }
         exit(ExitCodes.ok)
     }
+}
+
+/// Runs async work from the synchronous main and waits for it.
+func runBlocking(_ body: @escaping @Sendable () async throws -> Void) throws {
+    let result = Mutex<Result<Void, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { try await body(); result.withLock { $0 = .success(()) } } catch { result.withLock { $0 = .failure(error) } }
+        done.signal()
+    }
+    done.wait()
+    try result.withLock { $0! }.get()
 }

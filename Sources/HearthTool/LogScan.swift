@@ -18,15 +18,33 @@ struct LogScan {
     private let files = FileCache()
 
     /// Scans `directory` read-only. A missing directory, or one without a store, fails.
-    init(directory: String) throws {
+    /// `progress`, if given, shows the scan as its `segments` phase.
+    init(directory: String, progress: Progress? = nil) throws {
         self.directory = directory
         do {
-            report = try Log.verify(directory: directory)
+            if let progress {
+                progress.phase("segments", total: Int(clamping: LogScan.segmentBytes(directory)))
+                report = try Log.verify(directory: directory, fileSystem: POSIXFileSystem()) { progress.update(Int(clamping: $0)) }
+            } else {
+                report = try Log.verify(directory: directory)
+            }
         } catch {
             if case .storeMissing = error { throw StoreAccess.missingStore(directory) }
             throw error
         }
         if report.isEmptyStore { throw StoreAccess.missingStore(directory) }
+    }
+
+    /// The bytes of the segment files in `directory` (the scan's total, for its progress).
+    static func segmentBytes(_ directory: String) -> UInt64 {
+        let fs = POSIXFileSystem()
+        var total: UInt64 = 0
+        for name in (try? fs.listDirectory(directory)) ?? [] where name.hasPrefix("seg-") && name.hasSuffix(".log") {
+            guard let f = try? fs.open(directory + "/" + name, mode: .readOnly) else { continue }
+            total += (try? f.size()) ?? 0
+            try? f.close()
+        }
+        return total
     }
 
     /// Every valid record, in log order.

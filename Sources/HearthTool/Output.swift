@@ -37,12 +37,15 @@ final class Output {
 
     /// Writes everything buffered.
     func flush() {
+        if buffer.isEmpty { return }
+        Progress.willWrite(fd: fd)
         Output.writeAll(fd, buffer)
         buffer.removeAll(keepingCapacity: true)
     }
 
     /// Writes `text` and a newline to stderr at once.
     static func stderr(_ text: String) {
+        Progress.willWrite(fd: 2)
         writeAll(2, Array((text + "\n").utf8))
     }
 

@@ -6,7 +6,11 @@ struct StateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "state",
         abstract: "Print the whole materialized state (the auth token redacted).",
-        discussion: "Opens the store (taking its lock; recovery may truncate a torn tail and maintenance may run)."
+        discussion: """
+            Opens the store (taking its lock; recovery may truncate a torn tail and maintenance may \
+            run); with --read-only, or when the directory is not writable or another process holds \
+            the store, reads it without the lock and writes nothing.
+            """
     )
 
     @Argument(help: "The store directory.")
@@ -18,8 +22,11 @@ struct StateCommand: ParsableCommand {
     @Flag(name: .customLong("show-secrets"), help: "Show the auth token instead of redacting it.")
     var showSecrets = false
 
+    @Flag(name: .customLong("read-only"), help: "Read without the lock and write nothing (automatic when the directory is not writable or another process holds the store).")
+    var readOnly = false
+
     func run() throws {
-        let store = try StoreAccess.open(self.store)
+        let store = try StoreAccess.openForReading(self.store, readOnly: readOnly)
         let state = try store.state()
         try store.close()
         let out = Output()

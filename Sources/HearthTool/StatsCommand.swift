@@ -6,15 +6,23 @@ struct StatsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stats",
         abstract: "Print files and sizes, record counts, compression, live and dead bytes, the footprint against the cap, and state counts.",
-        discussion: "Opens the store (taking its lock; recovery may truncate a torn tail and maintenance may run)."
+        discussion: """
+            Opens the store (taking its lock; recovery may truncate a torn tail and maintenance may \
+            run); with --read-only, or when the directory is not writable or another process holds \
+            the store, reads it without the lock and writes nothing.
+            """
     )
 
     @OptionGroup var options: CappedStoreArguments
 
+    @Flag(name: .customLong("read-only"), help: "Read without the lock and write nothing (automatic when the directory is not writable or another process holds the store).")
+    var readOnly = false
+
     func run() throws {
-        let store = try StoreAccess.open(options.store, cacheSizeBytes: options.cacheSize)
+        let store = try StoreAccess.openForReading(options.store, readOnly: readOnly, cacheSizeBytes: options.cacheSize)
         let s = try store.stats()
         // The store is open and idle (maintenance runs inline), so the scan sees a quiet log.
+        // (Read-only under a live writer, the two may be a few commits apart.)
         let scan = try LogScan(directory: options.store)
         try store.close()
 

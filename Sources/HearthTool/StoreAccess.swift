@@ -1,6 +1,12 @@
 import ArgumentParser
 import Hearth
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Opening stores and parsing command-line values, shared by the subcommands.
 enum StoreAccess {
     /// Opens the store in `directory` the way every opening command does: recovery runs,
@@ -21,6 +27,54 @@ enum StoreAccess {
                 // A record cut short by a crash was dropped: the store is consistent, but its
                 // last write is gone — say so rather than silently answer one record earlier.
                 Output.stderr("hearth: note: recovery dropped a torn tail: \(torn.bytes) bytes at \(torn.file):\(torn.offset) (a write interrupted by a crash; everything before it is intact)")
+            }
+            return store
+        } catch {
+            if case .log(.storeMissing) = error { throw missingStore(directory) }
+            throw error
+        }
+    }
+
+    /// Opens the store in `directory` for a reading command (`get`, `stats`, `state`).
+    ///
+    /// With `readOnly`, or — automatically, with a note on stderr — when the directory is not
+    /// writable or another process holds the store's lock, the store is opened read-only
+    /// (``Store/Options/readOnly``): no lock, nothing written, the last consistent state read
+    /// from the MANIFEST, the checkpoint and the segments. Otherwise as ``open(_:create:durability:cacheSizeBytes:)``.
+    static func openForReading(_ directory: String, readOnly: Bool, cacheSizeBytes: Int? = nil) throws -> Store {
+        if readOnly { return try openReadOnly(directory, cacheSizeBytes: cacheSizeBytes) }
+        if access(directory, F_OK) == 0, access(directory, W_OK | X_OK) != 0 {
+            let why = String(cString: strerror(errno))
+            Output.stderr("hearth: note: \(directory) is not writable (\(why)); reading the store read-only (no lock, nothing written)")
+            return try openReadOnly(directory, cacheSizeBytes: cacheSizeBytes)
+        }
+        do {
+            return try open(directory, cacheSizeBytes: cacheSizeBytes)
+        } catch let error as StoreError {
+            switch error {
+            case .log(.storeLocked):
+                Output.stderr("hearth: note: another process has the store open (it holds the lock); reading its last consistent state read-only — commits that process makes meanwhile may be missing")
+            case .log(.io(let e)) where e.code == .permissionDenied || e.code == .other(EROFS):
+                Output.stderr("hearth: note: the store cannot be written (\(e)); reading it read-only (no lock, nothing written)")
+            default:
+                throw error
+            }
+            return try openReadOnly(directory, cacheSizeBytes: cacheSizeBytes)
+        }
+    }
+
+    /// Opens the store read-only, noting on stderr a torn tail it left in place.
+    static func openReadOnly(_ directory: String, cacheSizeBytes: Int? = nil) throws -> Store {
+        var options = Store.Options()
+        options.readOnly = true
+        options.createIfMissing = false
+        options.backgroundMaintenance = false
+        options.lazyCacheLoad = false
+        if let cacheSizeBytes { options.cacheSizeBytes = cacheSizeBytes }
+        do {
+            let store = try Store.open(directory: directory, options: options)
+            if let torn = store.recovery.ignoredTornTail {
+                Output.stderr("hearth: note: read-only: ignored a torn tail of \(torn.bytes) bytes at \(torn.file):\(torn.offset) (a write in progress or interrupted by a crash; not truncated, not read)")
             }
             return store
         } catch {

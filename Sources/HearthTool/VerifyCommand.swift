@@ -11,7 +11,8 @@ struct VerifyCommand: ParsableCommand {
             Runs the same scan recovery runs, then decodes the checkpoint (directory and every \
             chunk) and every event batch recovery would replay. A torn tail of the last segment \
             (the normal result of a crash) is reported with what recovery would truncate, and is \
-            not damage. Exit 0 when the store is sound, 1 when it is damaged.
+            not damage. Exit 0 when the store is sound, 1 when it is damaged (then `hearth salvage` \
+            repairs it, keeping the longest valid prefix).
             """
     )
 
@@ -39,13 +40,15 @@ struct VerifyCommand: ParsableCommand {
         // MANIFEST's generation changed meanwhile, the whole check runs again (bounded).
         var attempt = 0
         var pass: Examination
+        let progress = Progress("verify")
         while true {
             attempt += 1
             let before = Log.manifestGeneration(store, POSIXFileSystem())
-            pass = try examine()
+            pass = try Self.examine(store, progress: progress)
             if pass.damage != nil, attempt < Log.verifyAttempts, Log.manifestGeneration(store, POSIXFileSystem()) != before { continue }
             break
         }
+        progress.finish()
         let (report, records, damage, chunks) = (pass.scan.report, pass.scan.records, pass.damage, pass.chunks)
         let torn: (file: String, offset: UInt64, bytes: UInt64)? = {
             guard let d = report.damage, d.isTornTail, let last = report.segments.last else { return nil }
@@ -60,6 +63,7 @@ struct VerifyCommand: ParsableCommand {
                 out.line("DAMAGED: \(d.file) offset \(d.offset): \(d.reason)")
                 out.line("valid prefix: \(d.file) bytes 0..<\(d.validBytes); \(d.validRecords) records before the damage"
                     + (d.validRecords > 0 || d.validLastLSN > 0 ? ", through LSN \(d.validLastLSN)" : ""))
+                out.line("to repair: hearth salvage \(store) (keeps the longest valid prefix; damaged files are moved aside as *.broken)")
             } else {
                 var line = "ok: \(report.segments.count) segment\(report.segments.count == 1 ? "" : "s"), \(records.count) record\(records.count == 1 ? "" : "s")"
                 if let first = records.first { line += " (LSN \(first.lsn)…\(records.last!.lsn))" }
@@ -79,7 +83,7 @@ struct VerifyCommand: ParsableCommand {
         }
         out.flush()
         if let d = damage {
-            throw ToolError.failed("store is damaged: \(d.file) offset \(d.offset): \(d.reason)")
+            throw ToolError.failed("store is damaged: \(d.file) offset \(d.offset): \(d.reason); run `hearth salvage \(store)` to repair")
         }
     }
 
@@ -90,8 +94,9 @@ struct VerifyCommand: ParsableCommand {
         let chunks: Int?
     }
 
-    func examine() throws -> Examination {
-        let scan = try LogScan(directory: store)
+    /// One pass; `progress` shows its phases (segments, checkpoint, records).
+    static func examine(_ store: String, progress: Progress? = nil) throws -> Examination {
+        let scan = try LogScan(directory: store, progress: progress)
         let report = scan.report
         let records = scan.records
         var damage: Finding?
@@ -108,7 +113,11 @@ struct VerifyCommand: ParsableCommand {
         if damage == nil, let ref = report.checkpoint {
             do {
                 if let checkpoint = try Log.openCheckpoint(directory: store) {
-                    chunks = try Store.verifyCheckpoint(checkpoint)
+                    progress?.phase("checkpoint", total: 1)
+                    chunks = try Store.verifyCheckpoint(checkpoint) { done, total in
+                        if done == 1 { progress?.phase("checkpoint", total: total) }
+                        progress?.update(done)
+                    }
                 }
             } catch let e as StoreError {
                 damage = Self.checkpointFinding(e, file: ref.file)
@@ -117,10 +126,11 @@ struct VerifyCommand: ParsableCommand {
             }
         }
         if damage == nil {
-            let progress = Progress("verify", total: records.count)
-            defer { progress.finish() }
+            let replayed = records.filter { $0.lsn > scan.checkpointLSN }.count
+            let skipped = records.count - replayed
+            progress?.phase("records", total: replayed)
             for (i, r) in records.enumerated() where r.lsn > scan.checkpointLSN {
-                progress.update(i)
+                progress?.update(i - skipped)
                 if r.type != EventCodec.recordType {
                     if r.flags & 2 != 0 { continue }  // skippable: recovery skips it too
                     damage = Finding(file: r.file, offset: r.offset, reason: "unknown record type \(r.type) (not skippable)",

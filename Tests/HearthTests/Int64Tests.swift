@@ -35,7 +35,7 @@ import Testing
         #expect(try JSONValue.parse("-9007199254740993") == .integer(-9_007_199_254_740_993))
         #expect(try JSONValue.parse("9223372036854775807") == .integer(.max))
         #expect(try JSONValue.parse("-9223372036854775808") == .integer(.min))
-        #expect(try JSONValue.parse("18446744073709551615") == .number(18_446_744_073_709_551_615))  // beyond Int64: a double
+        #expect(try JSONValue.parse("18446744073709551615") == .number(18_446_744_073_709_551_616))  // beyond Int64: a double (2^64, the nearest)
         #expect(try JSONValue.parse("9007199254740993.0") == .number(9_007_199_254_740_992))   // a fraction: a double
         #expect(LeafValue.integer(exactly: 12) == .number(12))
         for text in ["9007199254740993", "-9223372036854775808", "1542405709418655810"] {

@@ -276,8 +276,11 @@ final class CheckpointReader: Sendable {
     }
 
     /// Verifies every chunk's checksum and decoding (for `hearth verify`).
-    func verifyAllChunks() throws(StoreError) {
-        for i in directory.chunks.indices { _ = try chunk(i) }
+    func verifyAllChunks(progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(StoreError) {
+        for i in directory.chunks.indices {
+            _ = try chunk(i)
+            progress?(i + 1, directory.chunks.count)
+        }
         try directory.state.writes.decodeAll()
     }
 

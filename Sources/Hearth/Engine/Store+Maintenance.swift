@@ -10,10 +10,44 @@ import HearthModel
 // record what it did. The log switches the MANIFEST to the new checkpoint and deletes the
 // segments it covers only after the checkpoint is durable.
 
+// The disk bound (README "The size cap", FORMAT.md §8.5). With cap K, the store's files hold
+// at most 1.25 K at every instant — not only between checkpoints — as long as pruning can
+// remove enough (data that active queries, pins and pending writes hold is never pruned; the
+// store then reports `capExceededByUnprunableData`). The largest moment is a checkpoint install:
+// the new checkpoint is written and synced while the old one and the segments it will cover
+// still exist. So, on disk at any instant:
+//
+//     F (= old checkpoint + segments, the footprint) + new checkpoint (+ MANIFEST, ~100 bytes)
+//
+// Before every checkpoint (makeRoomForCheckpoint) the new checkpoint is estimated — the
+// smaller of the cache's encoded size times the last checkpoint's compression ratio and F
+// itself (a checkpoint rewrites what the files already hold, minus what was overwritten) —
+// and pruned down to at most plannedPeak·K − F. So a checkpoint install peaks at plannedPeak·K
+// (1.1 K) when the estimate is right; the 0.15 K to the bound absorbs its error (seen up to
+// ~15% of the checkpoint). F itself stays small enough for that target to be positive:
+//
+// - a new checkpoint is at most min(F, 1.1 K − F) ≤ 0.55 K;
+// - the log since it is at most logShare (0.2 K) when a checkpoint is due, plus K/64 between
+//   footprint checks, plus K/16 before writers wait for maintenance (backpressure in
+//   Store.commit), plus the covered head of the live segment (one segment, K/8): ≤ 0.41 K;
+// - so F ≤ 0.55 + 0.41 < 1.1 K, and between checkpoints F stays under K.
+//
+// The price: checkpoints every 0.2 K of log under a cap (each rewriting at most ~0.55 K), and
+// the cache between prunes held to what fits twice beside the log. DiskBoundTests checks the
+// peak on the simulated file system after every write; Benchmarks/README.md has a real run.
+
 extension Store {
     /// The estimated footprint after pruning must fall below this share of the cap, leaving
-    /// room for the live log (one segment is at most a quarter of the cap) between checkpoints.
+    /// room for the live log between checkpoints.
     static let pruneTarget = 0.7
+
+    /// The checkpoint-install peak pruning plans for, as a share of the cap (the disk bound is
+    /// 1.25; the difference absorbs estimation error).
+    static let plannedPeak = 1.1
+
+    /// The log since the last checkpoint, as a share of the cap, that makes a checkpoint due
+    /// (the disk bound's log term).
+    static let logShare = 0.2
 
     /// Runs maintenance now (inline) or on the maintenance queue.
     func scheduleMaintenance(force: Bool) {
@@ -55,10 +89,13 @@ extension Store {
         }
         if closed { return }
         let footprint = try footprintBytes()
-        if footprint > UInt64(options.cacheSizeBytes) || tooManyInactiveQueries() {
+        if footprint > options.capBytes || tooManyInactiveQueries() {
             try enforceCap()
         } else {
-            if sinceCheckpoint >= threshold { try writeCheckpoint() }
+            if sinceCheckpoint >= threshold {
+                try makeRoomForCheckpoint()
+                try writeCheckpoint()
+            }
             if force { core.withLock { $0.capExceededByUnprunable = false } }
         }
     }
@@ -77,16 +114,28 @@ extension Store {
             $0.bytesDuringEnforcement = 0
         }
         defer { core.withLock { $0.enforcingCap = false } }
-        let cap = UInt64(options.cacheSizeBytes)
+        let cap = options.capBytes
         var footprint = try footprintBytes()
         for step in 0..<Store.maxCapSteps {
-            let rounds = try prune()
+            let rounds = try makeRoomForCheckpoint(target: Double(cap) * Store.pruneTarget)
             if step > 0 && rounds == 0 { break }
             try writeCheckpoint()
             footprint = try footprintBytes()
             if footprint <= cap && !tooManyInactiveQueries() { break }
         }
         core.withLock { $0.capExceededByUnprunable = footprint > cap }
+    }
+
+    /// Prunes before a checkpoint so that it fits beside the files it will replace within the
+    /// disk bound (the argument at the top of this file): the new checkpoint, estimated, must
+    /// come to at most `plannedPeak`·cap − footprint, and to `target` when one is given.
+    /// Returns the pruning rounds committed (none for an authoritative store).
+    @discardableResult
+    func makeRoomForCheckpoint(target: Double = .infinity) throws(StoreError) -> Int {
+        guard !options.authoritative else { return 0 }
+        let footprint = Double(try footprintBytes())
+        let room = max(0, Double(options.cacheSizeBytes) * Store.plannedPeak - footprint)
+        return try prune(target: min(target, room), footprint: footprint)
     }
 
     /// The bytes of the live files (MANIFEST, checkpoint, segments).
@@ -106,12 +155,11 @@ extension Store {
     /// to keep what other commits made protected or recent since the pass began
     /// (``Pruner/Pass/adjust(_:to:snapshot:)``).
     @discardableResult
-    func prune() throws(StoreError) -> Int {
-        let target = Double(options.cacheSizeBytes) * Store.pruneTarget
+    func prune(target: Double, footprint: Double = .infinity) throws(StoreError) -> Int {
         // Pending writes protect their locations: every one must be known.
         _ = try fullyLoadedCore()
         let (snapshot, ratio) = core.withLock { ($0.loading.state, $0.compressionRatio) }
-        var estimate = Store.estimatedCheckpointBytes(snapshot, ratio: ratio)
+        var estimate = min(Store.estimatedCheckpointBytes(snapshot, ratio: ratio), footprint)
         var pass = Pruner.Pass(snapshot, maxInactiveQueries: options.maxInactiveQueries)
         var committed = 0
         while estimate > target || pass.inactiveQueries > options.maxInactiveQueries {
@@ -181,14 +229,16 @@ extension Store {
     /// before and after, in bytes.
     @discardableResult
     public func compact() throws(StoreError) -> (before: UInt64, after: UInt64) {
+        if options.readOnly { throw .log(.readOnly(path: directory)) }
         _ = try fullyLoadedCore()
         let before = try footprintBytes()
         let result = maintenanceQueue.sync { () -> Result<Void, StoreError> in
             core.withLock { $0.maintenancePending = true }
             defer { core.withLock { $0.maintenancePending = false } }
             do throws(StoreError) {
+                try makeRoomForCheckpoint()
                 try writeCheckpoint()
-                if try footprintBytes() > UInt64(options.cacheSizeBytes) || tooManyInactiveQueries() {
+                if try footprintBytes() > options.capBytes || tooManyInactiveQueries() {
                     try enforceCap()
                 }
                 return .success(())
@@ -198,7 +248,7 @@ extension Store {
         }
         try result.get()
         let after = try footprintBytes()
-        core.withLock { $0.capExceededByUnprunable = after > UInt64(options.cacheSizeBytes) }
+        core.withLock { $0.capExceededByUnprunable = after > options.capBytes }
         return (before, after)
     }
 }

@@ -14,8 +14,14 @@ extension Store {
     /// every checksum and the structure; returns the number of chunks. Reads only.
     /// - Throws: ``StoreError/corruptCheckpoint(file:offset:reason:)`` naming the damage.
     public static func verifyCheckpoint(_ checkpoint: Checkpoint) throws(StoreError) -> Int {
+        try verifyCheckpoint(checkpoint, progress: nil)
+    }
+
+    /// ``verifyCheckpoint(_:)``, calling `progress` with (chunks done, chunks) after each chunk.
+    package static func verifyCheckpoint(_ checkpoint: Checkpoint,
+                                         progress: ((_ done: Int, _ total: Int) -> Void)?) throws(StoreError) -> Int {
         let reader = try CheckpointReader(checkpoint)
-        try reader.verifyAllChunks()
+        try reader.verifyAllChunks(progress: progress)
         return reader.directory.chunks.count
     }
 }

@@ -71,11 +71,11 @@ public final class Store: Sendable {
         let views = ViewHost()
     }
 
-    private init(directory: String, options: Options, log: Log, core: Core) {
+    private init(directory: String, options: Options, log: Log, recovery: RecoveryReport, core: Core) {
         self.directory = directory
         self.options = options
         self.log = log
-        self.recovery = log.recovery
+        self.recovery = recovery
         self.core = Locked(core)
         maintenanceQueue.setSpecific(key: Store.onMaintenanceQueue, value: true)
     }
@@ -100,13 +100,56 @@ public final class Store: Sendable {
     ///   checkpoint or record error.
     public static func open(directory: String, options: Options = Options()) throws(StoreError) -> Store {
         try options.validate()
+        guard options.readOnly else { return try openOnce(directory: directory, options: options) }
+        // Read-only, perhaps under a live writer: a checkpoint of that writer may replace the
+        // MANIFEST and delete a segment between the scan and the replay. Not damage: read again.
+        var attempt = 0
+        while true {
+            attempt += 1
+            let before = Log.manifestGeneration(directory, options.fileSystem)
+            do {
+                return try openOnce(directory: directory, options: options)
+            } catch {
+                if attempt < Log.verifyAttempts, Log.manifestGeneration(directory, options.fileSystem) != before { continue }
+                throw error
+            }
+        }
+    }
+
+    private static func openOnce(directory: String, options: Options) throws(StoreError) -> Store {
         var logOptions = Log.Options()
+        logOptions.readOnly = options.readOnly
         logOptions.segmentSize = options.effectiveSegmentSize
         logOptions.durability = options.durability
         logOptions.salvage = options.salvage
         logOptions.createIfMissing = options.createIfMissing
-        let log: Log
-        do { log = try Log.open(directory: directory, fileSystem: options.fileSystem, options: logOptions) } catch { throw .log(error) }
+        var earlier: RecoveryReport?
+        while true {
+            let log: Log
+            do { log = try Log.open(directory: directory, fileSystem: options.fileSystem, options: logOptions) } catch { throw .log(error) }
+            var recovery = log.recovery
+            if let first = earlier?.salvaged {
+                // Salvage ran twice: report the first damage and every file moved aside.
+                recovery.salvaged = (first.damage, first.movedAside + (recovery.salvaged?.movedAside ?? []))
+            }
+            var unreplayable: Log.SalvageCut?
+            do {
+                return try open(directory: directory, options: options, log: log, recovery: recovery, unreplayable: &unreplayable)
+            } catch {
+                // Salvage: a record that passed its checksum but cannot be replayed is cut off
+                // with everything after it, as a damaged record is (once).
+                guard options.salvage, logOptions.salvageCut == nil, let cut = unreplayable else { throw error }
+                try? log.close()
+                logOptions.salvageCut = cut
+                earlier = recovery
+            }
+        }
+    }
+
+    /// Reads the state of the log just opened: the checkpoint, then the records after it.
+    /// `unreplayable` is set when a record after the checkpoint cannot be replayed.
+    private static func open(directory: String, options: Options, log: Log, recovery: RecoveryReport,
+                             unreplayable: inout Log.SalvageCut?) throws(StoreError) -> Store {
 
         var loading = LoadingState(state: StoreState(), cacheLoaded: true)
         var reader: CheckpointReader?
@@ -151,8 +194,14 @@ public final class Store: Sendable {
                 lastLSN = record.lsn
             }
         } catch let e as StoreError {
+            if case let .corruptRecord(file, offset, _, reason) = e {
+                unreplayable = Log.SalvageCut(file: file, offset: offset, reason: "undecodable events: \(reason)")
+            }
             throw e
         } catch let e as LogError {
+            if let file = e.file, let offset = e.offset {
+                unreplayable = Log.SalvageCut(file: file, offset: offset, reason: e.description)
+            }
             throw .log(e)
         } catch {
             throw .log(.invalidArgument("replay: \(error)"))
@@ -166,13 +215,15 @@ public final class Store: Sendable {
         // checkpoint now rather than at the usual threshold, and the next open reads it instead.
         core.checkpointRequested = replayedBytes >= Store.openReplayCheckpointBytes
         core.views.restore(loading, reader: reader, now: options.clock())
-        let store = Store(directory: directory, options: options, log: log, core: core)
+        let store = Store(directory: directory, options: options, log: log, recovery: recovery, core: core)
 
         if reader != nil {
             store.loaded.enter()
             store.maintenanceQueue.async { store.finishBackgroundLoad() }
         }
         store.viewQueue.async { store.rebuildViews() }
+        // Read-only: the state as the log has it (no sessionStarted, no maintenance).
+        if options.readOnly { return store }
         // Queries active in the previous session are not active now.
         if loading.state.trackedQueries.values.contains(where: \.active) {
             do {
@@ -259,6 +310,7 @@ public final class Store: Sendable {
     public func commit(
         durability: Durability? = nil, _ build: (inout StoreBatch) throws(StoreError) -> Void
     ) throws(StoreError) -> CommitResult {
+        if options.readOnly { throw .log(.readOnly(path: directory)) }
         let tier = durability ?? options.durability
         let now = options.clock()
         let (pending, events, maintain, backpressure) = try core.withLock { (core: inout Core) throws(StoreError) -> (Log.PendingAppend?, [StoreEvent], Bool, Bool) in
@@ -294,15 +346,18 @@ public final class Store: Sendable {
             core.logBytesSinceCheckpoint += payload.count
             core.bytesSinceSizeCheck += payload.count
             let maintain = !core.maintenancePending
-                && (core.bytesSinceSizeCheck >= options.sizeCheckIntervalBytes
+                && (core.bytesSinceSizeCheck >= options.effectiveSizeCheckInterval
                     || core.logBytesSinceCheckpoint >= checkpointThreshold(core))
-            // Backpressure: while maintenance brings the footprint back under the cap, writers
-            // that have added more than a quarter of the cap since it began wait for it, so a
-            // sustained burst cannot outrun pruning.
+            // Backpressure (the disk bound's log term, Store+Maintenance.swift): writers wait
+            // for maintenance once the log since the checkpoint has passed the threshold by a
+            // sixteenth of the cap, or has grown by that much while the cap is enforced — so a
+            // sustained burst cannot outrun checkpoints and pruning.
             var backpressure = false
-            if core.enforcingCap {
-                core.bytesDuringEnforcement += payload.count
-                backpressure = core.bytesDuringEnforcement > options.cacheSizeBytes / 4
+            if !options.authoritative {
+                if core.enforcingCap { core.bytesDuringEnforcement += payload.count }
+                let slack = options.cacheSizeBytes / 16
+                backpressure = core.bytesDuringEnforcement > slack
+                    || core.logBytesSinceCheckpoint > checkpointThreshold(core) + slack
             }
             return (pending, events, maintain, backpressure)
         }
@@ -363,9 +418,14 @@ public final class Store: Sendable {
         return batch.events
     }
 
-    /// Log bytes since the last checkpoint that trigger the next one.
+    /// Log bytes since the last checkpoint that trigger the next one: half the last
+    /// checkpoint (so replay stays proportional to the state), at least
+    /// `checkpointMinimumBytes` — and, under a cap, at most ``Store/logShare`` of it (the disk
+    /// bound's log term).
     func checkpointThreshold(_ core: Core) -> Int {
-        max(options.checkpointMinimumBytes, Int(core.checkpointBodyBytes / 2))
+        let usual = max(options.checkpointMinimumBytes, Int(core.checkpointBodyBytes / 2))
+        if options.authoritative { return usual }
+        return max(4096, min(usual, Int(Double(options.cacheSizeBytes) * Store.logShare)))
     }
 
     // MARK: - One-operation conveniences

@@ -66,15 +66,14 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             case .io: "check the disk (space, permissions, hardware), then reopen the store"
             case .poisoned: "reopen the store; recovery keeps every commit that returned"
             case .closed: "open the store again"
+            case .readOnly: "open the store without readOnly to write to it (it needs a writable directory and its lock)"
             case .recordTooLarge: "split the change into smaller commits"
             case .invalidArgument: "fix the argument"
             case .corruption, .lsnGap, .missingFile, .unknownRecordType, .manifestMissing:
-                "the store is damaged on disk; run `hearth verify` on it, restore it from a copy or delete it"
-                    + " and sync again from the server"
+                Self.damagedAdvice
             }
         case .corruptCheckpoint, .corruptRecord:
-            "the store is damaged on disk; run `hearth verify` on it, restore it from a copy or delete it"
-                + " and sync again from the server"
+            Self.damagedAdvice
         case .invalidOption: "pass a value inside the option's documented range"
         case .invalidPath: "fix the path to follow Firebase's key rules; nothing was written"
         case .invalidData: "fix the value to follow Firebase's data rules; nothing was written"
@@ -87,6 +86,11 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .closed: "open the store again"
         }
     }
+
+    /// What to do about damage on disk.
+    static let damagedAdvice = "the store is damaged on disk; run `hearth verify` on it, then `hearth salvage` to keep"
+        + " its longest valid prefix (open with `salvage`; damaged files are moved aside as *.broken), or restore it"
+        + " from a copy, or delete it and sync again from the server"
 
     /// Whether the error reports damage on disk (as opposed to bad input or I/O failure).
     public var isCorruption: Bool {

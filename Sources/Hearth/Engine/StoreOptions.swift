@@ -16,11 +16,27 @@ extension Store {
         /// Log segment size. Default 4 MiB, and never more than a quarter of the cap, so the
         /// live log cannot by itself push the footprint past it.
         public var segmentSize: Int = 4 << 20
-        /// Keep the longest valid prefix of a damaged log (moving damaged files aside as
-        /// `*.broken`) instead of refusing to open. Default false.
+        /// Keep the longest valid prefix of a damaged store (moving damaged files aside as
+        /// `*.broken`, never deleting one) instead of refusing to open: a damaged MANIFEST is
+        /// rebuilt from the files present; a checkpoint whose header or body fails its checksum is
+        /// moved aside (the log then keeps only what replays from LSN 1); the log is cut before a
+        /// damaged record, or before a record whose checksum holds but whose events cannot be
+        /// replayed. ``Store/recovery`` says what was found and moved (FORMAT.md §9.5; the
+        /// `hearth salvage` command reports what was lost). Default false.
         public var salvage: Bool = false
         /// Create the store if the directory holds none. Default true.
         public var createIfMissing: Bool = true
+        /// Open without the lock and write nothing, to read the last consistent state of a store
+        /// whose directory is not writable or that another process has open
+        /// (``HearthLog/Log/Options/readOnly``). Reads work as usual; commits, ``Store/compact()``
+        /// and every other write throw ``StoreError/log(_:)`` with ``LogError/readOnly(path:)``.
+        /// The state is exactly what the log holds: no recovery writes (a torn tail is left in
+        /// place and not read, ``RecoveryReport/ignoredTornTail``), no checkpoint or pruning,
+        /// and queries left active stay active (a writable open would mark them inactive).
+        /// Under a live writer it is a snapshot of a prefix of that writer's commits.
+        /// Damage other than a torn tail fails the open; `salvage` and `createIfMissing` are
+        /// ignored. Default false.
+        public var readOnly: Bool = false
         /// A checkpoint is written once the log since the last one exceeds
         /// max(this, half the last checkpoint's size). Default 1 MiB.
         public var checkpointMinimumBytes: Int = 1 << 20
@@ -40,6 +56,10 @@ extension Store {
         public var lazyCacheLoad: Bool = true
         /// zlib level for checkpoint chunks (1…9). Default 6.
         public var compressionLevel: Int32 = 6
+        /// An authoritative store holds a database, not a cache of one (`hearth serve`'s
+        /// store): nothing is ever pruned and ``cacheSizeBytes`` does not apply. Checkpoints
+        /// still bound the log.
+        public var authoritative: Bool = false
         /// The file system (the simulated one in tests).
         public var fileSystem: any FileSystem = POSIXFileSystem()
         /// The clock, in milliseconds since the Unix epoch (for LRU and server timestamps).
@@ -49,7 +69,7 @@ extension Store {
         public init() {}
 
         func validate() throws(StoreError) {
-            guard (Store.minimumCacheSize...Store.maximumCacheSize).contains(cacheSizeBytes) else {
+            guard authoritative || (Store.minimumCacheSize...Store.maximumCacheSize).contains(cacheSizeBytes) else {
                 throw .invalidOption("cacheSizeBytes \(cacheSizeBytes) is outside \(Store.minimumCacheSize)…\(Store.maximumCacheSize) (1 MiB … 100 MiB)")
             }
             guard segmentSize >= 4096 else { throw .invalidOption("segmentSize \(segmentSize) is below 4096") }
@@ -60,7 +80,14 @@ extension Store {
         }
 
         /// The segment size actually used: at most a quarter of the cap.
-        var effectiveSegmentSize: Int { max(4096, min(segmentSize, cacheSizeBytes / 4)) }
+        var effectiveSegmentSize: Int { authoritative ? segmentSize : max(4096, min(segmentSize, cacheSizeBytes / 8)) }
+
+        /// How many bytes of commits pass between footprint checks: at most 1/64 of the cap,
+        /// so the footprint overshoots by no more than that between checks.
+        var effectiveSizeCheckInterval: Int { authoritative ? sizeCheckIntervalBytes : min(sizeCheckIntervalBytes, max(1024, cacheSizeBytes / 64)) }
+
+        /// The cap in bytes: unbounded for an authoritative store.
+        var capBytes: UInt64 { authoritative ? .max : UInt64(cacheSizeBytes) }
     }
 
     /// The default cap: 10 MiB.

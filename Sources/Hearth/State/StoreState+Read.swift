@@ -64,7 +64,7 @@ extension StoreState {
 
     /// Resolves server-value placeholders in `node` against the `existing` value at the same
     /// location.
-    static func resolve(_ node: Node, existing: Node, serverNow: Double) -> Node {
+    package static func resolve(_ node: Node, existing: Node, serverNow: Double) -> Node {
         switch node.leafValue {
         case .serverValue(.timestamp)?:
             return Node(.number(serverNow.rounded(.down)), priority: node.priority)
@@ -94,7 +94,7 @@ extension StoreState {
         return .number(current + delta)
     }
 
-    static func containsServerValue(_ node: Node) -> Bool {
+    package static func containsServerValue(_ node: Node) -> Bool {
         if case .serverValue? = node.leafValue { return true }
         return node.children.contains { containsServerValue($0.value) }
     }

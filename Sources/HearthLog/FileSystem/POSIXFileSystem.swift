@@ -11,6 +11,9 @@ import Musl
 import Darwin
 #endif
 import Synchronization
+#if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+import Foundation  // data protection attributes only; the engine itself needs only zlib
+#endif
 
 /// The operating system's file system.
 public struct POSIXFileSystem: FileSystem {
@@ -43,6 +46,7 @@ public struct POSIXFileSystem: FileSystem {
                 if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
                     throw Self.fail(.createDirectory, prefix)
                 }
+                Self.protect(prefix)
             }
             prefix += "/"
         }
@@ -78,7 +82,21 @@ public struct POSIXFileSystem: FileSystem {
         }
         let fd = Glue.open(path, flags, 0o600)
         if fd < 0 { throw Self.fail(mode == .createTruncate ? .create : .open, path) }
+        if mode == .createTruncate { Self.protect(path) }
         return POSIXFile(fd: fd, path: path)
+    }
+
+    /// The data-protection class of the store's files and directories on iOS, tvOS, watchOS and
+    /// visionOS: `completeUntilFirstUserAuthentication` (class C) — encrypted with a key the
+    /// device holds only after the first unlock since boot, so an app syncing in the background
+    /// can still open its store, while a device that was restarted and not unlocked cannot
+    /// read it. Set on every file and directory the store creates; best effort (a file system
+    /// without data protection ignores it). Elsewhere: nothing beyond modes 0700/0600.
+    static func protect(_ path: String) {
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        try? FileManager.default.setAttributes(
+            [.protectionKey: FileProtectionType.completeUntilFirstUserAuthentication], ofItemAtPath: path)
+        #endif
     }
 
     /// See ``FileSystem/rename(from:to:)``.

@@ -92,6 +92,7 @@ final class LogCore: @unchecked Sendable {
     /// is final; ``wait(_:)`` returns once the request's group is written (and synced if
     /// required), or throws if it could not be.
     func submit(_ req: CommitRequest) throws(LogError) -> LSN {
+        if options.readOnly { throw .readOnly(path: directory) }
         monitor.lock()
         defer { monitor.unlock() }
         if closing || closed { throw .closed }
@@ -327,7 +328,9 @@ final class LogCore: @unchecked Sendable {
         }
         if already { return }
         var failure: LogError?
-        if let poisoned = monitor.withLock({ poison }) {
+        if options.readOnly {
+            // Nothing was written: nothing to sync.
+        } else if let poisoned = monitor.withLock({ poison }) {
             // Nothing written since the failure can be synced: the close must not report success.
             failure = .poisoned(underlying: poisoned)
         } else {
@@ -352,6 +355,7 @@ final class LogCore: @unchecked Sendable {
     // MARK: Checkpoints
 
     func installCheckpoint(lsn: LSN, writer body: (CheckpointWriter) throws -> Void) throws(LogError) -> Checkpoint {
+        if options.readOnly { throw .readOnly(path: directory) }
         checkpointLock.lock()
         defer { checkpointLock.unlock() }
         let (written, poisoned, isClosed) = monitor.withLock { (writtenLSN, poison, closing || closed) }

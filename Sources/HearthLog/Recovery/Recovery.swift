@@ -34,6 +34,48 @@ enum Recovery {
         }
     }
 
+    /// A read-only open (``Log/Options/readOnly``): the scan recovery runs, and nothing else —
+    /// no lock, no removal of temp or stray files, no truncation (a torn tail is only reported),
+    /// no sync, no new segment. Damage other than a torn tail, and a directory without a store,
+    /// fail. A MANIFEST replaced meanwhile (a writer checkpointed and deleted files the scan was
+    /// reading) makes it scan again, as ``Log/verify(directory:fileSystem:)`` does.
+    static func openReadOnly(directory: String, fs: any FileSystem, options: Log.Options) throws(LogError) -> Log {
+        guard fs.directoryExists(directory) else { throw .storeMissing(path: directory) }
+        var attempt = 0
+        while true {
+            attempt += 1
+            let before = Log.manifestGeneration(directory, fs)
+            do {
+                return try readOnlyAttempt(directory: directory, fs: fs, options: options)
+            } catch {
+                if attempt < Log.verifyAttempts, Log.manifestGeneration(directory, fs) != before { continue }
+                throw error
+            }
+        }
+    }
+
+    private static func readOnlyAttempt(directory: String, fs: any FileSystem, options: Log.Options) throws(LogError) -> Log {
+        let report = try Scanner.scan(directory: directory, fileSystem: fs, keepRecords: false)
+        if report.isEmptyStore { throw .storeMissing(path: directory) }
+        if let d = report.damage, !d.isTornTail { throw d.error }
+        guard let manifest = report.manifest else { throw report.damage?.error ?? .manifestMissing(path: directory) }
+        var checkpoint: Checkpoint?
+        if let ref = manifest.checkpoint {
+            let name = Layout.checkpointName(ref.id)
+            let f = try logIO { try fs.open(joinPath(directory, name), mode: .readOnly) }
+            let hb = try logIO { try f.read(at: 0, count: Layout.checkpointHeaderSize) }
+            checkpoint = Checkpoint(header: try CheckpointHeader.decode(hb, file: name), file: f)
+        }
+        var info = RecoveryReport(createdStore: false, truncatedTail: nil, removedTempFiles: [], removedStrayFiles: [],
+                                  salvaged: nil, lastLSN: report.lastLSN)
+        if let d = report.damage, d.isTornTail, let last = report.segments.last {
+            info.ignoredTornTail = (last.file, last.validEnd, last.size - last.validEnd)
+        }
+        let core = LogCore(fs: fs, directory: directory, options: options, lastLSN: report.lastLSN,
+                           manifest: manifest, checkpoint: checkpoint, lock: NoLock())
+        return Log(directory: directory, core: core, recovery: info)
+    }
+
     private static func recover(directory: String, fs: any FileSystem, options: Log.Options,
                                 lock: any StoreLock) throws(LogError) -> Log {
         var report = try Scanner.scan(directory: directory, fileSystem: fs, keepRecords: false)
@@ -53,17 +95,25 @@ enum Recovery {
             try ManifestWriter.replace(Manifest(generation: 1, checkpoint: nil, segments: []), directory: directory, fs: fs)
             info.createdStore = true
             report = try Scanner.scan(directory: directory, fileSystem: fs, keepRecords: false)
-        } else if let d = report.damage, !d.isTornTail {
-            guard options.salvage else { throw d.error }
-            // A rebuilt MANIFEST may itself name damaged segments: salvage again (bounded).
-            var moved: [String] = []
-            for _ in 0 ..< 3 {
-                guard let d2 = report.damage, !d2.isTornTail else { break }
-                moved += try salvage(report, damage: d2, directory: directory, fs: fs)
-                report = try Scanner.scan(directory: directory, fileSystem: fs, keepRecords: false)
+        } else if options.salvage {
+            // Salvage also looks where the scan does not: the checkpoint body's checksum, and a
+            // record the engine could not replay (options.salvageCut).
+            var cut = options.salvageCut
+            try addSalvageFindings(&report, cut: &cut, directory: directory, fs: fs)
+            if let d = report.damage, !d.isTornTail {
+                // A rebuilt MANIFEST may itself name damaged segments: salvage again (bounded).
+                var moved: [String] = []
+                for _ in 0 ..< 4 {
+                    guard let d2 = report.damage, !d2.isTornTail else { break }
+                    moved += try salvage(report, damage: d2, directory: directory, fs: fs)
+                    report = try Scanner.scan(directory: directory, fileSystem: fs, keepRecords: false)
+                    try addSalvageFindings(&report, cut: &cut, directory: directory, fs: fs)
+                }
+                if let d2 = report.damage, !d2.isTornTail { throw d2.error }
+                info.salvaged = (d, moved)
             }
-            if let d2 = report.damage, !d2.isTornTail { throw d2.error }
-            info.salvaged = (d, moved)
+        } else if let d = report.damage, !d.isTornTail {
+            throw d.error
         }
         guard let manifest = report.manifest else { throw report.damage?.error ?? .manifestMissing(path: directory) }
 
@@ -102,6 +152,52 @@ enum Recovery {
         info.lastLSN = report.lastLSN
         core.startFlusher()
         return Log(directory: directory, core: core, recovery: info)
+    }
+
+    /// In salvage mode, on a scan that found no damage (or only a torn tail): a checkpoint whose
+    /// body fails its checksum (FORMAT.md §7) is damage, salvaged as a damaged checkpoint header
+    /// is; then the cut the engine asked for (a record it could not replay), once, is damage at
+    /// that record, salvaged as a damaged record is.
+    private static func addSalvageFindings(_ report: inout ScanReport, cut: inout Log.SalvageCut?,
+                                           directory: String, fs: any FileSystem) throws(LogError) {
+        if let d = report.damage, !d.isTornTail { return }
+        guard let manifest = report.manifest else { return }
+        if let ref = manifest.checkpoint {
+            let name = Layout.checkpointName(ref.id)
+            if let reason = try checkpointBodyDamage(directory: directory, name: name, ref: ref, fs: fs) {
+                report.damage = Damage(file: name, offset: UInt64(Layout.checkpointHeaderSize),
+                                       error: .corruption(file: name, offset: UInt64(Layout.checkpointHeaderSize), reason: reason),
+                                       isTornTail: false)
+                report.damagedSegment = nil
+                report.salvagePrefixEnd = nil
+                return
+            }
+        }
+        if let c = cut, let i = report.segments.firstIndex(where: { $0.file == c.file }),
+           c.offset >= UInt64(Layout.segmentHeaderSize), c.offset < report.segments[i].validEnd {
+            cut = nil
+            report.damage = Damage(file: c.file, offset: c.offset, error: .corruption(file: c.file, offset: c.offset, reason: c.reason),
+                                   isTornTail: false)
+            report.damagedSegment = i
+            report.salvagePrefixEnd = c.offset > UInt64(Layout.segmentHeaderSize) ? c.offset : nil
+        }
+    }
+
+    /// Why the checkpoint body fails its checksum, or nil when it holds. Reads the body in pieces.
+    private static func checkpointBodyDamage(directory: String, name: String, ref: Manifest.CheckpointRef,
+                                             fs: any FileSystem) throws(LogError) -> String? {
+        let f = try logIO { try fs.open(joinPath(directory, name), mode: .readOnly) }
+        defer { try? f.close() }
+        var crc: UInt32 = 0
+        var at: UInt64 = 0
+        while at < ref.bodyLength {
+            let n = Int(min(UInt64(1 << 20), ref.bodyLength - at))
+            let b = try logIO { try f.read(at: UInt64(Layout.checkpointHeaderSize) + at, count: n) }
+            guard b.count == n else { return "checkpoint file is shorter than its header says" }
+            crc = CRC32C.extend(crc, b)
+            at += UInt64(n)
+        }
+        return CRC32C.mask(crc) == ref.bodyCRC ? nil : "checkpoint body checksum mismatch"
     }
 
     /// Salvage: keeps the longest valid prefix of the live log. Segments from the damaged one on are
@@ -235,6 +331,11 @@ enum Recovery {
         try ManifestWriter.replace(Manifest(generation: 1, checkpoint: checkpoint, segments: keep), directory: directory, fs: fs)
         return moved
     }
+}
+
+/// The lock of a read-only log: none is taken.
+private final class NoLock: StoreLock {
+    func release() {}
 }
 
 /// A store lock this process holds, registered by path while held, so that a second open of

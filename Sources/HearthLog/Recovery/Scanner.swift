@@ -12,7 +12,9 @@
 
 enum Scanner {
     /// Scans `directory`. `keepRecords` fills `SegmentScan.records` (tooling); recovery passes false.
-    static func scan(directory: String, fileSystem fs: any FileSystem, keepRecords: Bool) throws(LogError) -> ScanReport {
+    /// `progress`, if given, is called now and then with the segment bytes scanned so far.
+    static func scan(directory: String, fileSystem fs: any FileSystem, keepRecords: Bool,
+                     progress: ((UInt64) -> Void)? = nil) throws(LogError) -> ScanReport {
         let names = try logIO { try fs.listDirectory(directory) }
         var report = ScanReport(manifestGeneration: nil, checkpoint: nil, segments: [], tempFiles: [],
                                 strayFiles: [], brokenFiles: [], damage: nil, isEmptyStore: false, lastLSN: 0)
@@ -62,6 +64,7 @@ enum Scanner {
 
         // 3. Segments, in order.
         var previous: (lastLSN: LSN, chain: UInt32)?
+        var scannedBefore: UInt64 = 0  // bytes of the segments already scanned (progress)
         report.lastLSN = checkpointLSN
         report.endChain = 0
         for (i, entry) in manifest.segments.enumerated() {
@@ -125,6 +128,7 @@ enum Scanner {
                     chainAtEnd = cursor.chain
                     scan.validEnd = cursor.offset
                     scan.lastLSN = rh.lsn
+                    if let progress, scan.recordCount % 1024 == 0 { progress(scannedBefore + scan.validEnd) }
                 case .end:
                     break loop
                 case let .invalid(at, reason):
@@ -166,6 +170,8 @@ enum Scanner {
             }
             report.segments.append(scan)
             report.headers.append(h)
+            scannedBefore += scan.size
+            progress?(scannedBefore)
             previous = (scan.lastLSN, chainAtEnd)
             report.lastLSN = scan.lastLSN
             report.endChain = chainAtEnd

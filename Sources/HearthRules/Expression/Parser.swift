@@ -1,0 +1,379 @@
+// Parser: rule expression text → a type-checked Expr (precedence climbing over tokens).
+
+import HearthModel
+
+/// What a rule expression may refer to: the `$wildcards` bound on its path (names without
+/// `$`, from the root down), and whether it sits in a `.read` rule (where `newData` does not
+/// exist).
+struct ExpressionScope {
+    var captures: [String]
+    var allowsNewData: Bool
+}
+
+/// Parses and type-checks one expression. Precedence, loosest first: `?:`, `||`, `&&`,
+/// equality (`== != === !==`), relational (`< <= > >=`), `+ -`, `* / %`, unary `! -`,
+/// postfix (`.name`, `[index]`, `(arguments)`).
+struct ExpressionParser {
+    private let tokens: [PositionedToken]
+    private let scope: ExpressionScope
+    private var i = 0
+
+    /// Parses `text` as a whole rule: it must be boolean (or a value only known at evaluation).
+    static func parseRule(_ text: String, scope: ExpressionScope) throws(ExpressionError) -> Expr {
+        var parser = ExpressionParser(tokens: try Lexer.tokens(text), scope: scope)
+        if case .end = parser.tokens[0].token {
+            throw ExpressionError(message: "empty expression", offset: 0)
+        }
+        let (expr, type) = try parser.parseConditional()
+        guard case .end = parser.current.token else {
+            throw ExpressionError(message: "unexpected \(parser.describe(parser.current.token)) after the expression",
+                                  offset: parser.current.offset)
+        }
+        guard type == .boolean || type == .unknown else {
+            throw ExpressionError(message: "a rule must evaluate to a boolean, this is a \(type.name)", offset: 0)
+        }
+        return expr
+    }
+
+    private init(tokens: [PositionedToken], scope: ExpressionScope) {
+        self.tokens = tokens
+        self.scope = scope
+    }
+
+    private var current: PositionedToken { tokens[i] }
+
+    private func describe(_ token: Token) -> String {
+        switch token {
+        case .number(let d): "number \(d)"
+        case .string(let s): "string '\(s)'"
+        case .identifier(let s): "'\(s)'"
+        case .regex(let p, _): "regular expression /\(p)/"
+        case .symbol(let s): "'\(s)'"
+        case .end: "end of expression"
+        }
+    }
+
+    private mutating func accept(_ symbol: String) -> Bool {
+        if case .symbol(let s) = current.token, s == symbol { i += 1; return true }
+        return false
+    }
+
+    private mutating func expect(_ symbol: String) throws(ExpressionError) {
+        guard accept(symbol) else {
+            throw ExpressionError(message: "expected '\(symbol)' but found \(describe(current.token))", offset: current.offset)
+        }
+    }
+
+    private func requireType(_ type: StaticType, of allowed: [StaticType], _ what: String, at offset: Int) throws(ExpressionError) {
+        if type == .unknown || allowed.contains(type) { return }
+        throw ExpressionError(message: "\(what) needs a \(allowed.map(\.name).joined(separator: " or ")), not a \(type.name)",
+                              offset: offset)
+    }
+
+    // MARK: - Levels
+
+    private mutating func parseConditional() throws(ExpressionError) -> (Expr, StaticType) {
+        let (condition, conditionType) = try parseOr()
+        guard accept("?") else { return (condition, conditionType) }
+        try requireType(conditionType, of: [.boolean], "the condition of ?:", at: condition.offset)
+        let (yes, yesType) = try parseConditional()
+        try expect(":")
+        let (no, noType) = try parseConditional()
+        return (Expr(kind: .conditional(condition, yes, no), offset: condition.offset), yesType == noType ? yesType : .unknown)
+    }
+
+    private mutating func parseOr() throws(ExpressionError) -> (Expr, StaticType) {
+        var (lhs, lhsType) = try parseAnd()
+        while accept("||") {
+            let (rhs, rhsType) = try parseAnd()
+            try requireType(lhsType, of: [.boolean], "'||'", at: lhs.offset)
+            try requireType(rhsType, of: [.boolean], "'||'", at: rhs.offset)
+            lhs = Expr(kind: .or(lhs, rhs), offset: lhs.offset)
+            lhsType = .boolean
+        }
+        return (lhs, lhsType)
+    }
+
+    private mutating func parseAnd() throws(ExpressionError) -> (Expr, StaticType) {
+        var (lhs, lhsType) = try parseEquality()
+        while accept("&&") {
+            let (rhs, rhsType) = try parseEquality()
+            try requireType(lhsType, of: [.boolean], "'&&'", at: lhs.offset)
+            try requireType(rhsType, of: [.boolean], "'&&'", at: rhs.offset)
+            lhs = Expr(kind: .and(lhs, rhs), offset: lhs.offset)
+            lhsType = .boolean
+        }
+        return (lhs, lhsType)
+    }
+
+    private mutating func parseEquality() throws(ExpressionError) -> (Expr, StaticType) {
+        var (lhs, lhsType) = try parseRelational()
+        while true {
+            let op: BinaryOperator
+            if accept("===") || accept("==") { op = .equal } else if accept("!==") || accept("!=") { op = .notEqual } else { break }
+            let (rhs, rhsType) = try parseRelational()
+            for (e, t) in [(lhs, lhsType), (rhs, rhsType)] where t == .snapshot || t == .regex {
+                throw ExpressionError(message: "cannot compare a \(t.name) (did you mean .val()?)", offset: e.offset)
+            }
+            lhs = Expr(kind: .binary(op, lhs, rhs), offset: lhs.offset)
+            lhsType = .boolean
+        }
+        return (lhs, lhsType)
+    }
+
+    private mutating func parseRelational() throws(ExpressionError) -> (Expr, StaticType) {
+        var (lhs, lhsType) = try parseAdditive()
+        while true {
+            let op: BinaryOperator
+            if accept("<=") { op = .lessOrEqual } else if accept(">=") { op = .greaterOrEqual }
+            else if accept("<") { op = .less } else if accept(">") { op = .greater } else { break }
+            let (rhs, rhsType) = try parseAdditive()
+            try requireType(lhsType, of: [.number, .string], "'\(op.rawValue)'", at: lhs.offset)
+            try requireType(rhsType, of: [.number, .string], "'\(op.rawValue)'", at: rhs.offset)
+            if lhsType != .unknown && rhsType != .unknown && lhsType != rhsType {
+                throw ExpressionError(message: "'\(op.rawValue)' compares a \(lhsType.name) with a \(rhsType.name)", offset: lhs.offset)
+            }
+            lhs = Expr(kind: .binary(op, lhs, rhs), offset: lhs.offset)
+            lhsType = .boolean
+        }
+        return (lhs, lhsType)
+    }
+
+    private mutating func parseAdditive() throws(ExpressionError) -> (Expr, StaticType) {
+        var (lhs, lhsType) = try parseMultiplicative()
+        while true {
+            let op: BinaryOperator
+            if accept("+") { op = .add } else if accept("-") { op = .subtract } else { break }
+            let (rhs, rhsType) = try parseMultiplicative()
+            let allowed: [StaticType] = op == .add ? [.number, .string] : [.number]
+            try requireType(lhsType, of: allowed, "'\(op.rawValue)'", at: lhs.offset)
+            try requireType(rhsType, of: allowed, "'\(op.rawValue)'", at: rhs.offset)
+            if lhsType != .unknown && rhsType != .unknown && lhsType != rhsType {
+                throw ExpressionError(message: "'\(op.rawValue)' mixes a \(lhsType.name) and a \(rhsType.name)", offset: lhs.offset)
+            }
+            lhs = Expr(kind: .binary(op, lhs, rhs), offset: lhs.offset)
+            lhsType = lhsType == .unknown ? rhsType : lhsType
+        }
+        return (lhs, lhsType)
+    }
+
+    private mutating func parseMultiplicative() throws(ExpressionError) -> (Expr, StaticType) {
+        var (lhs, lhsType) = try parseUnary()
+        while true {
+            let op: BinaryOperator
+            if accept("*") { op = .multiply } else if accept("/") { op = .divide } else if accept("%") { op = .remainder } else { break }
+            let (rhs, rhsType) = try parseUnary()
+            try requireType(lhsType, of: [.number], "'\(op.rawValue)'", at: lhs.offset)
+            try requireType(rhsType, of: [.number], "'\(op.rawValue)'", at: rhs.offset)
+            lhs = Expr(kind: .binary(op, lhs, rhs), offset: lhs.offset)
+            lhsType = .number
+        }
+        return (lhs, lhsType)
+    }
+
+    private mutating func parseUnary() throws(ExpressionError) -> (Expr, StaticType) {
+        let offset = current.offset
+        if accept("!") {
+            let (operand, type) = try parseUnary()
+            try requireType(type, of: [.boolean], "'!'", at: operand.offset)
+            return (Expr(kind: .not(operand), offset: offset), .boolean)
+        }
+        if accept("-") {
+            let (operand, type) = try parseUnary()
+            try requireType(type, of: [.number], "unary '-'", at: operand.offset)
+            return (Expr(kind: .negate(operand), offset: offset), .number)
+        }
+        return try parsePostfix()
+    }
+
+    private mutating func parsePostfix() throws(ExpressionError) -> (Expr, StaticType) {
+        var (target, type) = try parsePrimary()
+        while true {
+            if accept(".") {
+                let nameOffset = current.offset
+                guard case .identifier(let name) = current.token else {
+                    throw ExpressionError(message: "expected a name after '.' but found \(describe(current.token))", offset: nameOffset)
+                }
+                i += 1
+                if case .symbol("(") = current.token {
+                    i += 1
+                    (target, type) = try parseCall(target, type, name, at: nameOffset)
+                } else {
+                    (target, type) = try member(target, type, name, at: nameOffset)
+                }
+            } else if accept("[") {
+                let (index, indexType) = try parseConditional()
+                try expect("]")
+                if case .string(let name) = index.kind {
+                    (target, type) = try member(target, type, name, at: index.offset)
+                } else {
+                    guard type == .unknown else {
+                        throw ExpressionError(message: "a \(type.name) cannot be indexed", offset: index.offset)
+                    }
+                    try requireType(indexType, of: [.string, .number], "an index", at: index.offset)
+                    target = Expr(kind: .index(target, index), offset: target.offset)
+                    type = .unknown
+                }
+            } else {
+                return (target, type)
+            }
+        }
+    }
+
+    private func member(_ target: Expr, _ type: StaticType, _ name: String, at offset: Int) throws(ExpressionError) -> (Expr, StaticType) {
+        switch type {
+        case .unknown:
+            return (Expr(kind: .member(target, name), offset: target.offset), .unknown)
+        case .string where name == "length":
+            return (Expr(kind: .member(target, name), offset: target.offset), .number)
+        case .snapshot where Method(rawValue: name)?.isSnapshotMethod == true:
+            throw ExpressionError(message: "'\(name)' is a method: call it as \(name)()", offset: offset)
+        case .string where Method(rawValue: name) != nil:
+            throw ExpressionError(message: "'\(name)' is a method: call it as \(name)(…)", offset: offset)
+        default:
+            throw ExpressionError(message: "a \(type.name) has no property '\(name)'", offset: offset)
+        }
+    }
+
+    private mutating func parseCall(_ target: Expr, _ type: StaticType, _ name: String, at offset: Int) throws(ExpressionError) -> (Expr, StaticType) {
+        var arguments: [(Expr, StaticType)] = []
+        if !accept(")") {
+            repeat { arguments.append(try parseConditional()) } while accept(",")
+            try expect(")")
+        }
+        guard let method = Method(rawValue: name) else {
+            throw ExpressionError(message: "unknown method '\(name)'", offset: offset)
+        }
+        if method.isSnapshotMethod {
+            guard type == .snapshot else {
+                throw ExpressionError(message: "'\(name)()' is a method of data snapshots (root, data, newData), not of a \(type.name)", offset: offset)
+            }
+        } else {
+            guard type == .string || type == .unknown else {
+                throw ExpressionError(message: "'\(name)()' is a string method, not a method of a \(type.name)", offset: offset)
+            }
+        }
+        func arity(_ n: ClosedRange<Int>) throws(ExpressionError) {
+            guard n.contains(arguments.count) else {
+                let expected = n.lowerBound == n.upperBound ? "\(n.lowerBound)" : "\(n.lowerBound) or \(n.upperBound)"
+                throw ExpressionError(message: "\(name)() takes \(expected) argument\(n.upperBound == 1 ? "" : "s"), not \(arguments.count)", offset: offset)
+            }
+        }
+        func argument(_ k: Int, _ allowed: [StaticType]) throws(ExpressionError) {
+            try requireType(arguments[k].1, of: allowed, "argument \(k + 1) of \(name)()", at: arguments[k].0.offset)
+        }
+        let result: StaticType
+        switch method {
+        case .val, .getPriority: try arity(0...0); result = .unknown
+        case .exists, .isNumber, .isString, .isBoolean: try arity(0...0); result = .boolean
+        case .parent: try arity(0...0); result = .snapshot
+        case .child, .hasChild:
+            try arity(1...1)
+            try argument(0, [.string])
+            arguments[0].0 = try constantPath(arguments[0].0, of: name)
+            result = method == .child ? .snapshot : .boolean
+        case .hasChildren:
+            try arity(0...1)
+            if arguments.count == 1 {
+                guard case .array(let items) = arguments[0].0.kind else {
+                    throw ExpressionError(message: "hasChildren() takes an array literal of child names, like ['a', 'b']",
+                                          offset: arguments[0].0.offset)
+                }
+                var paths: [Expr] = []
+                for item in items { paths.append(try constantPath(item, of: name)) }
+                arguments[0].0 = Expr(kind: .array(paths), offset: arguments[0].0.offset)
+            }
+            result = .boolean
+        case .contains, .beginsWith, .endsWith: try arity(1...1); try argument(0, [.string]); result = .boolean
+        case .replace: try arity(2...2); try argument(0, [.string]); try argument(1, [.string]); result = .string
+        case .toLowerCase, .toUpperCase: try arity(0...0); result = .string
+        case .matches:
+            try arity(1...1)
+            guard case .regex = arguments[0].0.kind else {
+                throw ExpressionError(message: "matches() takes a regular expression literal, like /^[a-z]+$/", offset: arguments[0].0.offset)
+            }
+            result = .boolean
+        }
+        return (Expr(kind: .call(target, method, arguments.map(\.0)), offset: target.offset), result)
+    }
+
+    /// A string literal used as a child path, checked now and kept parsed (`.path`), so that a
+    /// bad literal is refused when the file loads and a good one is not re-parsed per request.
+    /// Other expressions are returned unchanged and checked when evaluated.
+    private func constantPath(_ expr: Expr, of method: String) throws(ExpressionError) -> Expr {
+        guard case .string(let text) = expr.kind else { return expr }
+        let path: Path
+        do { path = try Path(validating: text) } catch {
+            throw ExpressionError(message: "\(method)('\(text)'): \(error)", offset: expr.offset)
+        }
+        guard !path.isRoot else {
+            throw ExpressionError(message: "\(method)() needs a non-empty child path", offset: expr.offset)
+        }
+        return Expr(kind: .path(text, path), offset: expr.offset)
+    }
+
+    private mutating func parsePrimary() throws(ExpressionError) -> (Expr, StaticType) {
+        let token = current
+        i += 1
+        switch token.token {
+        case .number(let d):
+            return (Expr(kind: .number(d), offset: token.offset), .number)
+        case .string(let s):
+            return (Expr(kind: .string(s), offset: token.offset), .string)
+        case .regex(let pattern, let flags):
+            do {
+                let regex = try RuleRegex(pattern: pattern, flags: flags)
+                return (Expr(kind: .regex(regex), offset: token.offset), .regex)
+            } catch {
+                throw ExpressionError(message: error.message, offset: token.offset)
+            }
+        case .symbol("("):
+            let inner = try parseConditional()
+            try expect(")")
+            return inner
+        case .symbol("["):
+            var items: [Expr] = []
+            if !accept("]") {
+                repeat {
+                    let (item, type) = try parseConditional()
+                    try requireType(type, of: [.string], "an array element", at: item.offset)
+                    items.append(item)
+                } while accept(",")
+                try expect("]")
+            }
+            return (Expr(kind: .array(items), offset: token.offset), .array)
+        case .identifier(let name):
+            return try identifier(name, at: token.offset)
+        default:
+            throw ExpressionError(message: "expected a value but found \(describe(token.token))", offset: token.offset)
+        }
+    }
+
+    private func identifier(_ name: String, at offset: Int) throws(ExpressionError) -> (Expr, StaticType) {
+        switch name {
+        case "true": return (Expr(kind: .bool(true), offset: offset), .boolean)
+        case "false": return (Expr(kind: .bool(false), offset: offset), .boolean)
+        case "null": return (Expr(kind: .null, offset: offset), .null)
+        case "now": return (Expr(kind: .builtin(.now), offset: offset), .number)
+        case "auth": return (Expr(kind: .builtin(.auth), offset: offset), .unknown)
+        case "root": return (Expr(kind: .builtin(.root), offset: offset), .snapshot)
+        case "data": return (Expr(kind: .builtin(.data), offset: offset), .snapshot)
+        case "newData":
+            guard scope.allowsNewData else {
+                throw ExpressionError(message: "newData is not available in .read rules", offset: offset)
+            }
+            return (Expr(kind: .builtin(.newData), offset: offset), .snapshot)
+        case "query":
+            throw ExpressionError(message: "query-based rules (query.*) are not supported", offset: offset)
+        default:
+            if name.hasPrefix("$") {
+                let capture = String(name.dropFirst())
+                guard let index = scope.captures.firstIndex(of: capture) else {
+                    throw ExpressionError(message: "unknown variable '\(name)': no such $wildcard on this rule's path", offset: offset)
+                }
+                return (Expr(kind: .capture(capture, index), offset: offset), .string)
+            }
+            throw ExpressionError(message: "unknown variable '\(name)'", offset: offset)
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import Hearth
+import HearthWire
+
+// Writes: validation, server values, the durable write, and the pushes to every affected
+// listener.
+//
+// Cost: a write visits every listen of every connection (O(listens) overlap tests, each
+// O(depth)), plus, for each overlapping filtered query, its window before and after
+// (O(children at the query's path)). Bounded by maxListensPerConnection × connections; a
+// path-indexed listen tree is the step after this one if fan-out grows.
+
+extension ServerCore {
+    /// Converts written JSON to a node, validating as Firebase does.
+    func validated(_ json: JSONValue, at path: Path) throws(WriteError) -> Node {
+        do { try path.validateWritable() } catch { throw .path(error) }
+        let node: Node
+        do { node = try Node(json: json, at: path) } catch { throw .data(error) }
+        if node.nestingExceeds(Path.maxDepth - path.depth) { throw .data(.tooDeep(path: path.description)) }
+        return node
+    }
+
+    /// Converts a merge's children, validating each.
+    func validated(_ children: [(Path, JSONValue)], at path: Path) throws(WriteError) -> [(path: Path, node: Node)] {
+        var out: [(path: Path, node: Node)] = []
+        out.reserveCapacity(children.count)
+        for (rel, json) in children {
+            if rel.isRoot { throw .overlap("an update may not write its own location as a child") }
+            out.append((rel, try validated(json, at: path.appending(rel))))
+        }
+        // Firebase refuses a merge where one path is an ancestor of another.
+        let sorted = out.map(\.path).sorted()
+        for (a, b) in zip(sorted, sorted.dropFirst()) where a.contains(b) {
+            throw .overlap("\(path.appending(a)) is an ancestor of \(path.appending(b)) in the same update")
+        }
+        return out
+    }
+
+    /// The writes of a set or a merge as absolute paths and resolved values, and the database
+    /// they would make.
+    func plan(_ path: Path, _ children: [(path: Path, node: Node)]) -> (writes: [(path: Path, value: Node)], newData: Node) {
+        var newData = data
+        var writes: [(path: Path, value: Node)] = []
+        for c in children {
+            let at = path.appending(c.path)
+            let value = resolve(c.node, at: at, in: data)
+            writes.append((at, value))
+            newData = newData.updating(at, with: value)
+        }
+        return (writes, newData)
+    }
+
+    /// Asks the policy about a set (`children` = one child at the empty path) or a merge.
+    func mayWrite(_ path: Path, _ children: [(path: Path, node: Node)], as principal: Principal) -> AccessDecision {
+        let (writes, newData) = plan(path, children)
+        return policy.write(writes, principal: principal, oldData: data, newData: newData, now: now)
+    }
+
+    /// Asks the policy about a read or listen.
+    func mayRead(_ path: Path, _ query: QuerySpec, as principal: Principal) -> AccessDecision {
+        policy.read(path, query: query, principal: principal, data: data, now: now)
+    }
+
+    /// Resolves server values in `node` against what is at `path` in `base`.
+    func resolve(_ node: Node, at path: Path, in base: Node) -> Node {
+        guard StoreState.containsServerValue(node) else { return node }
+        return StoreState.resolve(node, existing: base.child(at: path), serverNow: Double(now))
+    }
+
+    /// Applies a set: resolves, records the durable write, pushes to listeners.
+    mutating func commitSet(_ path: Path, _ node: Node, into out: inout ServerOutput) {
+        let old = data
+        let resolved = resolve(node, at: path, in: old)
+        data = old.updating(path, with: resolved)
+        out.writes.append(.set(path, resolved))
+        notify(changedAt: [path], old: old, into: &out, merge: nil)
+    }
+
+    /// Applies a merge: each child resolved against the data before the merge.
+    mutating func commitMerge(_ path: Path, _ children: [(path: Path, node: Node)], into out: inout ServerOutput) {
+        guard !children.isEmpty else { return }
+        let old = data
+        var resolved: [(path: Path, node: Node)] = []
+        for c in children {
+            let at = path.appending(c.path)
+            resolved.append((c.path, resolve(c.node, at: at, in: old)))
+        }
+        var updates: [ChildUpdate] = []
+        for c in resolved { updates.append(ChildUpdate(path: c.path, node: c.node)) }
+        data = old
+        for c in resolved { data = data.updating(path.appending(c.path), with: c.node) }
+        out.writes.append(.merge(path, updates))
+        notify(changedAt: resolved.map { path.appending($0.path) }, old: old, into: &out, merge: (path, resolved))
+    }
+
+    /// Pushes a change to every listen it touches, in connection order.
+    ///
+    /// - A default listen at or above the write gets the write itself: `d` at the written
+    ///   path, or `m` with the merge's children (those under the listen).
+    /// - A default listen below the write gets its new value (`d` at its path) when it changed.
+    /// - A filtered query gets its new window, tagged, when the window changed.
+    mutating func notify(changedAt paths: [Path], old: Node, into out: inout ServerOutput, merge: (Path, [(path: Path, node: Node)])?) {
+        for id in connections.keys.sorted(by: { $0.raw < $1.raw }) {
+            guard let c = connections[id] else { continue }
+            for l in c.listens.values.sorted(by: { $0.path < $1.path }) {
+                guard paths.contains(where: { $0.contains(l.path) || l.path.contains($0) }) else { continue }
+                if c.isEventStream {
+                    notifyEventStream(id, l, old: old, changedAt: paths, merge: merge, into: &out)
+                    continue
+                }
+                if !l.query.loadsAllData {
+                    let before = l.query.window(of: old.child(at: l.path)).node
+                    let after = view(l.path, l.query)
+                    if before != after { out.send(id, .set(path: l.path, data: after.exportJSON(), tag: l.tag)) }
+                    continue
+                }
+                if let (at, children) = merge, l.path.contains(at) {
+                    out.send(id, .merge(path: at, data: children.map { ($0.path, data.child(at: at.appending($0.path)).exportJSON()) }, tag: nil))
+                    continue
+                }
+                if merge == nil, paths.count == 1, l.path.contains(paths[0]) {
+                    out.send(id, .set(path: paths[0], data: data.child(at: paths[0]).exportJSON(), tag: nil))
+                    continue
+                }
+                // The write is above the listen (or a merge reaches into it from above).
+                let before = old.child(at: l.path)
+                let after = data.child(at: l.path)
+                if before != after { out.send(id, .set(path: l.path, data: after.exportJSON(), tag: nil)) }
+            }
+        }
+    }
+}
+
+/// Why written data was refused (answered as `invalid_data`, or REST 400).
+public enum WriteError: Error, Sendable, CustomStringConvertible {
+    /// The path is not writable.
+    case path(PathError)
+    /// The data is not valid Firebase data.
+    case data(NodeError)
+    /// An update's paths overlap.
+    case overlap(String)
+
+    public var description: String {
+        switch self {
+        case .path(let e): "invalid path: \(e)"
+        case .data(let e): "invalid data: \(e)"
+        case .overlap(let why): "invalid update: \(why)"
+        }
+    }
+}

@@ -1,0 +1,151 @@
+import Hearth
+import HearthWire
+
+/// The server's protocol logic as a state machine, with no I/O (sans-I/O).
+///
+/// It is fed connection events, decoded frames, REST requests, token-check results and clock
+/// ticks, and answers each with a ``ServerOutput``: the messages to send, the writes to make
+/// durable, the connections to close and the tokens to check. It owns the database tree in
+/// memory; the adapter (``ServerRuntime``) owns sockets and the store.
+///
+/// **The release rule** (the adapter relies on it, the simulator checks it): an output's
+/// ``ServerOutput/writes`` must be durable before any of its messages are delivered, and
+/// outputs are delivered in the order they were returned. So nothing leaves the server that
+/// depends on a write a crash could still lose — not the writer's `ok`, and not the pushes
+/// other listeners see.
+///
+/// Not thread-safe: one caller at a time (the runtime holds it under a lock).
+public struct ServerCore: Sendable {
+    /// Limits and behaviour.
+    public struct Configuration: Sendable {
+        /// The host name sent in the hello (`h`), which clients reconnect to.
+        public var host: String = "127.0.0.1"
+        /// Emulator mode: unsigned tokens and `owner` accepted; the default policy allows all.
+        public var emulator: Bool = false
+        /// The largest WebSocket message accepted, in UTF-8 bytes (Firebase's SDKs write at
+        /// most 16 MB at once).
+        public var maxMessageBytes: Int = 16 << 20
+        /// The largest REST request body, in bytes (Firebase allows 256 MB; this server holds
+        /// its database in memory, so less).
+        public var maxRESTBodyBytes: Int = 64 << 20
+        /// Listens one connection may hold.
+        public var maxListensPerConnection: Int = 10_000
+        /// onDisconnect operations one connection may queue.
+        public var maxOnDisconnectPerConnection: Int = 10_000
+        /// Messages one connection may send while its token is being checked.
+        public var maxQueuedWhileAuthenticating: Int = 1_000
+        /// A WebSocket connection that sends nothing for this long (ms) is closed and its
+        /// onDisconnect operations run (clients send the keepalive `"0"` every 45 s).
+        public var idleTimeoutMs: Int64 = 120_000
+        /// The most bytes queued to one client that does not read its socket before the
+        /// server disconnects it (rather than buffer without bound).
+        public var maxBufferedBytesPerConnection: Int = 64 << 20
+        /// How often an event stream gets a `keep-alive` event (ms).
+        public var keepAliveIntervalMs: Int64 = 30_000
+        /// The default configuration.
+        public init() {}
+    }
+
+    /// The configuration (the runtime sets the host once the port is bound).
+    public internal(set) var configuration: Configuration
+    /// The database.
+    public internal(set) var data: Node
+    /// Who decides reads and writes.
+    let policy: any AccessPolicy
+
+    var connections: [ConnectionID: Connection] = [:]
+    var pendingChecks: [UInt64: (ConnectionID, requestNumber: Int, override: JSONValue?)] = [:]
+    var nextCheck: UInt64 = 1
+    var pushIDs = PushIDGenerator()
+    var rng: SplitMix
+    /// The last time the core was told (ms since the epoch).
+    public internal(set) var now: Int64 = 0
+
+    /// A core over `data` (the database as stored).
+    /// - Parameters:
+    ///   - policy: the access policy; by default ``DefaultAccessPolicy`` (allow all in
+    ///     emulator mode).
+    ///   - seed: seeds push-id randomness and session ids (the simulator fixes it).
+    public init(data: Node, configuration: Configuration = Configuration(), policy: (any AccessPolicy)? = nil, seed: UInt64) {
+        self.data = data
+        self.configuration = configuration
+        self.policy = policy ?? DefaultAccessPolicy(allowAll: configuration.emulator)
+        self.rng = SplitMix(state: seed)
+    }
+
+    mutating func random() -> UInt64 { rng.next() }
+
+    /// The number of open connections (WebSocket and event streams).
+    public var connectionCount: Int { connections.count }
+}
+
+/// Identifies one WebSocket connection or event stream; the adapter chooses the values.
+public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
+    /// The adapter's number for it.
+    public let raw: UInt64
+    /// An id.
+    public init(_ raw: UInt64) { self.raw = raw }
+    public var description: String { "#\(raw)" }
+}
+
+/// A write the adapter must make durable (in the server's Hearth store) before the messages
+/// returned with it go out.
+public enum DurableWrite: Sendable, Equatable {
+    /// The data at `path` is now `node` (resolved: no server values).
+    case set(Path, Node)
+    /// These children (paths relative to `path`) are now these nodes.
+    case merge(Path, [ChildUpdate])
+}
+
+/// A credential the adapter must check (asynchronously), then report with
+/// ``ServerCore/tokenChecked(_:_:now:)``. The connection's later messages wait for it.
+public struct TokenCheckRequest: Sendable, Equatable {
+    /// Pass back with the result.
+    public let ticket: UInt64
+    /// The credential.
+    public let credential: String
+    /// Whether it came as `auth` (a JWT) rather than `gauth`.
+    public let isJWT: Bool
+}
+
+/// What the core asks the adapter to do after one input. See the release rule on
+/// ``ServerCore``.
+public struct ServerOutput: Sendable {
+    /// Writes to make durable before anything else in this output is released.
+    public var writes: [DurableWrite] = []
+    /// Messages, in order: WebSocket message texts (to split with ``FrameSplitter``) or, for
+    /// event streams, whole Server-Sent Events.
+    public var messages: [(ConnectionID, String)] = []
+    /// Connections to close after their messages are sent.
+    public var closes: [ConnectionID] = []
+    /// Credentials to check.
+    public var tokenChecks: [TokenCheckRequest] = []
+
+    /// Nothing to do.
+    public init() {}
+
+    /// Whether there is nothing to do.
+    public var isEmpty: Bool { writes.isEmpty && messages.isEmpty && closes.isEmpty && tokenChecks.isEmpty }
+
+    mutating func send(_ id: ConnectionID, _ message: ServerMessage) { messages.append((id, message.text)) }
+
+    /// Appends another output's work after this one's.
+    public mutating func append(_ other: ServerOutput) {
+        writes += other.writes
+        messages += other.messages
+        closes += other.closes
+        tokenChecks += other.tokenChecks
+    }
+}
+
+/// SplitMix64: deterministic for a seed (push ids and session ids; the simulator fixes it).
+struct SplitMix: RandomNumberGenerator, Sendable {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

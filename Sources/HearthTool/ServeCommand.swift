@@ -1,0 +1,139 @@
+import ArgumentParser
+import Foundation
+import Hearth
+import HearthRules
+import HearthServer
+
+/// `hearth serve DATA_DIR`: a Realtime Database server on one port.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve a Realtime Database from a Hearth store: WebSocket protocol v5 at /.ws, REST and event streams at /<path>.json.",
+        discussion: """
+            The data directory is a Hearth store (created if missing) holding the whole database: \
+            nothing is pruned, and every write is durable before it is acknowledged or pushed. \
+            `hearth verify`, `dump` and `stats` work on it (stop the server before `get` or `apply`).
+
+            Auth: JWTs signed HS256 with the secret in --secret-file (uid from `uid` or `sub`; \
+            `admin: true` is the admin). With --emulator, as Firebase's emulator: everyone may \
+            read and write (unless --rules is given), unsigned tokens (alg none) are accepted, and \
+            `Bearer owner` is the admin. With --rules FILE, Firebase security rules decide for \
+            everyone but the admin; a rules file with an error stops the server before it starts.
+            """
+    )
+
+    @Argument(help: "The data directory (a Hearth store).")
+    var dataDirectory: String
+
+    @Option(help: "The port (0 picks a free one).")
+    var port: Int = 9000
+
+    @Option(help: "The address to bind.")
+    var host: String = "127.0.0.1"
+
+    @Option(name: .customLong("secret-file"), help: ArgumentHelp("A file holding the HS256 secret tokens are signed with.", valueName: "FILE"))
+    var secretFile: String?
+
+    @Flag(help: "Emulator mode: accept unsigned tokens and the admin credential `owner`; without --rules, allow everything.")
+    var emulator = false
+
+    @Option(help: ArgumentHelp("A security rules file (Firebase's JSON format, // comments allowed), enforced on every read, listen, write and onDisconnect.", valueName: "FILE"))
+    var rules: String?
+
+    @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds of silence after which a WebSocket connection is closed and its onDisconnect operations run.", valueName: "SECONDS"))
+    var idleTimeout: Int = 120
+
+    @Option(name: .customLong("port-file"), help: ArgumentHelp("Write the bound port to this file once listening (for scripts using --port 0).", valueName: "FILE"))
+    var portFile: String?
+
+    func run() async throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port \(port) is not a port number (0…65535)") }
+        guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
+        var secret: String?
+        if let secretFile {
+            guard let text = try? String(contentsOfFile: secretFile, encoding: .utf8) else {
+                throw ValidationError("cannot read the secret file \(secretFile)")
+            }
+            secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !(secret ?? "").isEmpty else { throw ValidationError("the secret file \(secretFile) is empty") }
+        }
+        var policy: (any AccessPolicy)? = nil
+        if let rules {
+            guard let text = try? String(contentsOfFile: rules, encoding: .utf8) else {
+                throw ValidationError("cannot read the rules file \(rules)")
+            }
+            do { policy = RulesAccessPolicy(rules: try RulesSet.parse(source: text)) } catch {
+                throw ValidationError("the rules file \(rules) is not valid: \(error)")
+            }
+        }
+        // Checked before the store is opened (so a bad secret leaves no store behind).
+        var options = Store.Options()
+        options.authoritative = true
+        options.segmentSize = 16 << 20
+        options.checkpointMinimumBytes = 16 << 20
+        let store = try Store.open(directory: dataDirectory, options: options)
+        var configuration = ServerCore.Configuration()
+        configuration.emulator = emulator
+        configuration.idleTimeoutMs = Int64(idleTimeout) * 1000
+        let verifier: FirebaseTokenVerifier
+        do { verifier = try await FirebaseTokenVerifier(secret: secret, emulator: emulator) } catch {
+            throw ValidationError("\(secretFile ?? "the secret file"): \(error)")
+        }
+        let runtime = try ServerRuntime(store: store, configuration: configuration, verifier: verifier, policy: policy)
+        let server = try await NetworkServer.start(host: host, port: port, runtime: runtime)
+        if let portFile {
+            try String(server.port).write(toFile: portFile, atomically: true, encoding: .utf8)
+        }
+        FileHandle.standardError.write(Data("hearth serve: listening on \(host):\(server.port) (ws://\(host):\(server.port)/.ws, http://\(host):\(server.port)/.json)\(emulator ? ", emulator mode" : "")\n".utf8))
+        // A failed commit stops the runtime (nothing unacknowledged is ever answered); the
+        // process then exits with an error rather than linger refusing everything.
+        let watchdog = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(500))
+                if runtime.failure != nil { kill(getpid(), SIGTERM); return }
+            }
+        }
+        let signals = StopSignals()
+        await signals.wait()
+        watchdog.cancel()
+        FileHandle.standardError.write(Data("hearth serve: stopping\n".utf8))
+        try await server.stop()
+        try? store.close()
+        if let failure = runtime.failure {
+            throw ToolError(message: "\(failure); the store refuses writes until it is reopened: restart the server (recovery keeps every acknowledged write)", code: ExitCodes.failure)
+        }
+    }
+}
+
+/// Waits for SIGINT or SIGTERM.
+final class StopSignals: Sendable {
+    func wait() async {
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let queue = DispatchQueue(label: "hearth-signals")
+            let once = OnceFlag()
+            for sig in [SIGINT, SIGTERM] {
+                let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
+                source.setEventHandler {
+                    if once.claim() { continuation.resume() }
+                }
+                source.resume()
+                SignalSources.keep(source)
+            }
+        }
+    }
+}
+
+import Synchronization
+
+final class OnceFlag: Sendable {
+    let done = Atomic<Bool>(false)
+    func claim() -> Bool { !done.exchange(true, ordering: .relaxed) }
+}
+
+/// Keeps the signal sources alive for the process's life (set once, from `wait`).
+enum SignalSources {
+    nonisolated(unsafe) static var sources: [any DispatchSourceSignal] = []
+    static func keep(_ s: any DispatchSourceSignal) { sources.append(s) }
+}

@@ -1,0 +1,111 @@
+/// A message the server sends (firebase-js-sdk `realtime/Connection.ts` and
+/// `core/PersistentConnection.ts`, `onDataMessage_` / `onDataPush_`).
+public enum ServerMessage: Sendable, Equatable {
+    /// The handshake, first on every connection: `ts` the server's clock (ms), `v` the
+    /// protocol version, `h` the host to reconnect to, `s` the session id.
+    case hello(timestamp: Int64, host: String, sessionID: String)
+    /// The answer to request `number`: `status` is `"ok"` or an error code
+    /// (`permission_denied`, `datastale`, `expired_token`, `invalid_token`, …).
+    case response(number: Int, status: String, data: JSONValue?)
+    /// Push `d`: the data at `path` is now `data` (for the query tagged `tag`, if any).
+    case set(path: Path, data: JSONValue, tag: Int?)
+    /// Push `m`: children at relative paths under `path` are now these values.
+    case merge(path: Path, data: [(Path, JSONValue)], tag: Int?)
+    /// Push `c`: a listen is revoked (its permission was lost).
+    case listenRevoked(path: Path, query: QuerySpec)
+    /// Push `ac`: the connection's auth was revoked (`status` e.g. `expired_token`).
+    case authRevoked(status: String, reason: String)
+    /// Control `o`: the answer to a ping.
+    case pong
+    /// Control `s`: the server is closing the connection, and why.
+    case shutdown(reason: String)
+
+    public static func == (lhs: ServerMessage, rhs: ServerMessage) -> Bool { lhs.text == rhs.text }
+
+    /// The protocol version the server speaks.
+    public static let protocolVersion = "5"
+
+    /// The message's JSON text.
+    public var text: String { json.serialized() }
+
+    /// The message as JSON.
+    public var json: JSONValue {
+        func m(_ k: String, _ v: JSONValue) -> JSONMember { JSONMember(key: k, value: v) }
+        func control(_ t: String, _ d: JSONValue) -> JSONValue {
+            .object([m("t", "c"), m("d", .object([m("t", .string(t)), m("d", d)]))])
+        }
+        func push(_ a: String, _ b: [JSONMember]) -> JSONValue {
+            .object([m("t", "d"), m("d", .object([m("a", .string(a)), m("b", .object(b))]))])
+        }
+        switch self {
+        case let .hello(ts, host, session):
+            return control("h", .object([
+                m("ts", .integer(exactly: ts)), m("v", .string(ServerMessage.protocolVersion)),
+                m("h", .string(host)), m("s", .string(session)),
+            ]))
+        case let .response(number, status, data):
+            var b = [m("s", .string(status))]
+            b.append(m("d", data ?? (status == "ok" ? .object([]) : .string(status))))
+            return .object([m("t", "d"), m("d", .object([m("r", .number(Double(number))), m("b", .object(b))]))])
+        case let .set(path, data, tag):
+            var b = [m("p", .string(path.wireString)), m("d", data)]
+            if let tag { b.append(m("t", .number(Double(tag)))) }
+            return push("d", b)
+        case let .merge(path, data, tag):
+            var b = [m("p", .string(path.wireString)), m("d", .object(data.map { m($0.0.wireString, $0.1) }))]
+            if let tag { b.append(m("t", .number(Double(tag)))) }
+            return push("m", b)
+        case let .listenRevoked(path, query):
+            var b = [m("p", .string(path.wireString))]
+            if let q = WireQuery.encode(query) { b.append(m("q", q)) }
+            return push("c", b)
+        case let .authRevoked(status, reason):
+            return push("ac", [m("s", .string(status)), m("d", .string(reason))])
+        case .pong:
+            return control("o", .object([]))
+        case .shutdown(let reason):
+            return control("s", .string(reason))
+        }
+    }
+
+    /// Decodes a server message (for clients and tests).
+    /// - Throws: ``WireError``.
+    public static func decode(_ text: String) throws(WireError) -> ServerMessage {
+        let json: JSONValue
+        do { json = try JSONValue.parse(text) } catch { throw .notJSON(error.description) }
+        guard let t = json["t"]?.stringValue, let d = json["d"] else { throw .badEnvelope("expected {\"t\",\"d\"}") }
+        if t == "c" {
+            switch d["t"]?.stringValue {
+            case "h"?:
+                let body = d["d"]
+                let ts = body?["ts"].flatMap { v -> Int64? in
+                    if case .integer(let i) = v { return i }
+                    return v.doubleValue.map { Int64($0) }
+                } ?? 0
+                return .hello(timestamp: ts, host: body?["h"]?.stringValue ?? "", sessionID: body?["s"]?.stringValue ?? "")
+            case "o"?: return .pong
+            case "s"?: return .shutdown(reason: d["d"]?.stringValue ?? "")
+            default: throw .badEnvelope("unknown control message")
+            }
+        }
+        guard t == "d" else { throw .badEnvelope("unknown message type \"\(t)\"") }
+        if let r = d["r"]?.doubleValue {
+            let b = d["b"]
+            return .response(number: Int(r), status: b?["s"]?.stringValue ?? "", data: b?["d"])
+        }
+        guard let a = d["a"]?.stringValue, let b = d["b"] else { throw .badEnvelope("a push needs \"a\" and \"b\"") }
+        let path = try wirePath(b["p"]?.stringValue ?? "")
+        let tag = b["t"]?.doubleValue.map { Int($0) }
+        switch a {
+        case "d": return .set(path: path, data: b["d"] ?? .null, tag: tag)
+        case "m":
+            guard case .object(let members)? = b["d"] else { throw .badEnvelope("a merge push needs an object") }
+            var children: [(Path, JSONValue)] = []
+            for member in members { children.append((try wirePath(member.key), member.value)) }
+            return .merge(path: path, data: children, tag: tag)
+        case "c": return .listenRevoked(path: path, query: try WireQuery.decode(b["q"]))
+        case "ac": return .authRevoked(status: b["s"]?.stringValue ?? "", reason: b["d"]?.stringValue ?? "")
+        default: throw .badEnvelope("unknown push \"\(a)\"")
+        }
+    }
+}

@@ -1,0 +1,207 @@
+// `hearth serve` as a real process: Firebase's own Admin SDK (firebase-admin from PyPI) against
+// it, and a SIGKILL that must lose nothing acknowledged.
+
+import Foundation
+import Testing
+
+/// A `hearth serve` child process on a free port.
+final class ServeProcess {
+    let process = Process()
+    let port: Int
+    let directory: String
+
+    init(directory: String, arguments: [String] = ["--emulator"]) throws {
+        self.directory = directory
+        let portFile = directory + ".port"
+        try? FileManager.default.removeItem(atPath: portFile)
+        process.executableURL = Tool.binary!
+        process.arguments = ["serve", directory, "--port", "0", "--port-file", portFile] + arguments
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var port: Int?
+        for _ in 0..<200 {
+            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let p = Int(text) { port = p; break }
+            usleep(50_000)
+        }
+        guard let port else { process.terminate(); throw ServeError("hearth serve did not start within 10 s") }
+        self.port = port
+    }
+
+    func kill9() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+struct ServeError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
+
+enum FirebaseAdmin {
+    /// The virtual environment .ci/run makes (or $HEARTH_PYTHON), when firebase-admin imports.
+    static let python: String? = {
+        let env = ProcessInfo.processInfo.environment["HEARTH_PYTHON"]
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        for candidate in [env, repo.appendingPathComponent(".venv/bin/python").path].compactMap({ $0 }) {
+            guard FileManager.default.isExecutableFile(atPath: candidate) else { continue }
+            if let r = try? run(candidate, ["-c", "import firebase_admin"], env: [:]), r.status == 0 { return candidate }
+        }
+        return nil
+    }()
+
+    static let missing: Comment = "firebase-admin is not installed: run `python3 -m venv .venv && .venv/bin/pip install firebase-admin` (as .ci/run does) or set HEARTH_PYTHON"
+
+    static let suite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/firebase_admin_suite.py").path
+
+    static func run(_ executable: String, _ args: [String], env: [String: String]) throws -> ToolRun {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: executable)
+        p.arguments = args
+        var environment = ProcessInfo.processInfo.environment
+        for (k, v) in env { environment[k] = v }
+        p.environment = environment
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return ToolRun(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+}
+
+@Suite("hearth serve: real processes", .serialized)
+struct ServeProcessTests {
+    @Test("firebase-admin: get, set, update, push, delete, shallow, queries, ETag transactions, listen (SSE), server values",
+          .enabled(if: Tool.binary != nil, Tool.missingMessage), .enabled(if: FirebaseAdmin.python != nil, FirebaseAdmin.missing))
+    func firebaseAdmin() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-admin-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let server = try ServeProcess(directory: dir)
+        defer { server.stop() }
+        let env = ["FIREBASE_DATABASE_EMULATOR_HOST": "127.0.0.1:\(server.port)"]
+        let admin = try FirebaseAdmin.run(FirebaseAdmin.python!, [FirebaseAdmin.suite, "admin"], env: env)
+        #expect(admin.status == 0 && admin.stdout.contains("all ok"), "\(admin)")
+        let user = try FirebaseAdmin.run(FirebaseAdmin.python!, [FirebaseAdmin.suite, "user", "u1"], env: env)
+        #expect(user.status == 0 && user.stdout.contains("ok user write"), "\(user)")
+    }
+
+    @Test("firebase-admin under security rules: a user (databaseAuthVariableOverride) is held to them, an anonymous one too, the admin is not",
+          .enabled(if: Tool.binary != nil, Tool.missingMessage), .enabled(if: FirebaseAdmin.python != nil, FirebaseAdmin.missing))
+    func firebaseAdminWithRules() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-rules-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let rules = URL(fileURLWithPath: FirebaseAdmin.suite).deletingLastPathComponent().appendingPathComponent("presence.rules.json").path
+        let server = try ServeProcess(directory: dir, arguments: ["--emulator", "--rules", rules])
+        defer { server.stop() }
+        let env = ["FIREBASE_DATABASE_EMULATOR_HOST": "127.0.0.1:\(server.port)"]
+        for args in [["rules-user", "u1"], ["rules-anonymous"], ["rules-admin"]] {
+            let run = try FirebaseAdmin.run(FirebaseAdmin.python!, [FirebaseAdmin.suite] + args, env: env)
+            #expect(run.status == 0 && run.stdout.contains("all ok"), "\(args): \(run)")
+        }
+    }
+
+    @Test("a rules file with an error stops the server before it starts, naming the line and column",
+          .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    func badRules() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-badrules-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir); try? FileManager.default.removeItem(atPath: dir + ".rules") }
+        try #"{"rules": {"a": {".read": "auth.uid ==="}}}"#.write(toFile: dir + ".rules", atomically: true, encoding: .utf8)
+        let run = try Tool.run(["serve", dir, "--port", "0", "--rules", dir + ".rules"])
+        #expect(run.status == 2, "\(run)")
+        #expect(run.stderr.contains("line 1") && run.stderr.contains("/a/.read"), "\(run)")
+        #expect(!FileManager.default.fileExists(atPath: dir), "no store is created for a server that does not start")
+    }
+
+    @Test("SIGKILL loses nothing acknowledged: 200 acknowledged REST writes survive, and hearth verify passes",
+          .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    func killNine() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-kill-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let server = try ServeProcess(directory: dir)
+        // Python's urllib: 200 PUTs, each acknowledged (200 OK) before the next.
+        let script = """
+            import sys, urllib.request
+            port = int(sys.argv[1])
+            for i in range(200):
+                req = urllib.request.Request(f"http://127.0.0.1:{port}/k/n{i}.json", data=str(i).encode(), method="PUT")
+                with urllib.request.urlopen(req) as r:
+                    assert r.status == 200
+            print("acked 200")
+            """
+        let writes = try FirebaseAdmin.run("/usr/bin/env", ["python3", "-c", script, String(server.port)], env: [:])
+        #expect(writes.status == 0 && writes.stdout.contains("acked 200"), "\(writes)")
+        server.kill9()
+        let restarted = try ServeProcess(directory: dir)
+        let read = try FirebaseAdmin.run("/usr/bin/env", ["python3", "-c", """
+            import json, sys, urllib.request
+            with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/k.json") as r:
+                print(len(json.load(r)))
+            """, String(restarted.port)], env: [:])
+        #expect(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "200", "\(read)")
+        restarted.stop()
+        let verify = try Tool.run(["verify", dir])
+        #expect(verify.status == 0, "\(verify)")
+    }
+}
+
+@Suite("hearth serve: a full disk", .serialized)
+struct ServeFullDiskTests {
+    @Test("a full disk stops the server with an error; nothing acknowledged is lost, and it serves again once space is freed",
+          .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    func fullDisk() throws {
+        let mount = FileManager.default.temporaryDirectory.appendingPathComponent("serve-tmpfs-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+        defer {
+            _ = FullDiskToolTests.sh("umount '\(mount)'")
+            try? FileManager.default.removeItem(atPath: mount)
+        }
+        guard FullDiskToolTests.sh("mount -t tmpfs -o size=2m tmpfs '\(mount)'") == 0 else {
+            print("skipped: `mount -t tmpfs` is not allowed here (needs root in a namespace that permits it)")
+            return
+        }
+        let dir = mount + "/db", filler = mount + "/filler"
+        let server = try ServeProcess(directory: dir)
+        _ = FullDiskToolTests.sh("dd if=/dev/zero of='\(filler)' bs=1k count=1700")
+        // PUT until the server fails; count the 200s (acknowledged) — each one must survive.
+        let script = """
+            import sys, urllib.request, urllib.error
+            port, acked = int(sys.argv[1]), 0
+            try:
+                for i in range(100000):
+                    req = urllib.request.Request(f"http://127.0.0.1:{port}/d/k{100000 + i}.json", data=("\\"" + "v" * 200 + "\\"").encode(), method="PUT")
+                    with urllib.request.urlopen(req, timeout=10) as r:
+                        assert r.status == 200
+                    acked += 1
+            except Exception as e:
+                print("stopped:", type(e).__name__, file=sys.stderr)
+            print(acked)
+            """
+        let fill = try FirebaseAdmin.run("/usr/bin/env", ["python3", "-c", script, String(server.port)], env: [:])
+        let acknowledged = Int(fill.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        #expect(acknowledged > 100, "\(fill)")
+        // The server notices the failed commit and exits with an error.
+        let deadline = Date().addingTimeInterval(10)
+        while server.process.isRunning && Date() < deadline { usleep(50_000) }
+        #expect(!server.process.isRunning, "the server kept running after a failed commit")
+        if server.process.isRunning { server.kill9() } else { #expect(server.process.terminationStatus == 1) }
+        // Space freed: it starts again, with every acknowledged write.
+        _ = FullDiskToolTests.sh("rm -f '\(filler)'")
+        let again = try ServeProcess(directory: dir)
+        let count = try FirebaseAdmin.run("/usr/bin/env", ["python3", "-c", """
+            import json, sys, urllib.request
+            with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/d.json") as r:
+                print(len(json.load(r) or {}))
+            """, String(again.port)], env: [:])
+        let stored = Int(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        #expect(stored >= acknowledged, "acknowledged \(acknowledged), found \(stored)")
+        again.stop()
+    }
+}
