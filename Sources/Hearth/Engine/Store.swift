@@ -319,8 +319,13 @@ public final class Store: Sendable {
             // The batch shares the state's storage; it must be gone before the events are
             // applied below, or every commit copies the state's dictionaries (O(state) per
             // commit: quadratic for a long run of commits).
-            let events = try Store.collectEvents(core.loading, reader: core.reader, now: now, build)
-            if events.isEmpty { return (nil, [], false, false) }
+            let (events, viewOperations) = try Store.collectEvents(core.loading, reader: core.reader, now: now, build)
+            if events.isEmpty {
+                // Nothing to persist; a listen's completion may still concern its view.
+                let deliveries = core.views.apply([], viewOperations, core.loading, reader: core.reader, prior: ViewHost.Prior([], core.loading.state), now: now)
+                if !deliveries.isEmpty { eventQueue.async { for (e, handler) in deliveries { handler(e) } } }
+                return (nil, [], false, false)
+            }
             // The pending writes as of open that the views will need for these events reach
             // them now, so that a damaged checkpoint chunk fails the commit before it is logged.
             try core.views.prepare(for: events)
@@ -340,7 +345,7 @@ public final class Store: Sendable {
             for e in events { core.loading.apply(e) }
             // The views follow the state in the same order; their events are queued while the
             // lock is held, so handlers see commits in LSN order.
-            let deliveries = core.views.apply(events, core.loading, reader: core.reader, prior: prior, now: now)
+            let deliveries = core.views.apply(events, viewOperations, core.loading, reader: core.reader, prior: prior, now: now)
             if !deliveries.isEmpty { eventQueue.async { for (e, handler) in deliveries { handler(e) } } }
             core.lastLSN = lsn
             core.logBytesSinceCheckpoint += payload.count
@@ -409,13 +414,13 @@ public final class Store: Sendable {
     /// applied: otherwise every commit would copy the state's storage.
     private static func collectEvents(
         _ loading: LoadingState, reader: CheckpointReader?, now: Int64, _ build: (inout StoreBatch) throws(StoreError) -> Void
-    ) throws(StoreError) -> [StoreEvent] {
+    ) throws(StoreError) -> ([StoreEvent], [StoreBatch.ViewOperation]) {
         var batch = StoreBatch(base: loading.state, now: now) { path in
             (try? Store.serverValue(loading, reader, at: path)) ?? .empty
         }
         try build(&batch)
         batch.recordTrackedKeyChanges()
-        return batch.events
+        return (batch.events, batch.viewOperations)
     }
 
     /// Log bytes since the last checkpoint that trigger the next one: half the last

@@ -28,6 +28,9 @@ public struct StoreBatch {
     var keysSetExplicitly: Set<QueryLocation> = []
     private var transactions: [Int64: QueuedTransaction?] = [:]
     private var onDisconnect: [Int64: OnDisconnectOperation?] = [:]
+    /// Server data for single views, applied with the batch's events and not persisted
+    /// (StoreBatch+Listens.swift).
+    var viewOperations: [ViewOperation] = []
 
     init(base: StoreState, now: Int64, serverValue: @escaping (Path) -> Node = { _ in .empty }) {
         self.base = base

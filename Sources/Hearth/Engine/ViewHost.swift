@@ -239,12 +239,35 @@ final class ViewHost: @unchecked Sendable {
 
     /// Feeds committed events to the tree (after they were applied to `loading`); returns the
     /// listener events they raise, paired with their handlers, in order.
-    func apply(_ events: [StoreEvent], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior, now: Int64) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
+    /// `viewOperations` (a listen's tagged data and completion) go to their views after the
+    /// events' server data and before their acks.
+    func apply(
+        _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation] = [], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior, now: Int64
+    ) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
         // Server and write operations may create views (the source is then consulted).
-        return withSource(loading, reader) { applyToTree(events, loading, reader: reader, prior: prior, now: now) }
+        return withSource(loading, reader) { applyToTree(events, viewOperations, loading, reader: reader, prior: prior, now: now) }
     }
 
-    private func applyToTree(_ events: [StoreEvent], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior, now: Int64) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
+    /// A listen's tagged data or completion, given to the query's view. Nothing to restore
+    /// first: a tag exists only for a query with a view, and building that view restored every
+    /// pending write as of open at its location and below (``restoreRegion(_:)``), which holds
+    /// every write that can overlap `path`.
+    private func applyViewOperation(_ operation: StoreBatch.ViewOperation) -> [ViewEvent] {
+        switch operation {
+        case let .taggedOverwrite(location, path, node):
+            guard let tag = tree.tag(for: location.path, query: location.query) else { return [] }
+            return tree.applyTaggedServerOverwrite(node, at: path, tag: tag)
+        case let .taggedMerge(location, path, children):
+            guard let tag = tree.tag(for: location.path, query: location.query) else { return [] }
+            return tree.applyTaggedServerMerge(children, at: path, tag: tag)
+        case .listenComplete(let location):
+            return tree.applyListenComplete(at: location.path, query: location.query)
+        }
+    }
+
+    private func applyToTree(
+        _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior, now: Int64
+    ) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
         let serverNow = Double(now) + loading.state.serverTimeOffsetMs
         var raised: [ViewEvent] = []
         // A commit is atomic, so its listeners see its net effect: acks and reverts go to the
@@ -258,7 +281,8 @@ final class ViewHost: @unchecked Sendable {
             default: false
             }
         }
-        for event in events.filter({ !isAck($0) }) + events.filter(isAck) {
+        let acks = events.filter(isAck)
+        for event in events.filter({ !isAck($0) }) {
             switch event {
             case let .serverOverwrite(path, node, _):
                 raised += tree.applyServerOverwrite(node, at: path)
@@ -268,14 +292,8 @@ final class ViewHost: @unchecked Sendable {
                 // Restored by prepare(for:) before the commit was logged: a no-op here.
                 try? restoreRegion(write.path)
                 raised += give(write, serverNow: serverNow, loading, reader: reader)
-            case .writeAcked(let id):
-                // A write the tree was never given leaves the unrestored ones (no view
-                // overlaps it, so nothing is raised); one it holds leaves the tree.
-                unrestored.remove(id)
-                raised += tree.ackUserWrite(id, revert: false)
-            case .writeReverted(let id):
-                unrestored.remove(id)
-                raised += tree.ackUserWrite(id, revert: true)
+            case .writeAcked, .writeReverted:
+                break  // after the view operations, below
             case .trackedQuerySaved(let q):
                 if !prior.existing.contains(q.id) { materialize(q.location, loading, reader: reader) }
             case .trackedQueryRemoved(let id):
@@ -293,6 +311,20 @@ final class ViewHost: @unchecked Sendable {
             case .trackedQueryKeysChanged, .authSaved, .authCleared, .transactionSaved, .transactionRemoved, .onDisconnectSaved,
                 .onDisconnectAcked, .onDisconnectRemoved, .serverTimeOffset, .sessionStarted:
                 break
+            }
+        }
+        for operation in viewOperations { raised += applyViewOperation(operation) }
+        for event in acks {
+            switch event {
+            case .writeAcked(let id):
+                // A write the tree was never given leaves the unrestored ones (no view
+                // overlaps it, so nothing is raised); one it holds leaves the tree.
+                unrestored.remove(id)
+                raised += tree.ackUserWrite(id, revert: false)
+            case .writeReverted(let id):
+                unrestored.remove(id)
+                raised += tree.ackUserWrite(id, revert: true)
+            default: break
             }
         }
         return raised.compactMap { e in listeners[e.registration].map { (e, $0.handler) } }

@@ -139,6 +139,11 @@ package final class SyncTree {
         applyToSyncPoints(.merge(.server, path: path, children: Self.mergeTree(children)))
     }
 
+    /// The tag of the filtered query's view at `path`, if it has one.
+    package func tag(for path: Path, query: QuerySpec) -> Int? {
+        queryToTag[QueryKey(path: path, identifier: query.identifier)]
+    }
+
     /// Server data for the query tagged `tag` only: `node` is the data at `path` (the query's
     /// location or below it). Unknown tags are ignored.
     package func applyTaggedServerOverwrite(_ node: Node, at path: Path, tag: Int) -> [ViewEvent] {
