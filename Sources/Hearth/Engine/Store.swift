@@ -54,6 +54,9 @@ public final class Store: Sendable {
         /// Set when open replayed a long log tail: the next maintenance pass checkpoints, so
         /// the next open does not replay it again.
         var checkpointRequested = false
+        /// The last checkpoint attempt failed (a full disk, typically): the next one does not
+        /// roll the log's segment first (Store+Maintenance.swift, writeCheckpoint).
+        var lastCheckpointFailed = false
         /// Stored/raw size of the last checkpoint's cache chunks, for estimates.
         var compressionRatio = 0.35
         /// Set when pinned, active and pending data alone exceed the cap.
