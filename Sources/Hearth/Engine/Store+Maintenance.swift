@@ -260,6 +260,31 @@ extension Store {
         }
     }
 
+    /// At close (on the maintenance queue): checkpoints when the log since the last checkpoint
+    /// is at least ``openReplayCheckpointBytes`` — what the next open would otherwise replay
+    /// record by record (≈2 µs per small pending write) and then checkpoint in the background.
+    /// Under a cap it first makes room as every checkpoint does (the disk bound). Errors are
+    /// swallowed: a checkpoint that fails changes nothing durable, and the log is replayed at
+    /// the next open as before. Nothing is done for a read-only, closed or poisoned store.
+    func checkpointBeforeClose() {
+        if options.readOnly { return }
+        let due = core.withLock { core -> Bool in
+            guard !core.closed, core.poisoned == nil, core.loadError == nil,
+                  core.logBytesSinceCheckpoint >= Store.openReplayCheckpointBytes else { return false }
+            // Commits made here (pruning) schedule no further maintenance.
+            core.maintenancePending = true
+            return true
+        }
+        guard due else { return }
+        defer { core.withLock { $0.maintenancePending = false } }
+        do throws(StoreError) {
+            try makeRoomForCheckpoint()
+            try writeCheckpoint()
+        } catch {
+            // Best effort (see above).
+        }
+    }
+
     /// Checkpoints now, prunes if over the cap, and drops dead log. Returns the footprint
     /// before and after, in bytes.
     @discardableResult
