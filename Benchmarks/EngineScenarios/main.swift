@@ -247,7 +247,13 @@ func pendingWrites() throws {
             if i >= n - 1000 { perWrite.append(ms(clock.now - t0) * 1000) }
         }
         let total = ms(clock.now - start)
+        // Close checkpoints a log tail of 64 KiB or more (what the next open would replay).
+        let closeStart = clock.now
         try store.close()
+        let closing = ms(clock.now - closeStart)
+        // What the first reopen scans and replays: the live segments (the log after the last
+        // checkpoint, plus any covered records still in a live segment).
+        let live = liveLogBytes(dir)
         var opened: [Double] = [], firstRead: [Double] = []
         for _ in 0..<5 {
             let t0 = clock.now
@@ -259,8 +265,17 @@ func pendingWrites() throws {
         }
         // The first reopen replays the log after the last checkpoint; when that is long, its
         // maintenance writes a checkpoint that the later reopens read instead.
-        print(String(format: "  %7d pending: %.1f µs per write (median of the last 1,000), %.2f s for all; open() %.1f ms, open to first read %.1f ms (medians of 5; first reopen %.1f ms)",
-                     n, median(perWrite), total / 1000, median(opened), median(firstRead), firstRead[0]))
+        print(String(format: "  %7d pending: %.1f µs per write (median of the last 1,000), %.2f s for all; open() %.1f ms, open to first read %.1f ms (medians of 5; first reopen %.1f ms, live log before it %.0f KB; close %.1f ms)",
+                     n, median(perWrite), total / 1000, median(opened), median(firstRead), firstRead[0], Double(live) / 1000, closing))
+    }
+}
+
+/// The bytes of the segment files in a store directory.
+func liveLogBytes(_ dir: String) -> Int {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+    return names.filter { $0.hasPrefix("seg-") && $0.hasSuffix(".log") }.reduce(0) { total, name in
+        let size = (try? FileManager.default.attributesOfItem(atPath: dir + "/" + name)[.size] as? Int) ?? 0
+        return total + size
     }
 }
 
