@@ -143,7 +143,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HearthDatabaseTests",
-            dependencies: ["HearthDatabase", "HearthServer", "HearthWire", "Hearth", "HearthTesting"] + nioWebSocket,
+            dependencies: ["HearthDatabase", "HearthServer", "HearthWire", "Hearth", "HearthTesting", nioSSL] + nioWebSocket,
             swiftSettings: swiftSettings
         ),
         .testTarget(

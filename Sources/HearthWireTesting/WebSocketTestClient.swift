@@ -98,7 +98,10 @@ public final class WebSocketTestClient: Sendable {
                             upgraded.succeed(())
                         }
                     })
+                // Frames that arrive in the same read as the 101 (often the hello) must be
+                // forwarded to the WebSocket handlers, not dropped (NIOHTTP1's default).
                 try channel.pipeline.syncOperations.addHTTPClientHandlers(
+                    leftOverBytesStrategy: .forwardBytes,
                     withClientUpgrade: (upgraders: [upgrader], completionHandler: { context in
                         context.pipeline.syncOperations.removeHandler(requester, promise: nil)
                     }))

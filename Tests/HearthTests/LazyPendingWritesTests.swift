@@ -203,6 +203,19 @@ import HearthTesting
         }
         let text = failure.map { "\($0)" } ?? "no error"
         #expect(text.contains(checkpoint.fileName) && text.contains("pending-write chunk 0") && text.contains("checksum"), "\(text)")
+        // A batch asking for a write of that chunk (as a sync client does before an ack) sees
+        // none, and the commit fails with the damage instead of going on with that answer.
+        var sawWrite: Bool?
+        do {
+            try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                sawWrite = b.pendingWrite(1) != nil
+                if sawWrite == true { try b.revertWrite(1) }
+            }
+            Issue.record("a commit that read a write of the damaged chunk succeeded")
+        } catch {
+            #expect("\(error)".contains("pending-write chunk 0"), "\(error)")
+        }
+        #expect(sawWrite == false)
         #expect(throws: StoreError.self) { try store.state() }
         #expect(throws: StoreError.self) { try store.saveWrite(.set(.number(1)), at: "a/m00001") }
         try? store.close()

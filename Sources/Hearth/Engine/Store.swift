@@ -429,6 +429,7 @@ public final class Store: Sendable {
             (try? Store.serverValue(loading, reader, at: path)) ?? .empty
         }
         try build(&batch)
+        if let damage = batch.damage { throw damage }
         batch.recordTrackedKeyChanges()
         return (batch.events, batch.viewOperations)
     }

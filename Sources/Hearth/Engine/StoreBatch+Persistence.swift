@@ -26,9 +26,19 @@ extension StoreBatch {
     /// The pending write with `id` as this batch sees it (saved earlier in it, or in the store
     /// and not removed by it).
     ///
-    /// - Throws: ``StoreError/corruptCheckpoint(file:offset:reason:)`` when the write is in a
-    ///   damaged chunk of the checkpoint the store was opened from.
-    public func pendingWrite(_ id: Int64) throws(StoreError) -> PendingWrite? {
+    /// A write kept in a damaged chunk of the checkpoint the store was opened from reads as nil
+    /// here, and the damage then fails the whole commit: ``Store/commit(durability:_:)`` throws
+    /// ``StoreError/corruptCheckpoint(file:offset:reason:)`` and commits nothing, so no caller
+    /// acts on that answer. (Mutating only to note the damage.)
+    public mutating func pendingWrite(_ id: Int64) -> PendingWrite? {
+        do throws(StoreError) { return try storedPendingWrite(id) } catch {
+            if damage == nil { damage = error }
+            return nil
+        }
+    }
+
+    /// ``pendingWrite(_:)``, throwing the damage of a checkpoint chunk instead.
+    func storedPendingWrite(_ id: Int64) throws(StoreError) -> PendingWrite? {
         for case .writeSaved(let write) in events.reversed() where write.id == id {
             return removedInBatch(id) ? nil : write
         }
@@ -76,7 +86,7 @@ extension StoreBatch {
     /// atomic commit.
     /// - Throws: ``StoreError/unknownWrite(id:)`` when no such write is pending.
     public mutating func applyAckedWrite(_ id: Int64) throws(StoreError) {
-        guard let write = try pendingWrite(id) else { throw .unknownWrite(id: id) }
+        guard let write = try storedPendingWrite(id) else { throw .unknownWrite(id: id) }
         let serverNow = Double(now) + serverTimeOffset
         switch write.operation {
         case .set(let node):
@@ -221,5 +231,34 @@ extension Store {
         }
         if let failure { throw failure }
         return result
+    }
+}
+
+extension StoreBatch {
+    // MARK: - onDisconnect operations the server ran
+
+    /// What a client does when its connection drops with onDisconnect operation `id`
+    /// acknowledged (Firebase's `runOnDisconnectEvents`): the server has run it, so its effect
+    /// — server values resolved with the batch's clock and the server time offset — becomes
+    /// server data in the cache, and the operation is removed, in one commit. A cancel has no
+    /// effect of its own.
+    /// - Throws: ``StoreError/unknownOnDisconnect(id:)`` when no such operation is queued.
+    public mutating func applyOnDisconnectLocally(_ id: Int64) throws(StoreError) {
+        guard let op = onDisconnectOperation(id) else { throw .unknownOnDisconnect(id: id) }
+        let serverNow = Double(now) + serverTimeOffset
+        switch op.action {
+        case .set(let node):
+            try applyServerOverwrite(StoreState.resolve(node, existing: serverValue(at: op.path), serverNow: serverNow), at: op.path)
+        case .update(let children):
+            let resolved = children.map { child in
+                ChildUpdate(path: child.path, node: StoreState.resolve(child.node, existing: serverValue(at: op.path.appending(child.path)), serverNow: serverNow))
+            }
+            try applyServerMerge(resolved, at: op.path)
+        case .remove:
+            try applyServerOverwrite(.empty, at: op.path)
+        case .cancel:
+            break
+        }
+        try removeOnDisconnect(id)
     }
 }

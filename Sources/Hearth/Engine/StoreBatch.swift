@@ -31,6 +31,8 @@ public struct StoreBatch {
     /// Server data for single views, applied with the batch's events and not persisted
     /// (StoreBatch+Listens.swift).
     var viewOperations: [ViewOperation] = []
+    /// Damage met by a read that cannot throw (``pendingWrite(_:)``): the commit fails with it.
+    var damage: StoreError?
 
     init(base: StoreState, now: Int64, serverValue: @escaping (Path) -> Node = { _ in .empty }) {
         self.base = base

@@ -1,12 +1,199 @@
+import Dispatch
+import Foundation
 import Hearth
 import HearthModel
+import HearthWire
+import Synchronization
 
-/// A realtime database: a server URL, a local store, and the connection between them.
+/// A realtime database: a server, a local Hearth store that keeps what the app has seen and
+/// written, and the connection between them — Firebase's `Database`, offline-first.
 ///
-/// (Skeleton: the runtime lands with the sync core.)
+/// ```swift
+/// var options = Database.Options()
+/// options.storeDirectory = "/path/to/app/support/hearth"   // nil: memory only
+/// let db = try Database(url: "ws://127.0.0.1:9000?ns=demo", options: options)
+/// let scores = db.reference(withPath: "scores")
+/// scores.queryOrderedByValue().queryLimited(toLast: 4).observe(.childAdded) { snap in … }
+/// scores.child("stegosaurus").setValue(5)
+/// ```
+///
+/// Everything the app writes is saved in the store before it is sent and is sent again after
+/// a restart until the server answers; what listens load stays cached (up to the cache size,
+/// least recently used pruned first) and answers listens while offline and after a restart.
+/// One `Database` per store directory (the store is locked by its process).
 public final class Database: Sendable {
-    init() {}
+    /// How a database is opened.
+    public struct Options: Sendable {
+        /// Where the store lives. `nil`: memory only — the store is kept in a temporary
+        /// directory, written without syncing, and deleted by ``Database/close()``.
+        public var storeDirectory: String?
+        /// The cap on the store's size on disk (1 MiB … 100 MiB; default 10 MiB, Firebase's).
+        public var cacheSizeBytes: Int = 10 << 20
+        /// How durable a write is when the call that makes it returns. Default `.full`: on
+        /// disk (fsync) before it is sent. `.batched` and `.buffered` trade that for speed.
+        public var durability: Durability = .full
+        /// The app's token provider: called before each connection (`true`: the last token
+        /// was refused, get a fresh one); `nil` for no user. `nil` provider: no auth.
+        public var tokenProvider: (@Sendable (_ forceRefresh: Bool) async throws -> String?)?
+        /// Where observer and completion handlers run when a call does not name a queue.
+        /// Default: one serial queue per database (handlers run one at a time, in order).
+        public var callbackQueue: DispatchQueue?
+        /// The connection maker; default ``WebSocketTransport``.
+        public var transport: (any Transport)?
+        /// Seeds push ids and reconnect jitter; default random.
+        public var seed: UInt64?
+        /// The clock (ms since the epoch); tests may replace it.
+        public var clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+        /// Connect as soon as the database is opened (default). When false, the database
+        /// stays offline until ``Database/goOnline()``.
+        public var connectAtOpen = true
+
+        /// Default options: memory only, 10 MiB, full durability, no auth.
+        public init() {}
+    }
+
+    /// Where the server is.
+    public let endpoint: ServerEndpoint
+    let store: Store
+    let options: Options
+    /// Serializes every step of the core and the store commits that follow it.
+    let work = DispatchQueue(label: "hearth.database.sync")
+    /// Handlers' default queue.
+    let callbacks: DispatchQueue
+    let transport: any Transport
+    let state: Mutex<RuntimeState>
+    /// Held across saving a write and handing it to the core, so writes reach the core in
+    /// write-id order.
+    let writeLock = Mutex(())
+    let temporaryDirectory: String?
+
+    /// Opens (or creates) the store and, unless ``Options/connectAtOpen`` is false, starts
+    /// connecting. Writes left pending by an earlier run are sent again; keepSynced queries
+    /// listen again.
+    /// - Throws: ``DatabaseError/invalidValue(_:)`` for a bad URL or option,
+    ///   ``DatabaseError/storage(_:)`` when the store cannot be opened.
+    public init(url: String, options: Options = Options()) throws(DatabaseError) {
+        do { endpoint = try ServerEndpoint(url: url) } catch { throw .invalidValue("\(error)") }
+        self.options = options
+        self.callbacks = options.callbackQueue ?? DispatchQueue(label: "hearth.database.callbacks")
+        self.transport = options.transport ?? WebSocketTransport()
+        var storeOptions = Store.Options()
+        storeOptions.cacheSizeBytes = options.cacheSizeBytes
+        storeOptions.durability = options.durability
+        storeOptions.clock = options.clock
+        let directory: String
+        if let d = options.storeDirectory {
+            directory = d
+            temporaryDirectory = nil
+        } else {
+            directory = NSTemporaryDirectory() + "hearth-memory-\(UUID().uuidString)"
+            temporaryDirectory = directory
+            storeOptions.durability = .buffered
+        }
+        do { store = try Store.open(directory: directory, options: storeOptions) } catch { throw DatabaseError(error) }
+        let seed = options.seed ?? UInt64.random(in: .min ... .max)
+        var configuration = ClientCore.Configuration()
+        configuration.usesTokens = options.tokenProvider != nil
+        let store = self.store
+        // The connection of the last run is gone, so the server ran the onDisconnect
+        // operations it had acknowledged: their effect is server data now.
+        let ran = store.onDisconnectOperations().filter(\.acknowledged)
+        if !ran.isEmpty {
+            do {
+                try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                    for op in ran.sorted(by: { $0.id < $1.id }) { try b.applyOnDisconnectLocally(op.id) }
+                }
+            } catch { throw DatabaseError(error) }
+        }
+        let restored: (queued: [QueuedTransaction], unknown: [Int64])
+        do { restored = try Database.restoreTransactions(store) } catch { throw DatabaseError(error) }
+        let core = ClientCore(
+            configuration: configuration, pendingWrites: store.pendingWrites(), onDisconnect: store.onDisconnectOperations(),
+            token: store.auth(), seed: seed, hash: { location in Database.cachedHash(store, location) }
+        )
+        state = Mutex(RuntimeState(core: core, pushIDs: PushIDGenerator(), random: SeededRandom(seed: seed ^ 0x5DEE_CE66_D1CE_4E5B)))
+        state.withLock { s in
+            s.info.serverTimeOffset = store.serverTimeOffset()
+            s.restoredTransactions = restored.queued
+            s.unknownTransactions = restored.unknown
+        }
+        // keepSynced queries listen again; then connect.
+        let pins = store.pins()
+        if !pins.isEmpty {
+            do {
+                try store.commit(durability: .buffered) { (b: inout StoreBatch) throws(StoreError) in
+                    for location in pins { try b.setQueryActive(location) }
+                }
+            } catch { throw DatabaseError(error) }
+        }
+        work.sync {
+            for location in pins.sorted(by: { $0.description < $1.description }) {
+                _ = state.withLock { $0.pinned.insert(location) }
+                step { (core, now) in core.listen(location, now: now) }
+            }
+            if options.connectAtOpen { step { (core, now) in core.goOnline(now: now) } }
+        }
+    }
+
+    /// The hash of what the store has cached for a listen — the server sends nothing when it
+    /// matches. Only a complete cache is worth a hash (Firebase sends `""` otherwise).
+    static func cachedHash(_ store: Store, _ location: QueryLocation) -> String {
+        guard let result = try? store.query(location.query, at: location.path, includePending: false), result.complete else { return "" }
+        return result.window.node.hash
+    }
 
     /// A reference to the root of the database.
     public func reference() -> DatabaseReference { DatabaseReference(database: self, path: .root) }
+
+    /// A reference to `path` (slash-separated) from the root.
+    public func reference(withPath path: String) -> DatabaseReference { reference().child(path) }
+
+    /// Disconnects and stays offline until ``goOnline()``: writes keep queueing (durably),
+    /// listens answer from the cache.
+    public func goOffline() {
+        work.sync { step { (core, now) in core.goOffline(now: now) } }
+    }
+
+    /// Connects again after ``goOffline()``.
+    public func goOnline() {
+        work.sync { step { (core, now) in core.goOnline(now: now) } }
+    }
+
+    /// Disconnects, removes every observer, and closes the store. Pending writes stay in the
+    /// store for the next run. Further calls fail with ``DatabaseError/closed``.
+    public func close() throws(DatabaseError) {
+        let wasOpen: Bool = work.sync {
+            let open = state.withLock { s in
+                defer { s.closed = true }
+                return !s.closed
+            }
+            guard open else { return false }
+            step(allowClosed: true) { (core, now) in core.goOffline(now: now) }
+            state.withLock { s in
+                s.timer?.cancel()
+                s.timer = nil
+            }
+            return true
+        }
+        guard wasOpen else { return }
+        store.waitForEventDelivery()
+        do { try store.close() } catch { throw DatabaseError(error) }
+        if let t = temporaryDirectory { try? FileManager.default.removeItem(atPath: t) }
+    }
+
+    /// Whether the client is connected (what `.info/connected` says).
+    public var isConnected: Bool { state.withLock { $0.info.connected } }
+
+    /// The server's clock minus this device's, in ms (what `.info/serverTimeOffset` says): the
+    /// last one measured, kept across restarts.
+    public var serverTimeOffset: Double { state.withLock { $0.info.serverTimeOffset } }
+
+    deinit {
+        state.withLock { $0.timer?.cancel() }
+        // A memory-only database's files go with it, closed or not.
+        if let t = temporaryDirectory {
+            try? store.close()
+            try? FileManager.default.removeItem(atPath: t)
+        }
+    }
 }

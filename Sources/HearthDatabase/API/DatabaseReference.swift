@@ -44,10 +44,25 @@ public struct DatabaseQuery: Sendable, Hashable {
     /// Why this query is unusable (parameters Firebase refuses), reported by `observe` and
     /// `getData` — building stays free of `try`, as in Firebase's API.
     let invalid: DatabaseError?
+    /// Whether an ordering was chosen (`queryOrdered…`); Firebase allows one per query, even
+    /// the default priority ordering.
+    let orderByCalled: Bool
 
-    init(ref: DatabaseReference, spec: QuerySpec, invalid: DatabaseError? = nil) {
+    init(ref: DatabaseReference, spec: QuerySpec, invalid: DatabaseError? = nil, orderByCalled: Bool = false) {
         self.ref = ref
         self.spec = spec
         self.invalid = invalid ?? ref.invalid
+        self.orderByCalled = orderByCalled
+    }
+
+    /// Queries are equal when they ask for the same data: same location, same parameters, same
+    /// invalidity (whether the ordering was chosen explicitly does not matter).
+    public static func == (lhs: DatabaseQuery, rhs: DatabaseQuery) -> Bool {
+        lhs.ref == rhs.ref && lhs.spec == rhs.spec && lhs.invalid == rhs.invalid
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ref)
+        hasher.combine(spec)
     }
 }

@@ -1,11 +1,9 @@
 /// Where a database lives: parsed from a URL such as `ws://127.0.0.1:9000?ns=demo`,
 /// `wss://example.firebaseio.com`, or `https://example.firebaseio.com`.
-///
-/// (Skeleton: the transport helper fills in parsing and the WebSocket URL.)
 public struct ServerEndpoint: Sendable, Hashable {
     /// TLS (`wss://`, `https://`).
     public var secure: Bool
-    /// Host name or address.
+    /// Host name or address (lowercased; an IPv6 address without its brackets).
     public var host: String
     /// Port (443/80 by default).
     public var port: Int
@@ -18,5 +16,42 @@ public struct ServerEndpoint: Sendable, Hashable {
         self.host = host
         self.port = port
         self.namespace = namespace
+    }
+
+    /// Parses a database URL, as Firebase's `parseRepoInfo` does, but refusing what it would
+    /// only warn about or misread.
+    ///
+    /// - `ws://` and `http://` connect in the clear, `wss://` and `https://` over TLS; the
+    ///   default port is 80 or 443. (Firebase's JS SDK treats `http://` without a port as
+    ///   secure; here `http://` always means `ws://`.)
+    /// - The namespace is the `ns` query parameter when present, else the first label of a host
+    ///   name with at least three labels (`example` for `example.firebaseio.com`, lowercased).
+    ///   `localhost`, IP addresses and shorter names need `?ns=`. (Firebase's JS SDK would take
+    ///   `127` as the namespace of `127.0.0.1`.)
+    /// - A path must be empty or `/`: a database URL points to the root. Other query parameters
+    ///   are ignored, as Firebase does.
+    /// - An IPv6 address goes in brackets: `ws://[::1]:9000?ns=demo`.
+    ///
+    /// - Throws: ``EndpointError`` naming what is wrong.
+    public init(url: String) throws(EndpointError) {
+        self = try EndpointParser.parse(url)
+    }
+
+    /// The request target of the WebSocket handshake: `/.ws?v=5`, then `&ls=SESSION` when a
+    /// previous session is resumed, then `&ns=NAMESPACE` (the parameters and their order of
+    /// firebase-js-sdk `WebSocketConnection.connectionURL_` and `repoInfoConnectionURL`, which
+    /// appends `ns` last). Values are percent-encoded.
+    public func webSocketPath(lastSessionID: String?) -> String {
+        var path = "/.ws?v=5"
+        if let lastSessionID { path += "&ls=" + PercentEncoding.encode(lastSessionID) }
+        path += "&ns=" + PercentEncoding.encode(namespace)
+        return path
+    }
+
+    /// The `Host` header's value: the host (an IPv6 address in brackets), with the port unless
+    /// it is the scheme's default.
+    var hostHeader: String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return port == (secure ? 443 : 80) ? name : "\(name):\(port)"
     }
 }

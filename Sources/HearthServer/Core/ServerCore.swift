@@ -57,7 +57,7 @@ public struct ServerCore: Sendable {
     var pendingChecks: [UInt64: (ConnectionID, requestNumber: Int, override: JSONValue?)] = [:]
     var nextCheck: UInt64 = 1
     var pushIDs = PushIDGenerator()
-    var rng: SplitMix
+    var rng: SeededRandom
     /// The last time the core was told (ms since the epoch).
     public internal(set) var now: Int64 = 0
 
@@ -70,7 +70,7 @@ public struct ServerCore: Sendable {
         self.data = data
         self.configuration = configuration
         self.policy = policy ?? DefaultAccessPolicy(allowAll: configuration.emulator)
-        self.rng = SplitMix(state: seed)
+        self.rng = SeededRandom(seed: seed)
     }
 
     mutating func random() -> UInt64 { rng.next() }
@@ -135,17 +135,5 @@ public struct ServerOutput: Sendable {
         messages += other.messages
         closes += other.closes
         tokenChecks += other.tokenChecks
-    }
-}
-
-/// SplitMix64: deterministic for a seed (push ids and session ids; the simulator fixes it).
-struct SplitMix: RandomNumberGenerator, Sendable {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,0 +1,28 @@
+import Hearth
+
+/// What an observer listens for (Firebase's `DataEventType`).
+public enum DataEventType: Sendable, Hashable, CaseIterable {
+    /// The whole value, once at first (when the data is known) and after every change.
+    case value
+    /// A child joined the query's window (with the key of the child before it).
+    case childAdded
+    /// A child in the window changed (with the key of the child before it).
+    case childChanged
+    /// A child left the window.
+    case childRemoved
+    /// A child moved within the window's order (with the key of the child now before it).
+    case childMoved
+
+    var viewKind: ViewEventKinds {
+        switch self {
+        case .value: .value
+        case .childAdded: .childAdded
+        case .childChanged: .childChanged
+        case .childRemoved: .childRemoved
+        case .childMoved: .childMoved
+        }
+    }
+}
+
+/// Identifies an observer, for ``DatabaseQuery/removeObserver(withHandle:)``.
+public typealias DatabaseHandle = UInt

@@ -1,0 +1,122 @@
+import Dispatch
+import Hearth
+import HearthModel
+
+extension Database {
+    /// Registers an observer: the store raises its events (local writes at once, cached data
+    /// offline), the core listens to the server for it.
+    func observe(
+        _ query: DatabaseQuery, _ kind: DataEventType, queue: DispatchQueue?,
+        handler: @escaping @Sendable (DataSnapshot, String?) -> Void, cancel: (@Sendable (DatabaseError) -> Void)?
+    ) -> DatabaseHandle {
+        let q = queue ?? callbacks
+        func fail(_ error: DatabaseError) -> DatabaseHandle {
+            if let cancel { q.async { cancel(error) } }
+            return state.withLock { $0.newHandle() }
+        }
+        if let invalid = query.invalid { return fail(invalid) }
+        if state.withLock({ $0.closed }) { return fail(.closed) }
+        if query.ref.path.keys.first == Database.infoKey { return observeInfo(query.ref, kind, queue: q, handler: handler) }
+        let location = QueryLocation(path: query.ref.path, query: query.spec)
+        let ref = query.ref
+        let index = query.spec.index
+        let token: ListenerToken
+        do {
+            token = try store.addListener(at: location.path, query: location.query, kinds: kind.viewKind) { event in
+                let snapRef = event.childKey.map { DatabaseReference(database: ref.database, path: ref.path.child($0)) } ?? ref
+                let snap = DataSnapshot(ref: snapRef, node: event.node, index: index)
+                let previous = event.previousChildKey?.string
+                q.async { handler(snap, previous) }
+            }
+        } catch {
+            return fail(DatabaseError(error))
+        }
+        let handle = state.withLock { s in
+            let h = s.newHandle()
+            s.registrations[h] = Registration(token: token, location: location, cancel: cancel, queue: q)
+            return h
+        }
+        work.sync { step { (core, now) in core.listen(location, now: now) } }
+        return handle
+    }
+
+    /// Removes one observer (of data or of `.info`); the last one on a query unlistens.
+    func removeObserver(_ handle: DatabaseHandle) {
+        let (registration, _) = state.withLock { s in
+            (s.registrations.removeValue(forKey: handle), s.infoObservers.removeValue(forKey: handle))
+        }
+        guard let registration else { return }
+        try? store.removeListener(registration.token)
+        work.sync { step { (core, now) in core.unlisten(registration.location, now: now) } }
+    }
+
+    /// Removes every observer at `location`'s path (all queries there, as Firebase's
+    /// `removeAllObservers` on a reference does) or of exactly `location` (on a query).
+    func removeAllObservers(at path: Path, query: QuerySpec?) {
+        let handles: [DatabaseHandle] = state.withLock { s in
+            var h = s.registrations.filter { $0.value.location.path == path && (query == nil || $0.value.location.query == query) }.map(\.key)
+            h += s.infoObservers.filter { Path(keys: [Database.infoKey] + $0.value.path.keys) == path }.map(\.key)
+            return h
+        }
+        for h in handles { removeObserver(h) }
+    }
+
+    /// keepSynced: a persisted pin (it listens again after a restart) that listens without
+    /// observers and keeps the data out of pruning.
+    func keepSynced(_ query: DatabaseQuery, _ on: Bool) throws(DatabaseError) {
+        if let invalid = query.invalid { throw invalid }
+        if query.ref.path.keys.first == Database.infoKey { throw .invalidPath("keepSynced on .info") }
+        let location = QueryLocation(path: query.ref.path, query: query.spec)
+        let change = state.withLock { s in on ? s.pinned.insert(location).inserted : s.pinned.remove(location) != nil }
+        guard change else { return }
+        // A pin is also a tracked query in use (Firebase's keepSynced adds a registration), so
+        // the listen's completion marks its data complete for offline reads.
+        let observed = state.withLock { s in s.registrations.values.contains { $0.location == location } }
+        do {
+            try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                try b.keepSynced(location, on)
+                if on { try b.setQueryActive(location) } else if !observed { try b.setQueryInactive(location) }
+            }
+        } catch { throw DatabaseError(error) }
+        work.sync {
+            step { (core, now) in on ? core.listen(location, now: now) : core.unlisten(location, now: now) }
+        }
+    }
+
+    /// Firebase's `getData`: the server's current data when connected (and cached for later);
+    /// offline, the complete cached data; otherwise ``DatabaseError/offline`` after a short wait
+    /// for a connection.
+    func getData(_ query: DatabaseQuery) async throws(DatabaseError) -> DataSnapshot {
+        if let invalid = query.invalid { throw invalid }
+        if query.ref.path.keys.first == Database.infoKey {
+            let node = state.withLock { $0.info.node.child(at: Path(keys: Array(query.ref.path.keys.dropFirst()))) }
+            return DataSnapshot(ref: query.ref, node: node, index: query.spec.index)
+        }
+        let location = QueryLocation(path: query.ref.path, query: query.spec)
+        let store = self.store
+        let result: Result<Node, DatabaseError> = await withCheckedContinuation { continuation in
+            let registered: Bool = state.withLock { s in
+                guard !s.closed else { return false }
+                let id = s.nextGet
+                s.nextGet += 1
+                s.getWaiters[id] = { continuation.resume(returning: $0) }
+                let now = options.clock()
+                work.async { [weak self] in self?.step { (core, _) in core.get(id, at: location, now: now) } }
+                return true
+            }
+            if !registered { continuation.resume(returning: .failure(.closed)) }
+        }
+        switch result {
+        case .success(let node):
+            return DataSnapshot(ref: query.ref, node: node, index: query.spec.index)
+        case .failure(let error):
+            // Offline: the cache answers when it holds the whole answer (pending writes shown).
+            if error == .offline || error == .closed,
+                let cached = try? store.query(location.query, at: location.path, includePending: true), cached.complete
+            {
+                return DataSnapshot(ref: query.ref, node: cached.window.node, index: query.spec.index)
+            }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,275 @@
+import Dispatch
+import Foundation
+import Hearth
+import HearthModel
+import HearthWire
+
+/// What the runtime keeps beside the core, under ``Database/state``.
+struct RuntimeState: Sendable {
+    var core: ClientCore
+    var connection: (id: ConnectionID, link: any TransportConnection)?
+    var closed = false
+    var timer: TimerSource?
+    var pushIDs: PushIDGenerator
+    var random: SeededRandom
+    var info = InfoState()
+    /// keepSynced locations (the store persists them; the core listens for them).
+    var pinned: Set<QueryLocation> = []
+    var registrations: [DatabaseHandle: Registration] = [:]
+    var infoObservers: [DatabaseHandle: InfoObserver] = [:]
+    var writeResultObservers: [DatabaseHandle: WriteResultObserver] = [:]
+    var nextHandle: DatabaseHandle = 1
+    var writeCallbacks: [Int64: WriteCallback] = [:]
+    var onDisconnectCallbacks: [Int64: WriteCallback] = [:]
+    /// Transactions in flight, by their current write id; named functions; transactions an
+    /// earlier run queued, waiting for their function; who hears of named outcomes.
+    var transactions: [Int64: RunningTransaction] = [:]
+    var transactionFunctions: [String: TransactionFunction] = [:]
+    var restoredTransactions: [QueuedTransaction] = []
+    var unknownTransactions: [Int64] = []
+    var transactionObservers: [DatabaseHandle: (queue: DispatchQueue, handler: @Sendable (TransactionOutcome) -> Void)] = [:]
+    /// Writes held for an expired token, and who wants to know.
+    var writesPaused = false
+    var writesPausedObservers: [DatabaseHandle: (queue: DispatchQueue, handler: @Sendable (Bool) -> Void)] = [:]
+    var getWaiters: [UInt64: @Sendable (Result<Node, DatabaseError>) -> Void] = [:]
+    var nextGet: UInt64 = 1
+    /// Transport reports not yet given to the core (drained together: one store commit for
+    /// a burst of messages).
+    var inbox: [(ConnectionID, TransportEvent)] = []
+    /// The last store failure while applying the server's data (the data stays as it was;
+    /// nothing acknowledged is lost — an ack that failed to commit is re-sent next run).
+    var lastStorageError: DatabaseError?
+
+    mutating func newHandle() -> DatabaseHandle {
+        defer { nextHandle += 1 }
+        return nextHandle
+    }
+}
+
+/// A dispatch timer, which is thread-safe (Dispatch synchronizes its sources) but not marked
+/// `Sendable`.
+final class TimerSource: @unchecked Sendable {
+    let source: DispatchSourceTimer
+    init(_ source: DispatchSourceTimer) { self.source = source }
+    func cancel() { source.cancel() }
+}
+
+/// An observer registered on the store.
+struct Registration: Sendable {
+    let token: ListenerToken
+    /// The location as the store tracks it, and as the core listens to it.
+    let location: QueryLocation
+    let cancel: (@Sendable (DatabaseError) -> Void)?
+    let queue: DispatchQueue
+}
+
+/// A write's completion handler and its queue.
+struct WriteCallback: Sendable {
+    let queue: DispatchQueue
+    let handler: @Sendable (DatabaseError?) -> Void
+}
+
+/// An observer of every write's outcome.
+struct WriteResultObserver: Sendable {
+    let queue: DispatchQueue
+    let handler: @Sendable (WriteResult) -> Void
+}
+
+extension Database {
+    /// Runs one step of the core and does what it returns. Must run on ``work``.
+    func step(allowClosed: Bool = false, _ body: (inout ClientCore, Int64) -> ClientOutput) {
+        dispatchPrecondition(condition: .onQueue(work))
+        let now = options.clock()
+        let output: ClientOutput? = state.withLock { s in
+            if s.closed && !allowClosed { return nil }
+            return body(&s.core, now)
+        }
+        guard let output else { return }
+        apply(output)
+        rescheduleTimer()
+    }
+
+    /// Does what an output says, in the order the core relies on: connections, then the
+    /// commits (one store commit), then messages, then events.
+    private func apply(_ out: ClientOutput) {
+        if let id = out.close {
+            let link: (any TransportConnection)? = state.withLock { s in
+                guard let c = s.connection, c.id == id else { return nil }
+                s.connection = nil
+                return c.link
+            }
+            link?.close()
+        }
+        if let id = out.open { open(id) }
+        if let force = out.fetchToken { fetchToken(force: force) }
+        if !out.commits.isEmpty { commit(out.commits) }
+        if !out.messages.isEmpty {
+            let link = state.withLock { s in s.connection.flatMap { $0.id == s.core.currentConnection ? $0.link : nil } }
+            if let link { for m in out.messages { link.send(m) } }
+        }
+        for event in out.events { deliver(event) }
+    }
+
+    private func open(_ id: ConnectionID) {
+        let session = state.withLock { $0.core.lastSessionID }
+        let link = transport.connect(to: endpoint, lastSessionID: session) { [weak self] event in
+            self?.received(event, on: id)
+        }
+        let old: (any TransportConnection)? = state.withLock { s in
+            defer { s.connection = (id, link) }
+            return s.connection?.link
+        }
+        old?.close()
+    }
+
+    /// A transport report: queued, and the queue drained on ``work`` in one step.
+    private func received(_ event: TransportEvent, on id: ConnectionID) {
+        let first = state.withLock { s in
+            s.inbox.append((id, event))
+            return s.inbox.count == 1
+        }
+        guard first else { return }
+        work.async { [weak self] in self?.drainInbox() }
+    }
+
+    private func drainInbox() {
+        let batch = state.withLock { s in
+            defer { s.inbox = [] }
+            return s.inbox
+        }
+        step { (core, now) in
+            var out = ClientOutput()
+            for (id, event) in batch {
+                switch event {
+                case .opened: out.append(core.connectionOpened(id, now: now))
+                case .message(let text): out.append(core.received(text, on: id, now: now))
+                case .closed: out.append(core.connectionClosed(id, now: now))
+                }
+            }
+            return out
+        }
+        let closedLinks: [ConnectionID] = batch.compactMap { if case .closed = $0.1 { return $0.0 } else { return nil } }
+        if !closedLinks.isEmpty {
+            state.withLock { s in
+                if let c = s.connection, closedLinks.contains(c.id) { s.connection = nil }
+            }
+        }
+    }
+
+    private func fetchToken(force: Bool) {
+        guard let provider = options.tokenProvider else { return }
+        Task { [weak self] in
+            do {
+                let token = try await provider(force)
+                let auth = token.map { AuthToken(token: $0, expiresAt: Database.expiry(ofJWT: $0) ?? Int64.max) }
+                guard let self else { return }
+                self.work.async { self.step { (core, now) in core.tokenFetched(auth, now: now) } }
+            } catch {
+                guard let self else { return }
+                self.work.async { self.step { (core, now) in core.tokenFetchFailed(now: now) } }
+            }
+        }
+    }
+
+    /// The `exp` claim of a JWT, in ms (nil when the token is not a JWT with one).
+    static func expiry(ofJWT token: String) -> Int64? {
+        let parts = token.split(separator: ".")
+        guard parts.count == 3 else { return nil }
+        var b64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while b64.count % 4 != 0 { b64 += "=" }
+        guard let data = Data(base64Encoded: b64), let text = String(data: data, encoding: .utf8),
+            let json = try? JSONValue.parse(text), let exp = json["exp"]?.doubleValue, exp.isFinite, exp > 0, exp < 1e13
+        else { return nil }
+        return Int64(exp * 1000)
+    }
+
+    /// Applies the core's commits as one store commit (``ClientCommit/apply(to:)``); a
+    /// mutation the store refuses is skipped and remembered, the rest commit. Durable at the
+    /// database's tier only when it holds an ack or the token.
+    private func commit(_ commits: [ClientCommit]) {
+        let durable = commits.contains(where: \.needsDurability)
+        do {
+            try store.commit(durability: durable ? nil : .buffered) { (b: inout StoreBatch) throws(StoreError) in
+                for c in commits {
+                    do throws(StoreError) { try c.apply(to: &b) } catch {
+                        if case .log = error { throw error }
+                        let e = DatabaseError(error)
+                        state.withLock { $0.lastStorageError = e }
+                    }
+                }
+            }
+        } catch {
+            let e = DatabaseError(error)
+            state.withLock { $0.lastStorageError = e }
+        }
+    }
+
+    /// Delivers one core event to the app.
+    private func deliver(_ event: ClientEvent) {
+        switch event {
+        case .connected(let up):
+            updateInfo { $0.connected = up }
+        case .serverTimeOffset(let ms):
+            updateInfo { $0.serverTimeOffset = ms }
+        case .authenticated(let yes):
+            updateInfo { $0.authenticated = yes }
+        // Transactions continue off the sync queue: a retry takes the write lock and steps
+        // the core, and ending one removes its listener.
+        case let .writeCompleted(id, error) where state.withLock({ $0.transactions[id] != nil }):
+            DispatchQueue.global().async { [weak self] in self?.transactionAnswered(writeID: id, error: error, interrupted: false) }
+        case .conditionalWriteInterrupted(let id):
+            DispatchQueue.global().async { [weak self] in self?.transactionAnswered(writeID: id, error: nil, interrupted: true) }
+        case let .writeCompleted(id, error):
+            let (callback, observers) = state.withLock { s in (s.writeCallbacks.removeValue(forKey: id), Array(s.writeResultObservers.values)) }
+            if let callback { callback.queue.async { callback.handler(error) } }
+            let result = WriteResult(id: WriteID(rawValue: id), error: error)
+            for o in observers { o.queue.async { o.handler(result) } }
+        case let .listenRevoked(location, error):
+            revoke(location, error)
+        case let .getCompleted(id, result):
+            let waiter = state.withLock { $0.getWaiters.removeValue(forKey: id) }
+            waiter?(result)
+        case let .onDisconnectCompleted(id, error):
+            let callback = state.withLock { $0.onDisconnectCallbacks.removeValue(forKey: id) }
+            if let callback { callback.queue.async { callback.handler(error) } }
+        case .writesPaused(let paused):
+            let observers = state.withLock { s in
+                s.writesPaused = paused
+                return Array(s.writesPausedObservers.values)
+            }
+            for o in observers { o.queue.async { o.handler(paused) } }
+        case .protocolWarning:
+            break
+        }
+    }
+
+    /// The server ended a listen: its observers are cancelled and removed (Firebase's
+    /// behaviour), and keepSynced on it stops.
+    private func revoke(_ location: QueryLocation, _ error: DatabaseError) {
+        let removed: [Registration] = state.withLock { s in
+            let handles = s.registrations.filter { ClientCore.wireLocation($0.value.location) == location }.map(\.key)
+            s.pinned = s.pinned.filter { ClientCore.wireLocation($0) != location }
+            return handles.compactMap { s.registrations.removeValue(forKey: $0) }
+        }
+        for r in removed {
+            try? store.removeListener(r.token)
+            if let cancel = r.cancel { r.queue.async { cancel(error) } }
+        }
+    }
+
+    /// Points the timer at the core's next deadline.
+    func rescheduleTimer() {
+        let (deadline, closed) = state.withLock { ($0.core.nextDeadline, $0.closed) }
+        state.withLock { s in
+            s.timer?.cancel()
+            s.timer = nil
+            guard let deadline, !closed else { return }
+            let delay = max(0, deadline - options.clock())
+            let timer = DispatchSource.makeTimerSource(queue: work)
+            timer.schedule(deadline: .now() + .milliseconds(Int(min(delay, 3_600_000))))
+            timer.setEventHandler { [weak self] in self?.step { (core, now) in core.tick(now: now) } }
+            timer.resume()
+            s.timer = TimerSource(timer)
+        }
+    }
+}

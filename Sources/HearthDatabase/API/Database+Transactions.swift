@@ -1,0 +1,257 @@
+import Dispatch
+import Hearth
+import HearthModel
+
+/// What an update function returns (Firebase's `TransactionResult`).
+public struct TransactionResult: Sendable {
+    /// The new value, or `nil` to abort.
+    let value: DatabaseValue?
+    /// Commit `value` (`.null` removes the data).
+    public static func success(withValue value: DatabaseValue) -> TransactionResult { TransactionResult(value: value) }
+    /// Abort: nothing is written; the completion reports not committed.
+    public static func abort() -> TransactionResult { TransactionResult(value: nil) }
+}
+
+/// The outcome of a named transaction, reported to ``Database/observeTransactionResults(on:_:)``
+/// — also for transactions queued by an earlier run of the app.
+public struct TransactionOutcome: Sendable, Equatable {
+    /// The transaction's durable id (from ``DatabaseReference/runTransaction(named:argument:on:andCompletionBlock:)``).
+    public let id: Int64
+    /// Whether the server applied it.
+    public let committed: Bool
+    /// Why not, when it did not (`nil` when the function aborted): `maxretry` (25 stale
+    /// attempts), `disconnect` (the connection dropped while it was in flight: whether the
+    /// server applied it is unknown — Firebase's reason), or what the server said.
+    public let error: DatabaseError?
+}
+
+/// An update function: the current value at the location (`.null` when empty) and the
+/// argument it was started with.
+public typealias TransactionFunction = @Sendable (_ current: DatabaseValue, _ argument: DatabaseValue) -> TransactionResult
+
+/// A transaction in flight, keyed in the runtime by its current write id.
+struct RunningTransaction: Sendable {
+    let ref: DatabaseReference
+    let update: @Sendable (DatabaseValue) -> TransactionResult
+    /// A persisted (named) transaction's store id.
+    var storeID: Int64?
+    var retries = 0
+    let queue: DispatchQueue
+    let completion: (@Sendable (DatabaseError?, Bool, DataSnapshot?) -> Void)?
+    /// The value listener that keeps the location's data fresh while it runs (Firebase's).
+    var listener: DatabaseHandle?
+}
+
+extension DatabaseError {
+    /// A transaction's abort reason.
+    static func transactionAborted(_ reason: String) -> DatabaseError { .serverError(status: reason, message: "transaction aborted: \(reason)") }
+}
+
+extension Database {
+    /// The most times a transaction runs against stale data before it aborts (Firebase: 25).
+    static let maxTransactionRetries = 25
+
+    /// Registers a named update function. Transactions started by name are persisted with
+    /// their argument and run again after a restart (Firebase loses queued transactions on
+    /// restart); the ones an earlier run queued for `name` start now.
+    public func registerTransactionFunction(_ name: String, _ function: @escaping TransactionFunction) {
+        let restored: [QueuedTransaction] = state.withLock { s in
+            s.transactionFunctions[name] = function
+            let mine = s.restoredTransactions.filter { $0.functionName == name }
+            s.restoredTransactions.removeAll { $0.functionName == name }
+            return mine
+        }
+        for tx in restored.sorted(by: { $0.id < $1.id }) {
+            let ref = DatabaseReference(database: self, path: tx.path)
+            let argument = DatabaseValue(node: tx.argument)
+            var t = RunningTransaction(ref: ref, update: { function($0, argument) }, storeID: tx.id, retries: tx.retryCount, queue: callbacks, completion: nil)
+            t.listener = ref.observe(.value) { _ in }
+            run(t, persist: nil)
+        }
+    }
+
+    /// Observes the outcome of every named transaction, including those queued by an earlier
+    /// run.
+    @discardableResult
+    public func observeTransactionResults(on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (TransactionOutcome) -> Void) -> DatabaseHandle {
+        let q = queue ?? callbacks
+        let (h, unknown) = state.withLock { s in
+            let h = s.newHandle()
+            s.transactionObservers[h] = (q, handler)
+            defer { s.unknownTransactions = [] }
+            return (h, s.unknownTransactions)
+        }
+        // Transactions an earlier run had in flight when it stopped: outcome unknown.
+        for id in unknown { q.async { handler(TransactionOutcome(id: id, committed: false, error: .transactionAborted("disconnect"))) } }
+        return h
+    }
+
+    /// At open: transactions an earlier run left. Their optimistic writes are reverted (a
+    /// transaction's write is only ever sent as a compare-and-set, never restored as a plain
+    /// write); queued ones wait for their function's registration and run again; one that was
+    /// in flight when the app stopped may or may not have been applied, so it ends with
+    /// `disconnect` (at most once).
+    static func restoreTransactions(_ store: Store) throws(StoreError) -> (queued: [QueuedTransaction], unknown: [Int64]) {
+        let txs = store.transactions().sorted { $0.id < $1.id }
+        guard !txs.isEmpty else { return ([], []) }
+        var writes = store.pendingWrites().sorted { $0.id < $1.id }
+        var revert: [Int64] = []
+        for tx in txs {
+            // Saved in the same commit as its write: the oldest unmatched write of its value at
+            // its path is its own.
+            if let i = writes.firstIndex(where: { $0.path == tx.path && $0.operation == .set(tx.localResult) }) {
+                revert.append(writes[i].id)
+                writes.remove(at: i)
+            }
+        }
+        let unknown = txs.filter { $0.status == .sent }.map(\.id)
+        try store.commit { (b: inout StoreBatch) throws(StoreError) in
+            for id in revert { try b.revertWrite(id) }
+            for id in unknown { try b.completeTransaction(id) }
+            for tx in txs where tx.status != .sent && tx.status != .queued { try b.updateTransaction(tx.id, status: .queued) }
+        }
+        return (txs.filter { $0.status != .sent }, unknown)
+    }
+
+    /// Runs a transaction's function on the local value (pending writes included) and queues
+    /// its result as a compare-and-set write against that value's hash; `persist` (name,
+    /// argument) saves a new named transaction in the same commit.
+    func run(_ transaction: RunningTransaction, persist: (name: String, argument: Node)?) {
+        var t = transaction
+        let path = t.ref.path
+        writeLock.withLock { _ in
+            let current: Node
+            do throws(StoreError) { current = try store.value(at: path) } catch {
+                finish(t, committed: false, error: DatabaseError(error))
+                return
+            }
+            guard let value = t.update(DatabaseValue(node: current)).value else {
+                // The function aborted: not committed, and no error (Firebase's `nodata`).
+                finish(t, committed: false, error: nil)
+                return
+            }
+            let result: Node
+            do throws(DatabaseError) { result = try HearthDatabase.node(from: value, at: path) } catch {
+                finish(t, committed: false, error: error)
+                return
+            }
+            var writeID: Int64 = 0
+            do throws(StoreError) {
+                try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                    writeID = try b.saveWrite(.set(result), at: path)
+                    if let persist {
+                        t.storeID = try b.enqueueTransaction(at: path, functionName: persist.name, argument: persist.argument, localResult: result).id
+                    } else if let id = t.storeID, b.transaction(id) != nil {
+                        try b.updateTransaction(id, localResult: result, retryCount: t.retries, status: .queued)
+                    }
+                }
+            } catch {
+                finish(t, committed: false, error: DatabaseError(error))
+                return
+            }
+            state.withLock { $0.transactions[writeID] = t }
+            let write = PendingWrite(id: writeID, path: path, operation: .set(result))
+            let condition = ClientCore.WriteCondition(hash: current.hash, transactionID: t.storeID)
+            work.sync { step { (core, now) in core.write(write, condition: condition, now: now) } }
+        }
+    }
+
+    /// The server answered (or the connection dropped under) a transaction's write.
+    func transactionAnswered(writeID: Int64, error: DatabaseError?, interrupted: Bool) {
+        guard let t = state.withLock({ $0.transactions.removeValue(forKey: writeID) }) else { return }
+        if interrupted {
+            // The core forgot the write; the store still holds it.
+            _ = try? store.commit { (b: inout StoreBatch) throws(StoreError) in if b.pendingWrite(writeID) != nil { try b.revertWrite(writeID) } }
+            finish(t, committed: false, error: .transactionAborted("disconnect"))
+            return
+        }
+        switch error {
+        case nil:
+            finish(t, committed: true, error: nil)
+        case .serverError(status: "datastale", _)?:
+            var again = t
+            again.retries += 1
+            guard again.retries < Database.maxTransactionRetries else {
+                finish(t, committed: false, error: .transactionAborted("maxretry"))
+                return
+            }
+            run(again, persist: nil)
+        case let error?:
+            finish(t, committed: false, error: error)
+        }
+    }
+
+    /// Ends a transaction: its record leaves the store, its listener stops, the app hears.
+    private func finish(_ t: RunningTransaction, committed: Bool, error: DatabaseError?) {
+        if let id = t.storeID {
+            _ = try? store.commit { (b: inout StoreBatch) throws(StoreError) in if b.transaction(id) != nil { try b.completeTransaction(id) } }
+        }
+        if let h = t.listener { removeObserver(h) }
+        let snapshot = DataSnapshot(ref: t.ref, node: (try? store.value(at: t.ref.path)) ?? .empty, index: .priority)
+        if let completion = t.completion { t.queue.async { completion(error, committed, snapshot) } }
+        if let id = t.storeID {
+            let observers = state.withLock { Array($0.transactionObservers.values) }
+            let outcome = TransactionOutcome(id: id, committed: committed, error: error)
+            for o in observers { o.queue.async { o.handler(outcome) } }
+        }
+    }
+
+    /// Reports transactions of an earlier run whose outcome is unknown.
+    func reportUnknownTransactions(_ ids: [Int64]) {
+        guard !ids.isEmpty else { return }
+        state.withLock { $0.unknownTransactions += ids }
+    }
+}
+
+extension DatabaseReference {
+    /// Runs a transaction with a closure (Firebase's `runTransactionBlock`): `block` runs at
+    /// once on the local value, its result is shown locally and sent as a compare-and-set; if
+    /// the server's data differed, `block` runs again on the newer data (up to 25 times).
+    /// Lives in memory, as in Firebase; ``runTransaction(named:argument:on:andCompletionBlock:)``
+    /// survives restarts.
+    public func runTransactionBlock(
+        _ block: @escaping @Sendable (DatabaseValue) -> TransactionResult, on queue: DispatchQueue? = nil,
+        andCompletionBlock completion: (@Sendable (DatabaseError?, Bool, DataSnapshot?) -> Void)? = nil
+    ) throws(DatabaseError) {
+        try check()
+        var t = RunningTransaction(ref: self, update: block, queue: queue ?? database.callbacks, completion: completion)
+        t.listener = observe(.value) { _ in }
+        database.run(t, persist: nil)
+    }
+
+    /// ``runTransactionBlock(_:on:andCompletionBlock:)`` that waits for the outcome.
+    public func runTransactionBlock(_ block: @escaping @Sendable (DatabaseValue) -> TransactionResult) async throws(DatabaseError) -> (committed: Bool, snapshot: DataSnapshot?) {
+        try check()
+        let r: Result<(Bool, DataSnapshot?), DatabaseError> = await withCheckedContinuation { c in
+            do throws(DatabaseError) {
+                try runTransactionBlock(block) { error, committed, snap in
+                    c.resume(returning: error.map { .failure($0) } ?? .success((committed, snap)))
+                }
+            } catch { c.resume(returning: .failure(error)) }
+        }
+        let (committed, snapshot) = try r.get()
+        return (committed, snapshot)
+    }
+
+    /// Runs the update function registered as `name` with `argument`, persisted: queued
+    /// offline and across restarts until the server commits it or it aborts; the outcome goes
+    /// to `completion` (this run only) and to ``Database/observeTransactionResults(on:_:)``.
+    public func runTransaction(
+        named name: String, argument: DatabaseValue = .null, on queue: DispatchQueue? = nil,
+        andCompletionBlock completion: (@Sendable (DatabaseError?, Bool, DataSnapshot?) -> Void)? = nil
+    ) throws(DatabaseError) {
+        try check()
+        guard let function = database.state.withLock({ $0.transactionFunctions[name] }) else {
+            throw .invalidValue("no transaction function is registered as \"\(name)\"")
+        }
+        let arg = try HearthDatabase.node(from: argument, at: path)
+        var t = RunningTransaction(ref: self, update: { function($0, argument) }, queue: queue ?? database.callbacks, completion: completion)
+        t.listener = observe(.value) { _ in }
+        database.run(t, persist: (name, arg))
+    }
+
+    private func check() throws(DatabaseError) {
+        if let invalid { throw invalid }
+        if path.keys.first == Database.infoKey { throw .invalidPath("\(self) is under .info, which is read-only") }
+    }
+}

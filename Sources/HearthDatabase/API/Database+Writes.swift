@@ -1,0 +1,81 @@
+import Dispatch
+import Hearth
+import HearthModel
+
+/// The durable id of a write, given when the write is made: the outcome of every write ever
+/// made — including writes restored after a restart, for which Firebase calls no completion
+/// (firebase-android-sdk #642) — reaches ``Database/observeWriteResults(on:_:)`` under it.
+public struct WriteID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The store's write id (increasing in write order, never reused).
+    public let rawValue: Int64
+    /// An id from its raw value.
+    public init(rawValue: Int64) { self.rawValue = rawValue }
+    public static func < (a: WriteID, b: WriteID) -> Bool { a.rawValue < b.rawValue }
+    public var description: String { "write#\(rawValue)" }
+}
+
+/// The server's answer to a write.
+public struct WriteResult: Sendable, Equatable {
+    /// Which write.
+    public let id: WriteID
+    /// `nil` when the server applied it; otherwise why it refused (the write was reverted).
+    public let error: DatabaseError?
+}
+
+extension Database {
+    /// Saves a write in the store (durable at ``Options/durability`` when this returns; local
+    /// observers see it at once) and hands it to the core, which sends it when connected.
+    /// `completion` runs when the server answers.
+    func saveWrite(
+        _ operation: PendingWrite.Operation, at ref: DatabaseReference, queue: DispatchQueue?,
+        completion: (@Sendable (DatabaseError?) -> Void)?
+    ) throws(DatabaseError) -> WriteID {
+        if let invalid = ref.invalid { throw invalid }
+        if ref.path.keys.first == Database.infoKey { throw .invalidPath("\(ref) is under .info, which is read-only") }
+        let result: Result<WriteID, DatabaseError> = writeLock.withLock { _ in
+            if state.withLock({ $0.closed }) { return .failure(.closed) }
+            var id: Int64 = 0
+            do throws(StoreError) {
+                try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                    id = try b.saveWrite(operation, at: ref.path)
+                }
+            } catch {
+                return .failure(DatabaseError(error))
+            }
+            if let completion {
+                state.withLock { $0.writeCallbacks[id] = WriteCallback(queue: queue ?? callbacks, handler: completion) }
+            }
+            let write = PendingWrite(id: id, path: ref.path, operation: operation)
+            work.sync { step { (core, now) in core.write(write, now: now) } }
+            return .success(WriteID(rawValue: id))
+        }
+        return try result.get()
+    }
+
+    /// Observes the outcome of every write: those made in this run and those restored from
+    /// an earlier one. Handlers run on `queue` (default: the database's callback queue).
+    @discardableResult
+    public func observeWriteResults(on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (WriteResult) -> Void) -> DatabaseHandle {
+        state.withLock { s in
+            let h = s.newHandle()
+            s.writeResultObservers[h] = WriteResultObserver(queue: queue ?? callbacks, handler: handler)
+            return h
+        }
+    }
+
+    /// Stops a write-result observer.
+    public func removeWriteResultObserver(withHandle handle: DatabaseHandle) {
+        _ = state.withLock { $0.writeResultObservers.removeValue(forKey: handle) }
+    }
+
+    /// The writes the server has not answered yet (kept across restarts), oldest first.
+    public var pendingWriteIDs: [WriteID] {
+        store.pendingWrites().map { WriteID(rawValue: $0.id) }.sorted()
+    }
+
+    /// A new push id: time-ordered (by the server's clock, estimated), collision-resistant.
+    func nextPushID() -> String {
+        let now = options.clock() + Int64(serverTimeOffset)
+        return state.withLock { s in s.pushIDs.next(now: now, using: &s.random) }
+    }
+}

@@ -1,0 +1,139 @@
+import Dispatch
+import Hearth
+import HearthModel
+
+// Writes, Firebase's shape: each has a completion form (returns at once with the write's
+// durable id; the block runs when the server answers) and an `async` form (returns when the
+// server answered). Both save the write in the store first — durable at the database's
+// durability when the call returns — and raise local events at once; offline, the write waits
+// in the store (across restarts) and is sent when the connection comes.
+//
+// Errors known before anything is written (an invalid path or value, a write under `.info`, a
+// closed database, a failed store) are thrown; nothing was written then.
+extension DatabaseReference {
+    /// Replaces the data here with `value` (`.null` removes it), with an optional priority.
+    @discardableResult
+    public func setValue(
+        _ value: DatabaseValue, andPriority priority: DatabaseValue? = nil, on queue: DispatchQueue? = nil,
+        withCompletionBlock block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)? = nil
+    ) throws(DatabaseError) -> WriteID {
+        try database.saveWrite(.set(try valueNode(value, priority: priority)), at: self, queue: queue, completion: completion(block))
+    }
+
+    /// Replaces the data here with `value` and waits for the server's answer.
+    /// - Throws: ``DatabaseError`` — what the server refused it with, or why it could not be
+    ///   written.
+    public func setValue(_ value: DatabaseValue, andPriority priority: DatabaseValue? = nil) async throws(DatabaseError) {
+        let node = try valueNode(value, priority: priority)
+        try await awaitWrite { (done: @escaping @Sendable (DatabaseError?) -> Void) throws(DatabaseError) in
+            _ = try database.saveWrite(.set(node), at: self, queue: nil, completion: done)
+        }
+    }
+
+    /// Replaces the data here with an `Encodable` value (Firebase's `setValue(from:)`).
+    @discardableResult
+    public func setValue(
+        from value: some Encodable, on queue: DispatchQueue? = nil,
+        withCompletionBlock block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)? = nil
+    ) throws(DatabaseError) -> WriteID {
+        try database.saveWrite(.set(try node(encoding: value, at: path)), at: self, queue: queue, completion: completion(block))
+    }
+
+    /// Replaces the data here with an `Encodable` value and waits for the server's answer.
+    public func setValue(from value: some Encodable) async throws(DatabaseError) {
+        let node = try node(encoding: value, at: path)
+        try await awaitWrite { (done: @escaping @Sendable (DatabaseError?) -> Void) throws(DatabaseError) in
+            _ = try database.saveWrite(.set(node), at: self, queue: nil, completion: done)
+        }
+    }
+
+    /// Writes several children at once (keys are paths relative to here; a `.null` value
+    /// removes), atomically (Firebase's `updateChildValues`).
+    @discardableResult
+    public func updateChildValues(
+        _ values: [String: DatabaseValue], on queue: DispatchQueue? = nil,
+        withCompletionBlock block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)? = nil
+    ) throws(DatabaseError) -> WriteID {
+        try database.saveWrite(.update(try childUpdates(from: values, at: path)), at: self, queue: queue, completion: completion(block))
+    }
+
+    /// ``updateChildValues(_:on:withCompletionBlock:)`` that waits for the server's answer.
+    public func updateChildValues(_ values: [String: DatabaseValue]) async throws(DatabaseError) {
+        let children = try childUpdates(from: values, at: path)
+        try await awaitWrite { (done: @escaping @Sendable (DatabaseError?) -> Void) throws(DatabaseError) in
+            _ = try database.saveWrite(.update(children), at: self, queue: nil, completion: done)
+        }
+    }
+
+    /// Removes the data here (a set of `null`).
+    @discardableResult
+    public func removeValue(
+        on queue: DispatchQueue? = nil, withCompletionBlock block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)? = nil
+    ) throws(DatabaseError) -> WriteID {
+        try setValue(.null, on: queue, withCompletionBlock: block)
+    }
+
+    /// Removes the data here and waits for the server's answer.
+    public func removeValue() async throws(DatabaseError) {
+        try await setValue(.null)
+    }
+
+    /// Sets the priority of the data here (a write at `.priority`, as Firebase does); `.null`
+    /// clears it.
+    @discardableResult
+    public func setPriority(
+        _ priority: DatabaseValue, on queue: DispatchQueue? = nil,
+        withCompletionBlock block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)? = nil
+    ) throws(DatabaseError) -> WriteID {
+        let leaf = try priorityNode(priority)
+        let target = DatabaseReference(database: database, path: path.child(ChildKey(".priority")), invalid: invalid)
+        return try database.saveWrite(.set(leaf), at: target, queue: queue, completion: completion(block))
+    }
+
+    /// A child with a new push id as its key: time-ordered by the server's clock (estimated
+    /// offline from the last known offset), collision-resistant, Firebase's alphabet and
+    /// layout. Nothing is written.
+    public func childByAutoId() -> DatabaseReference {
+        DatabaseReference(database: database, path: path.child(ChildKey(database.nextPushID())), invalid: invalid)
+    }
+
+    // MARK: - Helpers
+
+    private func completion(_ block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)?) -> (@Sendable (DatabaseError?) -> Void)? {
+        guard let block else { return nil }
+        let ref = self
+        return { error in block(error, ref) }
+    }
+
+    private func valueNode(_ value: DatabaseValue, priority: DatabaseValue?) throws(DatabaseError) -> Node {
+        let n = try node(from: value, at: path)
+        guard let priority else { return n }
+        switch try priorityNode(priority).leafValue {
+        case .string(let s)?: return n.withPriority(.string(s))
+        case let leaf?: return n.withPriority(leaf.doubleValue.map(Priority.number))
+        case nil: return n.withPriority(nil)
+        }
+    }
+
+    private func priorityNode(_ priority: DatabaseValue) throws(DatabaseError) -> Node {
+        switch priority {
+        case .null: return .empty
+        case .string(let s): return .string(s)
+        case .int(let i): return Node(.integer(exactly: i))
+        case .double(let d) where d.isFinite: return .number(d)
+        default: throw .invalidValue("a priority must be a string, a finite number, or null (at \(self))")
+        }
+    }
+
+    /// Starts a write whose completion resumes the caller.
+    private func awaitWrite(_ start: (@escaping @Sendable (DatabaseError?) -> Void) throws(DatabaseError) -> Void) async throws(DatabaseError) {
+        let result: Result<Void, DatabaseError> = await withCheckedContinuation { continuation in
+            do throws(DatabaseError) {
+                try start { error in continuation.resume(returning: error.map { .failure($0) } ?? .success(())) }
+            } catch {
+                continuation.resume(returning: .failure(error))
+            }
+        }
+        try result.get()
+    }
+}

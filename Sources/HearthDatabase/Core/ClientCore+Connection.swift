@@ -1,0 +1,218 @@
+import Hearth
+import HearthModel
+import HearthWire
+
+// The connection's life: going on- and offline, attempts with backoff, the token before each
+// attempt, the hello, restoring state, and the end of a connection.
+extension ClientCore {
+    /// The app wants to be online (also the first call after creating the core): connect now
+    /// unless a connection is already opening or open.
+    public mutating func goOnline(now: Int64) -> ClientOutput {
+        var out = ClientOutput()
+        switch phase {
+        case .offline, .waiting:
+            backoff.reset()
+            attempt(now: now, into: &out)
+        case .fetchingToken, .connecting, .connected:
+            break
+        }
+        return out
+    }
+
+    /// The app wants to be offline: the connection closes and no attempt follows until
+    /// ``goOnline(now:)``. Pending writes stay queued.
+    public mutating func goOffline(now: Int64) -> ClientOutput {
+        var out = ClientOutput()
+        if let id = currentConnection { out.close = id }
+        let wasConnected = isConnected
+        dropConnectionState(now: now, into: &out)
+        phase = .offline
+        if wasConnected { out.events.append(.connected(false)) }
+        return out
+    }
+
+    /// Starts an attempt: a token first when the app supplies them, else the connection.
+    mutating func attempt(now: Int64, into out: inout ClientOutput) {
+        let id = ConnectionID(rawValue: nextConnection)
+        nextConnection += 1
+        backoff.attempted(at: now)
+        if configuration.usesTokens {
+            phase = .fetchingToken(id)
+            out.fetchToken = forceTokenRefresh
+        } else {
+            phase = .connecting(id)
+            out.open = id
+        }
+    }
+
+    /// A token arrived (`nil`: no user signed in): from the provider before a connection
+    /// attempt — the connection opens — or at any other time (a refresh the core asked for,
+    /// or the app signing in again). On an open connection it is sent at once (`auth`), and
+    /// writes held while the old one was expired go out, in order.
+    public mutating func tokenFetched(_ token: AuthToken?, now: Int64) -> ClientOutput {
+        var out = ClientOutput()
+        forceTokenRefresh = false
+        refreshingToken = false
+        if token != self.token {
+            self.token = token
+            out.commits.append(token.map(ClientCommit.saveAuth) ?? .clearAuth)
+        }
+        if pausedReported && !writesPaused(now: now) {
+            pausedReported = false
+            out.events.append(.writesPaused(false))
+        }
+        switch phase {
+        case .fetchingToken(let id):
+            phase = .connecting(id)
+            out.open = id
+        case .connected:
+            if let token {
+                send(.auth(credential: token.token, isJWT: ClientCore.isJWT(token.token), override: nil), as: .auth, now: now, into: &out)
+            } else {
+                send(.unauth, as: .auth, now: now, into: &out)
+            }
+            flush(now: now, into: &out)
+        case .offline, .waiting, .connecting:
+            break
+        }
+        return out
+    }
+
+    static func isJWT(_ token: String) -> Bool { token.split(separator: ".", omittingEmptySubsequences: false).count == 3 }
+
+    /// The token provider failed: retry later, as after a failed connection.
+    public mutating func tokenFetchFailed(now: Int64) -> ClientOutput {
+        var out = ClientOutput()
+        guard case .fetchingToken = phase else { return out }
+        scheduleRetry(now: now, into: &out)
+        return out
+    }
+
+    /// The transport reported the connection open (the WebSocket handshake finished). The
+    /// core waits for the server's hello before it sends anything.
+    public mutating func connectionOpened(_ id: ConnectionID, now: Int64) -> ClientOutput {
+        ClientOutput()
+    }
+
+    /// The transport reported the connection gone. A report about an older connection is
+    /// ignored.
+    public mutating func connectionClosed(_ id: ConnectionID, now: Int64) -> ClientOutput {
+        var out = ClientOutput()
+        guard currentConnection == id else { return out }
+        let wasConnected = isConnected
+        dropConnectionState(now: now, into: &out)
+        if wasConnected { out.events.append(.connected(false)) }
+        scheduleRetry(now: now, into: &out)
+        return out
+    }
+
+    /// Ends the current connection from this side (a refused token, a shutdown message) and
+    /// schedules the next attempt.
+    mutating func closeAndRetry(now: Int64, into out: inout ClientOutput) {
+        guard let id = currentConnection else { return }
+        out.close = id
+        let wasConnected = isConnected
+        dropConnectionState(now: now, into: &out)
+        if wasConnected { out.events.append(.connected(false)) }
+        scheduleRetry(now: now, into: &out)
+    }
+
+    /// Forgets what belonged to the connection: requests in flight (writes and listens are
+    /// kept and restored on the next one; gets wait again, with the offline timeout).
+    mutating func dropConnectionState(now: Int64, into out: inout ClientOutput) {
+        requests.removeAll()
+        // A compare-and-set sent on this connection may or may not have been applied.
+        for id in sentWrites.sorted() where conditions[id] != nil {
+            conditions[id] = nil
+            writes[id] = nil
+            out.events.append(.conditionalWriteInterrupted(id: id))
+        }
+        sentWrites.removeAll()
+        sentOnDisconnects.removeAll()
+        refreshingToken = false
+        // The server ran the acknowledged onDisconnect operations when this connection
+        // dropped: their effect becomes server data here, in order (Firebase's
+        // `runOnDisconnectEvents`).
+        for id in onDisconnects.keys.sorted() where onDisconnects[id]!.acknowledged {
+            onDisconnects[id] = nil
+            out.commits.append(.applyOnDisconnectLocally(id))
+        }
+        for id in gets.keys {
+            gets[id]!.sent = false
+            gets[id]!.deadline = now + configuration.getOfflineTimeoutMs
+        }
+        if isAuthenticated {
+            isAuthenticated = false
+            out.events.append(.authenticated(false))
+        }
+    }
+
+    mutating func scheduleRetry(now: Int64, into out: inout ClientOutput) {
+        let wait = backoff.nextWait(now: now, random: rng.unitInterval())
+        phase = .waiting(until: now + wait)
+        if wait == 0 { attempt(now: now, into: &out) }
+    }
+
+    /// Time passed: a due reconnect attempt, a keepalive, gets that timed out offline.
+    public mutating func tick(now: Int64) -> ClientOutput {
+        var out = ClientOutput()
+        if case .waiting(let until) = phase, now >= until { attempt(now: now, into: &out) }
+        if writesPaused(now: now) && !pausedReported {
+            pausedReported = true
+            out.events.append(.writesPaused(true))
+            if isConnected && configuration.usesTokens && !refreshingToken {
+                refreshingToken = true
+                out.fetchToken = true
+            }
+        }
+        if isConnected && now - lastSend >= configuration.keepAliveIntervalMs {
+            out.messages.append("0")
+            lastSend = now
+        }
+        for (id, g) in gets.sorted(by: { $0.key < $1.key }) {
+            if let t = g.deadline, now >= t, !g.sent {
+                gets[id] = nil
+                out.events.append(.getCompleted(id: id, .failure(.offline)))
+            }
+        }
+        return out
+    }
+
+    /// The server's hello: the connection is up. Records the server time offset, then
+    /// restores state in Firebase's order: auth, listens, writes, gets.
+    mutating func helloReceived(_ id: ConnectionID, timestamp: Int64, sessionID: String, now: Int64, into out: inout ClientOutput) {
+        phase = .connected(id)
+        lastSend = now
+        backoff.established(at: now)
+        lastSessionID = sessionID
+        serverTimeOffsetMs = Double(timestamp - now)
+        out.commits.append(.serverTimeOffset(serverTimeOffsetMs))
+        out.events.append(.serverTimeOffset(serverTimeOffsetMs))
+        if let token {
+            send(.auth(credential: token.token, isJWT: ClientCore.isJWT(token.token), override: nil), as: .auth, now: now, into: &out)
+        }
+        for (location, listen) in listens.sorted(by: { $0.value.order < $1.value.order }) {
+            sendListen(location, tag: listen.tag, now: now, into: &out)
+        }
+        flush(now: now, into: &out)
+        for getID in gets.keys.sorted() { sendGet(getID, now: now, into: &out) }
+        out.events.append(.connected(true))
+    }
+
+    /// The server refused or revoked the token: forget it, connect again with a fresh one.
+    mutating func tokenRefused(status: String, now: Int64, into out: inout ClientOutput) {
+        if token != nil {
+            token = nil
+            out.commits.append(.clearAuth)
+        }
+        forceTokenRefresh = true
+        if status == "invalid_token" || status == "permission_denied" {
+            invalidTokens += 1
+            if invalidTokens >= configuration.invalidTokenThreshold {
+                // Firebase waits the longest delay once tokens keep failing.
+                for _ in 0..<20 { _ = backoff.nextWait(now: now, random: 0) }
+            }
+        }
+        closeAndRetry(now: now, into: &out)
+    }
+}

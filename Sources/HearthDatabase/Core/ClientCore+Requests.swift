@@ -1,0 +1,300 @@
+import Hearth
+import HearthModel
+import HearthWire
+
+// The app's requests (writes, listens, gets) and what the server answers and pushes.
+extension ClientCore {
+    // MARK: - The app's intents
+
+    /// A write the runtime has saved in the store: sent now when connected, else on the next
+    /// connection (and on every one after until answered).
+    /// A transaction's write carries a `condition`: sent as a compare-and-set; if its
+    /// connection drops after it was sent, the core forgets it and reports
+    /// ``ClientEvent/conditionalWriteInterrupted(id:)`` (Firebase aborts such transactions
+    /// with `disconnect`).
+    public mutating func write(_ write: PendingWrite, condition: WriteCondition? = nil, now: Int64) -> ClientOutput {
+        var out = ClientOutput()
+        assert(writes.keys.allSatisfy { $0 < write.id }, "write ids increase")
+        writes[write.id] = write
+        if let condition { conditions[write.id] = condition }
+        flush(now: now, into: &out)
+        return out
+    }
+
+    /// An onDisconnect operation the runtime has saved in the store: sent now when connected
+    /// (and writes are not held), else on the next connection; answered by a
+    /// ``ClientEvent/onDisconnectCompleted(id:error:)``.
+    public mutating func onDisconnect(_ op: OnDisconnectOperation, now: Int64) -> ClientOutput {
+        var out = ClientOutput()
+        onDisconnects[op.id] = op
+        flush(now: now, into: &out)
+        return out
+    }
+
+    /// Sends, in id order, the writes and then the onDisconnect operations not yet sent on
+    /// this connection — unless not connected, or writes are held for an expired token.
+    /// Holding all of them while any is held keeps each kind in order.
+    mutating func flush(now: Int64, into out: inout ClientOutput) {
+        guard isConnected, !writesPaused(now: now) else { return }
+        for id in writes.keys.sorted() where !sentWrites.contains(id) { sendWrite(writes[id]!, now: now, into: &out) }
+        for id in onDisconnects.keys.sorted() where !sentOnDisconnects.contains(id) && !onDisconnects[id]!.acknowledged {
+            sendOnDisconnect(onDisconnects[id]!, now: now, into: &out)
+        }
+    }
+
+    /// One more registration (an observer or a keepSynced pin) wants the query at `location`;
+    /// the first one listens. Returns nothing to do when the listen exists already, or when
+    /// the client holds ``Configuration/maxListens`` (the event says so).
+    public mutating func listen(_ location: QueryLocation, now: Int64) -> ClientOutput {
+        var out = ClientOutput()
+        let key = ClientCore.wireLocation(location)
+        if listens[key] != nil {
+            listens[key]!.count += 1
+            return out
+        }
+        guard listens.count < configuration.maxListens else {
+            out.events.append(.listenRevoked(location, .invalidQuery("more than \(configuration.maxListens) listens")))
+            return out
+        }
+        var tag: Int?
+        if !key.query.loadsAllData {
+            tag = nextTag
+            tags[nextTag] = key
+            nextTag += 1
+        }
+        listens[key] = Listen(count: 1, tag: tag, order: nextListenOrder)
+        nextListenOrder += 1
+        if isConnected { sendListen(key, tag: tag, now: now, into: &out) }
+        return out
+    }
+
+    /// A registration no longer wants the query at `location`; the last one unlistens.
+    public mutating func unlisten(_ location: QueryLocation, now: Int64) -> ClientOutput {
+        var out = ClientOutput()
+        let key = ClientCore.wireLocation(location)
+        guard var listen = listens[key] else { return out }
+        listen.count -= 1
+        guard listen.count <= 0 else {
+            listens[key] = listen
+            return out
+        }
+        listens[key] = nil
+        if let tag = listen.tag { tags[tag] = nil }
+        if isConnected {
+            send(.unlisten(path: key.path, query: key.query, tag: listen.tag), as: .unlisten, now: now, into: &out)
+        }
+        return out
+    }
+
+    /// Reads the query at `location` from the server once (`g`), as request `id`. Answered by
+    /// a ``ClientEvent/getCompleted(id:_:)``: the data, or ``DatabaseError/offline`` when no
+    /// connection comes within ``Configuration/getOfflineTimeoutMs``.
+    public mutating func get(_ id: UInt64, at location: QueryLocation, now: Int64) -> ClientOutput {
+        var out = ClientOutput()
+        gets[id] = PendingGet(location: location, deadline: isConnected ? nil : now + configuration.getOfflineTimeoutMs)
+        if isConnected { sendGet(id, now: now, into: &out) }
+        return out
+    }
+
+    // MARK: - Sending
+
+    mutating func send(_ request: ClientRequest, as kind: Request, now: Int64, into out: inout ClientOutput) {
+        let number = nextRequest
+        nextRequest += 1
+        requests[number] = kind
+        out.messages.append(request.message(number: number))
+        lastSend = now
+    }
+
+    mutating func sendListen(_ location: QueryLocation, tag: Int?, now: Int64, into out: inout ClientOutput) {
+        let request = ClientRequest.listen(path: location.path, query: location.query, tag: tag, hash: hash(location))
+        send(request, as: .listen(location), now: now, into: &out)
+    }
+
+    mutating func sendWrite(_ write: PendingWrite, now: Int64, into out: inout ClientOutput) {
+        let request: ClientRequest
+        let condition = conditions[write.id]
+        if let t = condition?.transactionID { out.commits.append(.transactionSent(t)) }
+        switch write.operation {
+        case .set(let node):
+            request = .put(path: write.path, data: node.exportJSON(), hash: condition?.hash)
+        case .update(let children):
+            request = .merge(path: write.path, data: children.map { ($0.path, $0.node.exportJSON()) })
+        }
+        sentWrites.insert(write.id)
+        send(request, as: .write(write.id), now: now, into: &out)
+    }
+
+    mutating func sendOnDisconnect(_ op: OnDisconnectOperation, now: Int64, into out: inout ClientOutput) {
+        let request: ClientRequest
+        switch op.action {
+        case .set(let node): request = .onDisconnectPut(path: op.path, data: node.exportJSON())
+        case .update(let children): request = .onDisconnectMerge(path: op.path, data: children.map { ($0.path, $0.node.exportJSON()) })
+        case .remove: request = .onDisconnectPut(path: op.path, data: .null)
+        case .cancel: request = .onDisconnectCancel(path: op.path)
+        }
+        sentOnDisconnects.insert(op.id)
+        send(request, as: .onDisconnect(op.id), now: now, into: &out)
+    }
+
+    mutating func sendGet(_ id: UInt64, now: Int64, into out: inout ClientOutput) {
+        guard let g = gets[id] else { return }
+        gets[id]!.sent = true
+        gets[id]!.deadline = nil
+        send(.get(path: g.location.path, query: g.location.query), as: .get(id), now: now, into: &out)
+    }
+
+    // MARK: - What the server says
+
+    /// A whole message arrived on connection `id`. Messages on an older connection are
+    /// ignored; a message that does not decode is reported as a warning and skipped.
+    public mutating func received(_ text: String, on id: ConnectionID, now: Int64) -> ClientOutput {
+        var out = ClientOutput()
+        guard currentConnection == id else { return out }
+        let message: ServerMessage
+        do { message = try ServerMessage.decode(text) } catch {
+            out.events.append(.protocolWarning("undecodable message: \(error)"))
+            return out
+        }
+        switch message {
+        case let .hello(timestamp, _, sessionID):
+            if case .connecting = phase { helloReceived(id, timestamp: timestamp, sessionID: sessionID, now: now, into: &out) }
+        case let .response(number, status, data):
+            guard let request = requests.removeValue(forKey: number) else {
+                out.events.append(.protocolWarning("response to unknown request \(number)"))
+                return out
+            }
+            responded(request, status: status, data: data, now: now, into: &out)
+        case let .set(path, data, tag):
+            dataPushed(path: path, tag: tag, into: &out) { location in
+                [.taggedOverwrite(path, try Node(json: data, at: path), for: location)]
+            } untagged: {
+                [.serverOverwrite(path, try Node(json: data, at: path))]
+            }
+        case let .merge(path, data, tag):
+            let children: () throws -> [ChildUpdate] = {
+                try data.map { rel, json in ChildUpdate(path: rel, node: try Node(json: json, at: path.appending(rel))) }
+            }
+            dataPushed(path: path, tag: tag, into: &out) { location in
+                [.taggedMerge(path, try children(), for: location)]
+            } untagged: {
+                [.serverMerge(path, try children())]
+            }
+        case let .listenRevoked(path, query):
+            let key = ClientCore.wireLocation(QueryLocation(path: path, query: query))
+            revokeListen(key, error: .permissionDenied("the server revoked the listen at \(key)"), into: &out)
+        case let .authRevoked(status, _):
+            tokenRefused(status: status, now: now, into: &out)
+        case .pong:
+            break
+        case .shutdown(let reason):
+            // Firebase's clients stop for good on `s` (a disabled database); Hearth's servers
+            // send it when they stop, so this client retries with backoff instead.
+            out.events.append(.protocolWarning("server shutdown: \(reason)"))
+            closeAndRetry(now: now, into: &out)
+        }
+        return out
+    }
+
+    /// Server data: committed tagged (for the tag's listen) or untagged. Data for a tag the
+    /// client no longer listens with is dropped (the unlisten crossed it on the wire).
+    private mutating func dataPushed(
+        path: Path, tag: Int?, into out: inout ClientOutput,
+        tagged: (QueryLocation) throws -> [ClientCommit], untagged: () throws -> [ClientCommit]
+    ) {
+        do {
+            if let tag {
+                guard let location = tags[tag] else { return }
+                out.commits += try tagged(location)
+            } else {
+                out.commits += try untagged()
+            }
+        } catch {
+            out.events.append(.protocolWarning("server data at /\(path.wireString) is not valid: \(error)"))
+        }
+    }
+
+    private mutating func revokeListen(_ key: QueryLocation, error: DatabaseError, into out: inout ClientOutput) {
+        guard let listen = listens.removeValue(forKey: key) else { return }
+        if let tag = listen.tag { tags[tag] = nil }
+        out.events.append(.listenRevoked(key, error))
+    }
+
+    static func error(status: String, data: JSONValue?) -> DatabaseError {
+        let message = data?.stringValue ?? status
+        return status == "permission_denied" ? .permissionDenied(message) : .serverError(status: status, message: message)
+    }
+
+    private mutating func responded(_ request: Request, status: String, data: JSONValue?, now: Int64, into out: inout ClientOutput) {
+        let ok = status == "ok"
+        switch request {
+        case .auth:
+            if ok {
+                invalidTokens = 0
+                isAuthenticated = true
+                out.events.append(.authenticated(true))
+            } else {
+                tokenRefused(status: status, now: now, into: &out)
+            }
+        case .listen(let key):
+            guard listens[key] != nil else { return }  // unlistened meanwhile
+            if ok {
+                out.commits.append(.listenComplete(key))
+            } else {
+                revokeListen(key, error: ClientCore.error(status: status, data: data), into: &out)
+            }
+        case .unlisten:
+            break
+        case .write(let id):
+            guard writes.removeValue(forKey: id) != nil else { return }
+            conditions[id] = nil
+            if ok {
+                out.commits.append(.ackWrite(id))
+                out.events.append(.writeCompleted(id: id, error: nil))
+            } else {
+                out.commits.append(.revertWrite(id))
+                out.events.append(.writeCompleted(id: id, error: ClientCore.error(status: status, data: data)))
+            }
+        case .onDisconnect(let id):
+            guard let op = onDisconnects[id] else { return }
+            if !ok {
+                onDisconnects[id] = nil
+                out.commits.append(.removeOnDisconnect(id))
+                out.events.append(.onDisconnectCompleted(id: id, error: ClientCore.error(status: status, data: data)))
+                return
+            }
+            if case .cancel = op.action {
+                // The server dropped every operation at and below the path, this one with
+                // them: so does the client.
+                onDisconnects[id] = nil
+                out.commits.append(.removeOnDisconnect(id))
+                for (other, o) in onDisconnects.sorted(by: { $0.key < $1.key }) where o.acknowledged && op.path.contains(o.path) {
+                    onDisconnects[other] = nil
+                    out.commits.append(.removeOnDisconnect(other))
+                }
+            } else {
+                onDisconnects[id]!.acknowledged = true
+                out.commits.append(.ackOnDisconnect(id))
+            }
+            out.events.append(.onDisconnectCompleted(id: id, error: nil))
+        case .get(let id):
+            guard let g = gets.removeValue(forKey: id) else { return }
+            guard ok else {
+                out.events.append(.getCompleted(id: id, .failure(ClientCore.error(status: status, data: data))))
+                return
+            }
+            do {
+                let node = try Node(json: data ?? .null, at: g.location.path)
+                if g.location.query.loadsAllData {
+                    out.commits.append(.serverOverwrite(g.location.path, node))
+                } else {
+                    // A window says nothing of the children outside it: merge what it holds.
+                    out.commits.append(.serverMerge(g.location.path, node.children.map { ChildUpdate(path: Path(keys: [$0.key]), node: $0.value) }))
+                }
+                out.events.append(.getCompleted(id: id, .success(node)))
+            } catch {
+                out.events.append(.getCompleted(id: id, .failure(.serverError(status: "invalid_data", message: "\(error)"))))
+            }
+        }
+    }
+}

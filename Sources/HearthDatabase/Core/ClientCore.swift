@@ -1,0 +1,207 @@
+import Hearth
+import HearthModel
+import HearthWire
+
+/// The client's protocol logic as a state machine, with no I/O (sans-I/O): Firebase's
+/// `PersistentConnection` (firebase-js-sdk `core/PersistentConnection.ts`, firebase-ios-sdk
+/// `FPersistentConnection.m`) over a Hearth store.
+///
+/// It is fed the app's intents (a saved write, a listen, a get, going on- or offline),
+/// connection reports (opened, a message, closed), token-provider answers and clock ticks,
+/// and answers each with a ``ClientOutput``: connections to open or close, store commits,
+/// messages to send and events for the app. Time is only what the caller passes as `now`
+/// (ms since the epoch) and randomness comes from a seeded generator, so a simulator drives
+/// it deterministically.
+///
+/// **What it relies on** (the runtime's side of the contract):
+/// - every write it is given is already in the store (`saveWrite` committed), so a write
+///   sent is a write that survives a crash — and the restored ``init(configuration:pendingWrites:token:seed:hash:)``
+///   list is the store's pending writes in id order;
+/// - an output's commits are applied, in order, before its events are delivered; its messages
+///   go out on the connection it was produced for, in order.
+///
+/// **Reconnect order** (Firebase's `restoreState_`): `auth` first, then every listen (with the
+/// hash of its cached data, so the server sends nothing when it is unchanged), then every
+/// pending write in write-id order, then the unanswered gets.
+///
+/// Not thread-safe: one caller at a time (the runtime holds it under a lock).
+public struct ClientCore: Sendable {
+    /// Limits and timings.
+    public struct Configuration: Sendable {
+        /// A keepalive (`"0"`) is sent after this long without sending anything (Firebase:
+        /// 45 s, under the servers' 60 s idle limit).
+        public var keepAliveIntervalMs: Int64 = 45_000
+        /// A get made while not connected fails with ``DatabaseError/offline`` after this long
+        /// without a connection (Firebase: 3 s).
+        public var getOfflineTimeoutMs: Int64 = 3_000
+        /// The app supplies tokens: every connection attempt asks for one first.
+        public var usesTokens = false
+        /// After this many refused tokens in a row, reconnects wait the longest delay
+        /// (Firebase: 3).
+        public var invalidTokenThreshold = 3
+        /// Listens one client may hold.
+        public var maxListens = 100_000
+        /// Default configuration.
+        public init() {}
+    }
+
+    enum Phase: Sendable, Equatable {
+        /// Not connected and not trying: the app went offline (or never online).
+        case offline
+        /// Waiting to retry until this time.
+        case waiting(until: Int64)
+        /// Waiting for the token provider before opening this connection.
+        case fetchingToken(ConnectionID)
+        /// The connection is opening; no hello yet.
+        case connecting(ConnectionID)
+        /// Hello received: requests flow.
+        case connected(ConnectionID)
+    }
+
+    /// One request in flight on the current connection.
+    enum Request: Sendable {
+        case auth
+        case listen(QueryLocation)
+        case unlisten
+        case write(Int64)
+        case get(UInt64)
+        case onDisconnect(Int64)
+    }
+
+    struct Listen: Sendable {
+        /// Registrations (observers and pins) that want this listen.
+        var count: Int
+        /// The wire tag of a filtered query.
+        let tag: Int?
+        /// Listens are restored in the order they were made.
+        let order: UInt64
+    }
+
+    struct PendingGet: Sendable {
+        let location: QueryLocation
+        /// Fails offline at this time unless sent first.
+        var deadline: Int64?
+        var sent = false
+    }
+
+    /// The configuration.
+    public let configuration: Configuration
+    var phase: Phase = .offline
+    var backoff = Backoff()
+    var rng: SeededRandom
+    var nextConnection: UInt64 = 1
+    var nextRequest = 1
+    var nextTag = 1
+    var nextListenOrder: UInt64 = 1
+    /// Requests awaiting a response on the current connection, by number.
+    var requests: [Int: Request] = [:]
+    var listens: [QueryLocation: Listen] = [:]
+    var tags: [Int: QueryLocation] = [:]
+    /// Writes not yet answered, by id (ids increase in write order).
+    var writes: [Int64: PendingWrite] = [:]
+    var gets: [UInt64: PendingGet] = [:]
+    /// The compare-and-set condition of a transaction's write (Firebase's `p` with `h`).
+    public struct WriteCondition: Sendable, Hashable {
+        /// The hash of the data the update function ran on; the server refuses the write
+        /// (`datastale`) unless its data still has it.
+        public let hash: String
+        /// The persisted transaction it belongs to, if any (marked sent before it goes out).
+        public let transactionID: Int64?
+        /// A condition.
+        public init(hash: String, transactionID: Int64?) {
+            self.hash = hash
+            self.transactionID = transactionID
+        }
+    }
+
+    /// Conditions of the conditional writes, by write id.
+    var conditions: [Int64: WriteCondition] = [:]
+    /// onDisconnect operations not yet run or removed, by id.
+    var onDisconnects: [Int64: OnDisconnectOperation] = [:]
+    /// Writes and onDisconnect operations sent on the current connection.
+    var sentWrites: Set<Int64> = []
+    var sentOnDisconnects: Set<Int64> = []
+    /// Writes are held (the token expired) — reported once per change.
+    var pausedReported = false
+    /// A fresh token was asked for while connected.
+    var refreshingToken = false
+    /// The token in use, if any.
+    public internal(set) var token: AuthToken?
+    var forceTokenRefresh = false
+    var invalidTokens = 0
+    /// Whether the server accepted the current token on this connection.
+    public internal(set) var isAuthenticated = false
+    /// The server's clock minus ours (ms), from the last hello.
+    public internal(set) var serverTimeOffsetMs: Double = 0
+    /// The last session id, sent as `ls` when reconnecting.
+    public internal(set) var lastSessionID: String?
+    var lastSend: Int64 = 0
+    /// The hash of the cached data for a listen (`""` for none).
+    let hash: @Sendable (QueryLocation) -> String
+
+    /// A core with the store's pending writes (in any order; they are sent in id order) and
+    /// its saved token, drawing randomness from `seed`; `hash` gives the hash of the cached
+    /// data a listen would show (Firebase sends it so that the server sends nothing when it
+    /// matches).
+    ///
+    /// `onDisconnect` holds the store's queued onDisconnect operations that the server has not
+    /// acknowledged (they are sent on connect); acknowledged ones belong to a connection that
+    /// is gone — the runtime applies them locally at open (``StoreBatch/applyOnDisconnectLocally(_:)``).
+    public init(
+        configuration: Configuration = Configuration(), pendingWrites: [PendingWrite], onDisconnect: [OnDisconnectOperation] = [],
+        token: AuthToken?, seed: UInt64, hash: @escaping @Sendable (QueryLocation) -> String
+    ) {
+        self.configuration = configuration
+        self.rng = SeededRandom(seed: seed)
+        self.token = token
+        self.hash = hash
+        for w in pendingWrites { writes[w.id] = w }
+        for op in onDisconnect where !op.acknowledged { onDisconnects[op.id] = op }
+    }
+
+    /// Whether writes are held now: the token in use has expired. (Firebase: "If the auth
+    /// token expires while your app is offline, the client pauses write operations until your
+    /// app re-authenticates the user".)
+    public func writesPaused(now: Int64) -> Bool {
+        guard let token else { return false }
+        return token.expiresAt <= now
+    }
+
+    /// Whether a connection is up (hello received).
+    public var isConnected: Bool {
+        if case .connected = phase { return true }
+        return false
+    }
+
+    /// The connection the core considers current (opening or open).
+    public var currentConnection: ConnectionID? {
+        switch phase {
+        case .connecting(let id), .connected(let id), .fetchingToken(let id): id
+        case .offline, .waiting: nil
+        }
+    }
+
+    /// The writes not yet answered by the server, in id order.
+    public var unansweredWriteIDs: [Int64] { writes.keys.sorted() }
+
+    /// The listens the core holds (wire locations: a query that loads all data is the
+    /// default query at its path).
+    public var listenLocations: Set<QueryLocation> { Set(listens.keys) }
+
+    /// The earliest time ``tick(now:)`` has something to do, if any.
+    public var nextDeadline: Int64? {
+        var d: Int64?
+        func consider(_ t: Int64) { d = min(d ?? t, t) }
+        if case .waiting(let until) = phase { consider(until) }
+        if isConnected { consider(lastSend + configuration.keepAliveIntervalMs) }
+        if let t = token, !pausedReported, t.expiresAt < Int64.max { consider(t.expiresAt) }
+        for g in gets.values { if let t = g.deadline { consider(t) } }
+        return d
+    }
+
+    /// The location the server keys a listen by: a query that loads all data is listened as
+    /// the default query (Firebase's clients do the same).
+    static func wireLocation(_ location: QueryLocation) -> QueryLocation {
+        location.query.loadsAllData ? QueryLocation(path: location.path, query: .default) : location
+    }
+}

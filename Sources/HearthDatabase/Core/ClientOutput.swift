@@ -1,0 +1,153 @@
+import Hearth
+import HearthModel
+import HearthWire
+
+/// Identifies one connection attempt, so that reports about an older connection that arrive
+/// late are recognised and ignored.
+public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
+    /// The attempt number, from 1.
+    public let rawValue: UInt64
+    public var description: String { "conn#\(rawValue)" }
+}
+
+/// A store mutation the core asks for. The runtime applies one output's commits as one store
+/// commit, before it delivers that output's events.
+public enum ClientCommit: Sendable, Equatable {
+    /// Untagged server data (`d`): the data at `path` is `node`.
+    case serverOverwrite(Path, Node)
+    /// Untagged server merge (`m`).
+    case serverMerge(Path, [ChildUpdate])
+    /// Tagged server data for the listen at `location` (``StoreBatch/applyTaggedServerOverwrite(_:at:for:)``).
+    case taggedOverwrite(Path, Node, for: QueryLocation)
+    /// Tagged server merge for the listen at `location`.
+    case taggedMerge(Path, [ChildUpdate], for: QueryLocation)
+    /// The listen at `location` was answered `ok`.
+    case listenComplete(QueryLocation)
+    /// The server acknowledged write `id` (``StoreBatch/applyAckedWrite(_:)``).
+    case ackWrite(Int64)
+    /// The server refused write `id`: it is reverted.
+    case revertWrite(Int64)
+    /// The server's clock minus ours, from its hello (persisted, so a cold start offline
+    /// estimates server timestamps with it).
+    case serverTimeOffset(Double)
+    /// The auth token in use (persisted with its expiry).
+    case saveAuth(AuthToken)
+    /// The token was refused: forget it.
+    case clearAuth
+    /// The server acknowledged onDisconnect operation `id` (it will run when this
+    /// connection drops).
+    case ackOnDisconnect(Int64)
+    /// The operation is gone: refused, cancelled, or run.
+    case removeOnDisconnect(Int64)
+    /// A persisted transaction's compare-and-set is about to be sent (from here on its outcome
+    /// may be unknown after a crash).
+    case transactionSent(Int64)
+    /// The connection dropped with operation `id` acknowledged: the server ran it, so its
+    /// effect becomes server data here (``StoreBatch/applyOnDisconnectLocally(_:)``).
+    case applyOnDisconnectLocally(Int64)
+
+    public static func == (lhs: ClientCommit, rhs: ClientCommit) -> Bool {
+        String(describing: lhs) == String(describing: rhs)
+    }
+}
+
+/// Something the app hears about (after the output's commits are durable).
+public enum ClientEvent: Sendable, Equatable {
+    /// `.info/connected` changed.
+    case connected(Bool)
+    /// `.info/serverTimeOffset` changed (ms).
+    case serverTimeOffset(Double)
+    /// `.info/authenticated` changed (the server accepted, or no longer holds, a token).
+    case authenticated(Bool)
+    /// The outcome of write `id`: `nil` when the server applied it.
+    case writeCompleted(id: Int64, error: DatabaseError?)
+    /// The server ended the listen at `location` (e.g. `permission_denied`); its observers
+    /// are cancelled with `error`.
+    case listenRevoked(QueryLocation, DatabaseError)
+    /// The answer to ``ClientCore/get(_:at:now:)`` request `id`: the server's data (already
+    /// committed to the cache), or why there is none.
+    case getCompleted(id: UInt64, Result<Node, DatabaseError>)
+    /// The outcome of onDisconnect operation `id` (`nil`: the server holds it).
+    case onDisconnectCompleted(id: Int64, error: DatabaseError?)
+    /// Conditional write `id` (a transaction's compare-and-set) was sent and its connection
+    /// dropped before the answer: whether the server applied it is unknown. The core forgot
+    /// it; the runtime decides (re-run when provably not applied, else abort).
+    case conditionalWriteInterrupted(id: Int64)
+    /// Whether writes are held because the token has expired (Firebase pauses them "until
+    /// you re-authenticate the user"): `true` from expiry until a new token arrives.
+    case writesPaused(Bool)
+    /// The server said something the core could not use (logged, otherwise ignored).
+    case protocolWarning(String)
+}
+
+/// What the runtime must do after one call into ``ClientCore``, in this order: open or close
+/// connections, apply ``commits`` as one store commit, send ``messages`` on the current
+/// connection, then deliver ``events``.
+public struct ClientOutput: Sendable {
+    /// Messages for the current connection, in order (whole protocol messages as JSON text;
+    /// the transport splits them into frames).
+    public var messages: [String] = []
+    /// Store mutations, in order.
+    public var commits: [ClientCommit] = []
+    /// Events for the app, in order.
+    public var events: [ClientEvent] = []
+    /// Open a new connection with this id (and the session id to resume).
+    public var open: ConnectionID?
+    /// Close this connection.
+    public var close: ConnectionID?
+    /// Ask the app's token provider for a token (`true`: force a refresh), then call
+    /// ``ClientCore/tokenFetched(_:now:)``.
+    public var fetchToken: Bool?
+
+    /// Nothing to do.
+    public init() {}
+
+    /// Whether there is nothing to do.
+    public var isEmpty: Bool {
+        messages.isEmpty && commits.isEmpty && events.isEmpty && open == nil && close == nil && fetchToken == nil
+    }
+
+    /// Appends another output's work after this one's.
+    public mutating func append(_ other: ClientOutput) {
+        messages += other.messages
+        commits += other.commits
+        events += other.events
+        if let o = other.open { open = o }
+        if let c = other.close { close = c }
+        if let f = other.fetchToken { fetchToken = f }
+    }
+}
+
+extension ClientCommit {
+    /// Whether the commit must be durable at the database's tier (an ack or revert lost in a
+    /// crash means the write is sent again; the token is the user's session). Server data
+    /// needs no sync: losing it loses only cache.
+    public var needsDurability: Bool {
+        switch self {
+        case .ackWrite, .revertWrite, .saveAuth, .clearAuth, .ackOnDisconnect, .removeOnDisconnect, .applyOnDisconnectLocally, .transactionSent: true
+        default: false
+        }
+    }
+
+    /// Records the commit in a store batch. Each batch method checks its input before it
+    /// records anything, so a mutation the store refuses (invalid data from a server, an ack
+    /// for a write no longer pending) throws without spoiling the batch.
+    public func apply(to b: inout StoreBatch) throws(StoreError) {
+        switch self {
+        case let .serverOverwrite(path, node): try b.applyServerOverwrite(node, at: path)
+        case let .serverMerge(path, children): try b.applyServerMerge(children, at: path)
+        case let .taggedOverwrite(path, node, location): try b.applyTaggedServerOverwrite(node, at: path, for: location)
+        case let .taggedMerge(path, children, location): try b.applyTaggedServerMerge(children, at: path, for: location)
+        case .listenComplete(let location): try b.applyListenComplete(location)
+        case .ackWrite(let id): if b.pendingWrite(id) != nil { try b.applyAckedWrite(id) }
+        case .revertWrite(let id): if b.pendingWrite(id) != nil { try b.revertWrite(id) }
+        case .serverTimeOffset(let ms): try b.setServerTimeOffset(ms)
+        case .saveAuth(let token): b.saveAuth(token)
+        case .clearAuth: b.clearAuth()
+        case .transactionSent(let id): if b.transaction(id) != nil { try b.updateTransaction(id, status: .sent) }
+        case .ackOnDisconnect(let id): if b.onDisconnectOperation(id) != nil { try b.ackOnDisconnect(id) }
+        case .removeOnDisconnect(let id): if b.onDisconnectOperation(id) != nil { try b.removeOnDisconnect(id) }
+        case .applyOnDisconnectLocally(let id): if b.onDisconnectOperation(id) != nil { try b.applyOnDisconnectLocally(id) }
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import HearthWire
+import NIOCore
+import NIOHTTP1
+import NIOWebSocket
+
+/// Before the upgrade: sends the handshake request (NIOHTTP1's upgrade handler adds the
+/// WebSocket headers) and turns a refusal or an error into a reason and a closed socket.
+/// Removed once the server accepts the upgrade.
+final class UpgradeRequester: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private let box: NIOLoopBoundBox<WebSocketSession>
+    private let target: String
+    private let host: String
+
+    init(box: NIOLoopBoundBox<WebSocketSession>, target: String, host: String) {
+        self.box = box
+        self.target = target
+        self.host = host
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: host)
+        headers.add(name: "Content-Length", value: "0")
+        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target, headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // Only a response that refused the upgrade gets here.
+        if case .head(let head) = unwrapInboundIn(data) {
+            box.value.fail(reason: "the server refused the WebSocket upgrade: HTTP \(head.status.code) \(head.status.reasonPhrase)", on: context.channel)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        box.value.fail(reason: "opening the connection failed: \(error)", on: context.channel)
+    }
+}
+
+/// After the upgrade: whole WebSocket messages (fragments joined by NIOWebSocketFrameAggregator)
+/// in; protocol v5 messages (count-prefixed frames joined by ``FrameAssembler``) out to the
+/// session. Answers pings and close frames.
+final class FrameHandler: ChannelInboundHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    private let box: NIOLoopBoundBox<WebSocketSession>
+    private var assembler: FrameAssembler
+    private var closing = false
+
+    init(box: NIOLoopBoundBox<WebSocketSession>, maxMessageBytes: Int) {
+        self.box = box
+        self.assembler = FrameAssembler(maxMessageLength: maxMessageBytes)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        guard !closing else { return }
+        switch frame.opcode {
+        case .text:
+            guard let text = String(validating: frame.unmaskedData.readableBytesView, as: UTF8.self) else {
+                refuse(context: context, code: .dataInconsistentWithMessage, reason: "the server sent a text frame that is not UTF-8")
+                return
+            }
+            do {
+                if let message = try assembler.receive(text) { box.value.received(message, on: context.channel) }
+            } catch {
+                refuse(context: context, code: .messageTooLarge, reason: "the server sent too large a message: \(error)")
+            }
+        case .binary:
+            refuse(context: context, code: .unacceptableData, reason: "the server sent a binary frame (protocol v5 is text)")
+        case .ping:
+            let pong = WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)
+            context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
+        case .connectionClose:
+            var data = frame.unmaskedData
+            let code = data.readWebSocketErrorCode()
+            let text = data.readString(length: data.readableBytes) ?? ""
+            let described = code.map { " (code \(UInt16(webSocketErrorCode: $0))\(text.isEmpty ? "" : ": \(text)"))" } ?? ""
+            closing = true
+            // Echo the code (RFC 6455 section 5.5.1), then close the socket.
+            WebSocketSession.writeCloseFrame(code: code ?? .normalClosure, on: context.channel)
+            box.value.fail(reason: "the server closed the connection\(described)", on: context.channel)
+        default:
+            break  // pong: nothing to do; continuation: joined by the aggregator
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let error = error as? NIOWebSocketFrameAggregator.Error {
+            let code: WebSocketErrorCode = switch error {
+            case .accumulatedFrameSizeIsTooLarge, .tooManyFragments: .messageTooLarge
+            default: .protocolError
+            }
+            refuse(context: context, code: code, reason: "the server sent an unacceptable fragmented message: \(error)")
+        } else {
+            // NIOWebSocketError: WebSocketProtocolErrorHandler already sent the close frame.
+            closing = true
+            box.value.fail(reason: "the connection failed: \(error)", on: context.channel)
+        }
+    }
+
+    /// Fails the connection with a close frame carrying `code`.
+    private func refuse(context: ChannelHandlerContext, code: WebSocketErrorCode, reason: String) {
+        guard !closing else { return }
+        closing = true
+        WebSocketSession.writeCloseFrame(code: code, on: context.channel)
+        box.value.fail(reason: reason, on: context.channel)  // closes the socket
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+import HearthDatabase
+
+/// The README's client sample, compiled and run against a server (keep them in step).
+@Suite("README client sample", .serialized)
+struct ReadmeClientSampleTests {
+    struct Message: Codable { var text: String }
+    struct User: Codable, Equatable { var name: String; var lastOnline: Double }
+
+    @Test func sampleRuns() async throws {
+        let server = try await TransportTestServer()
+        let appSupport = TempDir().path
+        let port = server.server.port
+        // --- README ---
+        var options = Database.Options()
+        options.storeDirectory = appSupport + "/hearth"   // nil: memory only
+        options.cacheSizeBytes = 10 << 20                 // 1 … 100 MiB, default 10 MiB (Firebase's)
+        let db = try Database(url: "ws://127.0.0.1:\(port)?ns=demo", options: options)
+
+        let scoresRef = db.reference(withPath: "scores")
+        scoresRef.queryOrderedByValue().queryLimited(toLast: 4).observe(.childAdded) { snapshot in
+            print("The \(snapshot.key ?? "") dinosaur's score is \(snapshot.value ?? "null")")
+        }
+        try scoresRef.keepSynced(true)
+
+        try scoresRef.child("stegosaurus").setValue(5) { error, _ in if let error { print(error) } }
+        try await db.reference(withPath: "users/ada").setValue(["name": "Ada", "lastOnline": ServerValue.timestamp()])
+        try db.reference(withPath: "chat").childByAutoId().setValue(from: Message(text: "hi")) { _, _ in }
+
+        db.observeWriteResults { result in print(result.id, result.error.map { "\($0)" } ?? "ok") }
+
+        db.reference(withPath: ".info/connected").observe(.value) { print("connected:", $0.value ?? false) }
+        let snapshot = try await db.reference(withPath: "users/ada").getData()
+        let user = try snapshot.data(as: User.self)
+        // --- end ---
+        #expect(user.name == "Ada")
+        #expect(user.lastOnline > 1.6e12, "the server resolved the timestamp")
+        try db.close()
+        try await server.stop()
+    }
+}

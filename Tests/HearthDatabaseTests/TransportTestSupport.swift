@@ -1,0 +1,103 @@
+import Foundation
+import Hearth
+@testable import HearthDatabase
+import HearthServer
+import HearthWire
+import NIOCore
+import NIOPosix
+import Synchronization
+import Testing
+
+/// `hearth serve`'s core on a loopback port over a store in a temporary directory.
+final class TransportTestServer {
+    let directory: String
+    let store: Store
+    let runtime: ServerRuntime
+    let server: NetworkServer
+
+    init() async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("transport-\(UUID().uuidString)").path
+        var options = Store.Options()
+        options.authoritative = true
+        store = try Store.open(directory: directory, options: options)
+        var configuration = ServerCore.Configuration()
+        configuration.emulator = true
+        runtime = try ServerRuntime(
+            store: store, configuration: configuration,
+            verifier: try await FirebaseTokenVerifier(secret: String(repeating: "k", count: 32), emulator: true))
+        server = try await NetworkServer.start(host: "127.0.0.1", port: 0, runtime: runtime, threads: 1)
+    }
+
+    var endpoint: ServerEndpoint { ServerEndpoint(secure: false, host: "127.0.0.1", port: server.port, namespace: "test") }
+
+    func stop() async throws {
+        try await server.stop()
+        try store.close()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// Collects a connection's events, checking they arrive one at a time.
+final class EventRecorder: Sendable {
+    private let events = Mutex<[TransportEvent]>([])
+    private let cursor = Mutex<Int>(0)
+    private let inside = Atomic<Int>(0)
+    /// How many times a call began while another was still running.
+    let overlaps = Atomic<Int>(0)
+
+    /// The handler to pass to `connect`.
+    var handler: @Sendable (TransportEvent) -> Void {
+        { [self] event in
+            if inside.add(1, ordering: .sequentiallyConsistent).newValue > 1 { overlaps.add(1, ordering: .relaxed) }
+            events.withLock { $0.append(event) }
+            inside.subtract(1, ordering: .sequentiallyConsistent)
+        }
+    }
+
+    /// Everything received so far.
+    var all: [TransportEvent] { events.withLock { $0 } }
+
+    /// The number of `.closed` events so far.
+    var closedCount: Int { all.filter { if case .closed = $0 { true } else { false } }.count }
+
+    /// The next event not yet returned, waiting up to `timeout` seconds.
+    func next(timeout: Double = 10) async -> TransportEvent? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let got = cursor.withLock { c -> TransportEvent? in
+                let all = self.all
+                guard c < all.count else { return nil }
+                c += 1
+                return all[c - 1]
+            }
+            if let got { return got }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return nil
+    }
+
+    /// The next event, decoded as a server message when it is one.
+    func nextMessage(timeout: Double = 10) async -> ServerMessage? {
+        guard case .message(let text)? = await next(timeout: timeout) else { return nil }
+        return try? ServerMessage.decode(text)
+    }
+
+    /// Messages until the response to request `number`: the pushes before it, and it.
+    func response(_ number: Int) async -> (pushes: [ServerMessage], status: String?, data: JSONValue?) {
+        var pushes: [ServerMessage] = []
+        while let message = await nextMessage() {
+            if case let .response(n, status, data) = message, n == number { return (pushes, status, data) }
+            pushes.append(message)
+        }
+        return (pushes, nil, nil)
+    }
+}
+
+/// A loopback port nothing listens on (bound, then closed).
+func unusedPort() async throws -> Int {
+    let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        .bind(host: "127.0.0.1", port: 0).get()
+    let port = channel.localAddress?.port ?? 1
+    try await channel.close()
+    return port
+}

@@ -1,0 +1,176 @@
+import Foundation
+@testable import HearthDatabase
+import HearthModel
+import HearthWire
+import NIOCore
+import NIOPosix
+import Testing
+
+@Suite("WebSocketTransport against a real hearth serve", .serialized)
+struct TransportTests {
+    let transport = WebSocketTransport(connectTimeout: .seconds(10))
+
+    @Test("connect: .opened, then the server's hello; a listen gets its data push and ok")
+    func helloAndListen() async throws {
+        let server = try await TransportTestServer()
+        let events = EventRecorder()
+        let connection = transport.connect(to: server.endpoint, lastSessionID: nil, events: events.handler)
+        #expect(await events.next() == .opened)
+        guard case .message(let helloText)? = await events.next() else {
+            Issue.record("no hello: \(events.all)")
+            return
+        }
+        #expect(helloText.hasPrefix(#"{"t":"c","d":{"t":"h","#), "the hello as the server sent it: \(helloText)")
+        guard case let .hello(_, host, session)? = try? ServerMessage.decode(helloText) else {
+            Issue.record("not a hello: \(helloText)")
+            return
+        }
+        #expect(host == "127.0.0.1:\(server.server.port)")
+        #expect(!session.isEmpty)
+
+        connection.send(#"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/a","h":""}}}"#)
+        let listened = await events.response(1)
+        #expect(listened.status == "ok")
+        #expect(listened.pushes == [.set(path: "a", data: .null, tag: nil)])
+
+        connection.close()
+        #expect(await events.next() == .closed(reason: "closed by the client"))
+        #expect(events.overlaps.load(ordering: .relaxed) == 0, "events were delivered one at a time")
+        try await server.stop()
+    }
+
+    @Test("a message over the server's 1 MiB frame limit goes both ways: split on send, reassembled on receipt")
+    func largeMessages() async throws {
+        let server = try await TransportTestServer()
+        let events = EventRecorder()
+        let connection = transport.connect(to: server.endpoint, lastSessionID: nil, events: events.handler)
+        #expect(await events.next() == .opened)
+        _ = await events.next()  // hello
+        // 1.2 MB of UTF-8 (800,000 UTF-16 units): the server refuses any frame over 1 MiB, so
+        // this put only succeeds if the transport split it into 16,384-unit frames.
+        let big = String(repeating: "aé", count: 400_000)
+        connection.send(#"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/big","d":""# + big + #""}}}"#)
+        #expect(await events.response(1).status == "ok")
+        connection.send(#"{"t":"d","d":{"r":2,"a":"g","b":{"p":"/big","q":{}}}}"#)
+        // The answer comes split (the server splits everything over 16,384 units) and must
+        // arrive as one message.
+        let got = await events.response(2)
+        #expect(got.status == "ok")
+        #expect(got.data?.stringValue == big)
+        #expect(got.pushes.isEmpty)
+        #expect(try server.store.serverValue(at: "big") == .string(big))
+        connection.close()
+        try await server.stop()
+    }
+
+    @Test("the server stops: .closed exactly once, nothing after it; send afterwards is ignored")
+    func serverStops() async throws {
+        let server = try await TransportTestServer()
+        let events = EventRecorder()
+        let connection = transport.connect(to: server.endpoint, lastSessionID: nil, events: events.handler)
+        #expect(await events.next() == .opened)
+        _ = await events.next()  // hello
+        try await server.stop()
+        guard case .closed(let reason)? = await events.next() else {
+            Issue.record("no .closed: \(events.all)")
+            return
+        }
+        #expect(!reason.isEmpty)
+        connection.send(#"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/a","h":""}}}"#)
+        connection.close()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(events.closedCount == 1)
+        #expect(events.all.count == 3, "opened, hello, closed: \(events.all)")
+    }
+
+    @Test("connection refused: .closed and nothing else")
+    func refused() async throws {
+        let port = try await unusedPort()
+        let events = EventRecorder()
+        let endpoint = ServerEndpoint(secure: false, host: "127.0.0.1", port: port, namespace: "test")
+        let connection = transport.connect(to: endpoint, lastSessionID: nil, events: events.handler)
+        guard case .closed(let reason)? = await events.next() else {
+            Issue.record("no .closed: \(events.all)")
+            return
+        }
+        #expect(reason.contains("could not connect"), "\(reason)")
+        connection.close()
+        connection.send("{}")
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(events.all.count == 1, "\(events.all)")
+    }
+
+    @Test("close() twice and send after close: one .closed, nothing sent; close before open: .closed only")
+    func closeIsIdempotent() async throws {
+        let server = try await TransportTestServer()
+        let events = EventRecorder()
+        let connection = transport.connect(to: server.endpoint, lastSessionID: nil, events: events.handler)
+        #expect(await events.next() == .opened)
+        _ = await events.next()  // hello
+        #expect(server.runtime.connectionCount == 1)
+        connection.close()
+        connection.close()
+        connection.send(#"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/after","d":true}}}"#)
+        #expect(await events.next() == .closed(reason: "closed by the client"))
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(events.all.count == 3, "\(events.all)")
+        #expect(server.runtime.connectionCount == 0, "the server saw the socket close")
+        #expect(try server.store.serverValue(at: "after").isEmpty, "the put after close was not sent")
+
+        let early = EventRecorder()
+        let second = transport.connect(to: server.endpoint, lastSessionID: nil, events: early.handler)
+        second.close()
+        #expect(await early.next() == .closed(reason: "closed by the client"))
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(early.all.count == 1, "no .opened after close: \(early.all)")
+        #expect(server.runtime.connectionCount == 0)
+        try await server.stop()
+    }
+
+    @Test("a message over maxMessageBytes closes the connection instead of being buffered")
+    func tooLarge() async throws {
+        let server = try await TransportTestServer()
+        let writer = transport.connect(to: server.endpoint, lastSessionID: nil, events: { _ in })
+        // 40,000 characters: the server sends it as a count frame and three segments of at most
+        // 16,384, each under the 20,000-byte limit, so the refusal comes from reassembly.
+        let big = String(repeating: "z", count: 40_000)
+        let small = WebSocketTransport(connectTimeout: .seconds(10), maxMessageBytes: 20_000)
+        let events = EventRecorder()
+        let reader = small.connect(to: server.endpoint, lastSessionID: nil, events: events.handler)
+        #expect(await events.next() == .opened)
+        _ = await events.next()  // hello
+        try await Task.sleep(for: .milliseconds(100))
+        writer.send(#"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/big","d":""# + big + #""}}}"#)
+        try await Task.sleep(for: .milliseconds(300))
+        reader.send(#"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/big","h":""}}}"#)
+        guard case .closed(let reason)? = await events.next() else {
+            Issue.record("no .closed: \(events.all)")
+            return
+        }
+        #expect(reason.contains("too large"), "\(reason)")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(events.closedCount == 1)
+        #expect(server.runtime.connectionCount == 1, "the reader's socket is closed; the writer's is not")
+        writer.close()
+        try await server.stop()
+    }
+
+    @Test("a server that accepts TCP but never answers the upgrade: the connect timeout closes it")
+    func connectTimeout() async throws {
+        let silent = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = try #require(silent.localAddress?.port)
+        let events = EventRecorder()
+        let quick = WebSocketTransport(connectTimeout: .milliseconds(300))
+        let endpoint = ServerEndpoint(secure: false, host: "127.0.0.1", port: port, namespace: "test")
+        _ = quick.connect(to: endpoint, lastSessionID: nil, events: events.handler)
+        guard case .closed(let reason)? = await events.next(timeout: 5) else {
+            Issue.record("no .closed: \(events.all)")
+            return
+        }
+        #expect(reason.contains("timed out"), "\(reason)")
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(events.all.count == 1)
+        try await silent.close()
+    }
+}
