@@ -3,25 +3,34 @@ import Foundation
 import Hearth
 import HearthTesting
 
-/// `hearth demo [DIR]`: the product documentation's offline story, played on a real store.
-struct DemoCommand: ParsableCommand {
+/// `hearth demo [DIR]`: the product documentation's offline page, played end to end with real
+/// clients over real sockets against an in-process server; `--store-only` plays the offline
+/// story on a bare store (the engine alone).
+struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Play the offline story of the documentation on a real store: cached queries, a restart, offline queries, pending writes, keepSynced under pruning.",
-        discussion: "Uses a fresh temporary directory unless DIR is given (DIR must not hold a store yet)."
+        abstract: "Play the documentation's offline page with real clients and a server: cached queries, restarts, offline queries, queued writes and transactions, keepSynced, presence, an expiring token.",
+        discussion: "Uses a fresh temporary directory unless DIR is given (DIR must be empty or absent). With --store-only, plays the offline story on one bare store instead: cached queries, a restart, offline queries, pending writes, keepSynced under pruning."
     )
 
-    @Argument(help: "Where to create the demo store (default: a fresh temporary directory).")
+    @Argument(help: "Where to put the demo's stores (default: a fresh temporary directory).")
     var directory: String?
 
-    func run() throws {
+    @Flag(help: "Play the engine-only story on one store (no server, no sockets).")
+    var storeOnly = false
+
+    func run() async throws {
         let dir = directory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("hearth-demo-\(UUID().uuidString)").path
-        if FileManager.default.fileExists(atPath: dir + "/MANIFEST") {
-            throw ToolError.failed("\(dir) already holds a store; give an empty directory")
+        if FileManager.default.fileExists(atPath: dir + "/MANIFEST") || ((try? FileManager.default.contentsOfDirectory(atPath: dir))?.isEmpty == false) {
+            throw ToolError.failed("\(dir) is not empty; give an empty directory")
         }
-        let demo = Demo(directory: dir)
-        try demo.run()
+        if storeOnly {
+            try Demo(directory: dir).run()
+        } else {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            try await PageDemo(directory: dir, connectBinary: nil).run()
+        }
     }
 }
 

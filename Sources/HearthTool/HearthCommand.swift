@@ -26,7 +26,7 @@ struct HearthCommand: ParsableCommand {
         subcommands: [
             DumpCommand.self, VerifyCommand.self, StatsCommand.self, StateCommand.self,
             GetCommand.self, ApplyCommand.self, CompactCommand.self, SalvageCommand.self, DemoCommand.self,
-            ServeCommand.self,
+            ServeCommand.self, ConnectCommand.self,
         ]
     )
 }
@@ -49,6 +49,8 @@ enum HearthMain {
             var command = try HearthCommand.parseAsRoot()
             if let serve = command as? ServeCommand {
                 try runBlocking { try await serve.run() }
+            } else if let demo = command as? DemoCommand {
+                try runBlocking { try await demo.run() }
             } else {
                 try command.run()
             }

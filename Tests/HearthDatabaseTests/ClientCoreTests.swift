@@ -108,6 +108,30 @@ import Testing
         #expect(core.backoff.delayMs == 1_300, "reset to 1 s, then ×1.3 for this attempt")
     }
 
+    /// A get made offline fails 3 s after it was made even while connection attempts keep
+    /// failing: a failed attempt does not push its deadline out (it did, so `getData` offline
+    /// waited until the backoff exceeded 3 s — about 13 s — before answering from the cache).
+    @Test func offlineGetTimeoutSurvivesFailedAttempts() throws {
+        var core = ClientCore(pendingWrites: [], token: nil, seed: 3, hash: { _ in "" })
+        var now: Int64 = 0
+        _ = core.get(1, at: QueryLocation(path: "x", query: .default), now: now)
+        var out = core.goOnline(now: now)
+        var failedAt: Int64?
+        while now < 20_000 && failedAt == nil {
+            now += 100
+            var events = out.events
+            if let link = out.open {
+                out = core.connectionClosed(link, now: now)  // refused
+                events += out.events
+            }
+            let ticked = core.tick(now: now)
+            events += ticked.events
+            if out.open == nil { out = ticked }
+            if events.contains(.getCompleted(id: 1, .failure(.offline))) { failedAt = now }
+        }
+        #expect(failedAt == 3_000, "the get failed at \(failedAt.map(String.init) ?? "never") ms")
+    }
+
     /// A keepalive goes out after 45 s without sending; a get made offline fails after 3 s.
     @Test func keepaliveAndOfflineGetTimeout() throws {
         let h = SyncHarness()
@@ -158,19 +182,28 @@ import Testing
         #expect(core.unansweredWriteIDs.isEmpty)
     }
 
-    /// A refused token is forgotten (also in the store) and the next attempt forces a refresh.
-    @Test func refusedTokenForcesRefresh() throws {
+    /// A refused token: an invalid one is forgotten (also in the store); an expired one is
+    /// kept as expired, so writes stay held; either way the connection closes and the next
+    /// attempt forces a refresh.
+    @Test(arguments: ["invalid_token", "expired_token"])
+    func refusedTokenForcesRefresh(status: String) throws {
         var config = ClientCore.Configuration()
         config.usesTokens = true
-        var core = ClientCore(configuration: config, pendingWrites: [], token: AuthToken(token: "old", expiresAt: 1), seed: 1, hash: { _ in "" })
+        var core = ClientCore(configuration: config, pendingWrites: [], token: AuthToken(token: "old", expiresAt: 1_000), seed: 1, hash: { _ in "" })
         var out = core.goOnline(now: 0)
         #expect(out.fetchToken == false)
-        out = core.tokenFetched(AuthToken(token: "old", expiresAt: 1), now: 0)
+        out = core.tokenFetched(AuthToken(token: "old", expiresAt: 1_000), now: 0)
         let link = try #require(out.open)
         out = core.received(ServerMessage.hello(timestamp: 0, host: "h", sessionID: "s").text, on: link, now: 0)
         #expect(out.messages.first?.contains("\"gauth\"") == true)
-        out = core.received(ServerMessage.response(number: 1, status: "expired_token", data: "expired").text, on: link, now: 0)
-        #expect(out.commits.contains(.clearAuth))
+        out = core.received(ServerMessage.response(number: 1, status: status, data: "refused").text, on: link, now: 0)
+        if status == "invalid_token" {
+            #expect(out.commits.contains(.clearAuth))
+            #expect(!core.writesPaused(now: 0))
+        } else {
+            #expect(out.commits.contains(.saveAuth(AuthToken(token: "old", expiresAt: 0))))
+            #expect(core.writesPaused(now: 0), "writes stay held until a new token")
+        }
         #expect(out.close == link)
         #expect(out.events.contains(.connected(false)))
         if out.fetchToken == nil { out = core.tick(now: 60_000) }

@@ -83,6 +83,8 @@ struct DocumentationPageTests {
             let scoresRef = db.reference(withPath: "scores")
             try scoresRef.keepSynced(true)
             #expect(await eventually { (try? db.store.value(at: "scores").children.count) == 6 })
+            // The listen's `ok` (after the data) marks it complete: wait for that before leaving.
+            #expect(await eventually { db.store.trackedQueries().contains { $0.path == "scores" && $0.complete } })
             try db.close()
         }
         do {

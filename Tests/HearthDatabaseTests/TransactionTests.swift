@@ -68,6 +68,25 @@ struct TransactionTests {
         try await server.stop()
     }
 
+    /// A set at a transaction's location made after it aborts it with `set` (Firebase's
+    /// `repoAbortTransactions`): offline, the transaction is withdrawn before it is sent.
+    @Test func aLaterSetAbortsAQueuedTransaction() async throws {
+        let server = try await TransportTestServer()
+        let db = try open(server, TempDir().path, online: false)
+        let outcome = Collected<String>()
+        try db.reference(withPath: "x").runTransactionBlock({ _ in .success(withValue: 1) }, andCompletionBlock: { error, committed, _ in
+            outcome.add("\(committed) \(error.map { "\($0)" } ?? "nil")")
+        })
+        try db.reference(withPath: "x").setValue(5) { _, _ in }
+        #expect(await eventually { outcome.all.count == 1 })
+        #expect(outcome.all.first?.hasPrefix("false server error set") == true, "\(outcome.all)")
+        db.goOnline()
+        #expect(await eventually { db.pendingWriteIDs.isEmpty })
+        #expect(try server.store.value(at: "x") == Node(.number(5)))
+        try db.close()
+        try await server.stop()
+    }
+
     /// An update function that aborts commits nothing and says so.
     @Test func abortReportsNotCommitted() async throws {
         let server = try await TransportTestServer()

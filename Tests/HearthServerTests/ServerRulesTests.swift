@@ -31,6 +31,19 @@ struct ServerRulesTests {
         .user(Principal.User(uid: uid, claims: json(#"{"sub":"\#(uid)"}"#), expiresAt: nil))
     }
 
+    /// Emulator mode accepts unsigned tokens, but a connection that sent none is not the admin:
+    /// with rules, it is refused what the rules refuse the unauthenticated (`unauth` too).
+    @Test("emulator mode with rules: an unauthenticated WebSocket connection is not the admin")
+    func emulatorDoesNotMakeEveryoneAdmin() throws {
+        var h = CoreHarness(emulator: true, policy: try Self.policy())
+        _ = h.connect(1)
+        #expect(response(h.send(1, 1, .put(path: "status/u1", data: json(#"{"state":"online"}"#), hash: nil)), 1)?.status == "permission_denied")
+        h.signIn(1, Self.user("u1"))
+        #expect(response(h.send(1, 2, .put(path: "status/u1", data: json(#"{"state":"online"}"#), hash: nil)), 2)?.status == "ok")
+        _ = h.send(1, 3, .unauth)
+        #expect(response(h.send(1, 4, .put(path: "status/u1", data: json(#"{"state":"away"}"#), hash: nil)), 4)?.status == "permission_denied")
+    }
+
     @Test("a user writes its own status, not another's; validation runs; the admin bypasses all")
     func ownStatus() throws {
         var h = CoreHarness(emulator: false, policy: try Self.policy())

@@ -23,6 +23,42 @@ func nodeProblem(_ node: Node, at path: String = "/") -> String? {
 }
 
 @Suite struct NodeCodecTests {
+    // MARK: Non-canonical integers (found by the sync simulator, seed 1)
+
+    /// `LeafValue.integer` is public, so `Node(.integer(2))` — an integer a `Double` holds,
+    /// which the canonical form (``LeafValue/integer(exactly:)``) keeps as `.number(2)` — can
+    /// reach a commit. The encoder wrote it as tag 0x08, which the decoder refuses for
+    /// |value| ≤ 2^53 ("must be encoded as a number"): the commit succeeded and the store
+    /// then failed to reopen ("passed its checksum but its events cannot be decoded").
+    /// The encoder now writes the canonical form.
+    @Test func smallIntegerLeafEncodesAsNumber() throws {
+        for i: Int64 in [0, 2, -7, 1 << 53, -(1 << 53)] {
+            var w = ByteWriter()
+            NodeCodec.encode(Node(.integer(i)), into: &w)
+            let decoded = try NodeCodec.decode(w.bytes)
+            #expect(decoded == Node(.integer(exactly: i)))
+            #expect(NodeCodec.encodedSize(Node(.integer(i))) == w.bytes.count)
+        }
+        var w = ByteWriter()
+        NodeCodec.encode(Node(.integer(1 << 60)), into: &w)
+        #expect(try NodeCodec.decode(w.bytes) == Node(.integer(1 << 60)))
+    }
+
+    /// The same through a store: a pending write holding a small `.integer` survives a reopen.
+    @Test func storeWithSmallIntegerWriteReopens() throws {
+        let fs = SimulatedFileSystem(seed: 1)
+        var o = Store.Options()
+        o.fileSystem = fs
+        o.backgroundMaintenance = false
+        let store = try Store.open(directory: "/db", options: o)
+        try store.saveWrite(.set(Node(.integer(2))), at: "a/y")
+        try store.close()
+        let reopened = try Store.open(directory: "/db", options: o)
+        #expect(try reopened.value(at: "a/y") == Node(.number(2)))
+        #expect(reopened.pendingWrites().count == 1)
+        try reopened.close()
+    }
+
     // MARK: Round trips
 
     @Test func randomNodesRoundTripExactly() throws {

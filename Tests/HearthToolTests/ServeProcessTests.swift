@@ -10,12 +10,13 @@ final class ServeProcess {
     let port: Int
     let directory: String
 
-    init(directory: String, arguments: [String] = ["--emulator"]) throws {
+    /// Starts `hearth serve directory` on `port` (0: a free one).
+    init(directory: String, arguments: [String] = ["--emulator"], port fixedPort: Int = 0) throws {
         self.directory = directory
         let portFile = directory + ".port"
         try? FileManager.default.removeItem(atPath: portFile)
         process.executableURL = Tool.binary!
-        process.arguments = ["serve", directory, "--port", "0", "--port-file", portFile] + arguments
+        process.arguments = ["serve", directory, "--port", String(fixedPort), "--port-file", portFile] + arguments
         process.standardError = FileHandle.nullDevice
         try process.run()
         var port: Int?

@@ -35,6 +35,10 @@ enum NodeCodec {
             switch leaf {
             case .bool(let b): w.u8((b ? 0x02 : 0x01) | flag)
             case .number(let n): w.u8(0x03 | flag); w.double(n)
+            case .integer(let i) where i.magnitude <= 1 << 53:
+                // Not canonical (``LeafValue/integer(exactly:)``), but `.integer` is public:
+                // write the one representation the decoder accepts.
+                w.u8(0x03 | flag); w.double(Double(i))
             case .integer(let i): w.u8(0x08 | flag); w.u64(UInt64(bitPattern: i))
             case .string(let s): w.u8(0x04 | flag); w.string(s)
             case .serverValue(.timestamp): w.u8(0x05 | flag)

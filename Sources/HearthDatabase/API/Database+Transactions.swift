@@ -40,6 +40,9 @@ struct RunningTransaction: Sendable {
     let completion: (@Sendable (DatabaseError?, Bool, DataSnapshot?) -> Void)?
     /// The value listener that keeps the location's data fresh while it runs (Firebase's).
     var listener: DatabaseHandle?
+    /// A plain write at, above or below its location came after it: it aborts with `set`
+    /// instead of running again on stale data (Firebase's `repoAbortTransactions`).
+    var overwritten = false
 }
 
 extension DatabaseError {
@@ -116,24 +119,27 @@ extension Database {
     /// Runs a transaction's function on the local value (pending writes included) and queues
     /// its result as a compare-and-set write against that value's hash; `persist` (name,
     /// argument) saves a new named transaction in the same commit.
-    func run(_ transaction: RunningTransaction, persist: (name: String, argument: Node)?) {
+    /// Returns the persisted transaction's id (nil for a closure, or when the function
+    /// aborted at once).
+    @discardableResult
+    func run(_ transaction: RunningTransaction, persist: (name: String, argument: Node)?) -> Int64? {
         var t = transaction
         let path = t.ref.path
-        writeLock.withLock { _ in
+        return writeLock.withLock { _ -> Int64? in
             let current: Node
             do throws(StoreError) { current = try store.value(at: path) } catch {
                 finish(t, committed: false, error: DatabaseError(error))
-                return
+                return nil
             }
             guard let value = t.update(DatabaseValue(node: current)).value else {
                 // The function aborted: not committed, and no error (Firebase's `nodata`).
                 finish(t, committed: false, error: nil)
-                return
+                return nil
             }
             let result: Node
             do throws(DatabaseError) { result = try HearthDatabase.node(from: value, at: path) } catch {
                 finish(t, committed: false, error: error)
-                return
+                return nil
             }
             var writeID: Int64 = 0
             do throws(StoreError) {
@@ -147,12 +153,13 @@ extension Database {
                 }
             } catch {
                 finish(t, committed: false, error: DatabaseError(error))
-                return
+                return nil
             }
             state.withLock { $0.transactions[writeID] = t }
             let write = PendingWrite(id: writeID, path: path, operation: .set(result))
             let condition = ClientCore.WriteCondition(hash: current.hash, transactionID: t.storeID)
             work.sync { step { (core, now) in core.write(write, condition: condition, now: now) } }
+            return t.storeID
         }
     }
 
@@ -168,6 +175,8 @@ extension Database {
         switch error {
         case nil:
             finish(t, committed: true, error: nil)
+        case .serverError(status: "datastale", _)? where t.overwritten:
+            finish(t, committed: false, error: .transactionAborted("set"))
         case .serverError(status: "datastale", _)?:
             var again = t
             again.retries += 1
@@ -193,6 +202,32 @@ extension Database {
             let observers = state.withLock { Array($0.transactionObservers.values) }
             let outcome = TransactionOutcome(id: id, committed: committed, error: error)
             for o in observers { o.queue.async { o.handler(outcome) } }
+        }
+    }
+
+    /// A plain write at `path`: transactions at, above or below it will abort with `set`
+    /// rather than run again (their compare-and-set fails once the write is in).
+    /// Those not yet sent are withdrawn and abort now. Called under the write lock, before
+    /// the write reaches the core.
+    func markTransactionsOverwritten(by path: Path) {
+        let related: [Int64] = state.withLock { s in
+            s.transactions.filter { $0.value.ref.path.contains(path) || path.contains($0.value.ref.path) }.map(\.key).sorted()
+        }
+        for id in related {
+            var withdrawn = false
+            work.sync {
+                step { (core, now) in
+                    let (out, done) = core.withdrawUnsentWrite(id, now: now)
+                    withdrawn = done
+                    return out
+                }
+            }
+            let t: RunningTransaction? = state.withLock { s in
+                if withdrawn { return s.transactions.removeValue(forKey: id) }
+                s.transactions[id]?.overwritten = true
+                return nil
+            }
+            if let t { finish(t, committed: false, error: .transactionAborted("set")) }
         }
     }
 
@@ -236,10 +271,13 @@ extension DatabaseReference {
     /// Runs the update function registered as `name` with `argument`, persisted: queued
     /// offline and across restarts until the server commits it or it aborts; the outcome goes
     /// to `completion` (this run only) and to ``Database/observeTransactionResults(on:_:)``.
+    /// Returns the transaction's durable id (the one ``TransactionOutcome/id`` reports), or
+    /// nil when the function aborted at once (nothing was queued; `completion` says so).
+    @discardableResult
     public func runTransaction(
         named name: String, argument: DatabaseValue = .null, on queue: DispatchQueue? = nil,
         andCompletionBlock completion: (@Sendable (DatabaseError?, Bool, DataSnapshot?) -> Void)? = nil
-    ) throws(DatabaseError) {
+    ) throws(DatabaseError) -> Int64? {
         try check()
         guard let function = database.state.withLock({ $0.transactionFunctions[name] }) else {
             throw .invalidValue("no transaction function is registered as \"\(name)\"")
@@ -247,7 +285,7 @@ extension DatabaseReference {
         let arg = try HearthDatabase.node(from: argument, at: path)
         var t = RunningTransaction(ref: self, update: { function($0, argument) }, queue: queue ?? database.callbacks, completion: completion)
         t.listener = observe(.value) { _ in }
-        database.run(t, persist: (name, arg))
+        return database.run(t, persist: (name, arg))
     }
 
     private func check() throws(DatabaseError) {

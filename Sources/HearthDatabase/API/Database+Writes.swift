@@ -45,6 +45,7 @@ extension Database {
             if let completion {
                 state.withLock { $0.writeCallbacks[id] = WriteCallback(queue: queue ?? callbacks, handler: completion) }
             }
+            markTransactionsOverwritten(by: ref.path)
             let write = PendingWrite(id: id, path: ref.path, operation: operation)
             work.sync { step { (core, now) in core.write(write, now: now) } }
             return .success(WriteID(rawValue: id))

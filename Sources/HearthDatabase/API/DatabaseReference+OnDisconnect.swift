@@ -13,14 +13,14 @@ extension DatabaseReference {
         _ value: DatabaseValue, andPriority priority: DatabaseValue? = nil, on queue: DispatchQueue? = nil,
         withCompletionBlock block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)? = nil
     ) throws(DatabaseError) {
-        let node = try onDisconnectNode(value, priority: priority)
+        let node = try valueNode(value, priority: priority)
         try database.saveOnDisconnect(.set(node), at: self, queue: queue, completion: completion(block))
     }
 
     /// ``onDisconnectSetValue(_:andPriority:on:withCompletionBlock:)`` that waits until the
     /// server holds it.
     public func onDisconnectSetValue(_ value: DatabaseValue, andPriority priority: DatabaseValue? = nil) async throws(DatabaseError) {
-        let node = try onDisconnectNode(value, priority: priority)
+        let node = try valueNode(value, priority: priority)
         try await awaitServer { done throws(DatabaseError) in try database.saveOnDisconnect(.set(node), at: self, queue: nil, completion: done) }
     }
 
@@ -63,26 +63,16 @@ extension DatabaseReference {
         try await awaitServer { done throws(DatabaseError) in try database.saveOnDisconnect(.cancel, at: self, queue: nil, completion: done) }
     }
 
-    private func onDisconnectNode(_ value: DatabaseValue, priority: DatabaseValue?) throws(DatabaseError) -> Node {
-        let n = try node(from: value, at: path)
-        guard let priority else { return n }
-        switch priority {
-        case .null: return n.withPriority(nil)
-        case .string(let s): return n.withPriority(.string(s))
-        case .int(let i): return n.withPriority(.number(Double(i)))
-        case .double(let d) where d.isFinite: return n.withPriority(.number(d))
-        default: throw .invalidValue("a priority must be a string, a finite number, or null (at \(self))")
-        }
-    }
+}
 
-    private func completion(_ block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)?) -> (@Sendable (DatabaseError?) -> Void)? {
+extension DatabaseReference {
+    /// A completion of the database's shape for a reference's handler.
+    func completion(_ block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)?) -> (@Sendable (DatabaseError?) -> Void)? {
         guard let block else { return nil }
         let ref = self
         return { error in block(error, ref) }
     }
-}
 
-extension DatabaseReference {
     /// Starts an operation whose completion resumes the caller.
     func awaitServer(_ start: (@escaping @Sendable (DatabaseError?) -> Void) throws(DatabaseError) -> Void) async throws(DatabaseError) {
         let result: Result<Void, DatabaseError> = await withCheckedContinuation { continuation in

@@ -25,7 +25,7 @@ extension DatabaseReference {
     ///   written.
     public func setValue(_ value: DatabaseValue, andPriority priority: DatabaseValue? = nil) async throws(DatabaseError) {
         let node = try valueNode(value, priority: priority)
-        try await awaitWrite { (done: @escaping @Sendable (DatabaseError?) -> Void) throws(DatabaseError) in
+        try await awaitServer { (done: @escaping @Sendable (DatabaseError?) -> Void) throws(DatabaseError) in
             _ = try database.saveWrite(.set(node), at: self, queue: nil, completion: done)
         }
     }
@@ -42,7 +42,7 @@ extension DatabaseReference {
     /// Replaces the data here with an `Encodable` value and waits for the server's answer.
     public func setValue(from value: some Encodable) async throws(DatabaseError) {
         let node = try node(encoding: value, at: path)
-        try await awaitWrite { (done: @escaping @Sendable (DatabaseError?) -> Void) throws(DatabaseError) in
+        try await awaitServer { (done: @escaping @Sendable (DatabaseError?) -> Void) throws(DatabaseError) in
             _ = try database.saveWrite(.set(node), at: self, queue: nil, completion: done)
         }
     }
@@ -60,7 +60,7 @@ extension DatabaseReference {
     /// ``updateChildValues(_:on:withCompletionBlock:)`` that waits for the server's answer.
     public func updateChildValues(_ values: [String: DatabaseValue]) async throws(DatabaseError) {
         let children = try childUpdates(from: values, at: path)
-        try await awaitWrite { (done: @escaping @Sendable (DatabaseError?) -> Void) throws(DatabaseError) in
+        try await awaitServer { (done: @escaping @Sendable (DatabaseError?) -> Void) throws(DatabaseError) in
             _ = try database.saveWrite(.update(children), at: self, queue: nil, completion: done)
         }
     }
@@ -99,13 +99,9 @@ extension DatabaseReference {
 
     // MARK: - Helpers
 
-    private func completion(_ block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)?) -> (@Sendable (DatabaseError?) -> Void)? {
-        guard let block else { return nil }
-        let ref = self
-        return { error in block(error, ref) }
-    }
-
-    private func valueNode(_ value: DatabaseValue, priority: DatabaseValue?) throws(DatabaseError) -> Node {
+    /// `value` as a node at this location, with `priority` (validated as Firebase validates
+    /// them).
+    func valueNode(_ value: DatabaseValue, priority: DatabaseValue?) throws(DatabaseError) -> Node {
         let n = try node(from: value, at: path)
         guard let priority else { return n }
         switch try priorityNode(priority).leafValue {
@@ -123,17 +119,5 @@ extension DatabaseReference {
         case .double(let d) where d.isFinite: return .number(d)
         default: throw .invalidValue("a priority must be a string, a finite number, or null (at \(self))")
         }
-    }
-
-    /// Starts a write whose completion resumes the caller.
-    private func awaitWrite(_ start: (@escaping @Sendable (DatabaseError?) -> Void) throws(DatabaseError) -> Void) async throws(DatabaseError) {
-        let result: Result<Void, DatabaseError> = await withCheckedContinuation { continuation in
-            do throws(DatabaseError) {
-                try start { error in continuation.resume(returning: error.map { .failure($0) } ?? .success(())) }
-            } catch {
-                continuation.resume(returning: .failure(error))
-            }
-        }
-        try result.get()
     }
 }

@@ -139,7 +139,7 @@ extension ClientCore {
         }
         for id in gets.keys {
             gets[id]!.sent = false
-            gets[id]!.deadline = now + configuration.getOfflineTimeoutMs
+            gets[id]!.deadline = gets[id]!.deadline ?? now + configuration.getOfflineTimeoutMs  // a failed attempt must not extend it
         }
         if isAuthenticated {
             isAuthenticated = false
@@ -157,14 +157,7 @@ extension ClientCore {
     public mutating func tick(now: Int64) -> ClientOutput {
         var out = ClientOutput()
         if case .waiting(let until) = phase, now >= until { attempt(now: now, into: &out) }
-        if writesPaused(now: now) && !pausedReported {
-            pausedReported = true
-            out.events.append(.writesPaused(true))
-            if isConnected && configuration.usesTokens && !refreshingToken {
-                refreshingToken = true
-                out.fetchToken = true
-            }
-        }
+        checkPause(now: now, into: &out)
         if isConnected && now - lastSend >= configuration.keepAliveIntervalMs {
             out.messages.append("0")
             lastSend = now
@@ -176,6 +169,18 @@ extension ClientCore {
             }
         }
         return out
+    }
+
+    /// Reports the moment writes become held (the token expired) and asks for a fresh token
+    /// when connected.
+    mutating func checkPause(now: Int64, into out: inout ClientOutput) {
+        guard writesPaused(now: now), !pausedReported else { return }
+        pausedReported = true
+        out.events.append(.writesPaused(true))
+        if isConnected && configuration.usesTokens && !refreshingToken {
+            refreshingToken = true
+            out.fetchToken = true
+        }
     }
 
     /// The server's hello: the connection is up. Records the server time offset, then
@@ -199,9 +204,16 @@ extension ClientCore {
         out.events.append(.connected(true))
     }
 
-    /// The server refused or revoked the token: forget it, connect again with a fresh one.
+    /// The server refused or revoked the token: connect again with a fresh one. An expired
+    /// token is kept (as expired) so that writes stay held until a new one arrives — sending
+    /// them unauthenticated would fail them under the rules; an invalid one is forgotten.
     mutating func tokenRefused(status: String, now: Int64, into out: inout ClientOutput) {
-        if token != nil {
+        if status == "expired_token", let t = token {
+            if t.expiresAt > now {
+                token = AuthToken(token: t.token, expiresAt: now)
+                out.commits.append(.saveAuth(token!))
+            }
+        } else if token != nil {
             token = nil
             out.commits.append(.clearAuth)
         }

@@ -21,6 +21,19 @@ extension ClientCore {
         return out
     }
 
+    /// Withdraws a write that has not been sent on the current connection (a transaction
+    /// aborted by a later set, Firebase's `repoAbortTransactions`): it is reverted in the
+    /// store. Returns false, and does nothing, when it was sent (its answer will come) or is
+    /// unknown.
+    public mutating func withdrawUnsentWrite(_ id: Int64, now: Int64) -> (ClientOutput, Bool) {
+        var out = ClientOutput()
+        guard writes[id] != nil, !sentWrites.contains(id) else { return (out, false) }
+        writes[id] = nil
+        conditions[id] = nil
+        out.commits.append(.revertWrite(id))
+        return (out, true)
+    }
+
     /// An onDisconnect operation the runtime has saved in the store: sent now when connected
     /// (and writes are not held), else on the next connection; answered by a
     /// ``ClientEvent/onDisconnectCompleted(id:error:)``.
@@ -35,6 +48,7 @@ extension ClientCore {
     /// this connection — unless not connected, or writes are held for an expired token.
     /// Holding all of them while any is held keeps each kind in order.
     mutating func flush(now: Int64, into out: inout ClientOutput) {
+        checkPause(now: now, into: &out)
         guard isConnected, !writesPaused(now: now) else { return }
         for id in writes.keys.sorted() where !sentWrites.contains(id) { sendWrite(writes[id]!, now: now, into: &out) }
         for id in onDisconnects.keys.sorted() where !sentOnDisconnects.contains(id) && !onDisconnects[id]!.acknowledged {

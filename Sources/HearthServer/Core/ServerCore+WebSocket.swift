@@ -10,7 +10,7 @@ extension ServerCore {
         precondition(connections[id] == nil, "connection \(id) opened twice")
         connections[id] = Connection(
             kind: .webSocket(FrameAssembler(maxMessageLength: configuration.maxMessageBytes)),
-            principal: configuration.emulator ? .admin : .unauthenticated,
+            principal: .unauthenticated,
             lastHeard: now, lastSent: now)
         var out = ServerOutput()
         let session = String(random() % 1_000_000_000_000, radix: 36)
@@ -149,7 +149,7 @@ extension ServerCore {
             connections[id]!.awaitingTicket = ticket
             out.tokenChecks.append(TokenCheckRequest(ticket: ticket, credential: credential, isJWT: isJWT))
         case .unauth:
-            connections[id]!.principal = configuration.emulator ? .admin : .unauthenticated
+            connections[id]!.principal = .unauthenticated
             out.send(id, .response(number: r, status: "ok", data: nil))
             revokeListens(id, into: &out)
         case .stats:

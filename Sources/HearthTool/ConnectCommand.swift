@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import Hearth
+
+/// `hearth connect STORE URL`: a sync client (HearthDatabase) on a store directory, driven by
+/// JSON-line commands on stdin, reporting every event, ack and connection change as JSON lines.
+struct ConnectCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "connect",
+        abstract: "A sync client on a store: JSON-line commands on stdin, every event, ack and connection change as a JSON line on stdout.",
+        discussion: """
+            URL: ws://HOST:PORT?ns=NS (or wss://, http://, https://), e.g. a `hearth \
+            serve`. The store keeps pending writes, cached data and keepSynced queries \
+            across runs.
+
+            Commands, one JSON object per line (P a path, V a JSON value, Q a query; any
+            command may carry "id", echoed in its replies):
+              {"op":"set","path":P,"value":V,"priority":PRI}   (priority optional)
+              {"op":"update","path":P,"values":{"rel/path":V,…}}
+              {"op":"remove","path":P}
+              {"op":"push","path":P,"value":V}   (no value: only a new key)
+              {"op":"keepSynced","path":P,"query":Q,"on":true|false}
+              {"op":"listen","path":P,"query":Q,"events":[E,…],"tag":T}
+              {"op":"unlisten","tag":T}
+              {"op":"get","path":P,"query":Q}
+              {"op":"goOffline"}  {"op":"goOnline"}  {"op":"pending"}
+              {"op":"auth","token":TOKEN|null}   (reconnects with it)
+              {"op":"quit"}
+            Q: {"orderBy":"$key"|"$value"|"$priority"|"child/path",
+                "startAt"|"startAfter"|"endAt"|"endBefore"|"equalTo":
+                    V or {"value":V,"key":K},
+                "limitToFirst"|"limitToLast":N}   (absent: the whole location)
+            E: value (default), child_added, child_changed, child_removed,
+               child_moved. Without "tag", one is generated.
+
+            Output, one JSON object per line, "type" first, flushed at once:
+              ready {store,url,pendingWrites,online}
+              connected {connected}   (every .info/connected change)
+              saved {op,path,key?,writeId,id?}   (in the store, at --durability)
+              ack {writeId,ok,error?,restored?,id?}   (the server's answer;
+                  restored: a write of an earlier run)
+              listening {tag,path,events}   cancelled {tag,error}
+              event {tag,event,path,key,prev?,exists,value,priority?,keys?}
+              get {path,exists,value,priority?,keys?,id?}
+              pushed {path,key}   ok {op,…}   pending {writeIds}
+              error {line,op?,error,id?}   closed {pendingWrites}
+            A bad line prints an error line and the client goes on. At the end of \
+            input or quit the database is closed (unacknowledged writes stay in the \
+            store for the next run); exit code 0. See README.md.
+            """
+    )
+
+    @Argument(help: "The client's store directory (created if missing).")
+    var store: String
+
+    @Argument(help: "The server's URL, e.g. ws://127.0.0.1:9000?ns=demo.")
+    var url: String
+
+    @Option(name: .customLong("token-file"), help: ArgumentHelp("A file holding the initial auth token (the `auth` command replaces it).", valueName: "FILE"))
+    var tokenFile: String?
+
+    @Option(help: "How durable a write is when its `saved` line is printed.")
+    var durability: ApplyCommand.Tier = .full
+
+    @Option(name: .customLong("cache-size"), help: ArgumentHelp("The store's size cap, 1 MiB … 100 MiB (default 10 MiB).", valueName: "BYTES"))
+    var cacheSize: Int?
+
+    @Flag(help: "Start offline (until a goOnline command).")
+    var offline = false
+
+    func validate() throws {
+        try ApplyCommand.validateCacheSize(cacheSize)
+    }
+
+    func run() throws {
+        var token: String?
+        if let tokenFile {
+            guard let text = try? String(contentsOfFile: tokenFile, encoding: .utf8) else {
+                throw ValidationError("cannot read the token file \(tokenFile)")
+            }
+            token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            if token?.isEmpty == true { throw ValidationError("the token file \(tokenFile) is empty") }
+        }
+        let session = try ConnectSession(store: store, url: url, token: token, durability: durability.durability, cacheSize: cacheSize)
+        session.start(online: !offline)
+        session.run(LineReader(fd: 0))
+    }
+}

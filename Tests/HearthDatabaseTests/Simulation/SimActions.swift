@@ -1,0 +1,193 @@
+import Hearth
+import HearthModel
+import HearthTesting
+import HearthWire
+@testable import HearthDatabase
+
+// The workload (what apps do) and the faults (what the world does).
+extension Simulation {
+    /// The kinds of app operation. Transactions and onDisconnect join here when the client
+    /// core has them (each with its bookkeeping in ``SimChecks``).
+    enum Action: CaseIterable {
+        case set, update, push, remove, listen, unlisten, get, goOffline, goOnline
+
+        var weight: Double {
+            switch self {
+            case .set: 20
+            case .update: 10
+            case .push: 6
+            case .remove: 5
+            case .listen: 10
+            case .unlisten: 5
+            case .get: 4
+            case .goOffline: 2
+            case .goOnline: 4
+            }
+        }
+    }
+
+    enum Fault: CaseIterable {
+        case drop, partition, heal, restartClient, restartServer
+
+        var weight: Double {
+            switch self {
+            case .drop: 35
+            case .partition: 8
+            case .heal: 10
+            case .restartClient: 20
+            case .restartServer: 8
+            }
+        }
+    }
+
+    /// One app operation on client `i`.
+    func act(_ i: Int) {
+        let client = clients[i]
+        let action = Action.allCases[rng.weighted(Action.allCases.map(\.weight))]
+        switch action {
+        case .set:
+            write(i, .set(SimWorkload.value(&rng)), at: SimWorkload.setPath(&rng, listKeys: client.listKeys))
+        case .update:
+            let (path, children) = SimWorkload.update(&rng)
+            write(i, .update(children), at: path)
+        case .push:
+            let key = ChildKey(client.pushIDs.next(now: now, using: &rng))
+            client.listKeys.append(key)
+            write(i, .set(SimWorkload.value(&rng, allowNull: false)), at: Path(keys: ["k", "list", key]))
+        case .remove:
+            write(i, .set(.empty), at: SimWorkload.setPath(&rng, listKeys: client.listKeys))
+        case .listen:
+            listen(i, SimWorkload.location(&rng))
+        case .unlisten:
+            guard !client.registrations.isEmpty else { return }
+            let k = rng.int(0...(client.registrations.count - 1))
+            let r = client.registrations.remove(at: k)
+            note("c\(i) unlisten \(r.location)")
+            do { try client.store.removeListener(r.token) } catch { fail("c\(i) removeListener: \(error)") }
+            apply(i, client.core.unlisten(r.location, now: now))
+        case .get:
+            let location = SimWorkload.location(&rng)
+            let id = client.nextGet
+            client.nextGet += 1
+            note("c\(i) get#\(id) \(location)")
+            apply(i, client.core.get(id, at: location, now: now))
+        case .goOffline:
+            goOffline(i)
+        case .goOnline:
+            goOnline(i)
+        }
+    }
+
+    /// The runtime's write: saved in the store (durable, `.full`), then handed to the core.
+    func write(_ i: Int, _ operation: PendingWrite.Operation, at path: Path) {
+        let client = clients[i]
+        var id: Int64 = 0
+        do {
+            try client.store.commit { (b: inout StoreBatch) throws(StoreError) in id = try b.saveWrite(operation, at: path) }
+        } catch {
+            fail("c\(i) could not save a write: \(error)")
+            return
+        }
+        if id <= client.maxWriteID { fail("c\(i) write id \(id) reused (last was \(client.maxWriteID))") }
+        client.maxWriteID = max(client.maxWriteID, id)
+        let w = SimWrite(client: i, id: id, path: path, operation: operation)
+        client.saved[id] = w
+        stats.writes += 1
+        note("c\(i) w\(id) \(w.summary)")
+        apply(i, client.core.write(PendingWrite(id: id, path: path, operation: operation), now: now))
+    }
+
+    /// The runtime's observe: a store listener, and the core listens.
+    func listen(_ i: Int, _ location: QueryLocation) {
+        let client = clients[i]
+        note("c\(i) listen \(location)")
+        let recorder = SimRecorder()
+        do {
+            let token = try client.store.addListener(at: location.path, query: location.query) { recorder.record($0) }
+            client.registrations.append(SimRegistration(location: location, token: token, recorder: recorder))
+        } catch {
+            fail("c\(i) addListener \(location): \(error)")
+            return
+        }
+        apply(i, client.core.listen(location, now: now))
+    }
+
+    /// One fault.
+    func fault() {
+        let fault = Fault.allCases[rng.weighted(Fault.allCases.map(\.weight))]
+        switch fault {
+        case .drop:
+            let up = connections.values.filter { $0.up }.map(\.id).sorted()
+            guard !up.isEmpty else { return }
+            let id = rng.pick(up)
+            note("FAULT drop conn \(id) of c\(connections[id]!.client)")
+            stats.drops += 1
+            drop(id)
+        case .partition:
+            let i = rng.int(0...(clients.count - 1))
+            guard !clients[i].partitioned else { return }
+            note("FAULT partition c\(i)")
+            stats.partitions += 1
+            clients[i].partitioned = true
+            if let id = clients[i].conn, connections[id]?.up == true { drop(id) }
+        case .heal:
+            guard let i = clients.firstIndex(where: \.partitioned) else { return }
+            note("heal c\(i)")
+            clients[i].partitioned = false
+        case .restartClient:
+            restartClient(rng.int(0...(clients.count - 1)))
+        case .restartServer:
+            restartServer()
+        }
+    }
+
+    /// Client `i`'s process dies and starts again: its connection drops (the server learns
+    /// later), its memory is gone, its store is closed — or its disk cut by a power-cut mode —
+    /// and reopened; the app registers its listens again and, unless it chose to be offline,
+    /// goes online.
+    func restartClient(_ i: Int) {
+        let client = clients[i]
+        let mode: SimulatedFileSystem.PowerCutMode? = rng.chance(0.5) ? rng.pick(SimulatedFileSystem.PowerCutMode.all) : nil
+        note("FAULT restart c\(i)" + (mode.map { " with power cut \($0)" } ?? ""))
+        stats.clientRestarts += 1
+        if mode != nil { stats.powerCuts += 1 }
+        if let id = client.conn, connections[id]?.up == true {
+            connections[id]!.up = false
+            network.drop(conn: id)
+            network.schedule(.serverClosed(conn: id), at: now + rng.ms(0...2_000))
+        }
+        let locations = client.registrations.map(\.location)
+        do { try client.restart(mode: mode, seed: rng.next()) } catch {
+            fail("c\(i)'s store did not reopen after a restart (\(mode.map { "\($0)" } ?? "clean")): \(error)")
+            return
+        }
+        checks.afterClientRestart(i, in: self)
+        if rng.chance(0.2) { client.appOffline = true }
+        for l in locations { listen(i, l) }
+        if !client.appOffline { goOnline(i) }
+    }
+
+    /// The server process dies and starts again over what its store made durable: every
+    /// connection drops, unreleased outputs are lost.
+    func restartServer() {
+        let mode = rng.pick(SimulatedFileSystem.PowerCutMode.all)
+        note("FAULT restart server with power cut \(mode)")
+        stats.serverRestarts += 1
+        stats.powerCuts += 1
+        stats.lostUnreleased += server.outbox.reduce(0) { $0 + $1.applied.count }
+        for id in connections.keys.sorted() {
+            guard var c = connections[id], c.up || c.serverOpen else { continue }
+            c.up = false
+            c.serverOpen = false
+            connections[id] = c
+            network.drop(conn: id)
+            if clients[c.client].conn == id { network.schedule(.clientClosed(conn: id), at: now + rng.ms(0...500)) }
+        }
+        network.dropReleases()
+        do { try server.restart(mode: mode, seed: rng.next()) } catch {
+            fail("the server's store did not reopen (\(mode)): \(error)")
+            return
+        }
+        checks.afterServerRestart(in: self)
+    }
+}

@@ -1,0 +1,217 @@
+import Hearth
+import HearthModel
+import HearthServer
+import HearthTesting
+import HearthWire
+import Synchronization
+@testable import HearthDatabase
+
+/// A write a client saved, as the model sees it.
+struct SimWrite: Sendable {
+    let client: Int
+    let id: Int64
+    let path: Path
+    let operation: PendingWrite.Operation
+
+    /// The data after this write is applied to `data` (no server values in the workload), as
+    /// the server decodes it from the wire.
+    func applied(to data: Node) -> Node {
+        switch operation {
+        case .set(let node): return data.updating(path, with: SimWrite.wire(node, at: path))
+        case .update(let children):
+            var d = data
+            for c in children {
+                let at = path.appending(c.path)
+                d = d.updating(at, with: SimWrite.wire(c.node, at: at))
+            }
+            return d
+        }
+    }
+
+    /// `node` as it reads after a trip through JSON (numbers as the wire decodes them).
+    static func wire(_ node: Node, at path: Path) -> Node {
+        (try? Node(json: node.exportJSON(), at: path)) ?? node
+    }
+
+    var summary: String {
+        switch operation {
+        case .set(let node): "set /\(path.wireString) = \(node.plainJSONString())"
+        case .update(let children):
+            "update /\(path.wireString) {" + children.map { "\($0.path.wireString): \($0.node.plainJSONString())" }.joined(separator: ", ") + "}"
+        }
+    }
+}
+
+/// A server output waiting for its writes to be durable (the release rule).
+struct SimRelease {
+    let output: ServerOutput
+    /// The client writes this output applied (answered `ok`), in order.
+    let applied: [(client: Int, id: Int64)]
+}
+
+/// The server: its core, its authoritative store on its own simulated disk, and the outputs
+/// not yet released.
+final class SimServer {
+    let fs: SimulatedFileSystem
+    var store: Store
+    var core: ServerCore
+    /// Bumped by every restart: connections and releases of an older one are dead.
+    var incarnation = 0
+    var outbox: [SimRelease] = []
+    var lastRelease: Int64 = 0
+    var nextTick: Int64 = 0
+    let clock: @Sendable () -> Int64
+
+    static let directory = "/server"
+
+    static func configuration() -> ServerCore.Configuration {
+        var c = ServerCore.Configuration()
+        c.emulator = true
+        return c
+    }
+
+    static func storeOptions(_ fs: SimulatedFileSystem, clock: @escaping @Sendable () -> Int64) -> Store.Options {
+        var o = Store.Options()
+        o.fileSystem = fs
+        o.authoritative = true
+        o.durability = .full
+        o.backgroundMaintenance = false
+        o.lazyCacheLoad = false
+        o.clock = clock
+        return o
+    }
+
+    init(seed: UInt64, clock: @escaping @Sendable () -> Int64) throws {
+        self.clock = clock
+        fs = SimulatedFileSystem(seed: seed)
+        store = try Store.open(directory: SimServer.directory, options: SimServer.storeOptions(fs, clock: clock))
+        core = ServerCore(data: .empty, configuration: SimServer.configuration(), seed: seed)
+    }
+
+    /// The process dies (the disk cut by `mode`) and starts again over what its store holds.
+    func restart(mode: SimulatedFileSystem.PowerCutMode, seed: UInt64) throws {
+        outbox.removeAll()
+        fs.powerCut(mode: mode)
+        try? store.close()
+        store = try Store.open(directory: SimServer.directory, options: SimServer.storeOptions(fs, clock: clock))
+        core = ServerCore(data: try store.serverValue(at: .root), configuration: SimServer.configuration(), seed: seed)
+        incarnation += 1
+    }
+
+    /// Makes an output's writes durable, as the runtime's commit loop does.
+    func commit(_ writes: [DurableWrite]) throws {
+        guard !writes.isEmpty else { return }
+        try store.commit { (batch: inout StoreBatch) throws(StoreError) in
+            for w in writes {
+                switch w {
+                case let .set(path, node): try batch.applyServerOverwrite(node, at: path)
+                case let .merge(path, children): try batch.applyServerMerge(children, at: path)
+                }
+            }
+        }
+    }
+}
+
+/// Collects one store listener's events and rebuilds the view they describe.
+final class SimRecorder: Sendable {
+    private struct State {
+        var children: [ChildKey: Node] = [:]
+        var value: Node?
+        var count = 0
+    }
+    private let state = Mutex(State())
+
+    func record(_ e: ViewEvent) {
+        state.withLock { s in
+            s.count += 1
+            switch e.kind {
+            case .childAdded, .childChanged, .childMoved:
+                if let k = e.childKey { s.children[k] = e.node }
+            case .childRemoved:
+                if let k = e.childKey { s.children[k] = nil }
+            case .value:
+                s.value = e.node
+            }
+        }
+    }
+
+    /// The children the child events describe, and the last value event's node.
+    var view: (children: [ChildKey: Node], value: Node?, events: Int) {
+        state.withLock { ($0.children, $0.value, $0.count) }
+    }
+}
+
+/// One registration of the app: a store listener and the core's listen for it.
+struct SimRegistration {
+    let location: QueryLocation
+    let token: ListenerToken
+    let recorder: SimRecorder
+}
+
+/// A client "process": its core, its store on its own simulated disk, and what the app did.
+final class SimClient {
+    let index: Int
+    let fs: SimulatedFileSystem
+    var store: Store
+    var core: ClientCore
+    /// The connection the client's transport holds (the core's current one, once opened).
+    var conn: UInt64?
+    /// The app asked to be offline (goOffline) and has not asked to be online since.
+    var appOffline = true
+    /// The network cannot reach the server from this client.
+    var partitioned = false
+    var registrations: [SimRegistration] = []
+    /// Every write it saved, by id, and the ones the server answered.
+    var saved: [Int64: SimWrite] = [:]
+    var completed: Set<Int64> = []
+    var maxWriteID: Int64 = 0
+    var nextGet: UInt64 = 1
+    /// For each get the server answered: what the server's data said then.
+    var expectedGets: [UInt64: Node] = [:]
+    var pushIDs = PushIDGenerator()
+    var listKeys: [ChildKey] = []
+    let clock: @Sendable () -> Int64
+
+    var directory: String { "/client\(index)" }
+
+    static func storeOptions(_ fs: SimulatedFileSystem, clock: @escaping @Sendable () -> Int64) -> Store.Options {
+        var o = Store.Options()
+        o.fileSystem = fs
+        o.durability = .full
+        o.backgroundMaintenance = false
+        o.lazyCacheLoad = false
+        o.clock = clock
+        return o
+    }
+
+    init(index: Int, seed: UInt64, clock: @escaping @Sendable () -> Int64) throws {
+        self.index = index
+        self.clock = clock
+        fs = SimulatedFileSystem(seed: seed)
+        let store = try Store.open(directory: "/client\(index)", options: SimClient.storeOptions(fs, clock: clock))
+        self.store = store
+        core = SimClient.makeCore(store, seed: seed)
+    }
+
+    static func makeCore(_ store: Store, seed: UInt64) -> ClientCore {
+        ClientCore(
+            pendingWrites: store.pendingWrites(), token: store.auth(), seed: seed,
+            hash: { location in Database.cachedHash(store, location) })
+    }
+
+    /// The process dies (with the disk cut by `mode`, or a clean close when nil) and starts
+    /// again: memory lost, store reopened.
+    func restart(mode: SimulatedFileSystem.PowerCutMode?, seed: UInt64) throws {
+        if let mode {
+            fs.powerCut(mode: mode)
+            try? store.close()
+        } else {
+            store.waitForEventDelivery()
+            try store.close()
+        }
+        store = try Store.open(directory: directory, options: SimClient.storeOptions(fs, clock: clock))
+        core = SimClient.makeCore(store, seed: seed)
+        conn = nil
+        registrations = []
+    }
+}

@@ -1,0 +1,424 @@
+import Hearth
+import HearthModel
+import HearthServer
+import HearthTesting
+import HearthWire
+@testable import HearthDatabase
+
+/// A deterministic simulation of several sync clients (``ClientCore`` over a store on a
+/// simulated disk) and the server (``ServerCore`` over an authoritative store on another),
+/// wired by a simulated network on a virtual clock. One seed fixes everything: the workload,
+/// every delay, every fault.
+///
+/// The network is TCP-like: per connection, messages arrive in order each way, with random
+/// delays; across connections anything interleaves. Faults: a connection dropped at any
+/// message (what is in flight is lost), a client partitioned (its attempts fail), a server
+/// restart (unreleased outputs lost; a new core over its store, after a power cut), a client
+/// restart (memory lost; store closed, or cut by a power-cut mode, and reopened), and time
+/// jumps that run backoff, keepalives and idle timeouts.
+///
+/// The invariants are checked as the run goes (``SimChecks``) and at quiescence: the network
+/// healed, every client online, the clock advanced until nothing is left to do.
+///
+/// New operation kinds (transactions, onDisconnect) join as cases of ``Action`` with their
+/// own bookkeeping and checks.
+final class Simulation {
+    struct Configuration {
+        var seed: UInt64
+        var clients = 3
+        var steps = 200
+        var faults = true
+        /// Fail when a re-sent write changed the final data (Firebase's protocol is at-least-once
+        /// there; see ``SimChecks``).
+        var strictExactlyOnce = false
+        /// Chance that delivering a message drops its connection instead.
+        var dropPerMessage = 0.01
+    }
+
+    /// What a run did.
+    struct Stats: CustomStringConvertible {
+        var steps = 0
+        var actions = 0
+        var faults = 0
+        var drops = 0
+        var partitions = 0
+        var serverRestarts = 0
+        var clientRestarts = 0
+        var powerCuts = 0
+        var writes = 0
+        var acks = 0
+        var delivered = 0
+        var duplicates = 0
+        var duplicatesChangingData = 0
+        var finalDiffersFromExactlyOnce = false
+        var lostUnreleased = 0
+        var refusedCommits = 0
+        var virtualMs: Int64 = 0
+        var quiescenceMs: Int64 = 0
+
+        var description: String {
+            "steps \(steps) actions \(actions) faults \(faults) (drops \(drops), partitions \(partitions), server restarts \(serverRestarts), client restarts \(clientRestarts), power cuts \(powerCuts)) writes \(writes) acks \(acks) messages \(delivered) duplicates \(duplicates) (changing data \(duplicatesChangingData)) virtual \(virtualMs / 1000)s"
+        }
+    }
+
+    let configuration: Configuration
+    var rng: SimRandom
+    let clock: HarnessClock
+    let start: Int64
+    var now: Int64 {
+        get { clock() }
+        set { clock.set(newValue) }
+    }
+    var server: SimServer
+    var clients: [SimClient] = []
+    var network = SimNetwork()
+    var connections: [UInt64: SimConnection] = [:]
+    var nextConnection: UInt64 = 1
+    let checks = SimChecks()
+    var stats = Stats()
+    var trace: [String] = []
+    var violations: [String] = []
+
+    init(_ configuration: Configuration) throws {
+        self.configuration = configuration
+        rng = SimRandom(seed: configuration.seed)
+        let clock = HarnessClock()
+        self.clock = clock
+        start = clock()
+        server = try SimServer(seed: configuration.seed &+ 1, clock: { clock() })
+        for i in 0..<configuration.clients {
+            clients.append(try SimClient(index: i, seed: configuration.seed &+ 100 &+ UInt64(i), clock: { clock() }))
+        }
+        checks.clients = configuration.clients
+    }
+
+    // MARK: - Running
+
+    /// Runs the steps, then quiescence and the final checks. Returns the first violation.
+    func run() -> String? {
+        for i in clients.indices where rng.chance(0.8) { goOnline(i) }
+        for step in 1...max(1, configuration.steps) {
+            stats.steps = step
+            self.step(step)
+            if let v = violations.first { return v }
+        }
+        quiesce()
+        stats.virtualMs = now - start
+        if let v = violations.first { return v }
+        checks.final(self)
+        return violations.first
+    }
+
+    func note(_ line: String) { trace.append("t=\(now - start) \(line)") }
+
+    func fail(_ why: String) {
+        if violations.isEmpty { note("VIOLATION: \(why)") }
+        violations.append(why)
+    }
+
+    private func step(_ n: Int) {
+        let kind = rng.weighted([40, 40, 10, 2, configuration.faults ? 8 : 0])
+        switch kind {
+        case 0:
+            // The next thing that happens (a message, a timer).
+            if let t = nextTime() { advance(to: t) } else { advance(to: now + rng.ms(1...1_000)) }
+        case 1:
+            stats.actions += 1
+            act(rng.int(0...(clients.count - 1)))
+        case 2:
+            advance(to: now + rng.ms(1...5_000))
+        case 3:
+            let ms = rng.ms(10_000...130_000)
+            note("time +\(ms)ms")
+            advance(to: now + ms)
+        default:
+            stats.faults += 1
+            fault()
+        }
+    }
+
+    /// The heal, everyone online, time until nothing is left to do.
+    func quiesce() {
+        note("quiesce: heal, everyone online")
+        for c in clients { c.partitioned = false }
+        for i in clients.indices where clients[i].appOffline { goOnline(i) }
+        let begin = now
+        for _ in 0..<2_000 {
+            if isQuiet() { break }
+            advance(to: now + 1_000)
+            if !violations.isEmpty { return }
+        }
+        stats.quiescenceMs = now - begin
+        if !isQuiet() {
+            let states = clients.map { "c\($0.index): phase \($0.core.phase) unanswered \($0.core.unansweredWriteIDs) requests \($0.core.requests.count)" }
+            fail("no quiescence after \(stats.quiescenceMs / 1000)s of virtual time: network \(network.count) events, outbox \(server.outbox.count); \(states.joined(separator: "; "))")
+        }
+        for c in clients { c.store.waitForEventDelivery() }
+    }
+
+    func isQuiet() -> Bool {
+        network.isEmpty && server.outbox.isEmpty
+            && clients.allSatisfy { $0.core.isConnected && $0.core.requests.isEmpty && $0.core.unansweredWriteIDs.isEmpty && $0.core.gets.isEmpty }
+    }
+
+    // MARK: - Time
+
+    /// The earliest time something is due: a network event, a client timer, a server tick.
+    func nextTime() -> Int64? {
+        var t = network.nextTime
+        for c in clients { if let d = c.core.nextDeadline { t = min(t ?? d, d) } }
+        return t
+    }
+
+    /// Runs everything due up to `time`, in time order, then sets the clock to it.
+    func advance(to time: Int64) {
+        var guardCount = 0
+        while violations.isEmpty {
+            guardCount += 1
+            if guardCount > 100_000 {
+                fail("livelock: more than 100000 events before t=\(time - start)")
+                return
+            }
+            let due = [network.nextTime, server.nextTick, clients.compactMap { $0.core.nextDeadline }.min()].compactMap { $0 }.min()
+            guard let due, due <= time else { break }
+            now = max(now, due)
+            if server.nextTick <= now {
+                server.nextTick = now + 1_000
+                serverOutput(server.core.tick(now: now), applied: [])
+                continue
+            }
+            if let i = clients.firstIndex(where: { ($0.core.nextDeadline ?? .max) <= now }) {
+                apply(i, clients[i].core.tick(now: now))
+                continue
+            }
+            if let (_, event) = network.pop(dueBy: now) { process(event) }
+        }
+        now = max(now, time)
+    }
+
+    func latency() -> Int64 { rng.ms(1...40) }
+
+    // MARK: - Network events
+
+    func process(_ event: SimEvent) {
+        switch event {
+        case let .toServer(id, text):
+            guard let c = connections[id], c.serverOpen, c.incarnation == server.incarnation else { return }
+            if configuration.faults && rng.chance(configuration.dropPerMessage) {
+                note("drop conn \(id) of c\(c.client) at a message to the server")
+                stats.drops += 1
+                drop(id)
+                return
+            }
+            deliverToServer(c, text)
+        case let .toClient(id, text):
+            guard let c = connections[id], clients[c.client].conn == id else { return }
+            if configuration.faults && rng.chance(configuration.dropPerMessage) {
+                note("drop conn \(id) of c\(c.client) at a message to the client")
+                stats.drops += 1
+                drop(id)
+                return
+            }
+            stats.delivered += 1
+            apply(c.client, clients[c.client].core.received(text, on: c.link, now: now))
+        case let .accept(id):
+            guard var c = connections[id], c.up else { return }
+            c.incarnation = server.incarnation
+            c.serverOpen = true
+            connections[id] = c
+            serverOutput(server.core.connect(HearthServer.ConnectionID(id), now: now), applied: [])
+        case let .opened(id):
+            guard let c = connections[id], clients[c.client].conn == id else { return }
+            apply(c.client, clients[c.client].core.connectionOpened(c.link, now: now))
+        case let .clientClosed(id):
+            guard let c = connections[id], clients[c.client].conn == id else { return }
+            clients[c.client].conn = nil
+            apply(c.client, clients[c.client].core.connectionClosed(c.link, now: now))
+        case let .serverClosed(id):
+            guard var c = connections[id], c.serverOpen, c.incarnation == server.incarnation else { return }
+            c.serverOpen = false
+            connections[id] = c
+            serverOutput(server.core.disconnect(HearthServer.ConnectionID(id), now: now), applied: [])
+        case let .release(incarnation):
+            guard incarnation == server.incarnation, !server.outbox.isEmpty else { return }
+            release(server.outbox.removeFirst())
+        }
+    }
+
+    /// A client message reaches the server core: which write it applied (answered `ok`) and
+    /// what a get saw are recorded for the checks.
+    func deliverToServer(_ c: SimConnection, _ text: String) {
+        stats.delivered += 1
+        var number: Int?
+        if case let .request(r, request)? = try? ClientMessage.decode(text) {
+            number = r
+            if case let .get(path, query) = request, case let .get(id, _)? = c.requests[r] {
+                let node = server.core.data.child(at: path)
+                let view = query.loadsAllData ? node : query.window(of: node).node
+                clients[c.client].expectedGets[id] = (try? Node(json: view.exportJSON(), at: path)) ?? view
+            }
+        }
+        var out = ServerOutput()
+        let sc = HearthServer.ConnectionID(c.id)
+        for frame in FrameSplitter.frames(for: text) { out.append(server.core.receive(sc, frame: frame, now: now)) }
+        var applied: [(client: Int, id: Int64)] = []
+        if let number, case let .write(writeID)? = c.requests[number] {
+            for (to, reply) in out.messages where to == sc {
+                guard case let .response(n, status, data)? = try? ServerMessage.decode(reply), n == number else { continue }
+                if status == "ok" {
+                    applied.append((c.client, writeID))
+                } else {
+                    fail("the server refused c\(c.client)'s write \(writeID): \(status) \(data.map { "\($0)" } ?? "")")
+                }
+            }
+        }
+        serverOutput(out, applied: applied)
+    }
+
+    /// A server output: the core's connection closes take effect now; the rest waits for its
+    /// writes to be durable (released in order).
+    func serverOutput(_ out: ServerOutput, applied: [(client: Int, id: Int64)]) {
+        guard !out.isEmpty else { return }
+        for sc in out.closes { connections[sc.raw]?.serverOpen = false }
+        if !out.tokenChecks.isEmpty { fail("token check asked for in emulator mode") }
+        server.outbox.append(SimRelease(output: out, applied: applied))
+        server.lastRelease = max(now + rng.ms(0...3), server.lastRelease)
+        network.schedule(.release(incarnation: server.incarnation), at: server.lastRelease)
+    }
+
+    /// The release rule: the writes are made durable, then the messages go out and the
+    /// connections close.
+    func release(_ r: SimRelease) {
+        do { try server.commit(r.output.writes) } catch {
+            fail("the server's store refused a commit: \(error)")
+            return
+        }
+        checks.durablyApplied(r.applied, in: self)
+        for (sc, text) in r.output.messages {
+            guard var c = connections[sc.raw], c.up else { continue }
+            c.lastToClient = max(now + latency(), c.lastToClient)
+            connections[sc.raw] = c
+            network.schedule(.toClient(conn: c.id, text: text), at: c.lastToClient)
+        }
+        for sc in r.output.closes {
+            guard var c = connections[sc.raw], c.up else { continue }
+            // The server closes after its messages: they still arrive; the client's in-flight
+            // messages are lost.
+            c.up = false
+            connections[sc.raw] = c
+            network.drop(conn: c.id) { if case .toServer = $0 { true } else { false } }
+            network.schedule(.clientClosed(conn: c.id), at: max(now + latency(), c.lastToClient) + 1)
+        }
+    }
+
+    // MARK: - Clients
+
+    /// Does what a client output says, as the runtime does: close, open, the commits (one
+    /// store commit, durable when it holds an ack), the messages, the events.
+    func apply(_ i: Int, _ out: ClientOutput) {
+        let client = clients[i]
+        if let link = out.close, let id = client.conn, connections[id]?.link == link { clientClose(i, id) }
+        if let link = out.open {
+            if let id = client.conn { clientClose(i, id) }
+            open(i, link)
+        }
+        if out.fetchToken != nil { fail("c\(i) asked for a token without a token provider") }
+        if !out.commits.isEmpty {
+            let durable = out.commits.contains(where: \.needsDurability)
+            var refused: [String] = []
+            do {
+                try client.store.commit(durability: durable ? nil : .buffered) { (b: inout StoreBatch) throws(StoreError) in
+                    for commit in out.commits {
+                        do throws(StoreError) { try commit.apply(to: &b) } catch {
+                            if case .log = error { throw error }
+                            refused.append("\(commit): \(error)")
+                        }
+                    }
+                }
+            } catch {
+                fail("c\(i)'s store failed a commit: \(error)")
+            }
+            if !refused.isEmpty {
+                stats.refusedCommits += refused.count
+                note("c\(i) store refused: \(refused.joined(separator: "; "))")
+            }
+        }
+        if !out.messages.isEmpty {
+            if client.appOffline, out.messages.contains(where: SimChecks.isWrite) {
+                fail("c\(i) sent a write while offline by request")
+            }
+            if let id = client.conn, let link = client.core.currentConnection, connections[id]?.link == link {
+                for m in out.messages { send(i, id, m) }
+            } else {
+                fail("c\(i)'s core sent \(out.messages.count) messages with no connection of its own")
+            }
+        }
+        for event in out.events { checks.event(event, client: i, in: self) }
+    }
+
+    func send(_ i: Int, _ id: UInt64, _ text: String) {
+        guard var c = connections[id] else { return }
+        if case let .request(r, _)? = try? ClientMessage.decode(text), let kind = clients[i].core.requests[r] {
+            switch kind {
+            case .write(let w): c.requests[r] = .write(w)
+            case .get(let g): if let p = clients[i].core.gets[g] { c.requests[r] = .get(g, p.location) }
+            default: break
+            }
+        }
+        if c.up {
+            c.lastToServer = max(now + latency(), c.lastToServer)
+            network.schedule(.toServer(conn: id, text: text), at: c.lastToServer)
+        }
+        connections[id] = c
+    }
+
+    /// The client's transport opens a connection: it fails when the client is partitioned.
+    func open(_ i: Int, _ link: HearthDatabase.ConnectionID) {
+        let id = nextConnection
+        nextConnection += 1
+        connections[id] = SimConnection(id: id, client: i, link: link)
+        clients[i].conn = id
+        if clients[i].partitioned {
+            connections[id]!.up = false
+            network.schedule(.clientClosed(conn: id), at: now + rng.ms(10...3_000))
+            return
+        }
+        let t = now + latency()
+        network.schedule(.accept(conn: id), at: t)
+        network.schedule(.opened(conn: id), at: t + latency())
+    }
+
+    /// The client closes its connection: what it sent still arrives, then the server learns;
+    /// what the server sends is not read.
+    func clientClose(_ i: Int, _ id: UInt64) {
+        clients[i].conn = nil
+        guard var c = connections[id], c.up else { return }
+        c.up = false
+        connections[id] = c
+        network.drop(conn: id) { if case .toServer = $0 { false } else { true } }
+        network.schedule(.serverClosed(conn: id), at: max(now + latency(), c.lastToServer) + 1)
+    }
+
+    /// The network drops a connection: everything in flight is lost; each side learns after
+    /// its own delay.
+    func drop(_ id: UInt64) {
+        guard var c = connections[id] else { return }
+        c.up = false
+        connections[id] = c
+        network.drop(conn: id)
+        network.schedule(.serverClosed(conn: id), at: now + rng.ms(0...500))
+        if clients[c.client].conn == id { network.schedule(.clientClosed(conn: id), at: now + rng.ms(0...500)) }
+    }
+
+    func goOnline(_ i: Int) {
+        note("c\(i) goOnline")
+        clients[i].appOffline = false
+        apply(i, clients[i].core.goOnline(now: now))
+    }
+
+    func goOffline(_ i: Int) {
+        note("c\(i) goOffline")
+        clients[i].appOffline = true
+        apply(i, clients[i].core.goOffline(now: now))
+    }
+}

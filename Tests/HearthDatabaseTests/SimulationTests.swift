@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+
+/// The deterministic simulation of clients and server (Simulation/): a bounded number of
+/// seeds on every `swift test`, more on demand, one seed with its trace by request, and every
+/// seed that found a bug kept as a regression test.
+///
+/// ```
+/// swift test --filter Simulation                                  # 200 seeds
+/// HEARTH_SIM_SEEDS=10000 swift test --filter Simulation           # a long run
+/// HEARTH_SIM_SEED=1234 HEARTH_SIM_STEPS=57 swift test --filter Simulation   # one seed, traced
+/// ```
+@Suite struct SimulationTests {
+    static let chunks = 4
+
+    /// The seeds this run covers: `HEARTH_SIM_SEED` alone, or `HEARTH_SIM_SEEDS` (default 200)
+    /// from `HEARTH_SIM_FIRST_SEED` (default 1).
+    static func seeds(chunk: Int) -> [UInt64] {
+        if let one = SimRunner.environment("HEARTH_SIM_SEED").flatMap(UInt64.init) { return chunk == 0 ? [one] : [] }
+        let count = SimRunner.environment("HEARTH_SIM_SEEDS").flatMap(UInt64.init) ?? 200
+        let first = SimRunner.environment("HEARTH_SIM_FIRST_SEED").flatMap(UInt64.init) ?? 1
+        return (0..<count).filter { Int($0) % chunks == chunk }.map { first + $0 }
+    }
+
+    @Test(arguments: 0..<SimulationTests.chunks)
+    func simulatedSeeds(chunk: Int) {
+        let traced = SimRunner.environment("HEARTH_SIM_SEED") != nil
+        let started = Date()
+        var totals = Simulation.Stats()
+        var runs = 0, atLeastOnce = 0
+        for seed in SimulationTests.seeds(chunk: chunk) {
+            let outcome = SimRunner.run(SimRunner.configuration(seed: seed))
+            runs += 1
+            totals.steps += outcome.stats.steps
+            totals.faults += outcome.stats.faults
+            totals.drops += outcome.stats.drops
+            totals.writes += outcome.stats.writes
+            totals.duplicates += outcome.stats.duplicates
+            totals.duplicatesChangingData += outcome.stats.duplicatesChangingData
+            totals.clientRestarts += outcome.stats.clientRestarts
+            totals.serverRestarts += outcome.stats.serverRestarts
+            if outcome.stats.finalDiffersFromExactlyOnce { atLeastOnce += 1 }
+            if traced { print(SimRunner.report(outcome).replacingOccurrences(of: "failed after", with: "ran")) }
+            if outcome.violation != nil {
+                Issue.record(Comment(rawValue: SimRunner.report(SimRunner.shrink(outcome))))
+            }
+        }
+        if runs > 0 {
+            let seconds = Date().timeIntervalSince(started)
+            print("simulation chunk \(chunk): \(runs) seeds in \(String(format: "%.1f", seconds))s; totals: steps \(totals.steps), faults \(totals.faults), connection drops \(totals.drops), client restarts \(totals.clientRestarts), server restarts \(totals.serverRestarts), writes \(totals.writes), re-applied writes \(totals.duplicates) (changing data \(totals.duplicatesChangingData)), runs whose final data differs from exactly-once \(atLeastOnce)")
+        }
+    }
+}
+
+/// Seeds the simulator found something with, kept. A seed replays only with the workload
+/// generator it was found with; each test says what the seed shows.
+@Suite struct SimulationRegressionTests {
+    /// Seed 1, 52 steps: a client restart with a power cut, the store then refusing to reopen
+    /// ("integer 2 must be encoded as a number") — found while the workload still wrote
+    /// non-canonical `.integer` leaves; the store-level regression tests are
+    /// `NodeCodecTests.smallIntegerLeafEncodesAsNumber` and `storeWithSmallIntegerWriteReopens`.
+    /// Kept as a run with a client power-cut restart that must stay clean.
+    @Test func seed1ClientRestartWithPowerCut() {
+        var c = Simulation.Configuration(seed: 1)
+        c.steps = 52
+        let o = SimRunner.run(c)
+        #expect(o.violation == nil, Comment(rawValue: SimRunner.report(o)))
+        #expect(o.stats.clientRestarts >= 1)
+    }
+
+    /// Seed 2, 19 steps: the protocol is at-least-once. Client 0 writes `/k/a = {x:0}` and goes
+    /// offline 17 ms later: the write reaches the server (what a client sent before closing
+    /// still arrives), which applies it and answers `ok` — on a connection the client no
+    /// longer reads. Client 2 then writes `/k/a/x = 2`. When client 0 comes back it sends its
+    /// unanswered write again (Firebase's `restoreState_`), and the server applies it a second
+    /// time, undoing client 2's later write: the final data is not what applying each write
+    /// once gives. The detector must see it.
+    @Test func seed2ResentWriteAfterGoOfflineIsDetected() {
+        var c = Simulation.Configuration(seed: 2)
+        c.steps = 19
+        let o = SimRunner.run(c)
+        #expect(o.violation == nil, Comment(rawValue: SimRunner.report(o)))
+        #expect(o.stats.duplicates >= 1)
+        #expect(o.stats.finalDiffersFromExactlyOnce)
+    }
+
+    /// The same seed, asking for exactly-once: fails until the protocol can deduplicate a
+    /// re-sent write (e.g. a per-client write id the server remembers across connections).
+    @Test(.disabled("protocol: at-least-once — a write re-sent after its ack was lost (go offline, drop, restart with the write in flight) is applied again and can undo a later write of another client; Firebase's wire protocol has no id to deduplicate it"))
+    func seed2ExactlyOnce() {
+        var c = Simulation.Configuration(seed: 2)
+        c.steps = 19
+        c.strictExactlyOnce = true
+        let o = SimRunner.run(c)
+        #expect(o.violation == nil, Comment(rawValue: SimRunner.report(o)))
+    }
+
+    /// The checks can fail: a run whose model is tampered with after the fact is caught at
+    /// quiescence.
+    @Test func tamperedModelIsCaught() throws {
+        let sim = try Simulation(Simulation.Configuration(seed: 3, steps: 30))
+        #expect(sim.run() == nil)
+        sim.checks.modelData = sim.checks.modelData.updating("k/tampered", with: SimWorkload.int(1))
+        sim.checks.final(sim)
+        #expect(sim.violations.contains { $0.contains("at quiescence the server holds") })
+    }
+
+    /// Found by the long run (seeds 1000…3999): at quiescence a client's default listen at
+    /// `/k` still shows a leaf the client once wrote there (`5`, `true`) while the server holds
+    /// null. In seed 3026 (175 steps) client 2 sets `/k = 5`, then `/k/b = "s3"` (a child
+    /// under its own leaf), then removes children of `/k`; the server ends with `/k` null,
+    /// the client's store view of `/k` with `5`. Not diagnosed yet: likely the client cache
+    /// applying a child write/removal under a cached leaf (Firebase's LeafNode keeps the leaf
+    /// when a child is removed) or an ack moving the leaf into the server cache.
+    @Test(.disabled("bug: stale leaf in a default view at quiescence (client store or ClientCore), see the doc comment"),
+          arguments: [(3026, 175), (2563, 179), (3079, 196), (3746, 177)] as [(UInt64, Int)])
+    func staleLeafInDefaultView(seed: UInt64, steps: Int) {
+        var c = Simulation.Configuration(seed: seed)
+        c.steps = steps
+        let o = SimRunner.run(c)
+        #expect(o.violation == nil, Comment(rawValue: SimRunner.report(o)))
+    }
+
+    /// Found by the long run: at quiescence a filtered (limited or ranged) listen at `/k`
+    /// misses children the server's window holds (e.g. seed 1716: `orderByValue startAt 1
+    /// limitToLast 3` shows only `list`, the server's window is `a` and `list`). Not
+    /// diagnosed yet (tagged window updates, or the store's window from a partial cache).
+    @Test(.disabled("bug: filtered view misses children of the server's window at quiescence, see the doc comment"),
+          arguments: [1716, 1892, 2072, 2940, 3119] as [UInt64])
+    func filteredViewMissesChildren(seed: UInt64) {
+        let o = SimRunner.run(Simulation.Configuration(seed: seed))
+        #expect(o.violation == nil, Comment(rawValue: SimRunner.report(o)))
+    }
+}
