@@ -170,6 +170,30 @@ public final class Log: Sendable {
         return PendingAppend(lsn: try core.submit(req), request: req)
     }
 
+    /// Queues a segment roll: the records queued before it stay in the active segment (or an
+    /// earlier one) and the next record starts a new segment, as if the active one were full.
+    /// Returns at once; ``wait(_:)`` returns once the old segment is sealed (synced) and the new
+    /// one named by the MANIFEST (FORMAT.md §8.2). A checkpoint through the returned LSN then
+    /// drops the sealed segment at its install, instead of leaving the records it covers in the
+    /// active segment, where every open scans them until the segment fills. Nothing happens when
+    /// the active segment holds no record.
+    ///
+    /// The roll is optional: when it fails before the new MANIFEST is renamed into place (a full
+    /// disk creating the new segment or MANIFEST.tmp, typically), nothing durable has changed,
+    /// the records go on in the old segment, ``abandonedRolls`` counts it, and ``wait(_:)``
+    /// returns normally. Only a failed sync of the old segment, or a failure from the MANIFEST's
+    /// rename on, makes ``wait(_:)`` throw — and poisons the log, as a failed append does.
+    package func submitRoll() throws(LogError) -> PendingAppend {
+        let req = CommitRequest(records: [], sync: false, batchedInterval: nil, roll: true)
+        return PendingAppend(lsn: try core.submit(req), request: req)
+    }
+
+    /// How many requested rolls (``submitRoll()``, a checkpoint install's) were given up because
+    /// they failed before anything durable changed, and the last such failure.
+    package var abandonedRolls: (count: Int, last: LogError?) {
+        core.monitor.withLock { (core.abandonedRolls, core.lastAbandonedRoll) }
+    }
+
     /// Waits until a submitted record is written — and synced, under `.full` — or throws if it
     /// could not be (after which the log is poisoned).
     @discardableResult

@@ -102,6 +102,9 @@ public final class SimulatedFileSystem: FileSystem {
         var syncs = 0
         var directorySyncs = 0
         var faults: [Fault] = []
+        /// The number of the one call ``failCall(afterCalls:_:)`` fails, and with what.
+        var failAt: (call: Int, code: FileSystemError.Code)?
+        var failedCalls: [(operation: FileOperation, path: String)] = []
         var peakStoredBytes = 0
         var peakFiles: [String: Int] = [:]
 
@@ -180,8 +183,27 @@ public final class SimulatedFileSystem: FileSystem {
                                                 pathContains: pathContains)) }
     }
 
+    /// Makes exactly one call fail with `code`, whatever its kind: the one after the next `n` calls
+    /// (counted from now, as ``crash(afterCalls:)`` counts), so that a loop over `n` fails each
+    /// call of an operation in turn. It fails as an injected fault does (no effect); later calls
+    /// run normally.
+    public func failCall(afterCalls n: Int, _ code: FileSystemError.Code) {
+        state.withLock { $0.failAt = ($0.calls + n + 1, code) }
+    }
+
+    /// The calls that injected faults (``injectFault(_:_:sticky:skip:pathContains:)``,
+    /// ``failCall(afterCalls:_:)``) made fail, in order: their kind and path. Emptied by
+    /// ``clearFaults()`` and by a power cut.
+    public var failedCalls: [(operation: FileOperation, path: String)] { state.withLock { $0.failedCalls } }
+
     /// Removes all injected faults.
-    public func clearFaults() { state.withLock { $0.faults.removeAll() } }
+    public func clearFaults() {
+        state.withLock {
+            $0.faults.removeAll()
+            $0.failAt = nil
+            $0.failedCalls = []
+        }
+    }
 
     /// Replaces the state by what a reboot would find, per `mode`. Open handles and locks from before
     /// become invalid; the crash point and faults are cleared; the call counter restarts at zero.
@@ -252,6 +274,8 @@ public final class SimulatedFileSystem: FileSystem {
             s.crashAfter = nil
             s.crashed = false
             s.faults = []
+            s.failAt = nil
+            s.failedCalls = []
         }
     }
 
@@ -427,6 +451,11 @@ public final class SimulatedFileSystem: FileSystem {
             s.crashed = true
             throw FileSystemError(.crashed, op, path)
         }
+        if let f = s.failAt, s.calls == f.call {
+            s.failAt = nil
+            s.failedCalls.append((op, path))
+            throw FileSystemError(f.code, op, path)
+        }
         for i in s.faults.indices where s.faults[i].operation == op {
             if let c = s.faults[i].pathContains, !path.contains(c) { continue }
             if s.faults[i].skip > 0 {
@@ -435,6 +464,7 @@ public final class SimulatedFileSystem: FileSystem {
             }
             let code = s.faults[i].code
             if !s.faults[i].sticky { s.faults.remove(at: i) }
+            s.failedCalls.append((op, path))
             throw FileSystemError(code, op, path)
         }
     }

@@ -101,6 +101,10 @@ import HearthTesting
         var acknowledged = 0  // history[..<acknowledged] is durable
         var store: Store? = try Store.open(directory: "/db", options: o)
         var crashes = 0
+        // Times of reopens that returned but then crashed reading what open left encoded
+        // (state() reads cache and pending-write chunks): each logged a session start if
+        // queries were active, which may or may not have reached the disk.
+        var unconfirmedStarts: [Int64] = []
 
         for step in 0..<160 {
             clock.advance(1)
@@ -108,17 +112,32 @@ import HearthTesting
                 // Reopen after a crash; the open itself may hit a scheduled crash point.
                 fs.powerCut(mode: w.pick(SimulatedFileSystem.PowerCutMode.all))
                 if w.rng.next() % 4 == 0 { fs.crash(afterCalls: Int(1 + w.rng.next() % 30)) }
+                var opened = false
                 do {
                     let reopened = try Store.open(directory: "/db", options: o)
+                    opened = true
                     let recovered = try reopened.state()
                     #expect(recovered.checkInvariants() == nil, "seed \(seed) step \(step)")
-                    // Find the prefix the store recovered (plus this session's start).
+                    // Find the prefix the store recovered (plus an earlier unconfirmed session
+                    // start, plus this session's start).
                     var matched: Int?
-                    for length in stride(from: history.count, through: acknowledged, by: -1) {
-                        var candidate = StoreCrashPropertyTests.fold(history[..<length])
-                        if candidate.trackedQueries.values.contains(where: \.active) { candidate.apply(.sessionStarted(at: clock())) }
-                        if candidate == recovered { matched = length; break }
+                    var matchedStart: Int64?
+                    search: for length in stride(from: history.count, through: acknowledged, by: -1) {
+                        for start in [nil] + unconfirmedStarts.map(Optional.some) {
+                            var candidate = StoreCrashPropertyTests.fold(history[..<length])
+                            if let start {
+                                guard candidate.trackedQueries.values.contains(where: \.active) else { continue }
+                                candidate.apply(.sessionStarted(at: start))
+                            }
+                            if candidate.trackedQueries.values.contains(where: \.active) { candidate.apply(.sessionStarted(at: clock())) }
+                            if candidate == recovered {
+                                matched = length
+                                matchedStart = start
+                                break search
+                            }
+                        }
                     }
+                    unconfirmedStarts = []
                     guard let length = matched else {
                         var nearest = StoreCrashPropertyTests.fold(history[..<acknowledged])
                         if nearest.trackedQueries.values.contains(where: \.active) { nearest.apply(.sessionStarted(at: clock())) }
@@ -126,6 +145,7 @@ import HearthTesting
                         return
                     }
                     history.removeLast(history.count - length)
+                    if let matchedStart { history.append([.sessionStarted(at: matchedStart)]) }
                     if StoreCrashPropertyTests.fold(history[...]).trackedQueries.values.contains(where: \.active) {
                         history.append([.sessionStarted(at: clock())])
                     }
@@ -138,6 +158,7 @@ import HearthTesting
                         Issue.record("seed \(seed) step \(step): reopen failed without a crash: \(error)")
                         return
                     }
+                    if opened { unconfirmedStarts.append(clock()) }
                     continue
                 }
             }

@@ -13,6 +13,9 @@ struct CheckpointEncoder {
     }
 
     let compressionLevel: Int32
+    /// The body format written: ``CheckpointFormat/version``, or 1 (tests: stores written by
+    /// earlier builds).
+    var bodyVersion: UInt32 = CheckpointFormat.version
 
     /// Encodes `state` and passes the body's bytes to `write` in order.
     func encode(_ state: StoreState, write: ([UInt8]) throws -> Void) throws -> Summary {
@@ -88,13 +91,49 @@ struct CheckpointEncoder {
             try emit(.root, .whole, whole)
         }
 
-        let directoryRaw = encodeDirectory(state, priorities: priorities, chunks: chunks)
+        // Format 2: the pending writes, in id order, as runs of about `writeChunkTarget` raw
+        // bytes, each summarized in the directory (id range, path range, path filter).
+        var writeChunks: [CheckpointFormat.WriteChunk] = []
+        if bodyVersion >= 2 {
+            var run: [PendingWrite] = []
+            var events = ByteWriter(capacity: CheckpointFormat.writeChunkTarget + 1024)
+            func emitWrites() throws {
+                guard let first = run.first, let last = run.last else { return }
+                var raw = ByteWriter(capacity: events.bytes.count + 8)
+                raw.varint(run.count)
+                raw.raw(events.bytes)
+                var minPath = first.path, maxPath = first.path
+                var entries = Set<CheckpointFormat.PathFilter.Entry>()
+                for w in run {
+                    if CheckpointFormat.pathOrder(w.path, minPath) < 0 { minPath = w.path }
+                    if CheckpointFormat.pathOrder(w.path, maxPath) > 0 { maxPath = w.path }
+                    CheckpointFormat.PathFilter.entries(forWriteAt: w.path, into: &entries)
+                }
+                let (stored, compressed) = store(raw.bytes)
+                try write(stored)
+                writeChunks.append(CheckpointFormat.WriteChunk(
+                    firstID: first.id, lastID: last.id, count: run.count, minPath: minPath, maxPath: maxPath,
+                    filter: CheckpointFormat.PathFilter(entries), offset: offset, storedLength: stored.count,
+                    rawLength: raw.bytes.count, compressed: compressed, crc: CRC32C.mask(CRC32C.checksum(stored))))
+                offset += UInt64(stored.count)
+                run.removeAll(keepingCapacity: true)
+                events = ByteWriter(capacity: CheckpointFormat.writeChunkTarget + 1024)
+            }
+            for w in state.pendingWrites {
+                EventCodec.encode(.writeSaved(w), into: &events)
+                run.append(w)
+                if events.bytes.count >= CheckpointFormat.writeChunkTarget { try emitWrites() }
+            }
+            try emitWrites()
+        }
+
+        let directoryRaw = encodeDirectory(state, priorities: priorities, chunks: chunks, writeChunks: writeChunks)
         let (directoryStored, directoryCompressed) = store(directoryRaw)
         try write(directoryStored)
 
         var trailer = ByteWriter(capacity: CheckpointFormat.trailerSize)
         trailer.raw(CheckpointFormat.magic)
-        trailer.u32(CheckpointFormat.version)
+        trailer.u32(bodyVersion)
         trailer.u64(offset)
         trailer.u32(UInt32(directoryStored.count))
         trailer.u32(UInt32(directoryRaw.count))
@@ -119,9 +158,12 @@ struct CheckpointEncoder {
         return (raw, false)
     }
 
-    func encodeDirectory(_ state: StoreState, priorities: [(path: Path, priority: Priority)], chunks: [CheckpointFormat.Chunk]) -> [UInt8] {
+    func encodeDirectory(
+        _ state: StoreState, priorities: [(path: Path, priority: Priority)], chunks: [CheckpointFormat.Chunk],
+        writeChunks: [CheckpointFormat.WriteChunk] = []
+    ) -> [UInt8] {
         var w = ByteWriter(capacity: 4096)
-        w.varint(UInt64(CheckpointFormat.version))
+        w.varint(UInt64(bodyVersion))
         w.varint(UInt64(state.lastWriteID))
         w.varint(UInt64(state.lastQueryID))
         w.varint(UInt64(state.lastTransactionID))
@@ -131,7 +173,7 @@ struct CheckpointEncoder {
         var events: [StoreEvent] = []
         events.append(.serverTimeOffset(ms: state.serverTimeOffsetMs))
         if let auth = state.auth { events.append(.authSaved(auth)) }
-        events += state.pendingWrites.map { .writeSaved($0) }
+        if bodyVersion == 1 { events += state.pendingWrites.map { .writeSaved($0) } }
         events += state.trackedQueries.keys.sorted().map { .trackedQuerySaved(state.trackedQueries[$0]!) }
         events += state.pins.sorted { $0.description < $1.description }.map { .pinChanged($0, on: true) }
         events += state.transactions.keys.sorted().map { .transactionSaved(state.transactions[$0]!) }
@@ -139,6 +181,24 @@ struct CheckpointEncoder {
         let batch = EventCodec.encode(events)
         w.varint(batch.count)
         w.raw(batch)
+
+        if bodyVersion >= 2 {
+            w.varint(writeChunks.count)
+            for c in writeChunks {
+                w.varint(UInt64(c.firstID))
+                w.varint(UInt64(c.lastID))
+                w.varint(c.count)
+                EventCodec.path(c.minPath, &w)
+                EventCodec.path(c.maxPath, &w)
+                w.varint(c.filter.bits.count)
+                w.raw(c.filter.bits)
+                w.varint(c.offset)
+                w.varint(c.storedLength)
+                w.varint(c.rawLength)
+                w.bool(c.compressed)
+                w.u32(c.crc)
+            }
+        }
 
         w.varint(state.untracked.count)
         state.untracked.forEachEntry { keys, time in

@@ -1,7 +1,7 @@
 @_spi(HearthInternals) import HearthLog
 import HearthModel
 
-/// The engine's checkpoint body, format 1 (FORMAT.md §"Checkpoint body").
+/// The engine's checkpoint body, format 2 (FORMAT.md §7.1; format 1 is still read).
 ///
 /// ```
 /// body     := chunk* directory trailer
@@ -13,14 +13,24 @@ import HearthModel
 ///             the trailer's first 36 bytes
 /// ```
 ///
-/// The directory holds everything but the server cache (ids, auth, offset, pending writes,
-/// tracked queries, pins, transactions, onDisconnect, untracked entries) and the cache's
+/// The directory holds everything but the server cache and the pending writes (ids, auth,
+/// offset, tracked queries, pins, transactions, onDisconnect, untracked entries), the index of
+/// the pending writes' chunks (id range, path range and path filter of each) and the cache's
 /// index: every chunk's place in the tree, byte range, sizes and CRC, plus the priorities of
 /// nodes that were split across chunks. Opening a store reads the trailer and the directory
-/// only; cache chunks are decoded when a read needs them or by the background load.
+/// only; cache chunks are decoded when a read needs them or by the background load, write
+/// chunks when a read, view or write touches a location they may hold writes for (or when the
+/// whole list is needed: a checkpoint, pruning, ``Store/state()``). Format 1 kept the pending
+/// writes in the directory itself, decoded at open.
 enum CheckpointFormat {
     static let magic: [UInt8] = Array("HEARTHCP".utf8)
-    static let version: UInt32 = 1
+    /// The body format this build writes.
+    static let version: UInt32 = 2
+    /// The body formats this build reads.
+    static let readableVersions: ClosedRange<UInt32> = 1...2
+    /// Target raw size of one chunk of pending writes (small: the first read after open decodes
+    /// the chunks that may hold writes on its path).
+    static let writeChunkTarget = 16 * 1024
     static let trailerSize = 40
     /// Target raw size of one cache chunk.
     static let chunkTarget = 64 * 1024
@@ -79,11 +89,139 @@ enum CheckpointFormat {
         }
     }
 
+    /// One run of pending writes in the checkpoint (body format 2): consecutive writes in id
+    /// order, stored as an event batch of `writeSaved` events, and what the directory says of
+    /// them so that a reader can tell, without decoding, whether they may touch a location.
+    struct WriteChunk: Sendable, Hashable {
+        let firstID: Int64
+        let lastID: Int64
+        let count: Int
+        /// The least and greatest path written (a write's path; for an update, its location),
+        /// in ``pathOrder(_:_:)``.
+        let minPath: Path
+        let maxPath: Path
+        /// Every written path and every ancestor of one (below the root).
+        let filter: PathFilter
+        let offset: UInt64
+        let storedLength: Int
+        let rawLength: Int
+        let compressed: Bool
+        /// Masked CRC32C of the stored bytes.
+        let crc: UInt32
+
+        /// Whether a write of this chunk may be at exactly `path` (false is certain).
+        func mayHoldWrite(at path: Path) -> Bool {
+            CheckpointFormat.pathOrder(minPath, path) <= 0 && CheckpointFormat.pathOrder(path, maxPath) <= 0
+                && filter.mayContain(.exact, path)
+        }
+
+        /// Whether a write of this chunk may be at or below `path` (false is certain).
+        func mayHoldWrites(atOrBelow path: Path) -> Bool {
+            if path.isRoot { return count > 0 }
+            // The paths at or below `path` are one interval of the order: from `path` up to
+            // (not including) the first path after it that does not extend it.
+            guard CheckpointFormat.pathOrder(maxPath, path) >= 0 else { return false }
+            if CheckpointFormat.pathOrder(minPath, path) > 0 && !path.contains(minPath) { return false }
+            return filter.mayContain(.prefix, path)
+        }
+    }
+
+    /// The order of paths the write chunks' path ranges use: key by key in Firebase key order,
+    /// a path before every path that extends it. Every subtree is an interval of it.
+    static func pathOrder(_ a: Path, _ b: Path) -> Int {
+        let n = min(a.keys.count, b.keys.count)
+        for i in 0..<n {
+            let c = ChildKey.compare(a.keys[i], b.keys[i])
+            if c != 0 { return c }
+        }
+        return a.keys.count < b.keys.count ? -1 : (a.keys.count > b.keys.count ? 1 : 0)
+    }
+
+    /// A Bloom filter of paths (FORMAT.md §7.1): no false negatives, about 1% false positives.
+    struct PathFilter: Sendable, Hashable {
+        enum Kind: UInt8 {
+            /// A path written exactly.
+            case exact = 0x45
+            /// A path at or above a written path (below the root).
+            case prefix = 0x50
+        }
+
+        /// Probes per entry.
+        static let probes: UInt32 = 6
+        /// Bits per distinct entry when built.
+        static let bitsPerEntry = 10
+
+        let bits: [UInt8]
+
+        init(bits: [UInt8]) { self.bits = bits }
+
+        /// A filter holding `entries`.
+        init(_ entries: Set<Entry>) {
+            var bits = [UInt8](repeating: 0, count: max(8, (entries.count * PathFilter.bitsPerEntry + 7) / 8))
+            let m = UInt32(bits.count * 8)
+            for e in entries {
+                PathFilter.forEachBit(e.hash, m) { bits[Int($0 >> 3)] |= 1 << UInt8($0 & 7) }
+            }
+            self.bits = bits
+        }
+
+        /// One entry: a kind and a path, by its hash.
+        struct Entry: Hashable {
+            let hash: UInt64
+            init(_ kind: Kind, _ path: Path) { hash = PathFilter.hash(kind, path) }
+        }
+
+        func mayContain(_ kind: Kind, _ path: Path) -> Bool {
+            guard !bits.isEmpty else { return false }
+            let m = UInt32(bits.count * 8)
+            var all = true
+            PathFilter.forEachBit(PathFilter.hash(kind, path), m) { bit in
+                if bits[Int(bit >> 3)] & (1 << UInt8(bit & 7)) == 0 { all = false }
+            }
+            return all
+        }
+
+        /// FNV-1a 64 of the kind byte, then each key's UTF-8 bytes followed by 0xFF.
+        static func hash(_ kind: Kind, _ path: Path) -> UInt64 {
+            var h: UInt64 = 0xcbf2_9ce4_8422_2325
+            func add(_ b: UInt8) {
+                h ^= UInt64(b)
+                h = h &* 0x0000_0100_0000_01b3
+            }
+            add(kind.rawValue)
+            for key in path.keys {
+                for b in key.string.utf8 { add(b) }
+                add(0xFF)
+            }
+            return h
+        }
+
+        /// Bit i (0 ≤ i < probes) is (h1 + i·h2) mod m in 32-bit arithmetic, where h1 is the low
+        /// half of the hash and h2 the high half with its lowest bit set.
+        static func forEachBit(_ hash: UInt64, _ m: UInt32, _ body: (UInt32) -> Void) {
+            let h1 = UInt32(truncatingIfNeeded: hash)
+            let h2 = UInt32(truncatingIfNeeded: hash >> 32) | 1
+            for i in 0..<probes { body((h1 &+ i &* h2) % m) }
+        }
+
+        /// The entries for a write at `path`: the path exactly, and it and its ancestors below
+        /// the root as prefixes.
+        static func entries(forWriteAt path: Path, into set: inout Set<Entry>) {
+            set.insert(Entry(.exact, path))
+            var keys = path.keys
+            while !keys.isEmpty {
+                set.insert(Entry(.prefix, Path(keys: keys)))
+                keys.removeLast()
+            }
+        }
+    }
+
     /// Everything in the directory.
     struct Directory: Sendable {
-        var state: StoreState  // with an empty server cache
+        var state: StoreState  // with an empty server cache (and, format 2, lazy pending writes)
         var priorities: [(path: Path, priority: Priority)]
         var chunks: [Chunk]
+        var writeChunks: [WriteChunk] = []
     }
 
     /// The result of reading a checkpoint's trailer and directory.

@@ -26,8 +26,8 @@ final class CheckpointReader: Sendable {
         var r = ByteReader(t, from: 8)
         do {
             let version = try r.u32()
-            guard version == CheckpointFormat.version else {
-                throw corrupt(trailerAt + 8, "unknown checkpoint body format version \(version) (this build reads \(CheckpointFormat.version))")
+            guard CheckpointFormat.readableVersions.contains(version) else {
+                throw corrupt(trailerAt + 8, "unknown checkpoint body format version \(version) (this build reads \(CheckpointFormat.readableVersions.lowerBound)–\(CheckpointFormat.readableVersions.upperBound))")
             }
             let dirOffset = try r.u64()
             let dirStored = Int(try r.u32())
@@ -52,7 +52,7 @@ final class CheckpointReader: Sendable {
                 raw = stored
             }
             do {
-                directory = try CheckpointReader.decodeDirectory(raw, bodyEnd: dirOffset)
+                directory = try CheckpointReader.decodeDirectory(raw, bodyEnd: dirOffset, bodyVersion: version, checkpoint: checkpoint)
             } catch {
                 throw corrupt(dirOffset, "directory: \(error)")
             }
@@ -63,10 +63,14 @@ final class CheckpointReader: Sendable {
         }
     }
 
-    static func decodeDirectory(_ raw: [UInt8], bodyEnd: UInt64) throws(DecodeError) -> CheckpointFormat.Directory {
+    /// Decodes a directory of body format `bodyVersion` (the trailer's). Format 2's pending
+    /// writes stay in their chunks, read from `checkpoint` when first needed.
+    static func decodeDirectory(
+        _ raw: [UInt8], bodyEnd: UInt64, bodyVersion: UInt32 = CheckpointFormat.version, checkpoint: Checkpoint? = nil
+    ) throws(DecodeError) -> CheckpointFormat.Directory {
         var r = ByteReader(raw)
         let version = try r.varint()
-        guard version == UInt64(CheckpointFormat.version) else { throw r.fail("unknown directory version \(version)") }
+        guard version == UInt64(bodyVersion) else { throw r.fail("directory version \(version) in a body of format \(bodyVersion)") }
         func id() throws(DecodeError) -> Int64 { try EventCodec.id(&r) }
         let lastWrite = try id(), lastQuery = try id(), lastTx = try id(), lastOD = try id()
         let batchLength = try r.count(limit: r.remaining)
@@ -74,10 +78,47 @@ final class CheckpointReader: Sendable {
         var state = StoreState()
         for event in try EventCodec.decode(batch) {
             switch event {
-            case .serverTimeOffset, .authSaved, .writeSaved, .trackedQuerySaved, .pinChanged, .transactionSaved, .onDisconnectSaved:
+            case .writeSaved where bodyVersion == 1:
+                // Format 1 kept the pending writes here.
+                state.apply(event)
+            case .serverTimeOffset, .authSaved, .trackedQuerySaved, .pinChanged, .transactionSaved, .onDisconnectSaved:
                 state.apply(event)
             default:
                 throw r.fail("unexpected event in checkpoint directory")
+            }
+        }
+        var writeChunks: [CheckpointFormat.WriteChunk] = []
+        if bodyVersion >= 2 {
+            let n = try r.count(limit: r.remaining)
+            for _ in 0..<n {
+                let first = try id(), last = try id()
+                let count = try r.count(limit: Int(Int32.max))
+                let minPath = try EventCodec.path(&r), maxPath = try EventCodec.path(&r)
+                let filterLength = try r.count(limit: r.remaining)
+                let filter = CheckpointFormat.PathFilter(bits: Array(try r.raw(filterLength)))
+                let offset = try r.varint()
+                let stored = try r.count(limit: Int(Int32.max))
+                let rawLength = try r.count(limit: 256 << 20)
+                let compressed = try r.bool()
+                let crc = try r.u32()
+                guard first <= last, count >= 1, UInt64(count) <= UInt64(last - first) + 1 else {
+                    throw r.fail("write chunk ids \(first)…\(last) cannot hold \(count) writes")
+                }
+                if let previous = writeChunks.last, previous.lastID >= first {
+                    throw r.fail("write chunk ids \(first)…\(last) not above the previous chunk's")
+                }
+                guard CheckpointFormat.pathOrder(minPath, maxPath) <= 0 else { throw r.fail("write chunk path range \(minPath)…\(maxPath) is empty") }
+                guard offset <= bodyEnd, UInt64(stored) <= bodyEnd - offset else {
+                    throw r.fail("write chunk range \(offset)+\(stored) beyond the chunk area (\(bodyEnd) bytes)")
+                }
+                writeChunks.append(CheckpointFormat.WriteChunk(
+                    firstID: first, lastID: last, count: count, minPath: minPath, maxPath: maxPath, filter: filter,
+                    offset: offset, storedLength: stored, rawLength: rawLength, compressed: compressed, crc: crc))
+            }
+            if !writeChunks.isEmpty {
+                guard let checkpoint else { throw r.fail("pending-write chunks without a checkpoint to read them from") }
+                state.writes = PendingWriteList(chunks: writeChunks.enumerated().map { LazyWriteChunk($1, number: $0, checkpoint: checkpoint) })
+                state.lastWriteID = max(state.lastWriteID, writeChunks[writeChunks.count - 1].lastID)
             }
         }
         state.lastWriteID = max(state.lastWriteID, lastWrite)
@@ -135,7 +176,7 @@ final class CheckpointReader: Sendable {
             chunks.append(CheckpointFormat.Chunk(path: path, kind: kind, offset: offset, storedLength: stored, rawLength: rawLength, compressed: compressed, crc: crc))
         }
         guard r.isAtEnd else { throw r.fail("\(r.remaining) trailing bytes in directory") }
-        return CheckpointFormat.Directory(state: state, priorities: priorities, chunks: chunks)
+        return CheckpointFormat.Directory(state: state, priorities: priorities, chunks: chunks, writeChunks: writeChunks)
     }
 
     /// The node a chunk holds: the whole node at its path, or a children node of its range.
@@ -240,6 +281,7 @@ final class CheckpointReader: Sendable {
             _ = try chunk(i)
             progress?(i + 1, directory.chunks.count)
         }
+        try directory.state.writes.decodeAll()
     }
 
     /// How many chunks are decoded and memoized now (tests, tooling).

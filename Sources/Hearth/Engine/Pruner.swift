@@ -208,8 +208,7 @@ enum Pruner {
             for pin in current.pins where !snapshot.pins.contains(pin) { keepLate(pin.path) }
             let lastWriteID = seenWriteID ?? snapshot.lastWriteID
             if current.lastWriteID > lastWriteID {
-                for w in current.pendingWrites.reversed() {
-                    if w.id <= lastWriteID { break }
+                for w in current.writes.writes(above: lastWriteID) {
                     for p in w.touchedPaths { keepLate(p) }
                 }
                 seenWriteID = current.lastWriteID

@@ -30,9 +30,9 @@ extension Store {
         try commit(durability: .buffered) { (b: inout StoreBatch) throws(StoreError) in
             try b.trackQuery(at: location, active: true)
         }
-        return core.withLock { core in
+        return try core.withLock { (core: inout Core) throws(StoreError) in
             let listener = ViewHost.Listener(location: location, query: query, handler: handler)
-            let (id, events) = core.views.addListener(listener, kinds: kinds, core.loading, reader: core.reader)
+            let (id, events) = try core.views.addListener(listener, kinds: kinds, core.loading, reader: core.reader)
             if !events.isEmpty { eventQueue.async { for e in events { handler(e) } } }
             return ListenerToken(registration: id)
         }
@@ -65,8 +65,19 @@ extension Store {
     /// Builds the views of tracked queries and pins not yet built since open, one at a time
     /// (each under the lock briefly, so listeners and writers interleave); a view a listener
     /// asked for meanwhile is built on demand and skipped here.
+    ///
+    /// A damaged chunk of pending writes met on the way stops the rebuild and poisons the store,
+    /// as a damaged cache chunk met by the background load does.
     func rebuildViews() {
-        while core.withLock({ $0.views.rebuildNext($0.loading, reader: $0.reader) }) {}
+        while core.withLock({ core -> Bool in
+            do throws(StoreError) {
+                return try core.views.rebuildNext(core.loading, reader: core.reader)
+            } catch {
+                if core.loadError == nil { core.loadError = error }
+                core.poisoned = core.poisoned ?? "checkpoint load failed: \(error)"
+                return false
+            }
+        }) {}
     }
 
     /// Blocks until every tracked query's and pin's view has been rebuilt after open.

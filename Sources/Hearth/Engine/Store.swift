@@ -51,6 +51,12 @@ public final class Store: Sendable {
         var logBytesSinceCheckpoint = 0
         var bytesSinceSizeCheck = 0
         var maintenancePending = false
+        /// Set when open replayed a long log tail: the next maintenance pass checkpoints, so
+        /// the next open does not replay it again.
+        var checkpointRequested = false
+        /// The last checkpoint attempt failed (a full disk, typically): the next one does not
+        /// roll the log's segment first (Store+Maintenance.swift, writeCheckpoint).
+        var lastCheckpointFailed = false
         /// Stored/raw size of the last checkpoint's cache chunks, for estimates.
         var compressionRatio = 0.35
         /// Set when pinned, active and pending data alone exceed the cap.
@@ -84,11 +90,13 @@ public final class Store: Sendable {
 
     /// Opens (or creates) the store in `directory`.
     ///
-    /// Reads the newest checkpoint's directory (pending writes, tracked queries, pins, auth,
-    /// transactions, onDisconnect, the cache index) and replays the log after it. With
-    /// ``Options/lazyCacheLoad`` the server cache is decoded in the background; a read before
-    /// that finishes decodes just the chunks it needs. Queries left active by the previous
-    /// session become inactive.
+    /// Reads the newest checkpoint's directory (tracked queries, pins, auth, transactions,
+    /// onDisconnect, the indexes of the cache and of the pending writes) and replays the log
+    /// after it. With ``Options/lazyCacheLoad`` the server cache is decoded in the background
+    /// — a read before that finishes decodes just the chunks it needs — and the checkpoint's
+    /// pending writes are decoded when a read, view or write first touches a location they
+    /// may be at (or when the whole list is needed), so open costs the same with 1,000 or
+    /// 100,000 of them. Queries left active by the previous session become inactive.
     ///
     /// - Throws: ``StoreError/log(_:)`` when the store is locked by another process or
     ///   damaged (file and offset named), ``StoreError/invalidOption(_:)``, or a corrupt
@@ -152,6 +160,8 @@ public final class Store: Sendable {
         var checkpointBytes: UInt64 = 0
         if let checkpoint = log.checkpoint {
             let r = try CheckpointReader(checkpoint)
+            // Eager: the pending writes too (lazy: as reads, views and writes need them).
+            if !options.lazyCacheLoad { try r.directory.state.writes.decodeAll() }
             loading = LoadingState(state: r.directory.state, cacheLoaded: false)
             checkpointLSN = checkpoint.lsn
             checkpointBytes = checkpoint.bodySize
@@ -200,9 +210,13 @@ public final class Store: Sendable {
             throw .log(.invalidArgument("replay: \(error)"))
         }
 
-        let core = Core(
+        var core = Core(
             loading: loading, reader: reader, lastLSN: max(lastLSN, log.lastLSN), checkpointLSN: checkpointLSN,
             checkpointBodyBytes: checkpointBytes, logBytesSinceCheckpoint: replayedBytes)
+        // Replaying the tail is what open costs beyond the directory (about 2 µs per small
+        // pending write): past `openReplayCheckpointBytes` the background maintenance writes a
+        // checkpoint now rather than at the usual threshold, and the next open reads it instead.
+        core.checkpointRequested = replayedBytes >= Store.openReplayCheckpointBytes
         core.views.restore(loading, reader: reader, now: options.clock())
         let store = Store(directory: directory, options: options, log: log, recovery: recovery, core: core)
 
@@ -228,6 +242,9 @@ public final class Store: Sendable {
         store.scheduleMaintenance(force: true)
         return store
     }
+
+    /// Log bytes replayed at open past which open's maintenance pass checkpoints.
+    static let openReplayCheckpointBytes = 64 << 10
 
     /// Decodes the whole checkpoint cache and installs it (background, after open).
     private func finishBackgroundLoad() {
@@ -256,11 +273,18 @@ public final class Store: Sendable {
         _ = try fullyLoadedCore()
     }
 
-    /// Waits for background maintenance, then flushes and closes the log and releases the
-    /// lock. Further calls throw ``StoreError/closed``.
+    /// Waits for background maintenance, checkpoints when the log since the last checkpoint
+    /// is long enough that the next open would replay it for a noticeable time (64 KiB), then
+    /// flushes and closes the log and releases the lock. Further calls throw
+    /// ``StoreError/closed``.
+    ///
+    /// That checkpoint is one the next open would write anyway (in the background, after
+    /// replaying the same log); written here, the next open reads it instead of the log. It is
+    /// best effort: when it fails (a full disk), close goes on, and the next open replays the
+    /// log as before.
     public func close() throws(StoreError) {
         loaded.wait()
-        maintenanceQueue.sync {}
+        maintenanceQueue.sync { checkpointBeforeClose() }
         viewQueue.sync {}
         eventQueue.sync {}
         let wasClosed = core.withLock { core -> Bool in
@@ -312,6 +336,9 @@ public final class Store: Sendable {
                 if !deliveries.isEmpty { eventQueue.async { for (e, handler) in deliveries { handler(e) } } }
                 return (nil, [], false, false)
             }
+            // The pending writes as of open that the views will need for these events reach
+            // them now, so that a damaged checkpoint chunk fails the commit before it is logged.
+            try core.views.prepare(for: events)
             let payload = EventCodec.encode(events)
             // The record is queued here, which fixes its LSN — the order states are applied
             // in — and written and synced after the lock is released, so that concurrent
@@ -402,6 +429,7 @@ public final class Store: Sendable {
             (try? Store.serverValue(loading, reader, at: path)) ?? .empty
         }
         try build(&batch)
+        if let damage = batch.damage { throw damage }
         batch.recordTrackedKeyChanges()
         return (batch.events, batch.viewOperations)
     }
@@ -565,8 +593,12 @@ public final class Store: Sendable {
             // A priority belongs to its (local) node; see StoreState.localValue(at:now:).
             return try value(at: owner).child(at: rest)
         }
-        // A consistent snapshot of the server data and the overlay, read outside the lock.
-        let (loading, reader, overlay) = core.withLock { ($0.loading, $0.reader, $0.views.tree.visibleWrites) }
+        // A consistent snapshot of the server data and the overlay, read outside the lock
+        // (the pending writes as of open that touch `path` reach the overlay first).
+        let (loading, reader, overlay) = try core.withLock { (core: inout Core) throws(StoreError) in
+            try core.views.restoreRegion(path)
+            return (core.loading, core.reader, core.views.tree.visibleWrites)
+        }
         let base = try Store.serverValue(loading, reader, at: path)
         return overlay.completeEventCache(at: path, completeServerCache: base) ?? base
     }
@@ -585,8 +617,8 @@ public final class Store: Sendable {
     public func query(_ query: QuerySpec, at path: Path, includePending: Bool = true) throws(StoreError) -> QueryResult {
         try StoreBatch.validate(path)
         if includePending {
-            let (window, complete) = core.withLock { core in
-                core.views.window(query, at: path, core.loading, reader: core.reader)
+            let (window, complete) = try core.withLock { (core: inout Core) throws(StoreError) in
+                try core.views.window(query, at: path, core.loading, reader: core.reader)
             }
             return QueryResult(window: window, complete: complete)
         }
@@ -601,8 +633,28 @@ public final class Store: Sendable {
         try fullyLoadedCore().loading.state
     }
 
-    /// The core once the checkpoint cache is loaded; throws if loading failed.
+    /// The core once the checkpoint cache is loaded and every pending write of the checkpoint
+    /// decoded; throws if either failed (a damaged write chunk then poisons the store, as a
+    /// damaged cache chunk does).
     func fullyLoadedCore() throws(StoreError) -> Core {
+        let loadedCore = try cacheLoadedCore()
+        let writes = loadedCore.loading.state.writes
+        if writes.isDecoded { return loadedCore }
+        // Decoded outside the lock; the chunks are shared with the store's state, which then
+        // reads them from memory.
+        do throws(StoreError) { try writes.decodeAll() } catch {
+            core.withLock {
+                if $0.loadError == nil { $0.loadError = error }
+                $0.poisoned = $0.poisoned ?? "checkpoint load failed: \(error)"
+            }
+            throw error
+        }
+        return core.withLock { $0 }
+    }
+
+    /// The core once the checkpoint cache is loaded (pending writes may still be encoded);
+    /// throws if loading failed.
+    func cacheLoadedCore() throws(StoreError) -> Core {
         loaded.wait()
         let core = core.withLock { $0 }
         if let e = core.loadError { throw e }
@@ -610,7 +662,14 @@ public final class Store: Sendable {
     }
 
     /// Pending writes in write-id order.
-    public func pendingWrites() -> [PendingWrite] { core.withLock { $0.loading.state.pendingWrites } }
+    ///
+    /// Decodes the writes of the checkpoint the store was opened from that are still encoded
+    /// (once). Writes in a damaged chunk of that checkpoint are missing here; ``state()`` and
+    /// ``stats()`` throw the damage.
+    public func pendingWrites() -> [PendingWrite] {
+        let writes = core.withLock { $0.loading.state.writes }
+        return writes.allReadable()
+    }
 
     /// Tracked queries by id.
     public func trackedQueries() -> [TrackedQuery] {

@@ -25,12 +25,25 @@ extension StoreBatch {
 
     /// The pending write with `id` as this batch sees it (saved earlier in it, or in the store
     /// and not removed by it).
-    public func pendingWrite(_ id: Int64) -> PendingWrite? {
+    ///
+    /// A write kept in a damaged chunk of the checkpoint the store was opened from reads as nil
+    /// here, and the damage then fails the whole commit: ``Store/commit(durability:_:)`` throws
+    /// ``StoreError/corruptCheckpoint(file:offset:reason:)`` and commits nothing, so no caller
+    /// acts on that answer. (Mutating only to note the damage.)
+    public mutating func pendingWrite(_ id: Int64) -> PendingWrite? {
+        do throws(StoreError) { return try storedPendingWrite(id) } catch {
+            if damage == nil { damage = error }
+            return nil
+        }
+    }
+
+    /// ``pendingWrite(_:)``, throwing the damage of a checkpoint chunk instead.
+    func storedPendingWrite(_ id: Int64) throws(StoreError) -> PendingWrite? {
         for case .writeSaved(let write) in events.reversed() where write.id == id {
             return removedInBatch(id) ? nil : write
         }
-        guard !removedInBatch(id), let i = base.pendingWriteIndex(id) else { return nil }
-        return base.pendingWrites[i]
+        guard !removedInBatch(id) else { return nil }
+        return try base.writes.write(id)
     }
 
     private func removedInBatch(_ id: Int64) -> Bool {
@@ -41,7 +54,7 @@ extension StoreBatch {
     /// purges its outstanding writes). Returns their ids, oldest first.
     @discardableResult
     public mutating func removeAllWrites() throws(StoreError) -> [Int64] {
-        var ids = base.pendingWrites.map(\.id)
+        var ids = try base.writes.all().map(\.id)
         for case .writeSaved(let write) in events { ids.append(write.id) }
         ids = ids.filter { !removedInBatch($0) }
         for id in ids { try revertWrite(id) }
@@ -73,7 +86,7 @@ extension StoreBatch {
     /// atomic commit.
     /// - Throws: ``StoreError/unknownWrite(id:)`` when no such write is pending.
     public mutating func applyAckedWrite(_ id: Int64) throws(StoreError) {
-        guard let write = pendingWrite(id) else { throw .unknownWrite(id: id) }
+        guard let write = try storedPendingWrite(id) else { throw .unknownWrite(id: id) }
         let serverNow = Double(now) + serverTimeOffset
         switch write.operation {
         case .set(let node):

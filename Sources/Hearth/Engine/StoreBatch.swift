@@ -31,6 +31,8 @@ public struct StoreBatch {
     /// Server data for single views, applied with the batch's events and not persisted
     /// (StoreBatch+Listens.swift).
     var viewOperations: [ViewOperation] = []
+    /// Damage met by a read that cannot throw (``pendingWrite(_:)``): the commit fails with it.
+    var damage: StoreError?
 
     init(base: StoreState, now: Int64, serverValue: @escaping (Path) -> Node = { _ in .empty }) {
         self.base = base
@@ -108,20 +110,22 @@ public struct StoreBatch {
         return id
     }
 
-    private func hasWrite(_ id: Int64) -> Bool {
-        !writesRemoved.contains(id) && (writesAdded.contains(id) || base.pendingWriteIndex(id) != nil)
+    private func hasWrite(_ id: Int64) throws(StoreError) -> Bool {
+        if writesRemoved.contains(id) { return false }
+        if writesAdded.contains(id) { return true }
+        return try base.writes.write(id) != nil
     }
 
     /// Removes a write the server acknowledged.
     public mutating func ackWrite(_ id: Int64) throws(StoreError) {
-        guard hasWrite(id) else { throw .unknownWrite(id: id) }
+        guard try hasWrite(id) else { throw .unknownWrite(id: id) }
         writesRemoved.insert(id)
         events.append(.writeAcked(id: id))
     }
 
     /// Removes a write the server rejected (or the client abandoned).
     public mutating func revertWrite(_ id: Int64) throws(StoreError) {
-        guard hasWrite(id) else { throw .unknownWrite(id: id) }
+        guard try hasWrite(id) else { throw .unknownWrite(id: id) }
         writesRemoved.insert(id)
         events.append(.writeReverted(id: id))
     }

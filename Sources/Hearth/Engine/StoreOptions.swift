@@ -48,9 +48,11 @@ extension Store {
         /// Run checkpoints and pruning on a background queue (default). When false they run
         /// inline, after the commit that triggered them — deterministic, for tests.
         public var backgroundMaintenance: Bool = true
-        /// Load the checkpoint's server cache in the background after open (default), so that
-        /// open returns once the directory, pending writes and tracked queries are read. When
-        /// false, open loads everything before it returns.
+        /// Load the checkpoint's server cache in the background after open, and its pending
+        /// writes as reads and views need them (default), so that open returns once the
+        /// directory (tracked queries, pins, the indexes of the cache and of the pending
+        /// writes) and the log after the checkpoint are read. When false, open loads
+        /// everything before it returns.
         public var lazyCacheLoad: Bool = true
         /// zlib level for checkpoint chunks (1…9). Default 6.
         public var compressionLevel: Int32 = 6

@@ -33,16 +33,9 @@ final class ViewHost: @unchecked Sendable {
     }
 
     let source = PersistedCacheSource()
-    /// The tree itself; reached only through ``tree``, which first gives it the pending
-    /// writes as of open.
-    private let syncTree: SyncTree
-
-    /// The sync tree, with the pending writes as of open applied (on first access), so it
-    /// never sees a later operation before them.
-    var tree: SyncTree {
-        restoreWrites()
-        return syncTree
-    }
+    /// The sync tree. The pending writes as of open reach it region by region: whoever reads
+    /// or changes a location through it first calls ``restoreRegion(_:)`` for that location.
+    let tree: SyncTree
     private var nextRegistration = 1
     /// Client listeners by registration.
     private(set) var listeners: [RegistrationID: Listener] = [:]
@@ -52,7 +45,7 @@ final class ViewHost: @unchecked Sendable {
     private(set) var pendingRebuild: [QueryLocation] = []
 
     init() {
-        syncTree = SyncTree(source: source)
+        tree = SyncTree(source: source)
     }
 
     /// Runs `body` with the cache source reading from `loading` and `reader`, then lets go of
@@ -69,17 +62,37 @@ final class ViewHost: @unchecked Sendable {
 
     /// Pending writes as of open that the tree has not been given yet (see `restore`), and
     /// what resolving their server values needs: the state, reader and clock as of open.
-    private var unrestoredWrites: [PendingWrite] = []
+    private var unrestored = UnrestoredWrites()
     private var restoreContext: (loading: LoadingState, reader: CheckpointReader?, serverNow: Double)?
 
-    /// Gives the tree the pending writes as of open, once (from the ``tree`` accessor).
-    private func restoreWrites() {
-        guard !unrestoredWrites.isEmpty, let context = restoreContext else { return }
-        let writes = unrestoredWrites
-        unrestoredWrites = []
-        restoreContext = nil
+    /// Gives the tree every pending write as of open that a read, view or write at `path`
+    /// needs (``UnrestoredWrites/takeRegion(of:)``), decoding only the checkpoint chunks that
+    /// may hold one. Call it before the tree reads or changes anything at `path`.
+    /// - Throws: ``StoreError/corruptCheckpoint(file:offset:reason:)`` when a chunk that may
+    ///   hold such a write is damaged.
+    func restoreRegion(_ path: Path) throws(StoreError) {
+        guard let context = restoreContext else { return }
+        let writes = try unrestored.takeRegion(of: path)
         for write in writes {
-            _ = give(write, serverNow: context.serverNow, context.loading, reader: context.reader)
+            let events = give(write, serverNow: context.serverNow, context.loading, reader: context.reader)
+            // No view overlaps a write not yet restored (UnrestoredWrites' invariant).
+            assert(events.isEmpty, "a restored write raised view events")
+        }
+        if unrestored.isEmpty { restoreContext = nil }
+    }
+
+    /// Restores what committing `events` will need (before the commit is logged, so that a
+    /// damaged chunk fails the commit rather than leaving the views behind the log): the
+    /// regions of the writes saved and of the views the commit creates.
+    func prepare(for events: [StoreEvent]) throws(StoreError) {
+        guard restoreContext != nil else { return }
+        for event in events {
+            switch event {
+            case .writeSaved(let write): try restoreRegion(write.path)
+            case .trackedQuerySaved(let q): try restoreRegion(q.path)
+            case .pinChanged(let location, on: true): try restoreRegion(location.path)
+            default: break
+            }
         }
     }
 
@@ -94,20 +107,20 @@ final class ViewHost: @unchecked Sendable {
         let local = { (path: Path) -> Node in
             // A damaged chunk reads as no data here; the reads that meet it report it.
             let server = (try? Store.serverValue(loading, reader, at: path)) ?? .empty
-            return self.syncTree.localValue(at: path, serverValue: server)
+            return self.tree.localValue(at: path, serverValue: server)
         }
         switch write.operation {
         case .set(let node):
             let resolved = StoreState.containsServerValue(node)
                 ? StoreState.resolve(node, existing: local(write.path), serverNow: serverNow) : node
-            return syncTree.applyUserOverwrite(resolved, at: write.path, writeID: write.id)
+            return tree.applyUserOverwrite(resolved, at: write.path, writeID: write.id)
         case .update(let children):
             let resolved = children.map { child -> ChildUpdate in
                 guard StoreState.containsServerValue(child.node) else { return child }
                 let path = write.path.appending(child.path)
                 return ChildUpdate(path: child.path, node: StoreState.resolve(child.node, existing: local(path), serverNow: serverNow))
             }
-            return syncTree.applyUserMerge(resolved, at: write.path, writeID: write.id)
+            return tree.applyUserMerge(resolved, at: write.path, writeID: write.id)
         }
     }
 
@@ -119,12 +132,12 @@ final class ViewHost: @unchecked Sendable {
     /// Prepares the tree for a store just opened: the pending writes (so local data is
     /// overlaid) and the list of views to rebuild, most recently used first.
     ///
-    /// The writes reach the tree on its first use (the ``tree`` accessor), not here: with a
-    /// thousand pending writes that is about half of what open costs, and the first use is
-    /// normally the background view rebuild that open starts.
+    /// The writes reach the tree region by region (``restoreRegion(_:)``), when a read, view
+    /// or write first touches a location, not here: opening a store with 100,000 pending
+    /// writes costs what its first read needs, not 100,000 overlay updates.
     func restore(_ loading: LoadingState, reader: CheckpointReader?, now: Int64) {
-        unrestoredWrites = loading.state.pendingWrites
-        if !unrestoredWrites.isEmpty {
+        unrestored = UnrestoredWrites(loading.state.writes)
+        if !unrestored.isEmpty {
             restoreContext = (loading, reader, Double(now) + loading.state.serverTimeOffsetMs)
         }
         let queries = loading.state.trackedQueries.values.sorted { $0.lastUse > $1.lastUse }.map(\.location)
@@ -133,16 +146,23 @@ final class ViewHost: @unchecked Sendable {
     }
 
     /// Builds the next not-yet-built view; returns false when all are built.
-    func rebuildNext(_ loading: LoadingState, reader: CheckpointReader?) -> Bool {
+    /// - Throws: what restoring the pending writes at its location throws (the view is not built).
+    func rebuildNext(_ loading: LoadingState, reader: CheckpointReader?) throws(StoreError) -> Bool {
         guard !pendingRebuild.isEmpty else { return false }
         let location = pendingRebuild.removeFirst()
+        try restoreRegion(location.path)
         materialize(location, loading, reader: reader)
         return !pendingRebuild.isEmpty
     }
 
-    /// Ensures a view exists for `location` (a registration that wants no events).
+    /// Ensures a view exists for `location` (a registration that wants no events). The
+    /// pending writes at `location` must be restored (``restoreRegion(_:)``, which
+    /// ``prepare(for:)`` does for commits).
     func materialize(_ location: QueryLocation, _ loading: LoadingState, reader: CheckpointReader?) {
         guard materialized[location] == nil else { return }
+        // Already done by the callers; a no-op then. (Should it fail, the view still builds,
+        // from the writes restored so far.)
+        try? restoreRegion(location.path)
         let id = newRegistration()
         materialized[location] = id
         withSource(loading, reader) {
@@ -159,7 +179,9 @@ final class ViewHost: @unchecked Sendable {
     }
 
     /// Adds a client listener; returns its registration and the initial events.
-    func addListener(_ listener: Listener, kinds: ViewEventKinds, _ loading: LoadingState, reader: CheckpointReader?) -> (RegistrationID, [ViewEvent]) {
+    /// - Throws: what restoring the pending writes at its location throws (nothing is added).
+    func addListener(_ listener: Listener, kinds: ViewEventKinds, _ loading: LoadingState, reader: CheckpointReader?) throws(StoreError) -> (RegistrationID, [ViewEvent]) {
+        try restoreRegion(listener.location.path)
         let id = newRegistration()
         listeners[id] = listener
         // A view asked for first is built first.
@@ -172,7 +194,9 @@ final class ViewHost: @unchecked Sendable {
 
     /// The window and completeness of `query` at `path` as a view computes them: from the
     /// existing view, or from a view built for the occasion and dropped again.
-    func window(_ query: QuerySpec, at path: Path, _ loading: LoadingState, reader: CheckpointReader?) -> (window: QueryWindow, complete: Bool) {
+    /// - Throws: what restoring the pending writes at `path` throws.
+    func window(_ query: QuerySpec, at path: Path, _ loading: LoadingState, reader: CheckpointReader?) throws(StoreError) -> (window: QueryWindow, complete: Bool) {
+        try restoreRegion(path)
         if let cache = tree.eventCache(at: path, query: query) { return cache }
         let id = newRegistration()
         withSource(loading, reader) {
@@ -224,6 +248,10 @@ final class ViewHost: @unchecked Sendable {
         return withSource(loading, reader) { applyToTree(events, viewOperations, loading, reader: reader, prior: prior, now: now) }
     }
 
+    /// A listen's tagged data or completion, given to the query's view. Nothing to restore
+    /// first: a tag exists only for a query with a view, and building that view restored every
+    /// pending write as of open at its location and below (``restoreRegion(_:)``), which holds
+    /// every write that can overlap `path`.
     private func applyViewOperation(_ operation: StoreBatch.ViewOperation) -> [ViewEvent] {
         switch operation {
         case let .taggedOverwrite(location, path, node):
@@ -240,7 +268,6 @@ final class ViewHost: @unchecked Sendable {
     private func applyToTree(
         _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior, now: Int64
     ) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
-        restoreWrites()
         let serverNow = Double(now) + loading.state.serverTimeOffsetMs
         var raised: [ViewEvent] = []
         // A commit is atomic, so its listeners see its net effect: acks and reverts go to the
@@ -262,6 +289,8 @@ final class ViewHost: @unchecked Sendable {
             case let .serverMerge(path, children, _):
                 raised += tree.applyServerMerge(children, at: path)
             case .writeSaved(let write):
+                // Restored by prepare(for:) before the commit was logged: a no-op here.
+                try? restoreRegion(write.path)
                 raised += give(write, serverNow: serverNow, loading, reader: reader)
             case .writeAcked, .writeReverted:
                 break  // after the view operations, below
@@ -287,8 +316,14 @@ final class ViewHost: @unchecked Sendable {
         for operation in viewOperations { raised += applyViewOperation(operation) }
         for event in acks {
             switch event {
-            case .writeAcked(let id): raised += tree.ackUserWrite(id, revert: false)
-            case .writeReverted(let id): raised += tree.ackUserWrite(id, revert: true)
+            case .writeAcked(let id):
+                // A write the tree was never given leaves the unrestored ones (no view
+                // overlaps it, so nothing is raised); one it holds leaves the tree.
+                unrestored.remove(id)
+                raised += tree.ackUserWrite(id, revert: false)
+            case .writeReverted(let id):
+                unrestored.remove(id)
+                raised += tree.ackUserWrite(id, revert: true)
             default: break
             }
         }

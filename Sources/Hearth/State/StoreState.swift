@@ -16,7 +16,14 @@ public struct StoreState: Sendable, Equatable {
     /// The server's data as last received, at every location the client has seen.
     public internal(set) var serverCache: Node = .empty
     /// Pending user writes in write-id order.
-    public internal(set) var pendingWrites: [PendingWrite] = []
+    ///
+    /// A store opened from a checkpoint keeps that checkpoint's writes encoded until they are
+    /// needed; this decodes them (once). In a state from ``Store/state()`` every write is
+    /// decoded and verified; otherwise writes in a damaged checkpoint chunk are left out here
+    /// (``Store/state()`` and ``Store/stats()`` report the damage).
+    public var pendingWrites: [PendingWrite] { writes.allReadable() }
+    /// The pending writes, some possibly still encoded in the checkpoint.
+    var writes = PendingWriteList()
     /// Tracked queries by id.
     public internal(set) var trackedQueries: [Int64: TrackedQuery] = [:]
     /// Tracked query ids by location.
@@ -70,17 +77,11 @@ public struct StoreState: Sendable, Equatable {
             noteServerWrite(at: path, time: at)
         case .writeSaved(let write):
             lastWriteID = max(lastWriteID, write.id)
-            if let last = pendingWrites.last, last.id >= write.id {
-                // Out of order (cannot come from the store, which assigns increasing ids):
-                // keep the list sorted and ids unique.
-                pendingWrites.removeAll { $0.id == write.id }
-                let i = pendingWrites.firstIndex { $0.id > write.id } ?? pendingWrites.endIndex
-                pendingWrites.insert(write, at: i)
-            } else {
-                pendingWrites.append(write)
-            }
+            // In id order from the store; one out of order (only a crafted log holds one)
+            // replaces a write with its id or is inserted in order.
+            writes.insert(write)
         case .writeAcked(let id), .writeReverted(let id):
-            if let i = pendingWriteIndex(id) { pendingWrites.remove(at: i) }
+            writes.remove(id)
         case .trackedQuerySaved(let query):
             saveTrackedQuery(query)
         case let .trackedQueryKeysChanged(id, added, removed):
@@ -135,16 +136,6 @@ public struct StoreState: Sendable, Equatable {
     /// Applies events in order.
     public mutating func apply(_ events: some Sequence<StoreEvent>) {
         for e in events { apply(e) }
-    }
-
-    func pendingWriteIndex(_ id: Int64) -> Int? {
-        // Sorted by id: binary search.
-        var lo = 0, hi = pendingWrites.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if pendingWrites[mid].id < id { lo = mid + 1 } else { hi = mid }
-        }
-        return lo < pendingWrites.count && pendingWrites[lo].id == id ? lo : nil
     }
 
     /// Whether a tracked query sits at `path` or above it.
@@ -231,6 +222,7 @@ public struct StoreState: Sendable, Equatable {
 
     /// Verifies the documented invariants; returns the first violation.
     public func checkInvariants() -> String? {
+        let pendingWrites = self.pendingWrites
         for i in pendingWrites.indices.dropFirst() where pendingWrites[i - 1].id >= pendingWrites[i].id {
             return "pending writes out of order at \(i)"
         }

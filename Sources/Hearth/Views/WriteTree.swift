@@ -32,35 +32,55 @@ struct WriteRecord {
 ///
 /// Invariants: write ids strictly increase along ``allWrites``; ``visibleWrites`` is the
 /// layering of exactly the visible records of ``allWrites``, in order.
+///
+/// A write older than the newest may be added (a store restores the pending writes it was
+/// opened with region by region, after newer ones: see ``UnrestoredWrites``), provided it
+/// overlaps no write already held — then layering it last or in id order is the same overlay.
 final class WriteTree {
     /// The overlay of the visible writes.
     private(set) var visibleWrites = CompoundWrite.empty
-    /// Every pending write, oldest first.
-    private(set) var allWrites: [WriteRecord] = []
+    /// Every pending write, oldest first (sorted on first use after an older write was added).
+    var allWrites: [WriteRecord] {
+        sortIfNeeded()
+        return records
+    }
+    private var records: [WriteRecord] = []
+    private var sorted = true
     private var lastWriteID: Int64 = -1
 
-    /// Records a set. Ids must increase.
-    func addOverwrite(_ path: Path, _ node: Node, writeID: Int64, visible: Bool) {
-        assert(writeID > lastWriteID, "stacking an older write on top of newer ones")
-        allWrites.append(WriteRecord(writeID: writeID, path: path, operation: .overwrite(node), visible: visible))
-        if visible { visibleWrites.addWrite(path, node) }
-        lastWriteID = writeID
+    private func sortIfNeeded() {
+        if !sorted {
+            records.sort { $0.writeID < $1.writeID }
+            sorted = true
+        }
     }
 
-    /// Records an update (always visible). Ids must increase.
+    private func add(_ record: WriteRecord) {
+        if record.writeID <= lastWriteID { sorted = false }
+        records.append(record)
+        lastWriteID = max(lastWriteID, record.writeID)
+    }
+
+    /// Records a set. An id below the newest must belong to a write that overlaps none held.
+    func addOverwrite(_ path: Path, _ node: Node, writeID: Int64, visible: Bool) {
+        add(WriteRecord(writeID: writeID, path: path, operation: .overwrite(node), visible: visible))
+        if visible { visibleWrites.addWrite(path, node) }
+    }
+
+    /// Records an update (always visible); ids as for ``addOverwrite(_:_:writeID:visible:)``.
     func addMerge(_ path: Path, _ children: [ChildUpdate], writeID: Int64) {
-        assert(writeID > lastWriteID, "stacking an older merge on top of newer ones")
-        allWrites.append(WriteRecord(writeID: writeID, path: path, operation: .merge(children), visible: true))
+        add(WriteRecord(writeID: writeID, path: path, operation: .merge(children), visible: true))
         visibleWrites.addWrites(path, children)
-        lastWriteID = writeID
     }
 
     /// The pending write with `writeID`. O(log n): ids increase along ``allWrites``.
     func write(_ writeID: Int64) -> WriteRecord? {
-        position(of: writeID).map { allWrites[$0] }
+        position(of: writeID).map { records[$0] }
     }
 
     private func position(of writeID: Int64) -> Int? {
+        sortIfNeeded()
+        let allWrites = records
         var lo = 0, hi = allWrites.count
         while lo < hi {
             let mid = (lo + hi) / 2
@@ -73,7 +93,8 @@ final class WriteTree {
     /// shadowed by a later write — i.e. whether views must re-evaluate the affected paths.
     func removeWrite(_ writeID: Int64) -> Bool {
         guard let position = position(of: writeID) else { return false }
-        let removed = allWrites.remove(at: position)
+        let removed = records.remove(at: position)
+        let allWrites = records
         var stillVisible = removed.visible
         var overlapsOthers = false
         var i = allWrites.count - 1
@@ -93,7 +114,6 @@ final class WriteTree {
         guard stillVisible else { return false }
         if overlapsOthers {
             visibleWrites = WriteTree.layer(allWrites, at: .root) { $0.visible }
-            lastWriteID = allWrites.last?.writeID ?? -1
         } else {
             switch removed.operation {
             case .overwrite:

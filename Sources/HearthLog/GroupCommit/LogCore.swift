@@ -31,6 +31,9 @@ final class LogCore: @unchecked Sendable {
     var closed = false
     var batchedDeadline: UInt64?
     var stopFlusher = false
+    /// Requested rolls given up because they failed before anything durable changed.
+    var abandonedRolls = 0
+    var lastAbandonedRoll: LogError?
 
     // [leader]
     var active: (file: any StoreFile, header: SegmentHeader, offset: UInt64, chain: UInt32)?
@@ -125,6 +128,9 @@ final class LogCore: @unchecked Sendable {
         var bytes = 0
         for r in queue {
             if !group.isEmpty && bytes + r.bytes > options.maxBatchBytes { break }
+            // A requested roll starts its group, so that it falls exactly between the records
+            // queued before it (left in the old segment) and those queued after it.
+            if !group.isEmpty && r.roll { break }
             group.append(r)
             bytes += r.bytes
         }
@@ -147,11 +153,21 @@ final class LogCore: @unchecked Sendable {
         // I/O, outside the monitor. Followers keep queueing behind us.
         var failure: LogError?
         var sealedThrough: LSN?
+        var abandonedRoll: LogError?
         do throws(LogError) {
             if rollRequested, let a = active, a.offset > UInt64(Layout.segmentHeaderSize) {
-                // Sealing syncs the old segment, so everything written so far is durable.
-                try roll(nextLSN: first)
-                sealedThrough = first - 1
+                do throws(RollFailure) {
+                    try roll(nextLSN: first)
+                    // Sealing syncs the old segment, so everything written so far is durable.
+                    sealedThrough = first - 1
+                } catch where !error.poisons {
+                    // A requested roll is an optimization (a checkpoint can then drop the
+                    // segment it covers). It failed before anything durable changed, so the
+                    // group goes on in the old segment and the log stays writable.
+                    abandonedRoll = error.error
+                } catch {
+                    throw error.error
+                }
             }
             if count > 0 {
                 sealedThrough = try rollIfNeeded(groupBytes: bytes, nextLSN: first) ?? sealedThrough
@@ -171,6 +187,10 @@ final class LogCore: @unchecked Sendable {
             poison = e
             finish(group, .failure(e))
             return
+        }
+        if let e = abandonedRoll {
+            abandonedRolls += 1
+            lastAbandonedRoll = e
         }
         if let s = sealedThrough { durableLSN = max(durableLSN, s) }
         writtenLSN = first + LSN(count) - 1
@@ -230,37 +250,60 @@ final class LogCore: @unchecked Sendable {
         guard let a = active else { preconditionFailure("no active segment") }
         let used = a.offset - UInt64(Layout.segmentHeaderSize)
         guard used > 0, a.offset + UInt64(groupBytes) > UInt64(options.segmentSize) else { return nil }
-        try roll(nextLSN: nextLSN)
+        // Any failure poisons here (the group fails): only a requested roll is optional.
+        do throws(RollFailure) { try roll(nextLSN: nextLSN) } catch { throw error.error }
         return nextLSN - 1
     }
 
     /// [leader or open] Seals the active segment (sync) and starts segment n+1 at `nextLSN`:
     /// create, write header, sync, then name it in a new MANIFEST. Appends go to it only after that,
     /// so a segment is never written before the MANIFEST names it.
-    func roll(nextLSN: LSN) throws(LogError) {
+    ///
+    /// On failure, ``RollFailure/poisons`` says whether the log may go on in the old segment
+    /// (see there); `active`, `segments` and `generation` are changed only once the new MANIFEST
+    /// is durable.
+    func roll(nextLSN: LSN) throws(RollFailure) {
         if let a = active {
             // Sealing: nothing may reach the next segment before this one is durable (prefix rule).
-            try logIO { try a.file.sync() }
+            // A failed sync leaves the old segment's unsynced pages in an unknown state: poison.
+            do throws(LogError) { try logIO { try a.file.sync() } } catch {
+                throw RollFailure(error: error, poisons: true)
+            }
         }
         manifestLock.lock()
         defer { manifestLock.unlock() }
         let number = (segments.last?.number ?? 0) + 1
         let header = SegmentHeader(number: number, baseLSN: nextLSN, salt: fs.randomUInt64(),
                                    previousLastLSN: nextLSN - 1, previousChain: active?.chain ?? 0)
-        let name = Layout.segmentName(number)
-        let file = try logIO {
-            let f = try fs.open(joinPath(directory, name), mode: .createTruncate)
-            try f.write(header.encode(), at: 0)
-            try f.sync()
-            return f
-        }
+        let path = joinPath(directory, Layout.segmentName(number))
         let newSegments = segments + [Manifest.Entry(number: number, baseLSN: nextLSN)]
+        // Until the rename in publishTemp, nothing recovery reads has changed: the new segment
+        // file and MANIFEST.tmp are named by no MANIFEST (an open removes both), and this
+        // object's state is untouched. A failure up to there (ENOSPC creating or writing
+        // either file, EIO syncing them) leaves the store exactly as before the roll, so the
+        // log need not be poisoned: the old segment stays the active one. (A failed sync of a
+        // file that is then deleted loses nothing: no acknowledged byte is in it.)
+        var created: (any StoreFile)?
         do throws(LogError) {
-            try ManifestWriter.replace(Manifest(generation: generation + 1, checkpoint: checkpointRef, segments: newSegments),
-                                       directory: directory, fs: fs)
+            let file = try logIO { try fs.open(path, mode: .createTruncate) }
+            created = file
+            try logIO {
+                try file.write(header.encode(), at: 0)
+                try file.sync()
+            }
+            try ManifestWriter.writeTemp(Manifest(generation: generation + 1, checkpoint: checkpointRef, segments: newSegments),
+                                         directory: directory, fs: fs)
         } catch {
+            try? created?.close()
+            // Best effort: left behind, it is a stray file the next open removes.
+            if created != nil { try? fs.unlink(path) }
+            throw RollFailure(error: error, poisons: false)
+        }
+        guard let file = created else { preconditionFailure("the new segment was created") }
+        // From the rename on, the MANIFEST on disk may be the old or the new one: poison.
+        do throws(LogError) { try ManifestWriter.publishTemp(directory: directory, fs: fs) } catch {
             try? file.close()
-            throw error
+            throw RollFailure(error: error, poisons: true)
         }
         generation += 1
         segments = newSegments
@@ -419,7 +462,8 @@ final class LogCore: @unchecked Sendable {
         // When nothing was appended after `lsn`, the active segment is wholly covered by the
         // checkpoint: roll to a new one (which also makes the log durable), so that the old
         // segment leaves the live set at the switch instead of staying as dead bytes until the
-        // next roll.
+        // next roll. (Should the roll fail before anything durable changed — a full disk — it
+        // is given up and the request still syncs: the log is durable through `lsn` either way.)
         if monitor.withLock({ writtenLSN == lsn }) {
             _ = try commit(CommitRequest(records: [], sync: true, batchedInterval: nil, roll: true))
         } else if monitor.withLock({ durableLSN < lsn }) {

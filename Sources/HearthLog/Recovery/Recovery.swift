@@ -147,7 +147,8 @@ enum Recovery {
             try logIO { try f.sync() }
             core.active = (f, header, last.validEnd, report.endChain)
         } else {
-            try core.roll(nextLSN: report.lastLSN + 1)
+            // Open fails on any failure here (nothing is acknowledged yet).
+            do throws(RollFailure) { try core.roll(nextLSN: report.lastLSN + 1) } catch { throw error.error }
         }
         info.lastLSN = report.lastLSN
         core.startFlusher()
