@@ -6,7 +6,7 @@ import Testing
 @testable import HearthDatabase
 
 /// Polls `condition` until it holds or `seconds` pass; returns whether it held.
-func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+func eventually(_ seconds: Double = 60, _ condition: () -> Bool) async -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
         if condition() { return true }

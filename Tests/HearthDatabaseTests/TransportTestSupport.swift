@@ -61,7 +61,7 @@ final class EventRecorder: Sendable {
     var closedCount: Int { all.filter { if case .closed = $0 { true } else { false } }.count }
 
     /// The next event not yet returned, waiting up to `timeout` seconds.
-    func next(timeout: Double = 10) async -> TransportEvent? {
+    func next(timeout: Double = 60) async -> TransportEvent? {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             let got = cursor.withLock { c -> TransportEvent? in
@@ -84,7 +84,7 @@ final class EventRecorder: Sendable {
     }
 
     /// The next event, decoded as a server message when it is one.
-    func nextMessage(timeout: Double = 10) async -> ServerMessage? {
+    func nextMessage(timeout: Double = 60) async -> ServerMessage? {
         guard case .message(let text)? = await next(timeout: timeout) else { return nil }
         return try? ServerMessage.decode(text)
     }
