@@ -40,17 +40,27 @@ final class WriteTree {
     /// The overlay of the visible writes.
     private(set) var visibleWrites = CompoundWrite.empty
     /// Every pending write, oldest first (sorted on first use after an older write was added).
-    var allWrites: [WriteRecord] {
+    var allWrites: ArraySlice<WriteRecord> {
         sortIfNeeded()
-        return records
+        return records[head...]
     }
+    /// The records from ``head`` on are the pending writes; those before it were removed from
+    /// the front (acks arrive oldest first), and are dropped once they are half the array —
+    /// so removing the oldest write is O(1) amortized, not a shift of every other one.
     private var records: [WriteRecord] = []
+    private var head = 0
     private var sorted = true
     private var lastWriteID: Int64 = -1
+    /// How many visible writes touch each path (their own path, and each merge child's), and
+    /// how many lie strictly below each path: with these, removing a write that overlaps no
+    /// other — the common case, writes on distinct children — costs O(depth), not a walk over
+    /// every pending write (which made draining N acks O(N²)).
+    private var touching: [Path: Int] = [:]
+    private var below: [Path: Int] = [:]
 
     private func sortIfNeeded() {
         if !sorted {
-            records.sort { $0.writeID < $1.writeID }
+            records[head...].sort { $0.writeID < $1.writeID }
             sorted = true
         }
     }
@@ -59,6 +69,44 @@ final class WriteTree {
         if record.writeID <= lastWriteID { sorted = false }
         records.append(record)
         lastWriteID = max(lastWriteID, record.writeID)
+        if record.visible { index(record, by: 1) }
+    }
+
+    /// The paths a write is indexed by: its own, and for a merge each child's.
+    private static func paths(of record: WriteRecord) -> [Path] {
+        switch record.operation {
+        case .overwrite: [record.path]
+        case .merge(let children): [record.path] + children.map { record.path.appending($0.path) }
+        }
+    }
+
+    private func index(_ record: WriteRecord, by delta: Int) {
+        for path in WriteTree.paths(of: record) {
+            touching[path, default: 0] += delta
+            if touching[path] == 0 { touching[path] = nil }
+            var keys = path.keys
+            while !keys.isEmpty {
+                keys.removeLast()
+                let ancestor = Path(keys: keys)
+                below[ancestor, default: 0] += delta
+                if below[ancestor] == 0 { below[ancestor] = nil }
+            }
+        }
+    }
+
+    /// Whether some indexed visible write touches a path at, above or below one of
+    /// `record`'s (call after removing `record` from the index).
+    private func overlapsIndexed(_ record: WriteRecord) -> Bool {
+        for path in WriteTree.paths(of: record) {
+            if below[path] != nil { return true }
+            var keys = path.keys
+            while true {
+                if touching[Path(keys: keys)] != nil { return true }
+                if keys.isEmpty { break }
+                keys.removeLast()
+            }
+        }
+        return false
     }
 
     /// Records a set. An id below the newest must belong to a write that overlaps none held.
@@ -81,7 +129,7 @@ final class WriteTree {
     private func position(of writeID: Int64) -> Int? {
         sortIfNeeded()
         let allWrites = records
-        var lo = 0, hi = allWrites.count
+        var lo = head, hi = allWrites.count
         while lo < hi {
             let mid = (lo + hi) / 2
             if allWrites[mid].writeID < writeID { lo = mid + 1 } else { hi = mid }
@@ -93,15 +141,34 @@ final class WriteTree {
     /// shadowed by a later write — i.e. whether views must re-evaluate the affected paths.
     func removeWrite(_ writeID: Int64) -> Bool {
         guard let position = position(of: writeID) else { return false }
-        let removed = records.remove(at: position)
-        let allWrites = records
+        let removed = records[position]
+        // Its place among the pending writes: those after it are later writes.
+        let at = position - head
+        if position == head {
+            head += 1
+            if head > 64 && head * 2 > records.count {
+                records.removeFirst(head)
+                head = 0
+            }
+        } else {
+            records.remove(at: position)
+        }
+        if removed.visible { index(removed, by: -1) }
+        guard removed.visible else { return false }
+        if !overlapsIndexed(removed) {
+            // No other visible write at, above or below it: nothing shadows it, nothing lies
+            // below it — the loop below would conclude the same.
+            removeFromOverlay(removed)
+            return true
+        }
+        let allWrites = Array(records[head...])
         var stillVisible = removed.visible
         var overlapsOthers = false
         var i = allWrites.count - 1
         while stillVisible && i >= 0 {
             let other = allWrites[i]
             if other.visible {
-                if i >= position && other.covers(removed.path) {
+                if i >= at && other.covers(removed.path) {
                     // A later write shadows the removed one: nothing changes for views.
                     stillVisible = false
                 } else if removed.path.contains(other.path) {
@@ -113,20 +180,24 @@ final class WriteTree {
         }
         guard stillVisible else { return false }
         if overlapsOthers {
-            visibleWrites = WriteTree.layer(allWrites, at: .root) { $0.visible }
+            visibleWrites = WriteTree.layer(allWrites[...], at: .root) { $0.visible }
         } else {
-            switch removed.operation {
-            case .overwrite:
-                visibleWrites.removeWrite(removed.path)
-            case .merge(let children):
-                for child in children { visibleWrites.removeWrite(removed.path.appending(child.path)) }
-            }
+            removeFromOverlay(removed)
         }
         return true
     }
 
+    private func removeFromOverlay(_ removed: WriteRecord) {
+        switch removed.operation {
+        case .overwrite:
+            visibleWrites.removeWrite(removed.path)
+        case .merge(let children):
+            for child in children { visibleWrites.removeWrite(removed.path.appending(child.path)) }
+        }
+    }
+
     /// The overlay of the records passing `include`, as seen from `root`.
-    static func layer(_ writes: [WriteRecord], at root: Path, include: (WriteRecord) -> Bool) -> CompoundWrite {
+    static func layer(_ writes: ArraySlice<WriteRecord>, at root: Path, include: (WriteRecord) -> Bool) -> CompoundWrite {
         var result = CompoundWrite.empty
         for write in writes where include(write) {
             switch write.operation {

@@ -186,7 +186,21 @@ extension Database {
     /// Applies the core's commits as one store commit (``ClientCommit/apply(to:)``); a
     /// mutation the store refuses is skipped and remembered, the rest commit. Durable at the
     /// database's tier only when it holds an ack or the token.
-    private func commit(_ commits: [ClientCommit]) {
+    private func commit(_ all: [ClientCommit]) {
+        // At most this many per store commit: a batch re-reads its own earlier events (an ack
+        // resolves its write against the batch's server data), so a commit of K acks costs
+        // O(K²); a burst of thousands of acks goes in slices, in order (server data before the
+        // acks that follow it, so views never flicker).
+        let slice = 64
+        var start = all.startIndex
+        while start < all.endIndex {
+            let end = min(start + slice, all.endIndex)
+            commitSlice(Array(all[start..<end]))
+            start = end
+        }
+    }
+
+    private func commitSlice(_ commits: [ClientCommit]) {
         let durable = commits.contains(where: \.needsDurability)
         do {
             try store.commit(durability: durable ? nil : .buffered) { (b: inout StoreBatch) throws(StoreError) in
