@@ -69,7 +69,22 @@ extension Database {
         let location = QueryLocation(path: query.ref.path, query: query.spec)
         let change = state.withLock { s in on ? s.pinned.insert(location).inserted : s.pinned.remove(location) != nil }
         guard change else { return }
-        do { try store.keepSynced(location, on) } catch { throw DatabaseError(error) }
+        let observed = state.withLock { s in s.registrations.values.contains { $0.location == location } }
+        do {
+            try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                try b.keepSynced(location, on)
+                // A pin listens like an observer, so its query is tracked as an observer's is
+                // (active while pinned or observed): the server's `ok` then marks the cache
+                // complete, and the next connection sends its hash instead of loading it again.
+                if on {
+                    _ = try b.trackQuery(at: location, active: true)
+                } else if !observed, b.trackedQuery(at: location) != nil {
+                    _ = try b.trackQuery(at: location, active: false)
+                }
+            }
+        } catch {
+            throw DatabaseError(error)
+        }
         work.sync {
             step { (core, now) in on ? core.listen(location, now: now) : core.unlisten(location, now: now) }
         }
