@@ -46,6 +46,20 @@ let package = Package(
             path: "ServerBench",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
+        // Issues 14 and 16: the sync client's figures — offline drain against the loopback floor,
+        // reconnect bytes for an unchanged cache, first event after an offline cold start.
+        .executableTarget(
+            name: "SyncBench",
+            dependencies: [
+                .product(name: "Hearth", package: "Hearth"),
+                .product(name: "HearthDatabase", package: "Hearth"),
+                .product(name: "HearthServer", package: "Hearth"),
+                .product(name: "HearthWire", package: "Hearth"),
+                .product(name: "HearthWireTesting", package: "Hearth"),
+            ],
+            path: "SyncBench",
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
         .executableTarget(
             name: "EngineScenarios",
             dependencies: ["Workloads", .product(name: "Hearth", package: "Hearth")],

@@ -96,6 +96,26 @@ struct DatabaseLoopbackTests {
         try db.close()
         try await server.stop()
     }
+
+    /// keepSynced without observers tracks its query, so the listen's `ok` marks the cache
+    /// complete and a later connection (after a restart too) sends the cached data's hash —
+    /// an unchanged location is then not sent again.
+    @Test func keepSyncedCacheIsHashedAfterRestart() async throws {
+        let server = try await TransportTestServer()
+        let dir = TempDir()
+        let location = QueryLocation(path: "pinned", query: .default)
+        do {
+            let db = try Database(url: url(server), options: options(dir.path))
+            try db.reference(withPath: "pinned").keepSynced(true)
+            try await db.reference(withPath: "pinned/x").setValue(.string("kept"))
+            #expect(await eventually { Database.cachedHash(db.store, location) != "" })
+            try db.close()
+        }
+        let db = try Database(url: url(server), options: options(dir.path, online: false))
+        #expect(try Database.cachedHash(db.store, location) == server.store.value(at: "pinned").hash)
+        try db.close()
+        try await server.stop()
+    }
 }
 
 /// A memory-only database that never connects (for tests of references, queries, snapshots).
