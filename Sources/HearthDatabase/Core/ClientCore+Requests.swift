@@ -14,7 +14,8 @@ extension ClientCore {
     /// with `disconnect`).
     public mutating func write(_ write: PendingWrite, condition: WriteCondition? = nil, now: Int64) -> ClientOutput {
         var out = ClientOutput()
-        assert(writes.keys.allSatisfy { $0 < write.id }, "write ids increase")
+        assert(write.id > newestWriteID, "write ids increase")
+        newestWriteID = max(newestWriteID, write.id)
         writes[write.id] = write
         if let condition { conditions[write.id] = condition }
         flush(now: now, into: &out)

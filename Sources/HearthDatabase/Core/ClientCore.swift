@@ -133,6 +133,8 @@ public struct ClientCore: Sendable {
     public internal(set) var isAuthenticated = false
     /// The server's clock minus ours (ms), from the last hello.
     public internal(set) var serverTimeOffsetMs: Double = 0
+    /// The newest write id handed to the core (ids increase: checked, not scanned).
+    var newestWriteID: Int64 = .min
     /// The last session id, sent as `ls` when reconnecting.
     public internal(set) var lastSessionID: String?
     var lastSend: Int64 = 0
