@@ -343,7 +343,10 @@ private final class NoLock: StoreLock {
 /// the same store in this process is reported as such rather than as "locked by another
 /// process" (an advisory file lock cannot tell the two apart).
 final class RegisteredLock: StoreLock {
-    private static let held = Mutex<Set<String>>([])
+    /// How many locks this process holds per path. Counted, not a set: two file systems (the
+    /// simulated ones of concurrent tests) may use the same path, and one releasing must not
+    /// make the other's look free.
+    private static let held = Mutex<[String: Int]>([:])
     private let inner: any StoreLock
     private let path: String
     private let released = Atomic<Bool>(false)
@@ -351,15 +354,18 @@ final class RegisteredLock: StoreLock {
     init(_ inner: any StoreLock, path: String) {
         self.inner = inner
         self.path = path
-        _ = RegisteredLock.held.withLock { $0.insert(path) }
+        RegisteredLock.held.withLock { $0[path, default: 0] += 1 }
     }
 
     /// Whether this process holds the lock at `path` (as spelled when it was taken).
-    static func isHeld(_ path: String) -> Bool { held.withLock { $0.contains(path) } }
+    static func isHeld(_ path: String) -> Bool { held.withLock { $0[path] != nil } }
 
     func release() {
         guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
         inner.release()
-        _ = RegisteredLock.held.withLock { $0.remove(path) }
+        RegisteredLock.held.withLock { held in
+            held[path, default: 1] -= 1
+            if held[path] == 0 { held[path] = nil }
+        }
     }
 }
