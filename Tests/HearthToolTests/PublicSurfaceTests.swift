@@ -36,7 +36,7 @@ import Testing
         #expect(scoped == Self.reexported)
     }
 
-    @Test(arguments: ["Hearth", "HearthModel", "HearthWire", "HearthServer"])
+    @Test(arguments: ["Hearth", "HearthModel", "HearthWire", "HearthServer", "HearthDatabase"])
     func noInternalsAndEveryPublicSymbolDocumented(module: String) throws {
         guard let graph = try SymbolGraph.extract(module) else { return }
         #expect(graph.symbols.count > 30, "the symbol graph of \(module) looks empty")
