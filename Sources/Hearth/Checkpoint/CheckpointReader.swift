@@ -186,14 +186,9 @@ final class CheckpointReader: Sendable {
         func corrupt(_ reason: String) -> StoreError {
             .corruptCheckpoint(file: checkpoint.fileName, offset: c.offset, reason: "chunk \(index) at \(c.path): \(reason)")
         }
-        let stored: [UInt8]
-        do { stored = try checkpoint.read(offset: c.offset, count: c.storedLength) } catch { throw .log(error) }
-        guard CRC32C.mask(CRC32C.checksum(stored)) == c.crc else { throw corrupt("checksum mismatch") }
-        var raw = stored
-        if c.compressed {
-            guard let inflated = RawDeflate.decompress(stored, rawCount: c.rawLength) else { throw corrupt("does not inflate") }
-            raw = inflated
-        }
+        let raw = try CheckpointChunkBytes.read(
+            checkpoint, offset: c.offset, storedLength: c.storedLength, rawLength: c.rawLength, compressed: c.compressed, crc: c.crc,
+            corrupt: corrupt)
         let node: Node
         do { node = try NodeCodec.decode(raw) } catch { throw corrupt("\(error)") }
         if case .range = c.kind, node.isLeaf || node.priority != nil { throw corrupt("range chunk is not a plain children node") }
