@@ -29,14 +29,16 @@ struct PageDemo {
         func add(_ s: String) { lines.withLock { $0.append(s) } }
         func take() -> [String] { lines.withLock { l in defer { l = [] }; return l } }
         var count: Int { lines.withLock { $0.count } }
+        var last: String? { lines.withLock { $0.last } }
     }
 
     /// Sleeps (the demo paces itself; a synchronous pause is fine in a command-line tool).
     func pause(_ seconds: Double) { Thread.sleep(forTimeInterval: seconds) }
 
-    /// Waits (bounded) until `condition` holds.
+    /// Waits (bounded) until `condition` holds. The bound is generous: on a loaded machine a
+    /// restart or a round trip can take seconds, and only a failure runs into it.
     @discardableResult
-    func wait(_ seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+    func wait(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if condition() { return true }
@@ -102,12 +104,14 @@ struct PageDemo {
         }
         let two = Lines()
         observeTop(app, 2, two)
-        wait(1) { two.count >= 3 }
+        wait(30) { two.count >= 2 }  // the two cached children…
+        wait(1) { two.count >= 3 }   // …and, for a second, nothing more (no value event)
         say("queryLimited(toLast: 2), offline, from the cache:")
         for l in two.take() { say(l) }
         say("  → no value event: the app never ran this query online")
         let six = Lines()
         observeTop(app, 6, six)
+        wait(30) { six.count >= 4 }
         wait(1) { six.count >= 5 }
         say("queryLimited(toLast: 6), offline: the four cached children")
         for l in six.take() { say(l) }
@@ -128,6 +132,7 @@ struct PageDemo {
         say("after the restart, still offline: \(app.pendingWriteIDs.count) pending writes (the set, and the two transactions' results run again on the local data)")
         let sixAgain = Lines()
         observeTop(app, 6, sixAgain)
+        wait(30) { sixAgain.count >= 4 }
         wait(1) { sixAgain.count >= 5 }
         _ = sixAgain.take()
 
@@ -209,13 +214,15 @@ struct PageDemo {
             try? con.onDisconnectRemoveValue { _, _ in registered.add("") }
             try? lastOnlineRef.onDisconnectSetValue(ServerValue.timestamp()) { _, _ in registered.add("") }
         }
-        wait { registered.count >= 2 }
-        wait(2) { watcher.count >= 1 }
+        wait(30) { registered.count >= 2 }
+        wait(30) { watcher.count >= 1 }
         say("morgan's client connected and registered its onDisconnect operations")
         if let last = watcher.take().last { say(last) }
         say("morgan's client goes away (its connection drops)")
         try morgan.close()
-        wait { watcher.count >= 1 }
+        // Both operations ran: the connection gone and lastOnline a server timestamp (they may
+        // arrive as two events).
+        wait { watcher.last.map { $0.contains("0 connection(s)") && !$0.hasSuffix("null") } ?? false }
         if let last = watcher.take().last { say(last) }
     }
 
