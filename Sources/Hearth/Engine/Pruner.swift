@@ -46,11 +46,16 @@ enum Pruner {
 
     /// The candidates, least recently used first.
     static func candidates(_ s: StoreState, protected: [Path]) -> [Candidate] {
+        candidates(s, protectedTrie: trie(protected))
+    }
+
+    /// The candidates, least recently used first, given a trie whose entries are exactly the
+    /// protected paths (any value type: only presence counts).
+    static func candidates<T>(_ s: StoreState, protectedTrie: PathTrie<T>) -> [Candidate] {
         var out: [Candidate] = []
         for q in s.trackedQueries.values where !q.active && !s.pins.contains(q.location) {
             out.append(Candidate(path: q.path, lastUse: q.lastUse, queryID: q.id))
         }
-        let protectedTrie = trie(protected)
         s.untracked.forEachEntry { keys, time in
             let path = Path(keys: keys)
             // An untracked entry under protected data could never be pruned; leaving it out
@@ -115,10 +120,12 @@ enum Pruner {
             self.state = state
             self.fraction = fraction
             self.maxInactiveQueries = maxInactiveQueries
-            let protected = Pruner.protectedPaths(state)
-            candidates = Pruner.candidates(state, protected: protected)
+            // One trie of the protected paths serves both the candidates' filter and, with the
+            // candidates added, the counts (a pass costs O(pending writes); it used to build
+            // two).
+            for p in Pruner.protectedPaths(state) { Pass.add(&keep, p, 1) }
+            candidates = Pruner.candidates(state, protectedTrie: keep)
             inactiveQueries = candidates.count { $0.queryID != nil }
-            for p in protected { Pass.add(&keep, p, 1) }
             for c in candidates { Pass.add(&keep, c.path, 1) }
         }
 

@@ -91,9 +91,16 @@ extension Store {
         }
         if closed { return }
         let footprint = try footprintBytes()
-        if footprint > options.capBytes || tooManyInactiveQueries() {
+        if footprint > options.capBytes {
             try enforceCap()
         } else {
+            // Within the cap, too many inactive queries only need their metadata pruned (and
+            // the cache only they held): cachePruned events, no checkpoint. A checkpoint per
+            // pass would rewrite every pending write each time — and a client draining N
+            // offline writes tracks a query per acknowledged write (Firebase's
+            // ensureCompleteTrackedQuery), so it would pass the limit every ~maxInactiveQueries/5
+            // acks: O(N) checkpoints of O(N) writes.
+            if tooManyInactiveQueries() { try pruneInactiveQueries() }
             if sinceCheckpoint >= threshold {
                 try makeRoomForCheckpoint()
                 try writeCheckpoint()
@@ -145,6 +152,16 @@ extension Store {
         do { return try log.footprint().total } catch { throw .log(error) }
     }
 
+    /// Prunes the least recently used inactive queries (a ``Pruner/Pass`` round takes a fifth of
+    /// the candidates, so this runs once per ~maxInactiveQueries/5 new ones) until at most
+    /// `maxInactiveQueries` remain; no size estimate, no checkpoint. Returns the rounds
+    /// committed.
+    @discardableResult
+    func pruneInactiveQueries() throws(StoreError) -> Int {
+        guard !options.authoritative else { return 0 }  // its data is the truth, never a cache
+        return try prune(target: .infinity)
+    }
+
     /// Prunes in rounds until the estimated checkpoint fits the target share of the cap and
     /// the inactive queries are within their limit, or nothing prunable is left. Returns the
     /// number of rounds committed.
@@ -161,7 +178,9 @@ extension Store {
         // Pending writes protect their locations: every one must be known.
         _ = try fullyLoadedCore()
         let (snapshot, ratio) = core.withLock { ($0.loading.state, $0.compressionRatio) }
-        var estimate = min(Store.estimatedCheckpointBytes(snapshot, ratio: ratio), footprint)
+        // The estimate walks the whole cache and every pending write: only when a size target
+        // asks for it.
+        var estimate = target.isFinite ? min(Store.estimatedCheckpointBytes(snapshot, ratio: ratio), footprint) : 0
         var pass = Pruner.Pass(snapshot, maxInactiveQueries: options.maxInactiveQueries)
         var committed = 0
         while estimate > target || pass.inactiveQueries > options.maxInactiveQueries {

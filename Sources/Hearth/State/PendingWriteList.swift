@@ -74,12 +74,13 @@ final class LazyWriteChunk: Sendable {
 /// needs the whole list (a checkpoint, pruning, ``Store/state()``) decodes every chunk once.
 ///
 /// Invariants: chunks have increasing, disjoint id ranges; `loose` is sorted by strictly
-/// increasing id; a chunk's write whose id is in `hidden` is not pending (removed, or replaced
+/// increasing id (``SegmentedWrites``, so that a commit's change copies a segment, not every
+/// write); a chunk's write whose id is in `hidden` is not pending (removed, or replaced
 /// by the write with that id in `loose`).
 struct PendingWriteList: Sendable {
     private(set) var chunks: [LazyWriteChunk] = []
     private(set) var hidden: Set<Int64> = []
-    private(set) var loose: [PendingWrite] = []
+    private(set) var loose = SegmentedWrites()
 
     init() {}
 
@@ -97,37 +98,21 @@ struct PendingWriteList: Sendable {
         return lo < chunks.count && chunks[lo].entry.firstID <= id ? chunks[lo] : nil
     }
 
-    private func looseIndex(_ id: Int64) -> (found: Bool, at: Int) {
-        var lo = 0, hi = loose.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if loose[mid].id < id { lo = mid + 1 } else { hi = mid }
-        }
-        return (lo < loose.count && loose[lo].id == id, lo)
-    }
-
     /// Adds a write (replacing one with the same id). O(1) for a write newer than all.
     mutating func insert(_ write: PendingWrite) {
         if chunk(holding: write.id) != nil { hidden.insert(write.id) }
-        if loose.last.map({ $0.id < write.id }) ?? true {
-            loose.append(write)
-            return
-        }
-        let (found, at) = looseIndex(write.id)
-        if found { loose[at] = write } else { loose.insert(write, at: at) }
+        loose.insert(write)
     }
 
     /// Removes the write with `id`, if pending. Never decodes.
     mutating func remove(_ id: Int64) {
         if chunk(holding: id) != nil { hidden.insert(id) }
-        let (found, at) = looseIndex(id)
-        if found { loose.remove(at: at) }
+        loose.remove(id)
     }
 
     /// The pending write with `id`; decodes at most the one chunk that may hold it.
     func write(_ id: Int64) throws(StoreError) -> PendingWrite? {
-        let (found, at) = looseIndex(id)
-        if found { return loose[at] }
+        if let w = loose.write(id) { return w }
         guard !hidden.contains(id), let chunk = chunk(holding: id) else { return nil }
         let writes = try chunk.writes()
         var lo = 0, hi = writes.count
@@ -158,19 +143,23 @@ struct PendingWriteList: Sendable {
     }
 
     private func merged<E: Error>(_ read: (LazyWriteChunk) throws(E) -> [PendingWrite]) throws(E) -> [PendingWrite] {
-        if chunks.isEmpty { return loose }
+        if chunks.isEmpty { return loose.all }
         var out: [PendingWrite] = []
-        var j = 0
+        var rest = loose.makeIterator()
+        var next = rest.next()
         for chunk in chunks {
             for w in try read(chunk) where !hidden.contains(w.id) {
-                while j < loose.count && loose[j].id < w.id {
-                    out.append(loose[j])
-                    j += 1
+                while let l = next, l.id < w.id {
+                    out.append(l)
+                    next = rest.next()
                 }
                 out.append(w)
             }
         }
-        out.append(contentsOf: loose[j...])
+        while let l = next {
+            out.append(l)
+            next = rest.next()
+        }
         return out
     }
 
@@ -181,8 +170,7 @@ struct PendingWriteList: Sendable {
         for chunk in chunks where chunk.entry.lastID > id {
             for w in (try? chunk.writes()) ?? [] where w.id > id && !hidden.contains(w.id) { out.append(w) }
         }
-        let start = id == .max ? loose.count : looseIndex(id + 1).at
-        out.append(contentsOf: loose[start...])
+        out.append(contentsOf: loose.writes(above: id))
         if !chunks.isEmpty { out.sort { $0.id < $1.id } }
         return out
     }

@@ -68,7 +68,9 @@ package final class SyncTree {
             if serverCache == nil { serverCache = existing.completeServerCache(at: .root) }
         } else {
             syncPoint = SyncPoint(path: path)
-            syncPoints = syncPoints.setting(path, syncPoint)
+            // In place: a copying `setting` would copy every level's children, O(siblings) —
+            // O(n) per listener beside n others (a tracked query per acknowledged write).
+            syncPoints.set(path, syncPoint)
         }
         let serverCacheComplete: Bool
         let initialServerCache: Node
@@ -119,7 +121,7 @@ package final class SyncTree {
         guard let syncPoint = syncPoints.get(path) else { return [] }
         guard query.isDefault || syncPoint.viewForQuery(query) != nil else { return [] }
         let removed = syncPoint.removeRegistration(registration, query: query)
-        if syncPoint.isEmpty { syncPoints = syncPoints.removing(path) }
+        if syncPoint.isEmpty { syncPoints.set(path, nil) }
         for query in removed where !query.loadsAllData {
             let key = QueryKey(path: path, identifier: query.identifier)
             if let tag = queryToTag.removeValue(forKey: key) { tagToQuery[tag] = nil }

@@ -286,7 +286,7 @@ struct ViewProcessor {
             if ackPath.isRoot {
                 // Acking at this location without full data: re-apply what is cached as a merge.
                 var changed = ImmutableTree<Node>()
-                for (key, child) in serverCache.node.children { changed = changed.setting(Path(keys: [key]), child) }
+                for (key, child) in serverCache.node.children { changed.set(Path(keys: [key]), child) }
                 return applyServerMerge(viewCache, ackPath, changed, writes, completeCache, filterServerNode, accumulator)
             }
             return viewCache
@@ -296,7 +296,7 @@ struct ViewProcessor {
         affected.forEach { mergePath, _ in
             let serverCachePath = ackPath.appending(mergePath)
             if serverCache.isCompleteForPath(serverCachePath) {
-                changed = changed.setting(mergePath, serverCache.node.child(at: serverCachePath))
+                changed.set(mergePath, serverCache.node.child(at: serverCachePath))
             }
         }
         return applyServerMerge(viewCache, ackPath, changed, writes, completeCache, filterServerNode, accumulator)
