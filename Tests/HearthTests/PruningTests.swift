@@ -470,3 +470,41 @@ enum PruneWorld {
         #expect(pass.state.serverCache == reference.serverCache)
     }
 }
+
+/// Within the cap, more inactive queries than allowed cost cachePruned events only: a checkpoint
+/// per pass rewrote every pending write each time, and a client draining N offline writes
+/// tracks a query per acknowledged write (Firebase's ensureCompleteTrackedQuery), so it passed
+/// the limit every ~200 acks — O(N) checkpoints of O(N) writes (Benchmarks/README.md, the drain).
+@Suite struct InactiveQueryPruningTests {
+    @Test func tooManyInactiveQueriesWithinTheCapArePrunedWithoutACheckpoint() throws {
+        let fs = SimulatedFileSystem(seed: 3)
+        var o = options(fs)
+        o.maxInactiveQueries = 10
+        o.checkpointMinimumBytes = 1 << 30
+        let store = try Store.open(directory: "/db", options: o)
+        try store.saveWrite(.set(.string("mine")), at: "q/k0")
+        for i in 0..<40 {
+            let path = Path(keys: ["q", ChildKey("k\(i)")])
+            try store.applyServerOverwrite(.number(Double(i)), at: path)
+            try store.trackQuery(at: QueryLocation(path: path, query: .default), complete: true, active: false)
+        }
+        let before = try store.stats()
+        #expect(before.trackedQueries == 40)
+        try store.maintain(force: false)
+        let after = try store.stats()
+        #expect(after.trackedQueries <= 10, "\(after.trackedQueries) tracked")
+        #expect(after.pruneRounds > before.pruneRounds)
+        #expect(after.checkpointsWritten == before.checkpointsWritten, "no checkpoint within the cap")
+        // The most recently used survive; the pending write keeps its location's data.
+        #expect(try store.serverValue(at: "q/k39") == .number(39))
+        #expect(try store.serverValue(at: "q/k0") == .number(0))
+        #expect(try store.value(at: "q/k0") == .string("mine"))
+        #expect(try store.state().checkInvariants() == nil)
+        try store.close()
+        // And the prune is durable: the reopened store has what the pruned one had.
+        let reopened = try Store.open(directory: "/db", options: o)
+        #expect(try reopened.stats().trackedQueries == after.trackedQueries)
+        #expect(try reopened.serverValue(at: "q/k0") == .number(0))
+        try reopened.close()
+    }
+}
