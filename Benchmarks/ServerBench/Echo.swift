@@ -35,24 +35,22 @@ func echoRoundTrips(connections: Int) async throws -> Double {
         }
         .bind(host: "127.0.0.1", port: 0).get()
     let port = channel.localAddress!.port!
-    let clients = try (0..<connections).map { _ in try WebSocketTestClient(port: port, group: clientGroup, path: "/") }
+    let clients = try (0..<connections).map { _ in try WebSocketTestClient(port: port, group: clientLoop(), path: "/") }
     let count = Atomic<Int>(0)
     let stop = Atomic<Bool>(false)
-    let g = DispatchGroup()
     let message = ClientRequest.put(path: "w/c0/k1", data: 1, hash: nil).message(number: 1)
     let start = now()
-    for c in clients {
-        DispatchQueue.global().async(group: g) {
-            while !stop.load(ordering: .relaxed) {
-                try! c.sendFrame(message)
-                guard c.inbox.next(timeout: 5) != nil else { fatalError("echo lost") }
-                count.add(1, ordering: .relaxed)
-            }
+    let threads = Threads(connections) { i in
+        let c = clients[i]
+        while !stop.load(ordering: .relaxed) {
+            try! c.sendFrame(message)
+            guard c.inbox.next(timeout: 5) != nil else { fatalError("echo lost") }
+            count.add(1, ordering: .relaxed)
         }
     }
     try await Task.sleep(for: .seconds(min(options.seconds, 3)))
     stop.store(true, ordering: .relaxed)
-    g.wait()
+    threads.join()
     let rate = Double(count.load(ordering: .relaxed)) / (now() - start)
     for c in clients { c.close() }
     try await channel.close()

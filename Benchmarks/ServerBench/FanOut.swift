@@ -83,9 +83,9 @@ func fanOut(listeners: Int, rounds: Int) async throws -> FanOutRun {
     let push = ServerMessage.set(path: "fan/x", data: .number(1), tag: nil).text
     let ok = ServerMessage.response(number: 1, status: "ok", data: nil).text
     let floorServer = try await BroadcastServer.start(push: push, ok: ok)
-    let floorWatchers = try (0..<listeners).map { _ in try WebSocketTestClient(port: floorServer.port, group: clientGroup, path: "/.ws?v=5") }
+    let floorWatchers = try (0..<listeners).map { _ in try WebSocketTestClient(port: floorServer.port, group: clientLoop(), path: "/.ws?v=5") }
     let floorStamps = try floorWatchers.map(stamp)
-    let floorWriter = try WebSocketTestClient(port: floorServer.port, group: clientGroup, path: "/.ws?v=5")
+    let floorWriter = try WebSocketTestClient(port: floorServer.port, group: clientLoop(), path: "/.ws?v=5")
     let floor = try measureRounds(floorWatchers, floorStamps, rounds: rounds, send: { r in
         try floorWriter.send(ClientRequest.put(path: "fan/x", data: .number(Double(r)), hash: nil).message(number: r))
     }, ack: { _ in _ = floorWriter.receive() })

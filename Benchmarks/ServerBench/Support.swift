@@ -6,7 +6,9 @@ import Foundation
 import Hearth
 import HearthServer
 import HearthWireTesting
+import NIOCore
 import NIOPosix
+import Synchronization
 
 /// The command line: `--seconds S` (throughput runs), `--runs N` (repetitions of each row),
 /// `--rounds N` (fan-out rounds per run), `--only a,b` (writes, fanout, hash, restart, memory),
@@ -48,6 +50,16 @@ struct Options: Sendable {
 
 let options = Options(CommandLine.arguments)
 let clientGroup = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+let clientLoops = Array(clientGroup.makeIterator())
+let nextLoop = Atomic<Int>(0)
+
+/// The client event loop for the next connection, round robin. `WebSocketTestClient` given the
+/// whole group calls `next()` twice per connection (once for its upgrade promise, once through
+/// `ClientBootstrap`), so with two loops every connection landed on the same one and a single
+/// thread read every client socket; handing it one loop spreads the clients over both.
+func clientLoop() -> any EventLoop {
+    clientLoops[nextLoop.add(1, ordering: .relaxed).oldValue % clientLoops.count]
+}
 
 func tempDir(_ name: String) -> String {
     let d = FileManager.default.temporaryDirectory.appendingPathComponent("serverbench-\(name)-\(UUID().uuidString)").path
@@ -100,7 +112,7 @@ final class Live {
         server = try await NetworkServer.start(host: "127.0.0.1", port: 0, runtime: runtime, threads: 2)
     }
     func client() throws -> WebSocketTestClient {
-        let c = try WebSocketTestClient(port: server.port, group: clientGroup)
+        let c = try WebSocketTestClient(port: server.port, group: clientLoop())
         _ = c.receive()  // hello
         return c
     }
@@ -109,4 +121,23 @@ final class Live {
         try store.close()
         try? FileManager.default.removeItem(atPath: dir)
     }
+}
+
+/// Runs `body(i)` for i in 0..<count, each on its own thread, until `body` returns; `join()`
+/// waits for all. (Blocking loops on GCD's global queue get only as many threads as it grants —
+/// about 35 here, fewer than 64 — and starve the task that would stop them.)
+struct Threads {
+    let done = DispatchGroup()
+
+    init(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        for i in 0..<count {
+            done.enter()
+            let group = done
+            let t = Thread { body(i); group.leave() }
+            t.stackSize = 1 << 20
+            t.start()
+        }
+    }
+
+    func join() { done.wait() }
 }

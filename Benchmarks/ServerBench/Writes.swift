@@ -14,22 +14,20 @@ func writes(connections: Int) async throws -> (perSecond: Double, batch: Double)
     let acked = Atomic<Int>(0)
     let stop = Atomic<Bool>(false)
     let commits0 = live.runtime.commitCount, writes0 = live.runtime.committedWriteCount
-    let group = DispatchGroup()
     let start = now()
-    for (i, c) in clients.enumerated() {
-        DispatchQueue.global().async(group: group) {
-            var n = 1
-            while !stop.load(ordering: .relaxed) {
-                try! c.send(ClientRequest.put(path: Path(keys: ["w", ChildKey("c\(i)"), ChildKey("k\(n % 100)")]), data: .number(Double(n)), hash: nil).message(number: n))
-                guard c.response(n).status == "ok" else { fatalError("write \(n) failed") }
-                acked.add(1, ordering: .relaxed)
-                n += 1
-            }
+    let threads = Threads(connections) { i in
+        let c = clients[i]
+        var n = 1
+        while !stop.load(ordering: .relaxed) {
+            try! c.send(ClientRequest.put(path: Path(keys: ["w", ChildKey("c\(i)"), ChildKey("k\(n % 100)")]), data: .number(Double(n)), hash: nil).message(number: n))
+            guard c.response(n).status == "ok" else { fatalError("write \(n) failed") }
+            acked.add(1, ordering: .relaxed)
+            n += 1
         }
     }
     try await Task.sleep(for: .seconds(options.seconds))
     stop.store(true, ordering: .relaxed)
-    group.wait()
+    threads.join()
     let elapsed = now() - start
     let commits = live.runtime.commitCount - commits0, written = live.runtime.committedWriteCount - writes0
     for c in clients { c.close() }
