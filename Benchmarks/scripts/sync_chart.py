@@ -168,7 +168,11 @@ def main():
     ax.set_xlabel("KiB per connection (after − before) / N")
     ax.set_title("hearth serve: memory per WebSocket connection (lower is better)", fontsize=10)
 
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
     for ax in axes.flat:
+        if ax.get_yscale() == "log":
+            ax.yaxis.set_major_formatter(ScalarFormatter())
+            ax.yaxis.set_minor_formatter(NullFormatter())
         ax.tick_params(labelsize=8)
         ax.grid(True, which="major", alpha=0.3)
     loads = [r["load"][0] for k in ("writes", "fanOut", "memory") for r in res.get(k, []) if r.get("load")]
