@@ -100,6 +100,7 @@ def main():
         ax.annotate(f"{v:.1f}", (n, v), textcoords="offset points", xytext=(4, -12), fontsize=8)
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.set_yticks([t for t in (10, 20, 50, 100, 200, 500, 1000, 2000, 5000) if min(v for *_, v in drain) / 2 <= t <= max(p for *_, p, _ in drain) * 2])
     ax.set_xlabel("offline writes drained (N)")
     ax.set_title("drain after reconnect: µs per write (lower is better)", fontsize=10)
     ax.legend(fontsize=8)
@@ -172,6 +173,7 @@ def main():
     for ax in axes.flat:
         if ax.get_yscale() == "log":
             ax.yaxis.set_major_formatter(ScalarFormatter())
+            ax.yaxis.get_major_formatter().set_scientific(False)
             ax.yaxis.set_minor_formatter(NullFormatter())
         ax.tick_params(labelsize=8)
         ax.grid(True, which="major", alpha=0.3)
