@@ -1,308 +1,95 @@
-// The server's figures (issue 12): durable writes per second from 1 and 64 connections against
-// the machine's floor (fsync rate × the measured group-commit batch; raw loopback WebSocket
-// echo), fan-out latency to 100 listeners, the bytes a matching-hash listen costs on a 10 MiB
-// location, and the time from `hearth serve` process start to accepting connections over a
-// 100 MiB database. Run: `swift run -c release ServerBench [--hearth PATH] [--seconds S]`.
-import Dispatch
+// The server's figures (issues 12 and 16): durable writes per second from 1, 16 and 64
+// connections against the machine's floors (fsync rate × the measured group-commit batch; raw
+// loopback WebSocket echo), fan-out latency to 10, 100 and 1,000 listeners against a raw
+// broadcast of the same bytes, the bytes a matching-hash listen costs on a 10 MiB location,
+// the time from `hearth serve` process start to accepting connections over a 100 MiB database,
+// and the memory a `hearth serve` process spends per idle connection.
+// Run: `swift run -c release ServerBench [--json PATH] [--runs N] [--only writes,fanout,…]`
+// (options: Support.swift).
 import Foundation
-import Hearth
-import HearthServer
-import HearthWire
-import HearthWireTesting
-import NIOCore
-import NIOHTTP1
-import NIOPosix
-import NIOWebSocket
-import Synchronization
 
-let args = CommandLine.arguments
-func option(_ name: String) -> String? {
-    guard let i = args.firstIndex(of: name), i + 1 < args.count else { return nil }
-    return args[i + 1]
-}
-let seconds = Double(option("--seconds") ?? "5")!
-let hearthBinary = option("--hearth") ?? "../.build/release/hearth"
-let only = option("--only")
-let clientGroup = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+report("ServerBench: \(options.seconds) s per throughput run, \(options.runs) runs per row, loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores, \(loadText(loadAverage()))")
+var results = Results(
+    date: ISO8601DateFormatter().string(from: Date()), cores: ProcessInfo.processInfo.activeProcessorCount,
+    secondsPerThroughputRun: options.seconds, command: CommandLine.arguments.joined(separator: " "))
+@MainActor func save() throws { if let path = options.json { try write(results, to: path) } }
 
-func tempDir(_ name: String) -> String {
-    let d = FileManager.default.temporaryDirectory.appendingPathComponent("serverbench-\(name)-\(UUID().uuidString)").path
-    try! FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
-    return d
-}
-
-func percentile(_ xs: [Double], _ p: Double) -> Double {
-    let s = xs.sorted()
-    return s[min(s.count - 1, Int(Double(s.count - 1) * p + 0.5))]
-}
-
-func report(_ s: String) { print(s) }
-
-func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
-
-final class Live {
-    let store: Store
-    let runtime: ServerRuntime
-    let server: NetworkServer
-    let dir: String
-    init() async throws {
-        dir = tempDir("db")
-        var o = Store.Options()
-        o.authoritative = true
-        o.segmentSize = 16 << 20
-        o.checkpointMinimumBytes = 16 << 20
-        store = try Store.open(directory: dir, options: o)
-        var c = ServerCore.Configuration()
-        c.emulator = true
-        runtime = try ServerRuntime(store: store, configuration: c, verifier: try await FirebaseTokenVerifier(secret: nil, emulator: true))
-        server = try await NetworkServer.start(host: "127.0.0.1", port: 0, runtime: runtime, threads: 2)
-    }
-    func client() throws -> WebSocketTestClient {
-        let c = try WebSocketTestClient(port: server.port, group: clientGroup)
-        _ = c.receive()  // hello
-        return c
-    }
-    func stop() async throws {
-        try await server.stop()
-        try store.close()
-        try? FileManager.default.removeItem(atPath: dir)
-    }
-}
-
-// MARK: - Durable writes per second
-
-func writes(connections: Int) async throws -> (perSecond: Double, batch: Double) {
-    let live = try await Live()
-    let clients = try (0..<connections).map { _ in try live.client() }
-    let acked = Atomic<Int>(0)
-    let stop = Atomic<Bool>(false)
-    let commits0 = live.runtime.commitCount, writes0 = live.runtime.committedWriteCount
-    let group = DispatchGroup()
-    let start = now()
-    for (i, c) in clients.enumerated() {
-        DispatchQueue.global().async(group: group) {
-            var n = 1
-            while !stop.load(ordering: .relaxed) {
-                try! c.send(ClientRequest.put(path: Path(keys: ["w", ChildKey("c\(i)"), ChildKey("k\(n % 100)")]), data: .number(Double(n)), hash: nil).message(number: n))
-                guard c.response(n).status == "ok" else { fatalError("write \(n) failed") }
-                acked.add(1, ordering: .relaxed)
-                n += 1
-            }
+if options.wants("writes") {
+    // Runs interleave the connection counts, so a change of load hits every row alike; each row's
+    // floors are measured just before it.
+    for run in 1...options.runs {
+        for c in options.connections {
+            let load = loadAverage()
+            let fsync = fsyncRate()
+            let echo = try await echoRoundTrips(connections: c)
+            let (rate, batch) = try await writes(connections: c)
+            results.writes.append(WritesRun(connections: c, load: load, writesPerSecond: rate, meanBatch: batch, fsyncPerSecond: fsync, echoRoundTripsPerSecond: echo))
+            report(String(format: "writes run %d, %2d connection(s): %.0f acknowledged durable writes/s, mean group commit %.1f writes; floor fdatasync %.0f/s × batch = %.0f/s; raw WebSocket echo %.0f round trips/s (%@)",
+                          run, c, rate, batch, fsync, fsync * batch, echo, loadText(load)))
         }
+        try save()
     }
-    try await Task.sleep(for: .seconds(seconds))
-    stop.store(true, ordering: .relaxed)
-    group.wait()
-    let elapsed = now() - start
-    let commits = live.runtime.commitCount - commits0, written = live.runtime.committedWriteCount - writes0
-    for c in clients { c.close() }
-    try await live.stop()
-    return (Double(acked.load(ordering: .relaxed)) / elapsed, Double(written) / Double(max(1, commits)))
-}
-
-/// fsyncs per second of a small append in the same file system (the floor of one durable
-/// commit), measured for `seconds`.
-func fsyncRate() -> Double {
-    let dir = tempDir("fsync")
-    defer { try? FileManager.default.removeItem(atPath: dir) }
-    let fd = open(dir + "/f", O_CREAT | O_WRONLY | O_APPEND, 0o600)
-    let bytes = [UInt8](repeating: 7, count: 128)
-    var n = 0
-    let start = now()
-    while now() - start < min(seconds, 3) {
-        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, 128) }
-        fdatasync(fd)
-        n += 1
-    }
-    close(fd)
-    return Double(n) / (now() - start)
-}
-
-// MARK: - Raw loopback WebSocket echo (the network floor)
-
-final class EchoHandler: ChannelInboundHandler, Sendable {
-    typealias InboundIn = WebSocketFrame
-    typealias OutboundOut = WebSocketFrame
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        guard frame.opcode == .text else { return }
-        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, data: frame.unmaskedData)), promise: nil)
+    for c in options.connections {
+        let rows = results.writes.filter { $0.connections == c }
+        let rate = median(rows.map(\.writesPerSecond)), echo = median(rows.map(\.echoRoundTripsPerSecond))
+        let floor = median(rows.map { $0.fsyncPerSecond * $0.meanBatch })
+        report(String(format: "writes, %2d connection(s), median of %d: %.0f/s, batch %.1f; %.0f%% of fdatasync × batch (%.0f/s), %.0f%% of echo (%.0f/s)",
+                      c, rows.count, rate, median(rows.map(\.meanBatch)), 100 * rate / floor, floor, 100 * rate / echo, echo))
     }
 }
-
-func echoRoundTrips(connections: Int) async throws -> Double {
-    let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
-    let upgrader = NIOWebSocketServerUpgrader(
-        shouldUpgrade: { ch, _ in ch.eventLoop.makeSucceededFuture(HTTPHeaders()) },
-        upgradePipelineHandler: { ch, _ in ch.eventLoop.makeCompletedFuture { try ch.pipeline.syncOperations.addHandler(EchoHandler()) } })
-    let channel = try await ServerBootstrap(group: group)
-        .childChannelInitializer { ch in
-            ch.eventLoop.makeCompletedFuture {
-                try ch.pipeline.syncOperations.configureHTTPServerPipeline(withServerUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
-            }
+if options.wants("fanout") {
+    for run in 1...options.runs {
+        for n in options.listeners {
+            let r = try await fanOut(listeners: n, rounds: options.rounds)
+            results.fanOut.append(r)
+            report(String(format: "fan-out run %d to %4d listening connections (%d rounds): p50 %.2f ms, p99 %.2f ms (p sent → last d read; first d p50 %.2f ms; all decoded p50 %.2f, p99 %.2f ms); floor, raw broadcast: p50 %.2f ms, p99 %.2f ms (%@)",
+                          run, n, r.rounds, r.p50Ms, r.p99Ms, r.firstP50Ms, r.decodedP50Ms, r.decodedP99Ms, r.floorP50Ms, r.floorP99Ms, loadText(r.load)))
         }
-        .bind(host: "127.0.0.1", port: 0).get()
-    let port = channel.localAddress!.port!
-    let clients = try (0..<connections).map { _ in try WebSocketTestClient(port: port, group: clientGroup, path: "/") }
-    let count = Atomic<Int>(0)
-    let stop = Atomic<Bool>(false)
-    let g = DispatchGroup()
-    let message = ClientRequest.put(path: "w/c0/k1", data: 1, hash: nil).message(number: 1)
-    let start = now()
-    for c in clients {
-        DispatchQueue.global().async(group: g) {
-            while !stop.load(ordering: .relaxed) {
-                try! c.sendFrame(message)
-                guard c.inbox.next(timeout: 5) != nil else { fatalError("echo lost") }
-                count.add(1, ordering: .relaxed)
-            }
+        try save()
+    }
+    for n in options.listeners {
+        let rows = results.fanOut.filter { $0.listeners == n }
+        let p50 = median(rows.map(\.p50Ms)), p99 = median(rows.map(\.p99Ms))
+        let f50 = median(rows.map(\.floorP50Ms)), f99 = median(rows.map(\.floorP99Ms))
+        report(String(format: "fan-out to %4d listeners, median of %d runs: p50 %.2f ms (%.1f× floor %.2f), p99 %.2f ms (%.1f× floor %.2f)",
+                      n, rows.count, p50, p50 / f50, f50, p99, p99 / f99, f99))
+    }
+}
+if options.wants("memory") {
+    let limit = Int(sysconf(Int32(_SC_OPEN_MAX)))
+    var rows: [(Int, Bool)] = options.idle.filter { 2 * $0 + 64 <= limit }.map { ($0, false) }
+    for n in options.idle where 2 * n + 64 > limit { report("memory: \(n) connections skipped, open files limit \(limit)") }
+    rows.append((1000, true))
+    for run in 1...options.runs {
+        for (n, listening) in rows {
+            let r = try await idleMemory(connections: n, listening: listening)
+            results.memory.append(r)
+            report(String(format: "memory run %d, %4d idle connections%@: VmRSS %d → %d KiB (%.0f bytes/connection), Private_Dirty %d → %d KiB (%.0f bytes/connection) (%@)",
+                          run, n, listening ? " each with one listen" : "", r.rssBeforeKiB, r.rssAfterKiB, r.rssBytesPerConnection,
+                          r.privateDirtyBeforeKiB, r.privateDirtyAfterKiB, r.privateDirtyBytesPerConnection, loadText(r.load)))
         }
+        try save()
     }
-    try await Task.sleep(for: .seconds(min(seconds, 3)))
-    stop.store(true, ordering: .relaxed)
-    g.wait()
-    let rate = Double(count.load(ordering: .relaxed)) / (now() - start)
-    for c in clients { c.close() }
-    try await channel.close()
-    try await group.shutdownGracefully()
-    return rate
-}
-
-// MARK: - Fan-out
-
-func fanOut(listeners: Int, rounds: Int) async throws -> (p50: Double, p99: Double) {
-    let live = try await Live()
-    let watchers = try (0..<listeners).map { _ in try live.client() }
-    for w in watchers {
-        try w.send(ClientRequest.listen(path: "fan", query: .default, tag: nil, hash: "").message(number: 1))
-        _ = w.response(1)
-    }
-    let writer = try live.client()
-    var latencies: [Double] = []
-    for r in 1...rounds {
-        let t0 = now()
-        try writer.send(ClientRequest.put(path: "fan/x", data: .number(Double(r)), hash: nil).message(number: r))
-        let last = Mutex<Double>(0)
-        DispatchQueue.concurrentPerform(iterations: watchers.count) { i in
-            guard watchers[i].receive(timeout: 10) != nil else { fatalError("push lost") }
-            let t = now()
-            last.withLock { $0 = max($0, t) }
-        }
-        latencies.append((last.withLock { $0 } - t0) * 1000)
-        _ = writer.response(r)
-    }
-    for w in watchers { w.close() }
-    writer.close()
-    try await live.stop()
-    return (percentile(latencies, 0.5), percentile(latencies, 0.99))
-}
-
-// MARK: - Matching hash on 10 MiB
-
-func hashListen() async throws -> (withoutHash: Int, withHash: Int, dataBytes: Int) {
-    let live = try await Live()
-    let filler = String(repeating: "x", count: 1000)
-    var children: [(Path, JSONValue)] = []
-    for i in 0..<10_240 { children.append((Path(keys: [ChildKey(String(format: "c%05d", i))]), .string(filler))) }
-    let w = try live.client()
-    for chunk in stride(from: 0, to: children.count, by: 1024) {
-        try w.send(ClientRequest.merge(path: "big", data: Array(children[chunk..<min(children.count, chunk + 1024)])).message(number: chunk + 1))
-        _ = w.response(chunk + 1)
-    }
-    var data = Node.empty
-    for (p, v) in children { data = data.updating(p, with: try Node(json: v)) }
-    let first = try live.client()
-    let before1 = first.inbox.bytes.load(ordering: .relaxed)
-    try first.send(ClientRequest.listen(path: "big", query: .default, tag: nil, hash: "").message(number: 1))
-    _ = first.response(1, timeout: 30)
-    let without = first.inbox.bytes.load(ordering: .relaxed) - before1
-    let second = try live.client()
-    let before2 = second.inbox.bytes.load(ordering: .relaxed)
-    try second.send(ClientRequest.listen(path: "big", query: .default, tag: nil, hash: data.hash).message(number: 1))
-    _ = second.response(1)
-    let with = second.inbox.bytes.load(ordering: .relaxed) - before2
-    w.close(); first.close(); second.close()
-    try await live.stop()
-    return (without, with, data.exportJSONString().utf8.count)
-}
-
-// MARK: - Restart of a process over 100 MiB
-
-func restart(megabytes: Int, runs: Int) throws -> [Double] {
-    let dir = tempDir("restart")
-    defer { try? FileManager.default.removeItem(atPath: dir) }
-    var o = Store.Options()
-    o.authoritative = true
-    o.segmentSize = 16 << 20
-    o.checkpointMinimumBytes = 16 << 20
-    let store = try Store.open(directory: dir + "/db", options: o)
-    // Random letters (they compress to about 60%), so the database is N MiB as JSON, written
-    // in 1 MiB commits of 256 strings of 4 KiB.
-    var rng = SystemRandomNumberGenerator()
-    for chunk in 0..<megabytes {
-        var kids: [ChildUpdate] = []
-        for i in 0..<256 {
-            var bytes = [UInt8](repeating: 0, count: 4096)
-            for j in 0..<4096 { bytes[j] = UInt8(97 + rng.next() % 26) }
-            kids.append(ChildUpdate(path: Path(keys: [ChildKey(String(format: "m%04d", chunk)), ChildKey(String(format: "k%03d", i))]), node: .string(String(decoding: bytes, as: UTF8.self))))
-        }
-        try store.applyServerMerge(kids, at: "data", durability: .buffered)
-    }
-    try store.compact()
-    let stats = try store.stats()
-    report("restart: database of \(megabytes) MiB of strings, \(stats.footprintBytes) bytes on disk")
-    try store.close()
-    var times: [Double] = []
-    for _ in 0..<runs {
-        let portFile = dir + "/port"
-        try? FileManager.default.removeItem(atPath: portFile)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: hearthBinary)
-        p.arguments = ["serve", dir + "/db", "--port", "0", "--port-file", portFile, "--emulator"]
-        p.standardError = FileHandle.nullDevice
-        let t0 = now()
-        try p.run()
-        while !FileManager.default.fileExists(atPath: portFile) { usleep(500) }
-        // Accepting: a TCP connect succeeds.
-        let port = Int(try String(contentsOfFile: portFile, encoding: .utf8))!
-        let c = try WebSocketTestClient(port: port, group: clientGroup)
-        _ = c.receive()
-        times.append(now() - t0)
-        c.close()
-        p.terminate()
-        p.waitUntilExit()
-    }
-    return times
-}
-
-// MARK: - Run
-
-report("ServerBench: \(seconds) s per throughput run, loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores")
-if only == nil || only == "writes" {
-    let fsync = fsyncRate()
-    report(String(format: "floor: fdatasync %.0f/s", fsync))
-    for c in [1, 64] {
-        let echo = try await echoRoundTrips(connections: c)
-        let (rate, batch) = try await writes(connections: c)
-        report(String(format: "writes, %2d connection(s): %.0f acknowledged durable writes/s, mean group commit %.1f writes; floor fsync×batch %.0f/s; raw WebSocket echo %.0f round trips/s",
-                      c, rate, batch, fsync * batch, echo))
+    for (n, listening) in rows {
+        let rs = results.memory.filter { $0.connections == n && $0.listening == listening }
+        report(String(format: "memory, %4d connections%@, median of %d: %.0f bytes RSS, %.0f bytes Private_Dirty per connection",
+                      n, listening ? " each with one listen" : "", rs.count, median(rs.map(\.rssBytesPerConnection)), median(rs.map(\.privateDirtyBytesPerConnection))))
     }
 }
-if only == nil || only == "fanout" {
-    let (p50, p99) = try await fanOut(listeners: 100, rounds: 200)
-    report(String(format: "fan-out to 100 listening connections: p50 %.2f ms, p99 %.2f ms (p sent → last d received)", p50, p99))
-}
-if only == nil || only == "hash" {
+if options.wants("hash") {
     let (without, with, data) = try await hashListen()
+    results.hashListen = ["withoutHash": without, "withHash": with, "dataBytes": data]
     report("listen on a 10 MiB location (\(data) bytes as JSON): \(without) bytes received without a hash, \(with) with the matching hash")
 }
-if only == nil || only == "restart" {
-    if FileManager.default.isExecutableFile(atPath: hearthBinary) {
+if options.wants("restart") {
+    if FileManager.default.isExecutableFile(atPath: options.hearth) {
         let times = try restart(megabytes: 100, runs: 3)
+        results.restartSeconds = times
         report(String(format: "restart over 100 MiB: process start → accepting connections %@ s (median %.2f s)",
                       times.map { String(format: "%.2f", $0) }.joined(separator: ", "), percentile(times, 0.5)))
     } else {
-        report("restart: skipped, no hearth binary at \(hearthBinary) (build it with `swift build -c release` in the root, or pass --hearth)")
+        report("restart: skipped, no hearth binary at \(options.hearth) (build it with `swift build -c release --product hearth` in the root or in Benchmarks, or pass --hearth)")
     }
 }
+try save()
 try await clientGroup.shutdownGracefully()

@@ -1,0 +1,65 @@
+// The figures as JSON (`--json PATH`), one record per run, so `scripts/sync_chart.py` can take
+// medians and redraw the chart without rerunning anything.
+import Foundation
+
+/// One durable-writes run and its floors, measured just before it.
+struct WritesRun: Codable {
+    var connections: Int
+    var load: [Double]
+    var writesPerSecond: Double
+    var meanBatch: Double
+    var fsyncPerSecond: Double
+    var echoRoundTripsPerSecond: Double
+}
+
+/// One fan-out run (`rounds` puts, each observed by every listener) and its broadcast floor.
+struct FanOutRun: Codable {
+    var listeners: Int
+    var rounds: Int
+    var load: [Double]
+    /// `p` sent → the last listener's `d` frame read off its socket (client event loop), ms.
+    var p50Ms: Double
+    var p99Ms: Double
+    /// `p` sent → the first listener's `d` frame read, ms.
+    var firstP50Ms: Double
+    /// `p` sent → every `d` decoded by the bench's threads (the figure before issue 16), ms.
+    var decodedP50Ms: Double
+    var decodedP99Ms: Double
+    /// The same rounds through a raw NIO WebSocket server that writes the same push bytes to every
+    /// other connection (no store, no fsync), ms.
+    var floorP50Ms: Double
+    var floorP99Ms: Double
+}
+
+/// One `hearth serve` process: its memory before and after `connections` idle connections.
+struct MemoryRun: Codable {
+    var connections: Int
+    /// Whether each connection also holds one listen on its own small location.
+    var listening: Bool
+    var load: [Double]
+    var rssBeforeKiB: Int
+    var rssAfterKiB: Int
+    var privateDirtyBeforeKiB: Int
+    var privateDirtyAfterKiB: Int
+    var rssBytesPerConnection: Double
+    var privateDirtyBytesPerConnection: Double
+}
+
+/// Everything one ServerBench invocation measured.
+struct Results: Codable {
+    var date: String
+    var cores: Int
+    var secondsPerThroughputRun: Double
+    var command: String
+    var writes: [WritesRun] = []
+    var fanOut: [FanOutRun] = []
+    var memory: [MemoryRun] = []
+    var hashListen: [String: Int]?
+    var restartSeconds: [Double]?
+}
+
+func write(_ results: Results, to path: String) throws {
+    let e = JSONEncoder()
+    e.outputFormatting = [.prettyPrinted, .sortedKeys]
+    try e.encode(results).write(to: URL(fileURLWithPath: path))
+}

@@ -1,0 +1,54 @@
+// Durable writes per second: `connections` clients each writing one put at a time (put → ok)
+// for `--seconds`, and the floors they are quoted against: the fdatasync rate of a small append
+// in the same file system, and the raw loopback WebSocket echo (Echo.swift).
+import Dispatch
+import Foundation
+import Hearth
+import HearthWire
+import HearthWireTesting
+import Synchronization
+
+func writes(connections: Int) async throws -> (perSecond: Double, batch: Double) {
+    let live = try await Live()
+    let clients = try (0..<connections).map { _ in try live.client() }
+    let acked = Atomic<Int>(0)
+    let stop = Atomic<Bool>(false)
+    let commits0 = live.runtime.commitCount, writes0 = live.runtime.committedWriteCount
+    let start = now()
+    let threads = Threads(connections) { i in
+        let c = clients[i]
+        var n = 1
+        while !stop.load(ordering: .relaxed) {
+            try! c.send(ClientRequest.put(path: Path(keys: ["w", ChildKey("c\(i)"), ChildKey("k\(n % 100)")]), data: .number(Double(n)), hash: nil).message(number: n))
+            guard c.response(n).status == "ok" else { fatalError("write \(n) failed") }
+            acked.add(1, ordering: .relaxed)
+            n += 1
+        }
+    }
+    try await Task.sleep(for: .seconds(options.seconds))
+    stop.store(true, ordering: .relaxed)
+    threads.join()
+    let elapsed = now() - start
+    let commits = live.runtime.commitCount - commits0, written = live.runtime.committedWriteCount - writes0
+    for c in clients { c.close() }
+    try await live.stop()
+    return (Double(acked.load(ordering: .relaxed)) / elapsed, Double(written) / Double(max(1, commits)))
+}
+
+/// fsyncs per second of a small append in the same file system (the floor of one durable
+/// commit), measured for `seconds` (at most 3).
+func fsyncRate() -> Double {
+    let dir = tempDir("fsync")
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let fd = open(dir + "/f", O_CREAT | O_WRONLY | O_APPEND, 0o600)
+    let bytes = [UInt8](repeating: 7, count: 128)
+    var n = 0
+    let start = now()
+    while now() - start < min(options.seconds, 3) {
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, 128) }
+        fdatasync(fd)
+        n += 1
+    }
+    close(fd)
+    return Double(n) / (now() - start)
+}
