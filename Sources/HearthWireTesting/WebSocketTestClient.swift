@@ -86,8 +86,11 @@ public final class WebSocketTestClient: Sendable {
     /// Connects to `ws://127.0.0.1:port/path` and waits for the upgrade.
     public init(port: Int, group: any EventLoopGroup, path: String = "/.ws?v=5&ns=test") throws {
         let inbox = Inbox()
-        let upgraded = group.next().makePromise(of: Void.self)
-        let bootstrap = ClientBootstrap(group: group).channelInitializer { channel in
+        // One loop for the promise and the channel: `group.next()` twice would put every
+        // connection of a two-loop group on the same loop (the benchmarks spread them).
+        let loop = group.next()
+        let upgraded = loop.makePromise(of: Void.self)
+        let bootstrap = ClientBootstrap(group: loop).channelInitializer { channel in
             channel.eventLoop.makeCompletedFuture {
                 let requester = UpgradeRequester(host: "127.0.0.1:\(port)", uri: path)
                 let upgrader = NIOWebSocketClientUpgrader(
