@@ -99,10 +99,13 @@ extension ServerCore {
     /// - A default listen below the write gets its new value (`d` at its path) when it changed.
     /// - A filtered query gets its new window, tagged, when the window changed.
     mutating func notify(changedAt paths: [Path], old: Node, into out: inout ServerOutput, merge: (Path, [(path: Path, node: Node)])?) {
-        for id in connections.keys.sorted(by: { $0.raw < $1.raw }) {
+        // Only connections that listen, and only their listens the write touches, are sorted:
+        // thousands of idle connections cost a scan per write, not a sort.
+        let listening = connections.compactMap { id, c in c.listens.isEmpty ? nil : id }
+        for id in listening.sorted(by: { $0.raw < $1.raw }) {
             guard let c = connections[id] else { continue }
-            for l in c.listens.values.sorted(by: { $0.path < $1.path }) {
-                guard paths.contains(where: { $0.contains(l.path) || l.path.contains($0) }) else { continue }
+            let touched = c.listens.values.filter { l in paths.contains(where: { $0.contains(l.path) || l.path.contains($0) }) }
+            for l in touched.sorted(by: { $0.path < $1.path }) {
                 if c.isEventStream {
                     notifyEventStream(id, l, old: old, changedAt: paths, merge: merge, into: &out)
                     continue
