@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Draws the sync/server chart (results/sync-chart.png) from ServerBench's JSON results and the
-drain figures in README.md's "After the fix" table, and prints the medians it plotted.
+drain figures in README.md's "Drain, current" table, and prints the medians it plotted.
 
     swift build -c release --product ServerBench && .build/release/ServerBench --json results/server.json
     python3 scripts/sync_chart.py results/server.json --readme README.md --out results/sync-chart.png
@@ -19,7 +19,7 @@ import re
 import statistics
 import sys
 
-DRAIN_MARKER = "**After the fix**"
+DRAIN_MARKER = "**Drain, current**"
 
 
 def drain_rows(readme):
