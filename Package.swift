@@ -57,6 +57,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // `swift package generate-documentation --target Hearth` (DocC catalogs in Sources/*/*.docc);
+        // a command plugin only: nothing of it is linked into the products.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
         .systemLibrary(
