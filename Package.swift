@@ -35,10 +35,18 @@ let jwtKit: Target.Dependency = .product(name: "JWTKit", package: "jwt-kit")
 
 let package = Package(
     name: "Hearth",
-    // The floor: the Synchronization module (Mutex, Atomic), used by the log's group commit and
-    // the simulated file system, ships with macOS 15 / iOS 18 / tvOS 18 / watchOS 11 / visionOS 2.
-    // Firebase's SDKs reach iOS 13; getting there would mean replacing Mutex/Atomic (e.g. by
-    // os_unfair_lock and swift-atomics) — not done, and not checked beyond that.
+    // The floor: the Synchronization module (Mutex, Atomic) ships with macOS 15 / iOS 18 /
+    // tvOS 18 / watchOS 11 / visionOS 2. HearthLog (POSIX file system, recovery), Hearth (pending
+    // writes, checkpoint reader), HearthDatabase, HearthServer, HearthTesting, HearthWireTesting
+    // and the tool import it, so the engine and all on it need it (HearthModel, HearthWire and
+    // HearthRules do not, but a package has one set of platforms).
+    // Below that, were Mutex/Atomic replaced (os_unfair_lock, swift-atomics): Duration and
+    // ContinuousClock (Durability.batched, maintenance), Task.sleep(for:) and Swift Regex (the
+    // rules' matches()) need macOS 13 / iOS 16 / tvOS 16 / watchOS 9; jwt-kit, used by
+    // HearthServer only, needs macOS 13 / iOS 15. Typed throws through function values
+    // (`(inout StoreBatch) throws(StoreError) -> Void`) may need the Swift 6 runtime (iOS 18) where
+    // their metadata is formed; unverified. Firebase's SDKs reach iOS 13; Hearth does not, and this
+    // cannot be built or checked for Apple platforms here (Linux CI), so the platforms stay.
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Hearth", targets: ["Hearth"]),
@@ -57,6 +65,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // `swift package generate-documentation --target Hearth` (DocC catalogs in Sources/*/*.docc);
+        // a command plugin only: nothing of it is linked into the products.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
         .systemLibrary(

@@ -14,8 +14,42 @@ struct ApplyCommand: ParsableCommand {
         abstract: "Apply operations read as JSON lines on stdin; print one JSON line per operation once it is durable.",
         discussion: """
             Each operation is one atomic commit. A line that fails prints {"ok":false,"error":"line N: …"} \
-            and the rest go on; the exit code is then 1. Blank lines are skipped. Creates the store \
-            if the directory holds none. See README.md for the operations.
+            and the rest go on; nothing of a failed line is committed; the exit code is then 1. Blank \
+            lines are skipped. Creates the store if the directory holds none.
+
+            Operations, one JSON object per line (P a path; V a value in Firebase's export
+            format, with .value/.priority/.sv; {REL:V,…} relative paths to values; Q a
+            query as in `hearth get --query`; B a boolean; W a write id):
+              {"op":"serverSet","path":P,"value":V}
+                  the server's data at P replaced
+              {"op":"serverUpdate","path":P,"children":{REL:V,…}}
+                  merged into the server's data
+              {"op":"set","path":P,"value":V}
+                  a pending user set (null deletes)
+              {"op":"update","path":P,"children":{REL:V,…}}
+                  a pending user update
+              {"op":"ack","writeId":W}  {"op":"revert","writeId":W}
+                  a pending write removed
+              {"op":"trackQuery","path":P,"query":Q,"complete":B,"active":B,
+               "keys":[K,…]}
+                  upsert; omitted fields keep their value (a new query starts
+                  incomplete and inactive); a complete filtered query without
+                  keys gets its window over the server cache as its keys
+              {"op":"untrackQuery","path":P,"query":Q}
+              {"op":"keepSynced","path":P,"query":Q,"on":B}
+              {"op":"auth","token":T,"expiresAt":MILLIS}  {"op":"signOut"}
+              {"op":"serverTimeOffset","ms":N}
+              {"op":"onDisconnect","action":A,"path":P,"value":V}
+                  A: set (value V), update (value {REL:V,…}), remove or
+                  cancel (no value)
+              {"op":"compact"}
+                  as `hearth compact`
+
+            Output, one JSON line per non-blank input line, printed once the commit is durable \
+            under --durability (batched: after a sync whenever input pauses, every 10 ms or every \
+            1,000 lines): {"ok":true,"lsn":N}, with "writeId" (set, update), "queryId" \
+            (trackQuery), "onDisconnectId" (onDisconnect) or "footprintBefore"/"footprintAfter" \
+            (compact).
             """
     )
 

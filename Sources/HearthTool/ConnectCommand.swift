@@ -25,6 +25,11 @@ struct ConnectCommand: ParsableCommand {
               {"op":"get","path":P,"query":Q}
               {"op":"goOffline"}  {"op":"goOnline"}  {"op":"pending"}
               {"op":"auth","token":TOKEN|null}   (reconnects with it)
+              {"op":"transaction","path":P,"function":F,"argument":V}
+                  a registered update function, kept in the store and re-run
+                  after a restart until it commits
+              {"op":"onDisconnect","path":P,"action":A,"value":V,"values":{…}}
+                  A: set (value), update (values), remove, cancel
               {"op":"quit"}
             Q: {"orderBy":"$key"|"$value"|"$priority"|"child/path",
                 "startAt"|"startAfter"|"endAt"|"endBefore"|"equalTo":
@@ -32,6 +37,8 @@ struct ConnectCommand: ParsableCommand {
                 "limitToFirst"|"limitToLast":N}   (absent: the whole location)
             E: value (default), child_added, child_changed, child_removed,
                child_moved. Without "tag", one is generated.
+            F: increment (adds the argument, default 1), append (adds it as the
+               next element of a list), max (keeps the larger).
 
             Output, one JSON object per line, "type" first, flushed at once:
               ready {store,url,pendingWrites,online}
@@ -43,10 +50,14 @@ struct ConnectCommand: ParsableCommand {
               event {tag,event,path,key,prev?,exists,value,priority?,keys?}
               get {path,exists,value,priority?,keys?,id?}
               pushed {path,key}   ok {op,…}   pending {writeIds}
+              queued {op,path,function,transactionId} or {op,path,action}
+              transaction {transactionId,committed,error?}
+              onDisconnect {path,action,ok,error?}
               error {line,op?,error,id?}   closed {pendingWrites}
             A bad line prints an error line and the client goes on. At the end of \
             input or quit the database is closed (unacknowledged writes stay in the \
-            store for the next run); exit code 0. See README.md.
+            store for the next run); exit code 0; 1 if the store cannot be opened, \
+            2 for a bad URL or flag.
             """
     )
 

@@ -11,6 +11,15 @@ struct GetCommand: ParsableCommand {
             the query's window. Opens the store (taking its lock; recovery may truncate a torn tail); \
             with --read-only, or when the directory is not writable or another process holds the \
             store, reads it without the lock and writes nothing.
+
+            Q, every field optional ({} is the default query; V a value, K a key):
+              {"orderBy":"key"|"value"|"priority"|{"child":"a/b"},
+               "startAt"|"startAfter"|"endAt"|"endBefore"|"equalTo":{"value":V,"key":K},
+               "limitToFirst":N,"limitToLast":N}
+            Output: the value as export JSON, then (with --query) keys: [...] in the \
+            query's order, then complete: true|false (whether the local data is complete \
+            for PATH and Q). --json: {"value":V,"complete":B}, with "keys" for a query and \
+            "hash" with --hash.
             """
     )
 

@@ -2,7 +2,8 @@ import Foundation
 import Testing
 import HearthDatabase
 
-/// The README's client sample, compiled and run against a server (keep them in step).
+/// The README's client sample, compiled and run against a server, verbatim between the
+/// `doc-sample` markers but for the port (DocSampleTests in HearthToolTests checks that).
 @Suite("README client sample", .serialized)
 struct ReadmeClientSampleTests {
     struct Message: Codable { var text: String }
@@ -12,28 +13,35 @@ struct ReadmeClientSampleTests {
         let server = try await TransportTestServer()
         let appSupport = TempDir().path
         let port = server.server.port
-        // --- README ---
+        // doc-sample: README.md
+        // doc-sample-replace: ws://127.0.0.1:9000 => ws://127.0.0.1:\(port)
         var options = Database.Options()
         options.storeDirectory = appSupport + "/hearth"   // nil: memory only
         options.cacheSizeBytes = 10 << 20                 // 1 … 100 MiB, default 10 MiB (Firebase's)
         let db = try Database(url: "ws://127.0.0.1:\(port)?ns=demo", options: options)
 
+        // Listen: events come from the cache at once (offline too), then from the server.
         let scoresRef = db.reference(withPath: "scores")
         scoresRef.queryOrderedByValue().queryLimited(toLast: 4).observe(.childAdded) { snapshot in
             print("The \(snapshot.key ?? "") dinosaur's score is \(snapshot.value ?? "null")")
         }
-        try scoresRef.keepSynced(true)
+        try scoresRef.keepSynced(true)                     // persisted: synced again after a restart
 
+        // Write: saved in the store before it is sent, re-sent after a restart until answered;
+        // local observers see it at once. A completion form and an async form.
         try scoresRef.child("stegosaurus").setValue(5) { error, _ in if let error { print(error) } }
         try await db.reference(withPath: "users/ada").setValue(["name": "Ada", "lastOnline": ServerValue.timestamp()])
         try db.reference(withPath: "chat").childByAutoId().setValue(from: Message(text: "hi")) { _, _ in }
 
+        // Every write's outcome, including writes restored from an earlier run (Firebase calls no
+        // completion for those).
         db.observeWriteResults { result in print(result.id, result.error.map { "\($0)" } ?? "ok") }
 
+        // Presence plumbing and reads.
         db.reference(withPath: ".info/connected").observe(.value) { print("connected:", $0.value ?? false) }
         let snapshot = try await db.reference(withPath: "users/ada").getData()
         let user = try snapshot.data(as: User.self)
-        // --- end ---
+        // doc-sample end
         #expect(user.name == "Ada")
         #expect(user.lastOnline > 1.6e12, "the server resolved the timestamp")
         try db.close()
