@@ -218,6 +218,15 @@ package final class SyncTree {
 
     /// The current event cache of the view for exactly `query` at `path` — its children in
     /// query order and its node — and whether it is complete; nil when there is no such view.
+    /// The server cache of the view for `query` at `path`, if there is one: what the server's
+    /// data is as far as this view knows (Firebase hashes it for the view's listen), and
+    /// whether it is complete.
+    package func serverCache(at path: Path, query: QuerySpec) -> (node: Node, complete: Bool)? {
+        guard let view = syncPoints.get(path)?.view(identifier: query.identifier) else { return nil }
+        let cache = view.viewCache.serverCache
+        return (cache.node, cache.fullyInitialized)
+    }
+
     package func eventCache(at path: Path, query: QuerySpec) -> (window: QueryWindow, complete: Bool)? {
         guard let view = syncPoints.get(path)?.view(identifier: query.identifier) else { return nil }
         let cache = view.viewCache.eventCache
