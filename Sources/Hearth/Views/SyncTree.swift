@@ -7,6 +7,16 @@ package protocol ServerCacheSource {
     /// The server data known for `query` at `path`, and whether it is complete for that query.
     /// Return `nil` for "nothing known" (empty, incomplete).
     func serverCache(at path: Path, query: QuerySpec) -> (node: Node, complete: Bool)?
+    /// Whether the complete cache it gives for `query` at `path` holds only the query's own
+    /// children (Firebase's persistence: a complete filtered query's tracked keys, which
+    /// Android's `serverCache(query)` marks `filtered`): the children outside it are not known
+    /// to be absent, so the view must not complete them from data meant for other listeners.
+    func serverCacheIsFiltered(at path: Path, query: QuerySpec) -> Bool
+}
+
+extension ServerCacheSource {
+    /// A source whose caches are whole locations.
+    package func serverCacheIsFiltered(at path: Path, query: QuerySpec) -> Bool { false }
 }
 
 /// The view engine: every listened query's view, the pending user writes, and the events each
@@ -71,6 +81,7 @@ package final class SyncTree {
             syncPoints = syncPoints.setting(path, syncPoint)
         }
         let serverCacheComplete: Bool
+        var serverCacheFiltered = false
         let initialServerCache: Node
         if let serverCache {
             initialServerCache = serverCache
@@ -81,6 +92,7 @@ package final class SyncTree {
             if let stored, stored.complete {
                 initialServerCache = stored.node
                 serverCacheComplete = true
+                serverCacheFiltered = source?.serverCacheIsFiltered(at: path, query: query) ?? false
             } else {
                 var node = Node.empty
                 syncPoints.subtree(path).forEachChildValue { key, child in
@@ -105,7 +117,7 @@ package final class SyncTree {
         }
         return syncPoint.addRegistration(
             ViewRegistration(id: registration, kinds: kinds), query: query, writes: writes(at: path),
-            serverCache: initialServerCache, serverCacheComplete: serverCacheComplete)
+            serverCache: initialServerCache, serverCacheComplete: serverCacheComplete, serverCacheFiltered: serverCacheFiltered)
     }
 
     /// Removes a registration (every registration of the query when `registration` is nil).

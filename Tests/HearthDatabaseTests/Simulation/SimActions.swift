@@ -11,11 +11,12 @@ extension Simulation {
         case set, update, push, remove, listen, unlisten, get, goOffline, goOnline
         case onDisconnectSet, onDisconnectUpdate, onDisconnectRemove, onDisconnectCancel
         case keepSynced, unkeepSynced
+        case transaction
 
         func weight(_ workload: Workload) -> Double {
             switch (self, workload) {
             case (.onDisconnectSet, .v1), (.onDisconnectUpdate, .v1), (.onDisconnectRemove, .v1), (.onDisconnectCancel, .v1),
-                (.keepSynced, .v1), (.unkeepSynced, .v1):
+                (.keepSynced, .v1), (.unkeepSynced, .v1), (.transaction, .v1), (.transaction, .v2):
                 return 0
             default: return weight
             }
@@ -38,6 +39,7 @@ extension Simulation {
             case .onDisconnectCancel: 2
             case .keepSynced: 3
             case .unkeepSynced: 2
+            case .transaction: 6
             }
         }
     }
@@ -106,6 +108,15 @@ extension Simulation {
         case .unkeepSynced:
             guard !client.pins.isEmpty else { return }
             keepSynced(i, rng.pick(client.pins.sorted { $0.description < $1.description }), false)
+        case .transaction:
+            let tx: SimTransaction
+            if rng.chance(0.6) {
+                tx = SimTransaction(storeID: 0, name: "increment", path: rng.pick(SimTransactions.counters), argument: .empty)
+            } else {
+                stats.appends += 1
+                tx = SimTransaction(storeID: 0, name: "append", path: SimTransactions.list, argument: Node(.string("c\(i)-a\(stats.appends)")))
+            }
+            runTransaction(i, tx, retries: 0, new: true)
         }
     }
 
@@ -272,6 +283,7 @@ extension Simulation {
         }
         for location in pins.sorted(by: { $0.description < $1.description }) { apply(i, client.core.listen(location, now: now)) }
         for l in locations { listen(i, l) }
+        restoreTransactions(i)
         if !client.appOffline { goOnline(i) }
     }
 

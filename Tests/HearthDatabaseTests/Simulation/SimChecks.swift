@@ -52,6 +52,8 @@ final class SimChecks {
     var exactlyOnceData: Node = .empty
     var applied: [Int: Set<Int64>] = [:]
     var lastFirstArrival: [Int: Int64] = [:]
+    /// Every transaction started, by client and store id (`c0#3`).
+    var transactions: [String: SimTransactionRecord] = [:]
 
     static func isWrite(_ message: String) -> Bool {
         guard case let .request(_, request)? = try? ClientMessage.decode(message) else { return false }
@@ -143,16 +145,18 @@ final class SimChecks {
     func event(_ event: ClientEvent, client i: Int, in sim: Simulation) {
         let client = sim.clients[i]
         switch event {
-        case let .writeCompleted(id, nil):
-            sim.stats.acks += 1
-            guard client.saved[id] != nil else {
-                sim.fail("c\(i) got an ack for write \(id), which it never saved")
+        case let .writeCompleted(id, error) where client.transactions.contains(id):
+            if error == nil { acked(id, client: i, in: sim) } else { client.completed.insert(id) }
+            sim.transactionAnswered(i, writeID: id, error: error, interrupted: false)
+        case let .conditionalWriteInterrupted(id):
+            guard client.transactions.contains(id) else {
+                sim.fail("c\(i) got \(event) for a write that is no transaction's")
                 return
             }
-            if !applied[i, default: []].contains(id) {
-                sim.fail("c\(i) got the ack of write \(id) before the server made it durable (release rule)")
-            }
             client.completed.insert(id)
+            sim.transactionAnswered(i, writeID: id, error: nil, interrupted: true)
+        case let .writeCompleted(id, nil):
+            acked(id, client: i, in: sim)
         case let .writeCompleted(id, error?):
             sim.fail("c\(i)'s write \(id) was refused: \(error)")
         case let .getCompleted(id, .success(node)):
@@ -185,10 +189,21 @@ final class SimChecks {
             client.opsAcknowledged.insert(id)
         case let .onDisconnectCompleted(id, error?):
             sim.fail("c\(i)'s onDisconnect \(id) was refused: \(error)")
-        case .conditionalWriteInterrupted:
-            // Not in the workload yet (transactions join later).
-            sim.fail("c\(i) got \(event), which the workload never asks for")
         }
+    }
+
+    /// Client `i` heard that the server applied its write `id`.
+    func acked(_ id: Int64, client i: Int, in sim: Simulation) {
+        let client = sim.clients[i]
+        sim.stats.acks += 1
+        guard client.saved[id] != nil else {
+            sim.fail("c\(i) got an ack for write \(id), which it never saved")
+            return
+        }
+        if !applied[i, default: []].contains(id) {
+            sim.fail("c\(i) got the ack of write \(id) before the server made it durable (release rule)")
+        }
+        client.completed.insert(id)
     }
 
     /// After client `i` restarted: its store passes its invariants and holds exactly the
@@ -202,8 +217,12 @@ final class SimChecks {
         } catch {
             sim.fail("c\(i)'s store state after a restart: \(error)")
         }
-        let pending = client.store.pendingWrites().map(\.id)
-        let expected = client.saved.keys.filter { !client.completed.contains($0) }.sorted()
+        let all = client.store.pendingWrites().map(\.id)
+        let pending = all.filter { !client.transactionWrites.contains($0) }
+        if pending != all {
+            sim.fail("c\(i)'s store still holds transaction writes \(all.filter { client.transactionWrites.contains($0) }) after a restart (they must be reverted: only ever sent as compare-and-set)")
+        }
+        let expected = client.saved.keys.filter { !client.completed.contains($0) && !client.transactionWrites.contains($0) }.sorted()
         if pending != expected {
             sim.fail("c\(i)'s store holds pending writes \(pending) after a restart, expected \(expected)")
         }
@@ -232,9 +251,10 @@ final class SimChecks {
                 sim.fail("a re-sent write changed the final data: \(modelData.plainJSONString()), applied once: \(exactlyOnceData.plainJSONString())")
             }
         }
+        finalTransactions(sim, data: data)
         for client in sim.clients {
             let i = client.index
-            for id in client.saved.keys.sorted() {
+            for id in client.saved.keys.sorted() where !client.transactionWrites.contains(id) {
                 if !applied[i, default: []].contains(id) { sim.fail("c\(i)'s write \(id) never reached the server (lost)") }
                 if !client.completed.contains(id) { sim.fail("c\(i)'s write \(id) was never answered") }
             }

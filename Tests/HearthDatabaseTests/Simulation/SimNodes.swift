@@ -205,6 +205,11 @@ final class SimClient {
     var opsAcknowledged: Set<Int64> = []
     /// keepSynced pins (the store persists them).
     var pins: Set<QueryLocation> = []
+    /// Transactions in flight (memory: lost at a restart), the writes that were transactions'
+    /// compare-and-sets, and what the last open found of an earlier run's transactions.
+    var transactions = TransactionQueue<SimTransaction>()
+    var transactionWrites: Set<Int64> = []
+    var restoredTransactions: (queued: [QueuedTransaction], unknown: [Int64]) = ([], [])
     /// The app supplies tokens (from the simulated provider).
     let usesTokens: Bool
     /// Bumped by every restart: a token fetch of an earlier process is moot.
@@ -233,24 +238,28 @@ final class SimClient {
         fs = SimulatedFileSystem(seed: seed)
         let store = try Store.open(directory: "/client\(index)", options: SimClient.storeOptions(fs, clock: clock))
         self.store = store
-        core = try SimClient.makeCore(store, seed: seed, usesTokens: usesTokens)
+        (core, restoredTransactions) = try SimClient.makeCore(store, seed: seed, usesTokens: usesTokens)
     }
 
     /// The core, as `Database.open` makes it: the onDisconnect operations the server had
     /// acknowledged ran when the last run's connection went, so they are applied locally
-    /// first; the rest are handed to the core with the pending writes.
-    static func makeCore(_ store: Store, seed: UInt64, usesTokens: Bool) throws -> ClientCore {
+    /// first; the transactions the last run left are restored (their writes reverted: a
+    /// transaction's write is only ever sent as a compare-and-set); the rest are handed to the
+    /// core with the pending writes.
+    static func makeCore(_ store: Store, seed: UInt64, usesTokens: Bool) throws -> (ClientCore, (queued: [QueuedTransaction], unknown: [Int64])) {
         let ran = store.onDisconnectOperations().filter(\.acknowledged)
         if !ran.isEmpty {
             try store.commit { (b: inout StoreBatch) throws(StoreError) in
                 for op in ran.sorted(by: { $0.id < $1.id }) { try b.applyOnDisconnectLocally(op.id) }
             }
         }
+        let restored = try Database.restoreTransactions(store)
         var configuration = ClientCore.Configuration()
         configuration.usesTokens = usesTokens
-        return ClientCore(
+        let core = ClientCore(
             configuration: configuration, pendingWrites: store.pendingWrites(), onDisconnect: store.onDisconnectOperations(),
             token: store.auth(), seed: seed, hash: { location in Database.cachedHash(store, location) })
+        return (core, restored)
     }
 
     /// The process dies (with the disk cut by `mode`, or a clean close when nil) and starts
@@ -264,7 +273,8 @@ final class SimClient {
             try store.close()
         }
         store = try Store.open(directory: directory, options: SimClient.storeOptions(fs, clock: clock))
-        core = try SimClient.makeCore(store, seed: seed, usesTokens: usesTokens)
+        (core, restoredTransactions) = try SimClient.makeCore(store, seed: seed, usesTokens: usesTokens)
+        transactions = TransactionQueue()
         conn = nil
         registrations = []
         tokenGeneration += 1

@@ -50,8 +50,10 @@ final class Simulation {
         /// v1 with onDisconnect set/update/remove/cancel, keepSynced on/off, and tokens
         /// (each client supplies them or not, by the seed) with provider outages as a fault.
         case v2
+        /// v2 with named transactions (increments, list appends under `/t`).
+        case v3
 
-        static let current = Workload.v2
+        static let current = Workload.v3
     }
 
     /// What a run did.
@@ -79,11 +81,17 @@ final class Simulation {
         var tokens = 0
         var tokenOutages = 0
         var writesPaused = 0
+        var transactions = 0
+        var transactionAttempts = 0
+        var transactionsCommitted = 0
+        var transactionsDisconnected = 0
+        var transactionsMaxRetry = 0
+        var appends = 0
         var virtualMs: Int64 = 0
         var quiescenceMs: Int64 = 0
 
         var description: String {
-            "steps \(steps) actions \(actions) faults \(faults) (drops \(drops), partitions \(partitions), server restarts \(serverRestarts), client restarts \(clientRestarts), power cuts \(powerCuts)) writes \(writes) acks \(acks) onDisconnect \(onDisconnects) (acked \(onDisconnectAcks), ran \(onDisconnectRuns)) keepSynced \(keepSynced) tokens \(tokens) (outages \(tokenOutages), pauses \(writesPaused)) messages \(delivered) duplicates \(duplicates) (changing data \(duplicatesChangingData)) virtual \(virtualMs / 1000)s"
+            "steps \(steps) actions \(actions) faults \(faults) (drops \(drops), partitions \(partitions), server restarts \(serverRestarts), client restarts \(clientRestarts), power cuts \(powerCuts)) writes \(writes) acks \(acks) onDisconnect \(onDisconnects) (acked \(onDisconnectAcks), ran \(onDisconnectRuns)) keepSynced \(keepSynced) tokens \(tokens) (outages \(tokenOutages), pauses \(writesPaused)) transactions \(transactions) (attempts \(transactionAttempts), committed \(transactionsCommitted), disconnect \(transactionsDisconnected), maxretry \(transactionsMaxRetry)) messages \(delivered) duplicates \(duplicates) (changing data \(duplicatesChangingData)) virtual \(virtualMs / 1000)s"
         }
     }
 
@@ -336,7 +344,7 @@ final class Simulation {
                     applied.append(.write(client: c.client, id: id))
                     clientWrites += 1
                     if let w = client.saved[id] { data = w.applied(to: data) }
-                } else {
+                } else if !(status == "datastale" && client.transactionWrites.contains(id)) {
                     fail("the server refused c\(c.client)'s write \(id): \(status) \(body.map { "\($0)" } ?? "")")
                 }
             case let .get(id, location):
