@@ -35,6 +35,15 @@ import HearthWire
 /// provider's record, not the core's); writes held meanwhile go out in order once a new token
 /// comes (the write-order check), and at quiescence none is left.
 ///
+/// **Transactions** (``SimTransactions``): each ends exactly once — committed without an error,
+/// or aborted `disconnect` or `maxretry`. `disconnect` means the connection dropped after its
+/// compare-and-set was sent (or the app restarted with it in flight): as in Firebase, it may or
+/// may not have been applied. So at quiescence a counter holds at least its committed
+/// increments and at most those plus the ones that ended `disconnect`; the list holds each
+/// committed append exactly once, a `disconnect` one at most once, nothing else. A
+/// transaction's write is never re-sent as a plain write (none is pending after a restart), so
+/// the at-least-once re-send above never duplicates one.
+///
 /// **Checked always:** each client's writes first reach the server in write order; every ack
 /// follows the write's durability (the release rule); every saved write reaches the server
 /// and is answered; after every restart a client's store passes `checkInvariants` and holds

@@ -24,7 +24,11 @@ import HearthWire
 /// lifetimes short enough to expire during a run) or not, by the seed; the server checks them
 /// with a simulated verifier that knows their expiry. A provider outage is a fault.
 ///
-/// New operation kinds join as cases of ``Action`` with their own bookkeeping and checks.
+/// Transactions: named functions (increment, list append under `/t`) run by the runtime's
+/// algorithm, whose decisions are the sans-I/O ``TransactionQueue`` the runtime uses too.
+///
+/// New operation kinds join as cases of ``Action`` with their own bookkeeping and checks (and
+/// a new ``Workload`` generation, so that kept seeds replay with the generator that found them).
 final class Simulation {
     struct Configuration {
         var seed: UInt64
