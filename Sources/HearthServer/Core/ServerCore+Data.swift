@@ -101,7 +101,9 @@ extension ServerCore {
     mutating func notify(changedAt paths: [Path], old: Node, into out: inout ServerOutput, merge: (Path, [(path: Path, node: Node)])?) {
         for id in connections.keys.sorted(by: { $0.raw < $1.raw }) {
             guard let c = connections[id] else { continue }
-            for l in c.listens.values.sorted(by: { $0.path < $1.path }) {
+            // A total order (path, then query): the same input gives the same output, message
+            // for message (the simulator replays seeds by it).
+            for l in c.listens.values.sorted(by: { ($0.path, $0.query.identifier) < ($1.path, $1.query.identifier) }) {
                 guard paths.contains(where: { $0.contains(l.path) || l.path.contains($0) }) else { continue }
                 if c.isEventStream {
                     notifyEventStream(id, l, old: old, changedAt: paths, merge: merge, into: &out)

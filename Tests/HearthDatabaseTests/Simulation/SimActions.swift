@@ -277,7 +277,7 @@ extension Simulation {
         if !pins.isEmpty {
             do {
                 try client.store.commit(durability: .buffered) { (b: inout StoreBatch) throws(StoreError) in
-                    for location in pins { try b.setQueryActive(location) }
+                    for location in pins.sorted(by: { $0.description < $1.description }) { try b.setQueryActive(location) }
                 }
             } catch { fail("c\(i) reactivating pins: \(error)") }
         }
