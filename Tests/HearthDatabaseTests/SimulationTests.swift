@@ -39,6 +39,16 @@ import Testing
             totals.duplicatesChangingData += outcome.stats.duplicatesChangingData
             totals.clientRestarts += outcome.stats.clientRestarts
             totals.serverRestarts += outcome.stats.serverRestarts
+            totals.onDisconnects += outcome.stats.onDisconnects
+            totals.onDisconnectRuns += outcome.stats.onDisconnectRuns
+            totals.keepSynced += outcome.stats.keepSynced
+            totals.tokens += outcome.stats.tokens
+            totals.tokenOutages += outcome.stats.tokenOutages
+            totals.writesPaused += outcome.stats.writesPaused
+            totals.transactions += outcome.stats.transactions
+            totals.transactionsCommitted += outcome.stats.transactionsCommitted
+            totals.transactionsDisconnected += outcome.stats.transactionsDisconnected
+            totals.transactionsMaxRetry += outcome.stats.transactionsMaxRetry
             if outcome.stats.finalDiffersFromExactlyOnce { atLeastOnce += 1 }
             if traced { print(SimRunner.report(outcome).replacingOccurrences(of: "failed after", with: "ran")) }
             if outcome.violation != nil {
@@ -47,13 +57,13 @@ import Testing
         }
         if runs > 0 {
             let seconds = Date().timeIntervalSince(started)
-            print("simulation chunk \(chunk): \(runs) seeds in \(String(format: "%.1f", seconds))s; totals: steps \(totals.steps), faults \(totals.faults), connection drops \(totals.drops), client restarts \(totals.clientRestarts), server restarts \(totals.serverRestarts), writes \(totals.writes), re-applied writes \(totals.duplicates) (changing data \(totals.duplicatesChangingData)), runs whose final data differs from exactly-once \(atLeastOnce)")
+            print("simulation chunk \(chunk): \(runs) seeds in \(String(format: "%.1f", seconds))s; totals: steps \(totals.steps), faults \(totals.faults), connection drops \(totals.drops), client restarts \(totals.clientRestarts), server restarts \(totals.serverRestarts), writes \(totals.writes), onDisconnect \(totals.onDisconnects) (ran \(totals.onDisconnectRuns)), keepSynced \(totals.keepSynced), tokens \(totals.tokens) (outages \(totals.tokenOutages), write pauses \(totals.writesPaused)), transactions \(totals.transactions) (committed \(totals.transactionsCommitted), disconnect \(totals.transactionsDisconnected), maxretry \(totals.transactionsMaxRetry)), re-applied writes \(totals.duplicates) (changing data \(totals.duplicatesChangingData)), runs whose final data differs from exactly-once \(atLeastOnce)")
         }
     }
 }
 
 /// Seeds the simulator found something with, kept. A seed replays only with the workload
-/// generator it was found with; each test says what the seed shows.
+/// generator it was found with (``Simulation/Workload``); each test says what the seed shows.
 @Suite struct SimulationRegressionTests {
     /// Seed 1, 52 steps: a client restart with a power cut, the store then refusing to reopen
     /// ("integer 2 must be encoded as a number") — found while the workload still wrote
@@ -62,6 +72,7 @@ import Testing
     /// Kept as a run with a client power-cut restart that must stay clean.
     @Test func seed1ClientRestartWithPowerCut() {
         var c = Simulation.Configuration(seed: 1)
+        c.workload = .v1
         c.steps = 52
         let o = SimRunner.run(c)
         #expect(o.violation == nil, Comment(rawValue: SimRunner.report(o)))
@@ -77,6 +88,7 @@ import Testing
     /// once gives. The detector must see it.
     @Test func seed2ResentWriteAfterGoOfflineIsDetected() {
         var c = Simulation.Configuration(seed: 2)
+        c.workload = .v1
         c.steps = 19
         let o = SimRunner.run(c)
         #expect(o.violation == nil, Comment(rawValue: SimRunner.report(o)))
@@ -89,6 +101,7 @@ import Testing
     @Test(.disabled("protocol: at-least-once — a write re-sent after its ack was lost (go offline, drop, restart with the write in flight) is applied again and can undo a later write of another client; Firebase's wire protocol has no id to deduplicate it"))
     func seed2ExactlyOnce() {
         var c = Simulation.Configuration(seed: 2)
+        c.workload = .v1
         c.steps = 19
         c.strictExactlyOnce = true
         let o = SimRunner.run(c)
@@ -116,6 +129,7 @@ import Testing
     @Test(arguments: [(3026, 175), (2563, 179), (3079, 196), (3746, 177)] as [(UInt64, Int)])
     func staleLeafInDefaultView(seed: UInt64, steps: Int) {
         var c = Simulation.Configuration(seed: seed)
+        c.workload = .v1
         c.steps = steps
         let o = SimRunner.run(c)
         #expect(o.violation == nil, Comment(rawValue: SimRunner.report(o)))
@@ -131,7 +145,72 @@ import Testing
     /// (tracked keys, which follow the view): `Database.cachedHash`.
     @Test(arguments: [1716, 1892, 2072, 2940, 3119] as [UInt64])
     func filteredViewMissesChildren(seed: UInt64) {
-        let o = SimRunner.run(Simulation.Configuration(seed: seed))
+        var c = Simulation.Configuration(seed: seed)
+        c.workload = .v1
+        let o = SimRunner.run(c)
+        #expect(o.violation == nil, Comment(rawValue: SimRunner.report(o)))
+    }
+
+    /// Found by the v2 workload (seed 117, 195 steps): after a clean restart a client's
+    /// `limitToFirst 3` view at `/k` showed `c`, which the server had deleted — the view took its
+    /// server cache from the complete default view of a root listen the client had stopped
+    /// (kept in the store, no longer fed), while the listen's hash came from the query's
+    /// tracked keys (the server's window): they matched, the server sent nothing. The hash now
+    /// describes the view's server cache (`Store.listenServerCache(for:)`); store-level repro in
+    /// `ListenHashTests`.
+    @Test func staleAncestorViewBehindMatchingHash() {
+        var c = Simulation.Configuration(seed: 117)
+        c.workload = .v2
+        c.steps = 195
+        let o = SimRunner.run(c)
+        #expect(o.violation == nil, Comment(rawValue: SimRunner.report(o)))
+        #expect(o.stats.onDisconnectRuns >= 1)
+    }
+
+    /// Found by the v3 workload (seed 56, 169 steps): after a restart a pinned root query
+    /// (`orderByChild x endAt 2 limitToFirst 2`) showed `k` as `{"b":1,"d":0}`, outside the
+    /// server's window (`k/x` is 3): its view, rebuilt from the tracked keys, took the cache
+    /// for the whole location, and a default listen's `k/b` (and a window's merge at `k`)
+    /// completed `k` from nothing. Fixed in `View` (a cache of tracked keys stays filtered);
+    /// store-level repro in `FilteredViewFromTrackedKeysTests`.
+    @Test func unknownChildCompletedIntoAWindow() {
+        var c = Simulation.Configuration(seed: 56)
+        c.workload = .v3
+        c.steps = 169
+        let o = SimRunner.run(c)
+        #expect(o.violation == nil, Comment(rawValue: SimRunner.report(o)))
+        #expect(o.stats.transactions >= 1)
+    }
+
+    /// Open — found by the long run of the v3 workload (seeds 1000…2999), not yet fixed: at
+    /// quiescence a client's default view at `/k` (or `/`) still shows a child the server
+    /// deleted. Seed 2092: client 2 sets `/k/d = 2`, then `/k/d/x = 5` (a write under a
+    /// leaf), then `/k/d/x = null`, all acknowledged while its default listen at `/k` got the
+    /// server's `k/d = 2`, `k/d/x = 5`, `k/d/x = null` interleaved with the acks; the view ends
+    /// with `d: 2`, the server with no `d`. Same shape as the stale leaf of
+    /// `staleLeafInDefaultView` (ViewProcessor, a child write under a leaf), with pending
+    /// writes in between.
+    @Test(
+        .disabled("open: a default view keeps a leaf the server removed after writes under that leaf (ViewProcessor with pending writes)"),
+        arguments: [(2092, 149), (1639, 199), (2545, 194)] as [(UInt64, Int)])
+    func staleLeafAfterWritesUnderIt(seed: UInt64, steps: Int) {
+        var c = Simulation.Configuration(seed: seed)
+        c.workload = .v3
+        c.steps = steps
+        let o = SimRunner.run(c)
+        #expect(o.violation == nil, Comment(rawValue: SimRunner.report(o)))
+    }
+
+    /// Open — found by the same long run, not yet diagnosed: seed 2859 (194 steps), client 2's
+    /// kept query `/k orderByChild x limitToLast 1` shows `b` with `x: {"x":5,"y":5}` (an
+    /// earlier value of `b/x`), the server's window is `d`; `b` had since been set to `0` by
+    /// another client, then client 2 wrote `/k/b/y` while only that filtered query was listened.
+    @Test(.disabled("open: a kept filtered view shows a child with a stale value outside the server's window"))
+    func staleChildInKeptWindow() {
+        var c = Simulation.Configuration(seed: 2859)
+        c.workload = .v3
+        c.steps = 194
+        let o = SimRunner.run(c)
         #expect(o.violation == nil, Comment(rawValue: SimRunner.report(o)))
     }
 }

@@ -23,6 +23,10 @@ final class ViewHost: @unchecked Sendable {
                 (try? Store.serverValue(loading, reader, at: path, children: keys)) ?? .empty
             }
         }
+
+        func serverCacheIsFiltered(at path: Path, query: QuerySpec) -> Bool {
+            loading.state.persistedServerCacheIsFiltered(at: path, query: query)
+        }
     }
 
     /// A client's listener.

@@ -63,6 +63,16 @@ extension StoreState {
     /// `read(keys)` a node holding (at least) those of its children. A complete filtered
     /// query and an incomplete query are served named children only, so a store whose cache
     /// is still in the checkpoint decodes just the chunks holding them.
+    /// Whether ``persistedServerCache(at:query:serverValue:)`` gives a complete cache holding
+    /// only the query's tracked keys (a complete filtered query): Android's `serverCache(query)`
+    /// marks it `filtered`.
+    func persistedServerCacheIsFiltered(at path: Path, query: QuerySpec) -> Bool {
+        guard !query.loadsAllData, isServerCacheComplete(path: path, query: query),
+            let own = trackedQuery(at: QueryLocation(path: path, query: query)), own.complete
+        else { return false }
+        return own.keys != nil
+    }
+
     func persistedServerCache(at path: Path, query: QuerySpec, read: (Set<ChildKey>?) -> Node) -> (node: Node, complete: Bool)? {
         let complete = isServerCacheComplete(path: path, query: query)
         let keys: Set<ChildKey>?

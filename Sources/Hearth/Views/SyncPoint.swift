@@ -63,9 +63,10 @@ final class SyncPoint {
     }
 
     /// The view for `query`, creating it (not yet stored) from the given server cache and the
-    /// pending writes when it does not exist.
+    /// pending writes when it does not exist (`serverCacheFiltered`: the cache holds only the
+    /// query's own children, see ``ServerCacheSource/serverCacheIsFiltered(at:query:)``).
     func viewCreatingIfNeeded(
-        for query: QuerySpec, writes: WriteTreeRef, serverCache: Node, serverCacheComplete: Bool
+        for query: QuerySpec, writes: WriteTreeRef, serverCache: Node, serverCacheComplete: Bool, serverCacheFiltered: Bool = false
     ) -> (view: View, created: Bool) {
         if let existing = view(identifier: query.identifier) { return (existing, false) }
         let eventCache: Node
@@ -82,16 +83,18 @@ final class SyncPoint {
         }
         let view = View(
             path: path, query: query, serverCache: serverCache, serverCacheComplete: serverCacheComplete,
-            eventCache: eventCache, eventCacheComplete: eventCacheComplete)
+            serverCacheFiltered: serverCacheFiltered, eventCache: eventCache, eventCacheComplete: eventCacheComplete)
         return (view, true)
     }
 
     /// Adds a registration to the query's view (created when needed) and returns the
     /// initial events.
     func addRegistration(
-        _ registration: ViewRegistration, query: QuerySpec, writes: WriteTreeRef, serverCache: Node, serverCacheComplete: Bool
+        _ registration: ViewRegistration, query: QuerySpec, writes: WriteTreeRef, serverCache: Node, serverCacheComplete: Bool,
+        serverCacheFiltered: Bool = false
     ) -> [ViewEvent] {
-        let (view, created) = viewCreatingIfNeeded(for: query, writes: writes, serverCache: serverCache, serverCacheComplete: serverCacheComplete)
+        let (view, created) = viewCreatingIfNeeded(
+            for: query, writes: writes, serverCache: serverCache, serverCacheComplete: serverCacheComplete, serverCacheFiltered: serverCacheFiltered)
         if created { views.append(view) }
         return view.addRegistration(registration)
     }

@@ -7,6 +7,16 @@ package protocol ServerCacheSource {
     /// The server data known for `query` at `path`, and whether it is complete for that query.
     /// Return `nil` for "nothing known" (empty, incomplete).
     func serverCache(at path: Path, query: QuerySpec) -> (node: Node, complete: Bool)?
+    /// Whether the complete cache it gives for `query` at `path` holds only the query's own
+    /// children (Firebase's persistence: a complete filtered query's tracked keys, which
+    /// Android's `serverCache(query)` marks `filtered`): the children outside it are not known
+    /// to be absent, so the view must not complete them from data meant for other listeners.
+    func serverCacheIsFiltered(at path: Path, query: QuerySpec) -> Bool
+}
+
+extension ServerCacheSource {
+    /// A source whose caches are whole locations.
+    package func serverCacheIsFiltered(at path: Path, query: QuerySpec) -> Bool { false }
 }
 
 /// The view engine: every listened query's view, the pending user writes, and the events each
@@ -73,6 +83,7 @@ package final class SyncTree {
             syncPoints.set(path, syncPoint)
         }
         let serverCacheComplete: Bool
+        var serverCacheFiltered = false
         let initialServerCache: Node
         if let serverCache {
             initialServerCache = serverCache
@@ -83,6 +94,7 @@ package final class SyncTree {
             if let stored, stored.complete {
                 initialServerCache = stored.node
                 serverCacheComplete = true
+                serverCacheFiltered = source?.serverCacheIsFiltered(at: path, query: query) ?? false
             } else {
                 var node = Node.empty
                 syncPoints.subtree(path).forEachChildValue { key, child in
@@ -107,7 +119,7 @@ package final class SyncTree {
         }
         return syncPoint.addRegistration(
             ViewRegistration(id: registration, kinds: kinds), query: query, writes: writes(at: path),
-            serverCache: initialServerCache, serverCacheComplete: serverCacheComplete)
+            serverCache: initialServerCache, serverCacheComplete: serverCacheComplete, serverCacheFiltered: serverCacheFiltered)
     }
 
     /// Removes a registration (every registration of the query when `registration` is nil).
@@ -220,6 +232,15 @@ package final class SyncTree {
 
     /// The current event cache of the view for exactly `query` at `path` — its children in
     /// query order and its node — and whether it is complete; nil when there is no such view.
+    /// The server cache of the view for `query` at `path`, if there is one: what the server's
+    /// data is as far as this view knows (Firebase hashes it for the view's listen), and
+    /// whether it is complete.
+    package func serverCache(at path: Path, query: QuerySpec) -> (node: Node, complete: Bool)? {
+        guard let view = syncPoints.get(path)?.view(identifier: query.identifier) else { return nil }
+        let cache = view.viewCache.serverCache
+        return (cache.node, cache.fullyInitialized)
+    }
+
     package func eventCache(at path: Path, query: QuerySpec) -> (window: QueryWindow, complete: Bool)? {
         guard let view = syncPoints.get(path)?.view(identifier: query.identifier) else { return nil }
         let cache = view.viewCache.eventCache

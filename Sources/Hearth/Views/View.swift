@@ -19,8 +19,14 @@ final class View {
     private(set) var viewCache: ViewCache
 
     /// Creates a view from initial caches (raw nodes): the server cache is indexed, the event
-    /// cache filtered by the query.
-    init(path: Path, query: QuerySpec, serverCache: Node, serverCacheComplete: Bool, eventCache: Node, eventCacheComplete: Bool) {
+    /// cache filtered by the query. A server cache that holds only the query's own children
+    /// (`serverCacheFiltered`) stays marked filtered: a child outside it is unknown, not absent
+    /// (Firebase's View resets the mark, so a deep update for another listener could complete
+    /// such a child from nothing and bring it into a window).
+    init(
+        path: Path, query: QuerySpec, serverCache: Node, serverCacheComplete: Bool, serverCacheFiltered: Bool = false, eventCache: Node,
+        eventCacheComplete: Bool
+    ) {
         self.path = path
         self.query = query
         let filter = query.nodeFilter
@@ -32,7 +38,7 @@ final class View {
         let event = filter.updateFullNode(empty, eventCache, accumulator: nil)
         viewCache = ViewCache(
             eventCache: CacheNode(indexed: event, fullyInitialized: eventCacheComplete, filtered: filter.filtersNodes),
-            serverCache: CacheNode(indexed: server, fullyInitialized: serverCacheComplete, filtered: indexFilter.filtersNodes))
+            serverCache: CacheNode(indexed: server, fullyInitialized: serverCacheComplete, filtered: indexFilter.filtersNodes || serverCacheFiltered))
     }
 
     /// Whether no registration is left.

@@ -23,7 +23,7 @@ struct RuntimeState: Sendable {
     var onDisconnectCallbacks: [Int64: WriteCallback] = [:]
     /// Transactions in flight, by their current write id; named functions; transactions an
     /// earlier run queued, waiting for their function; who hears of named outcomes.
-    var transactions: [Int64: RunningTransaction] = [:]
+    var transactions = TransactionQueue<RunningTransaction>()
     var transactionFunctions: [String: TransactionFunction] = [:]
     var restoredTransactions: [QueuedTransaction] = []
     var unknownTransactions: [Int64] = []
@@ -229,7 +229,7 @@ extension Database {
             updateInfo { $0.authenticated = yes }
         // Transactions continue off the sync queue: a retry takes the write lock and steps
         // the core, and ending one removes its listener.
-        case let .writeCompleted(id, error) where state.withLock({ $0.transactions[id] != nil }):
+        case let .writeCompleted(id, error) where state.withLock({ $0.transactions.contains(id) }):
             DispatchQueue.global().async { [weak self] in self?.transactionAnswered(writeID: id, error: error, interrupted: false) }
         case .conditionalWriteInterrupted(let id):
             DispatchQueue.global().async { [weak self] in self?.transactionAnswered(writeID: id, error: nil, interrupted: true) }

@@ -29,7 +29,8 @@ public struct TransactionOutcome: Sendable, Equatable {
 /// argument it was started with.
 public typealias TransactionFunction = @Sendable (_ current: DatabaseValue, _ argument: DatabaseValue) -> TransactionResult
 
-/// A transaction in flight, keyed in the runtime by its current write id.
+/// A transaction in flight, kept in the runtime's ``TransactionQueue`` under its current write
+/// id (which decides its steps).
 struct RunningTransaction: Sendable {
     let ref: DatabaseReference
     let update: @Sendable (DatabaseValue) -> TransactionResult
@@ -40,20 +41,9 @@ struct RunningTransaction: Sendable {
     let completion: (@Sendable (DatabaseError?, Bool, DataSnapshot?) -> Void)?
     /// The value listener that keeps the location's data fresh while it runs (Firebase's).
     var listener: DatabaseHandle?
-    /// A plain write at, above or below its location came after it: it aborts with `set`
-    /// instead of running again on stale data (Firebase's `repoAbortTransactions`).
-    var overwritten = false
-}
-
-extension DatabaseError {
-    /// A transaction's abort reason.
-    static func transactionAborted(_ reason: String) -> DatabaseError { .serverError(status: reason, message: "transaction aborted: \(reason)") }
 }
 
 extension Database {
-    /// The most times a transaction runs against stale data before it aborts (Firebase: 25).
-    static let maxTransactionRetries = 25
-
     /// Registers a named update function. Transactions started by name are persisted with
     /// their argument and run again after a restart (Firebase loses queued transactions on
     /// restart); the ones an earlier run queued for `name` start now.
@@ -155,7 +145,7 @@ extension Database {
                 finish(t, committed: false, error: DatabaseError(error))
                 return nil
             }
-            state.withLock { $0.transactions[writeID] = t }
+            state.withLock { $0.transactions.sent(writeID, path: path, retries: t.retries, payload: t) }
             let write = PendingWrite(id: writeID, path: path, operation: .set(result))
             let condition = ClientCore.WriteCondition(hash: current.hash, transactionID: t.storeID)
             work.sync { step { (core, now) in core.write(write, condition: condition, now: now) } }
@@ -163,29 +153,23 @@ extension Database {
         }
     }
 
-    /// The server answered (or the connection dropped under) a transaction's write.
+    /// The server answered (or the connection dropped under) a transaction's write: the
+    /// queue decides (``TransactionQueue``).
     func transactionAnswered(writeID: Int64, error: DatabaseError?, interrupted: Bool) {
-        guard let t = state.withLock({ $0.transactions.removeValue(forKey: writeID) }) else { return }
+        let decided = state.withLock { s in interrupted ? s.transactions.interrupted(writeID) : s.transactions.answered(writeID, error: error) }
+        guard let (entry, step) = decided else { return }
         if interrupted {
             // The core forgot the write; the store still holds it.
             _ = try? store.commit { (b: inout StoreBatch) throws(StoreError) in if b.pendingWrite(writeID) != nil { try b.revertWrite(writeID) } }
-            finish(t, committed: false, error: .transactionAborted("disconnect"))
-            return
         }
-        switch error {
-        case nil:
+        var t = entry.payload
+        switch step {
+        case .committed:
             finish(t, committed: true, error: nil)
-        case .serverError(status: "datastale", _)? where t.overwritten:
-            finish(t, committed: false, error: .transactionAborted("set"))
-        case .serverError(status: "datastale", _)?:
-            var again = t
-            again.retries += 1
-            guard again.retries < Database.maxTransactionRetries else {
-                finish(t, committed: false, error: .transactionAborted("maxretry"))
-                return
-            }
-            run(again, persist: nil)
-        case let error?:
+        case .runAgain:
+            t.retries = entry.retries
+            run(t, persist: nil)
+        case .aborted(let error):
             finish(t, committed: false, error: error)
         }
     }
@@ -210,9 +194,7 @@ extension Database {
     /// Those not yet sent are withdrawn and abort now. Called under the write lock, before
     /// the write reaches the core.
     func markTransactionsOverwritten(by path: Path) {
-        let related: [Int64] = state.withLock { s in
-            s.transactions.filter { $0.value.ref.path.contains(path) || path.contains($0.value.ref.path) }.map(\.key).sorted()
-        }
+        let related = state.withLock { $0.transactions.related(to: path) }
         for id in related {
             var withdrawn = false
             work.sync {
@@ -222,12 +204,12 @@ extension Database {
                     return out
                 }
             }
-            let t: RunningTransaction? = state.withLock { s in
-                if withdrawn { return s.transactions.removeValue(forKey: id) }
-                s.transactions[id]?.overwritten = true
+            let aborted: (TransactionQueue<RunningTransaction>.Entry, TransactionQueue<RunningTransaction>.Step)? = state.withLock { s in
+                if withdrawn { return s.transactions.withdrawn(id) }
+                s.transactions.markOverwritten(id)
                 return nil
             }
-            if let t { finish(t, committed: false, error: .transactionAborted("set")) }
+            if case let (entry, .aborted(error))? = aborted { finish(entry.payload, committed: false, error: error) }
         }
     }
 

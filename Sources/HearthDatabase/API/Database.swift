@@ -136,13 +136,14 @@ public final class Database: Sendable {
     }
 
     /// The hash of what the client holds for a listen — the server sends nothing when it
-    /// matches, so it must describe exactly what the listen's view will show: the store's
-    /// server cache for the query by Firebase's persistence rules (a filtered query holds only
-    /// its tracked keys, which follow its view — a window the server emptied stays empty here
-    /// although the children stay cached), windowed by the query. Only a complete cache is worth
-    /// a hash (Firebase sends `""` otherwise).
+    /// matches, so it must describe exactly what the listen's view shows: its view's server
+    /// cache (which may have come from a complete view above it), or without a view the
+    /// store's server cache by Firebase's persistence rules (a filtered query holds only its
+    /// tracked keys, which follow its view — a window the server emptied stays empty there
+    /// although the children stay cached) — ``Store/listenServerCache(for:)`` — windowed by the
+    /// query. Only a complete cache is worth a hash (Firebase sends `""` otherwise).
     static func cachedHash(_ store: Store, _ location: QueryLocation) -> String {
-        guard let (node, complete) = (try? store.serverCache(for: location)) ?? nil, complete else { return "" }
+        guard let (node, complete) = (try? store.listenServerCache(for: location)) ?? nil, complete else { return "" }
         return (location.query.loadsAllData ? node : location.query.window(of: node).node).hash
     }
 

@@ -105,7 +105,9 @@ extension ServerCore {
         for id in listening.sorted(by: { $0.raw < $1.raw }) {
             guard let c = connections[id] else { continue }
             let touched = c.listens.values.filter { l in paths.contains(where: { $0.contains(l.path) || l.path.contains($0) }) }
-            for l in touched.sorted(by: { $0.path < $1.path }) {
+            // A total order (path, then query): the same input gives the same output, message
+            // for message (the simulator replays seeds by it).
+            for l in touched.sorted(by: { ($0.path, $0.query.identifier) < ($1.path, $1.query.identifier) }) {
                 if c.isEventStream {
                     notifyEventStream(id, l, old: old, changedAt: paths, merge: merge, into: &out)
                     continue

@@ -250,7 +250,7 @@ extension ServerCore {
     /// Revokes (`c`) the connection's listens its principal may no longer read.
     mutating func revokeListens(_ id: ConnectionID, into out: inout ServerOutput) {
         guard let c = connections[id] else { return }
-        for (key, l) in c.listens.sorted(by: { $0.key.path < $1.key.path })
+        for (key, l) in c.listens.sorted(by: { ($0.key.path, $0.key.query.identifier) < ($1.key.path, $1.key.query.identifier) })
         where !mayRead(l.path, l.query, as: c.principal).allowed {
             connections[id]!.listens[key] = nil
             out.send(id, .listenRevoked(path: l.path, query: l.query))

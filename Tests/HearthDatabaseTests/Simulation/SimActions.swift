@@ -6,10 +6,21 @@ import HearthWire
 
 // The workload (what apps do) and the faults (what the world does).
 extension Simulation {
-    /// The kinds of app operation. Transactions and onDisconnect join here when the client
-    /// core has them (each with its bookkeeping in ``SimChecks``).
+    /// The kinds of app operation (each with its bookkeeping in ``SimChecks``).
     enum Action: CaseIterable {
         case set, update, push, remove, listen, unlisten, get, goOffline, goOnline
+        case onDisconnectSet, onDisconnectUpdate, onDisconnectRemove, onDisconnectCancel
+        case keepSynced, unkeepSynced
+        case transaction
+
+        func weight(_ workload: Workload) -> Double {
+            switch (self, workload) {
+            case (.onDisconnectSet, .v1), (.onDisconnectUpdate, .v1), (.onDisconnectRemove, .v1), (.onDisconnectCancel, .v1),
+                (.keepSynced, .v1), (.unkeepSynced, .v1), (.transaction, .v1), (.transaction, .v2):
+                return 0
+            default: return weight
+            }
+        }
 
         var weight: Double {
             switch self {
@@ -22,12 +33,19 @@ extension Simulation {
             case .get: 4
             case .goOffline: 2
             case .goOnline: 4
+            case .onDisconnectSet: 3
+            case .onDisconnectUpdate: 2
+            case .onDisconnectRemove: 1
+            case .onDisconnectCancel: 2
+            case .keepSynced: 3
+            case .unkeepSynced: 2
+            case .transaction: 6
             }
         }
     }
 
     enum Fault: CaseIterable {
-        case drop, partition, heal, restartClient, restartServer
+        case drop, partition, heal, restartClient, restartServer, tokenOutage
 
         var weight: Double {
             switch self {
@@ -36,6 +54,7 @@ extension Simulation {
             case .heal: 10
             case .restartClient: 20
             case .restartServer: 8
+            case .tokenOutage: 6
             }
         }
     }
@@ -43,7 +62,7 @@ extension Simulation {
     /// One app operation on client `i`.
     func act(_ i: Int) {
         let client = clients[i]
-        let action = Action.allCases[rng.weighted(Action.allCases.map(\.weight))]
+        let action = Action.allCases[rng.weighted(Action.allCases.map { $0.weight(configuration.workload) })]
         switch action {
         case .set:
             write(i, .set(SimWorkload.value(&rng)), at: SimWorkload.setPath(&rng, listKeys: client.listKeys))
@@ -75,7 +94,88 @@ extension Simulation {
             goOffline(i)
         case .goOnline:
             goOnline(i)
+        case .onDisconnectSet:
+            onDisconnect(i, .set(SimWorkload.value(&rng, allowNull: false)), at: SimWorkload.setPath(&rng, listKeys: client.listKeys))
+        case .onDisconnectUpdate:
+            let (path, children) = SimWorkload.update(&rng)
+            onDisconnect(i, .update(children), at: path)
+        case .onDisconnectRemove:
+            onDisconnect(i, .remove, at: SimWorkload.setPath(&rng, listKeys: client.listKeys))
+        case .onDisconnectCancel:
+            onDisconnect(i, .cancel, at: rng.chance(0.3) ? "k" : Path(keys: ["k", rng.pick(SimWorkload.keys)]))
+        case .keepSynced:
+            keepSynced(i, SimWorkload.location(&rng), true)
+        case .unkeepSynced:
+            guard !client.pins.isEmpty else { return }
+            keepSynced(i, rng.pick(client.pins.sorted { $0.description < $1.description }), false)
+        case .transaction:
+            let tx: SimTransaction
+            if rng.chance(0.6) {
+                tx = SimTransaction(storeID: 0, name: "increment", path: rng.pick(SimTransactions.counters), argument: .empty)
+            } else {
+                stats.appends += 1
+                tx = SimTransaction(storeID: 0, name: "append", path: SimTransactions.list, argument: Node(.string("c\(i)-a\(stats.appends)")))
+            }
+            runTransaction(i, tx, retries: 0, new: true)
         }
+    }
+
+    /// The runtime's onDisconnect (`Database.saveOnDisconnect`): queued in the store (durable),
+    /// then handed to the core.
+    func onDisconnect(_ i: Int, _ action: OnDisconnectOperation.Action, at path: Path) {
+        let client = clients[i]
+        var op: OnDisconnectOperation?
+        do {
+            try client.store.commit { (b: inout StoreBatch) throws(StoreError) in op = try b.queueOnDisconnect(action, at: path) }
+        } catch {
+            fail("c\(i) could not queue an onDisconnect operation: \(error)")
+            return
+        }
+        guard let op else { return }
+        if client.ops[op.id] != nil { fail("c\(i) onDisconnect id \(op.id) reused") }
+        client.ops[op.id] = op
+        stats.onDisconnects += 1
+        note("c\(i) o\(op.id) onDisconnect \(SimChecks.summary(op))")
+        apply(i, client.core.onDisconnect(op, now: now))
+    }
+
+    /// The runtime's keepSynced (`Database.keepSynced`): a persisted pin, the query active
+    /// (unless an observer still uses it when turned off), and the core's listen.
+    func keepSynced(_ i: Int, _ location: QueryLocation, _ on: Bool) {
+        let client = clients[i]
+        guard on ? client.pins.insert(location).inserted : client.pins.remove(location) != nil else { return }
+        note("c\(i) keepSynced \(location) \(on)")
+        stats.keepSynced += 1
+        let observed = client.registrations.contains { $0.location == location }
+        do {
+            try client.store.commit { (b: inout StoreBatch) throws(StoreError) in
+                try b.keepSynced(location, on)
+                if on { try b.setQueryActive(location) } else if !observed { try b.setQueryInactive(location) }
+            }
+        } catch {
+            fail("c\(i) keepSynced \(location) \(on): \(error)")
+            return
+        }
+        apply(i, on ? client.core.listen(location, now: now) : client.core.unlisten(location, now: now))
+    }
+
+    /// The token provider answers client `i`: a fresh token (registered with its expiry for
+    /// the server's verifier), or a failure during an outage.
+    func tokenAnswer(_ i: Int) {
+        let client = clients[i]
+        if now < client.providerDownUntil {
+            note("c\(i) token fetch failed (provider down)")
+            apply(i, client.core.tokenFetchFailed(now: now))
+            return
+        }
+        client.tokensIssued += 1
+        stats.tokens += 1
+        let credential = "sim-c\(i)-\(client.tokenGeneration)-\(client.tokensIssued)"
+        // Short lifetimes so that tokens expire during a run, connected or not.
+        let expiresAt = now + (rng.chance(0.3) ? rng.ms(5_000...30_000) : rng.ms(30_000...300_000))
+        tokens[credential] = (i, expiresAt)
+        note("c\(i) token \(credential) until t=\(expiresAt - start)")
+        apply(i, client.core.tokenFetched(AuthToken(token: credential, expiresAt: expiresAt), now: now))
     }
 
     /// The runtime's write: saved in the store (durable, `.full`), then handed to the core.
@@ -114,7 +214,7 @@ extension Simulation {
 
     /// One fault.
     func fault() {
-        let fault = Fault.allCases[rng.weighted(Fault.allCases.map(\.weight))]
+        let fault = Fault.allCases[rng.weighted(Fault.allCases.map { configuration.workload == .v1 && $0 == .tokenOutage ? 0 : $0.weight })]
         switch fault {
         case .drop:
             let up = connections.values.filter { $0.up }.map(\.id).sorted()
@@ -138,6 +238,14 @@ extension Simulation {
             restartClient(rng.int(0...(clients.count - 1)))
         case .restartServer:
             restartServer()
+        case .tokenOutage:
+            let users = clients.indices.filter { clients[$0].usesTokens }
+            guard !users.isEmpty else { return }
+            let i = rng.pick(users)
+            let until = now + rng.ms(5_000...180_000)
+            note("FAULT token provider of c\(i) down until t=\(until - start)")
+            stats.tokenOutages += 1
+            clients[i].providerDownUntil = max(clients[i].providerDownUntil, until)
         }
     }
 
@@ -163,7 +271,19 @@ extension Simulation {
         }
         checks.afterClientRestart(i, in: self)
         if rng.chance(0.2) { client.appOffline = true }
+        // The runtime's open: keepSynced pins listen again (Database.open), then the app's
+        // observers.
+        let pins = client.store.pins()
+        if !pins.isEmpty {
+            do {
+                try client.store.commit(durability: .buffered) { (b: inout StoreBatch) throws(StoreError) in
+                    for location in pins.sorted(by: { $0.description < $1.description }) { try b.setQueryActive(location) }
+                }
+            } catch { fail("c\(i) reactivating pins: \(error)") }
+        }
+        for location in pins.sorted(by: { $0.description < $1.description }) { apply(i, client.core.listen(location, now: now)) }
         for l in locations { listen(i, l) }
+        restoreTransactions(i)
         if !client.appOffline { goOnline(i) }
     }
 
@@ -184,6 +304,7 @@ extension Simulation {
             if clients[c.client].conn == id { network.schedule(.clientClosed(conn: id), at: now + rng.ms(0...500)) }
         }
         network.dropReleases()
+        for id in connections.keys { connections[id]!.armed = [] }  // the process died: nothing runs
         do { try server.restart(mode: mode, seed: rng.next()) } catch {
             fail("the server's store did not reopen (\(mode)): \(error)")
             return

@@ -21,6 +21,29 @@ import HearthWire
 /// (``exactlyOnceData``). That difference is counted, and fails the run only with
 /// ``Simulation/Configuration/strictExactlyOnce``.
 ///
+/// **onDisconnect.** The simulator follows, per connection, the operations the server core
+/// accepted on it (a cancel it accepted removes those at and below its path). When the server
+/// loses the connection — the client closed it (goOffline, a refused token), the network
+/// dropped it, the server timed it out — exactly those run, once, in order: they are server
+/// writes the model applies when they are durable. A server restart runs none (the process
+/// died). A client does not know whether an operation whose ack it never got was accepted, so
+/// it sends it again on its next connection (Hearth keeps them in the store): it may then run
+/// once per connection that accepted it, which the model follows.
+///
+/// **Tokens.** No write (`p`, `m`) and no onDisconnect request (`o`, `om`, `oc`) goes out on a
+/// connection whose last `auth` carried a token that has expired by the virtual clock (the
+/// provider's record, not the core's); writes held meanwhile go out in order once a new token
+/// comes (the write-order check), and at quiescence none is left.
+///
+/// **Transactions** (``SimTransactions``): each ends exactly once — committed without an error,
+/// or aborted `disconnect` or `maxretry`. `disconnect` means the connection dropped after its
+/// compare-and-set was sent (or the app restarted with it in flight): as in Firebase, it may or
+/// may not have been applied. So at quiescence a counter holds at least its committed
+/// increments and at most those plus the ones that ended `disconnect`; the list holds each
+/// committed append exactly once, a `disconnect` one at most once, nothing else. A
+/// transaction's write is never re-sent as a plain write (none is pending after a restart), so
+/// the at-least-once re-send above never duplicates one.
+///
 /// **Checked always:** each client's writes first reach the server in write order; every ack
 /// follows the write's durability (the release rule); every saved write reaches the server
 /// and is answered; after every restart a client's store passes `checkInvariants` and holds
@@ -38,6 +61,8 @@ final class SimChecks {
     var exactlyOnceData: Node = .empty
     var applied: [Int: Set<Int64>] = [:]
     var lastFirstArrival: [Int: Int64] = [:]
+    /// Every transaction started, by client and store id (`c0#3`).
+    var transactions: [String: SimTransactionRecord] = [:]
 
     static func isWrite(_ message: String) -> Bool {
         guard case let .request(_, request)? = try? ClientMessage.decode(message) else { return false }
@@ -47,9 +72,51 @@ final class SimChecks {
         }
     }
 
-    /// The server released an output that applied these writes (now durable).
-    func durablyApplied(_ writes: [(client: Int, id: Int64)], in sim: Simulation) {
-        for (c, id) in writes {
+    static func isHeldWhilePaused(_ request: ClientRequest) -> Bool {
+        switch request {
+        case .put, .merge, .onDisconnectPut, .onDisconnectMerge, .onDisconnectCancel: true
+        default: false
+        }
+    }
+
+    static func summary(_ op: OnDisconnectOperation) -> String {
+        switch op.action {
+        case .set(let node): "set /\(op.path.wireString) = \(node.plainJSONString())"
+        case .update(let children):
+            "update /\(op.path.wireString) {" + children.map { "\($0.path.wireString): \($0.node.plainJSONString())" }.joined(separator: ", ") + "}"
+        case .remove: "remove /\(op.path.wireString)"
+        case .cancel: "cancel /\(op.path.wireString)"
+        }
+    }
+
+    /// Client `i`'s core sends `message` on connection `conn`: the token check.
+    func sending(_ message: String, client i: Int, conn: UInt64, in sim: Simulation) {
+        guard case let .request(_, request)? = try? ClientMessage.decode(message) else { return }
+        if case let .auth(credential, _, _) = request {
+            sim.connections[conn]?.credential = credential
+            return
+        }
+        guard sim.clients[i].usesTokens, SimChecks.isHeldWhilePaused(request) else { return }
+        guard let credential = sim.connections[conn]?.credential else {
+            sim.fail("c\(i) sent \(message) on conn \(conn) before any auth")
+            return
+        }
+        if let t = sim.tokens[credential], t.expiresAt <= sim.now {
+            sim.fail("c\(i) sent \(message) on conn \(conn) while its token \(credential) had expired (at t=\(t.expiresAt - sim.start))")
+        }
+    }
+
+    /// The server released an output that made these changes (now durable).
+    func durablyApplied(_ changes: [SimApplied], in sim: Simulation) {
+        for change in changes {
+            guard case let .write(c, id) = change else {
+                if case let .onDisconnect(_, _, op) = change {
+                    sim.stats.onDisconnectRuns += 1
+                    modelData = SimApplied.applied(op, to: modelData)
+                    exactlyOnceData = SimApplied.applied(op, to: exactlyOnceData)
+                }
+                continue
+            }
             guard let w = sim.clients[c].saved[id] else {
                 sim.fail("the server applied c\(c)'s write \(id), which the client never saved")
                 continue
@@ -87,16 +154,18 @@ final class SimChecks {
     func event(_ event: ClientEvent, client i: Int, in sim: Simulation) {
         let client = sim.clients[i]
         switch event {
-        case let .writeCompleted(id, nil):
-            sim.stats.acks += 1
-            guard client.saved[id] != nil else {
-                sim.fail("c\(i) got an ack for write \(id), which it never saved")
+        case let .writeCompleted(id, error) where client.transactions.contains(id):
+            if error == nil { acked(id, client: i, in: sim) } else { client.completed.insert(id) }
+            sim.transactionAnswered(i, writeID: id, error: error, interrupted: false)
+        case let .conditionalWriteInterrupted(id):
+            guard client.transactions.contains(id) else {
+                sim.fail("c\(i) got \(event) for a write that is no transaction's")
                 return
             }
-            if !applied[i, default: []].contains(id) {
-                sim.fail("c\(i) got the ack of write \(id) before the server made it durable (release rule)")
-            }
             client.completed.insert(id)
+            sim.transactionAnswered(i, writeID: id, error: nil, interrupted: true)
+        case let .writeCompleted(id, nil):
+            acked(id, client: i, in: sim)
         case let .writeCompleted(id, error?):
             sim.fail("c\(i)'s write \(id) was refused: \(error)")
         case let .getCompleted(id, .success(node)):
@@ -115,12 +184,35 @@ final class SimChecks {
             sim.fail("c\(i)'s listen \(location) was revoked: \(error)")
         case let .protocolWarning(why):
             sim.fail("c\(i) protocol warning: \(why)")
-        case .connected, .serverTimeOffset, .authenticated, .writesPaused:
+        case .writesPaused(let paused):
+            if paused { sim.stats.writesPaused += 1 }
+            if paused, !client.usesTokens { sim.fail("c\(i) paused its writes without tokens") }
+        case .connected, .serverTimeOffset, .authenticated:
             break
-        case .onDisconnectCompleted, .conditionalWriteInterrupted:
-            // Not in the workload yet (transactions and onDisconnect join later).
-            sim.fail("c\(i) got \(event), which the workload never asks for")
+        case let .onDisconnectCompleted(id, nil):
+            guard client.ops[id] != nil else {
+                sim.fail("c\(i) got an ack for onDisconnect \(id), which it never queued")
+                return
+            }
+            sim.stats.onDisconnectAcks += 1
+            client.opsAcknowledged.insert(id)
+        case let .onDisconnectCompleted(id, error?):
+            sim.fail("c\(i)'s onDisconnect \(id) was refused: \(error)")
         }
+    }
+
+    /// Client `i` heard that the server applied its write `id`.
+    func acked(_ id: Int64, client i: Int, in sim: Simulation) {
+        let client = sim.clients[i]
+        sim.stats.acks += 1
+        guard client.saved[id] != nil else {
+            sim.fail("c\(i) got an ack for write \(id), which it never saved")
+            return
+        }
+        if !applied[i, default: []].contains(id) {
+            sim.fail("c\(i) got the ack of write \(id) before the server made it durable (release rule)")
+        }
+        client.completed.insert(id)
     }
 
     /// After client `i` restarted: its store passes its invariants and holds exactly the
@@ -134,10 +226,17 @@ final class SimChecks {
         } catch {
             sim.fail("c\(i)'s store state after a restart: \(error)")
         }
-        let pending = client.store.pendingWrites().map(\.id)
-        let expected = client.saved.keys.filter { !client.completed.contains($0) }.sorted()
+        let all = client.store.pendingWrites().map(\.id)
+        let pending = all.filter { !client.transactionWrites.contains($0) }
+        if pending != all {
+            sim.fail("c\(i)'s store still holds transaction writes \(all.filter { client.transactionWrites.contains($0) }) after a restart (they must be reverted: only ever sent as compare-and-set)")
+        }
+        let expected = client.saved.keys.filter { !client.completed.contains($0) && !client.transactionWrites.contains($0) }.sorted()
         if pending != expected {
             sim.fail("c\(i)'s store holds pending writes \(pending) after a restart, expected \(expected)")
+        }
+        if client.store.pins() != client.pins {
+            sim.fail("c\(i)'s store holds pins \(client.store.pins()) after a restart, expected \(client.pins)")
         }
     }
 
@@ -161,9 +260,10 @@ final class SimChecks {
                 sim.fail("a re-sent write changed the final data: \(modelData.plainJSONString()), applied once: \(exactlyOnceData.plainJSONString())")
             }
         }
+        finalTransactions(sim, data: data)
         for client in sim.clients {
             let i = client.index
-            for id in client.saved.keys.sorted() {
+            for id in client.saved.keys.sorted() where !client.transactionWrites.contains(id) {
                 if !applied[i, default: []].contains(id) { sim.fail("c\(i)'s write \(id) never reached the server (lost)") }
                 if !client.completed.contains(id) { sim.fail("c\(i)'s write \(id) was never answered") }
             }
@@ -175,6 +275,22 @@ final class SimChecks {
                 if let why = try client.store.state().checkInvariants() { sim.fail("c\(i)'s store at quiescence: \(why)") }
             } catch {
                 sim.fail("c\(i)'s store state at quiescence: \(error)")
+            }
+            for id in client.ops.keys.sorted() where !client.opsAcknowledged.contains(id) {
+                sim.fail("c\(i)'s onDisconnect \(id) was never acknowledged")
+            }
+            if client.core.writesPaused(now: sim.now) { sim.fail("c\(i)'s writes are paused at quiescence") }
+            for location in client.pins.sorted(by: { $0.description < $1.description }) {
+                let expected = location.query.window(of: data.child(at: location.path))
+                do {
+                    let local = try client.store.query(location.query, at: location.path)
+                    if !local.complete { sim.fail("c\(i)'s kept query \(location) is not complete at quiescence") }
+                    if local.window != expected {
+                        sim.fail("c\(i)'s kept query \(location) is \(local.window.node.plainJSONString()), the server's \(expected.node.plainJSONString())")
+                    }
+                } catch {
+                    sim.fail("c\(i) query \(location): \(error)")
+                }
             }
             client.store.waitForEventDelivery()
             for r in client.registrations {

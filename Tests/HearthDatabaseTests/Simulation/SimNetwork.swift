@@ -18,12 +18,17 @@ enum SimEvent: Sendable {
     case serverClosed(conn: UInt64)
     /// The server's oldest unreleased output becomes durable and is released.
     case release(incarnation: Int)
+    /// Client `client`'s token provider answers (a fetch of its `generation`: a restart makes
+    /// older answers moot).
+    case tokenAnswer(client: Int, generation: Int)
+    /// The server's token verifier answers a check.
+    case tokenCheck(incarnation: Int, ticket: UInt64, credential: String)
 
     /// The connection the event belongs to, if any.
     var conn: UInt64? {
         switch self {
         case .toServer(let c, _), .toClient(let c, _), .accept(let c), .opened(let c), .clientClosed(let c), .serverClosed(let c): c
-        case .release: nil
+        case .release, .tokenAnswer, .tokenCheck: nil
         }
     }
 }
@@ -33,6 +38,8 @@ enum SimEvent: Sendable {
 enum SentRequest: Sendable {
     case write(Int64)
     case get(UInt64, QueryLocation)
+    /// An onDisconnect operation (set, update, remove or cancel), by its store id.
+    case onDisconnect(Int64)
 }
 
 /// One connection (attempt) between a client and the server, as TCP carries it: FIFO in each
@@ -52,6 +59,12 @@ struct SimConnection {
     var lastToClient: Int64 = 0
     /// Client requests sent on it, by request number.
     var requests: [Int: SentRequest] = [:]
+    /// The onDisconnect operations the server core accepted on it and holds, in order (a
+    /// cancel it accepted removed those at and below its path): what must run, once, when
+    /// the server loses it.
+    var armed: [OnDisconnectOperation] = []
+    /// The credential of the last `auth` the client sent on it.
+    var credential: String?
 }
 
 /// A time-ordered queue of events; ties keep insertion order.

@@ -42,11 +42,41 @@ struct SimWrite: Sendable {
     }
 }
 
+/// A change to the server's data that the model follows.
+enum SimApplied {
+    /// Client `client`'s write `id`, answered `ok`.
+    case write(client: Int, id: Int64)
+    /// Client `client`'s onDisconnect operation, run because the server lost connection
+    /// `conn` on which it had accepted it.
+    case onDisconnect(client: Int, conn: UInt64, OnDisconnectOperation)
+
+    /// The data after this change is applied to `data`, as the server applies it.
+    func applied(to data: Node, in sim: Simulation) -> Node? {
+        switch self {
+        case let .write(c, id): sim.clients[c].saved[id]?.applied(to: data)
+        case let .onDisconnect(_, _, op): SimApplied.applied(op, to: data)
+        }
+    }
+
+    static func applied(_ op: OnDisconnectOperation, to data: Node) -> Node {
+        switch op.action {
+        case .set(let node): data.updating(op.path, with: SimWrite.wire(node, at: op.path))
+        case .remove: data.updating(op.path, with: .empty)
+        case .update(let children):
+            children.reduce(data) { d, c in
+                let at = op.path.appending(c.path)
+                return d.updating(at, with: SimWrite.wire(c.node, at: at))
+            }
+        case .cancel: data
+        }
+    }
+}
+
 /// A server output waiting for its writes to be durable (the release rule).
 struct SimRelease {
     let output: ServerOutput
-    /// The client writes this output applied (answered `ok`), in order.
-    let applied: [(client: Int, id: Int64)]
+    /// The changes this output made that the model follows, in order.
+    let applied: [SimApplied]
 }
 
 /// The server: its core, its authoritative store on its own simulated disk, and the outputs
@@ -170,6 +200,23 @@ final class SimClient {
     var expectedGets: [UInt64: Node] = [:]
     var pushIDs = PushIDGenerator()
     var listKeys: [ChildKey] = []
+    /// Every onDisconnect operation it queued, by id, and the ones the server answered `ok`.
+    var ops: [Int64: OnDisconnectOperation] = [:]
+    var opsAcknowledged: Set<Int64> = []
+    /// keepSynced pins (the store persists them).
+    var pins: Set<QueryLocation> = []
+    /// Transactions in flight (memory: lost at a restart), the writes that were transactions'
+    /// compare-and-sets, and what the last open found of an earlier run's transactions.
+    var transactions = TransactionQueue<SimTransaction>()
+    var transactionWrites: Set<Int64> = []
+    var restoredTransactions: (queued: [QueuedTransaction], unknown: [Int64]) = ([], [])
+    /// The app supplies tokens (from the simulated provider).
+    let usesTokens: Bool
+    /// Bumped by every restart: a token fetch of an earlier process is moot.
+    var tokenGeneration = 0
+    /// The provider fails every fetch until then (a fault).
+    var providerDownUntil: Int64 = 0
+    var tokensIssued = 0
     let clock: @Sendable () -> Int64
 
     var directory: String { "/client\(index)" }
@@ -184,19 +231,35 @@ final class SimClient {
         return o
     }
 
-    init(index: Int, seed: UInt64, clock: @escaping @Sendable () -> Int64) throws {
+    init(index: Int, seed: UInt64, usesTokens: Bool, clock: @escaping @Sendable () -> Int64) throws {
         self.index = index
         self.clock = clock
+        self.usesTokens = usesTokens
         fs = SimulatedFileSystem(seed: seed)
         let store = try Store.open(directory: "/client\(index)", options: SimClient.storeOptions(fs, clock: clock))
         self.store = store
-        core = SimClient.makeCore(store, seed: seed)
+        (core, restoredTransactions) = try SimClient.makeCore(store, seed: seed, usesTokens: usesTokens)
     }
 
-    static func makeCore(_ store: Store, seed: UInt64) -> ClientCore {
-        ClientCore(
-            pendingWrites: store.pendingWrites(), token: store.auth(), seed: seed,
-            hash: { location in Database.cachedHash(store, location) })
+    /// The core, as `Database.open` makes it: the onDisconnect operations the server had
+    /// acknowledged ran when the last run's connection went, so they are applied locally
+    /// first; the transactions the last run left are restored (their writes reverted: a
+    /// transaction's write is only ever sent as a compare-and-set); the rest are handed to the
+    /// core with the pending writes.
+    static func makeCore(_ store: Store, seed: UInt64, usesTokens: Bool) throws -> (ClientCore, (queued: [QueuedTransaction], unknown: [Int64])) {
+        let ran = store.onDisconnectOperations().filter(\.acknowledged)
+        if !ran.isEmpty {
+            try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                for op in ran.sorted(by: { $0.id < $1.id }) { try b.applyOnDisconnectLocally(op.id) }
+            }
+        }
+        let restored = try Database.restoreTransactions(store)
+        var configuration = ClientCore.Configuration()
+        configuration.usesTokens = usesTokens
+        let core = ClientCore(
+            configuration: configuration, pendingWrites: store.pendingWrites(), onDisconnect: store.onDisconnectOperations(),
+            token: store.auth(), seed: seed, hash: { location in Database.cachedHash(store, location) })
+        return (core, restored)
     }
 
     /// The process dies (with the disk cut by `mode`, or a clean close when nil) and starts
@@ -210,8 +273,10 @@ final class SimClient {
             try store.close()
         }
         store = try Store.open(directory: directory, options: SimClient.storeOptions(fs, clock: clock))
-        core = SimClient.makeCore(store, seed: seed)
+        (core, restoredTransactions) = try SimClient.makeCore(store, seed: seed, usesTokens: usesTokens)
+        transactions = TransactionQueue()
         conn = nil
         registrations = []
+        tokenGeneration += 1
     }
 }

@@ -36,6 +36,6 @@ struct SimRandom: RandomNumberGenerator {
             if r < w { return i }
             r -= w
         }
-        return weights.count - 1
+        return weights.lastIndex(where: { $0 > 0 }) ?? weights.count - 1
     }
 }

@@ -20,8 +20,15 @@ import HearthWire
 /// The invariants are checked as the run goes (``SimChecks``) and at quiescence: the network
 /// healed, every client online, the clock advanced until nothing is left to do.
 ///
-/// New operation kinds (transactions, onDisconnect) join as cases of ``Action`` with their
-/// own bookkeeping and checks.
+/// Tokens: each client supplies tokens (from a simulated provider on the virtual clock, with
+/// lifetimes short enough to expire during a run) or not, by the seed; the server checks them
+/// with a simulated verifier that knows their expiry. A provider outage is a fault.
+///
+/// Transactions: named functions (increment, list append under `/t`) run by the runtime's
+/// algorithm, whose decisions are the sans-I/O ``TransactionQueue`` the runtime uses too.
+///
+/// New operation kinds join as cases of ``Action`` with their own bookkeeping and checks (and
+/// a new ``Workload`` generation, so that kept seeds replay with the generator that found them).
 final class Simulation {
     struct Configuration {
         var seed: UInt64
@@ -35,6 +42,22 @@ final class Simulation {
         var traceWire = false
         /// Chance that delivering a message drops its connection instead.
         var dropPerMessage = 0.01
+        /// The workload generator. A seed replays only with the generator it was found with.
+        var workload = Workload.current
+    }
+
+    /// The generations of the workload generator.
+    enum Workload: Sendable {
+        /// set, update, push, remove, listen, unlisten, get, goOffline, goOnline; no tokens
+        /// (the seeds kept before onDisconnect, keepSynced and tokens joined replay with it).
+        case v1
+        /// v1 with onDisconnect set/update/remove/cancel, keepSynced on/off, and tokens
+        /// (each client supplies them or not, by the seed) with provider outages as a fault.
+        case v2
+        /// v2 with named transactions (increments, list appends under `/t`).
+        case v3
+
+        static let current = Workload.v3
     }
 
     /// What a run did.
@@ -55,11 +78,24 @@ final class Simulation {
         var finalDiffersFromExactlyOnce = false
         var lostUnreleased = 0
         var refusedCommits = 0
+        var onDisconnects = 0
+        var onDisconnectAcks = 0
+        var onDisconnectRuns = 0
+        var keepSynced = 0
+        var tokens = 0
+        var tokenOutages = 0
+        var writesPaused = 0
+        var transactions = 0
+        var transactionAttempts = 0
+        var transactionsCommitted = 0
+        var transactionsDisconnected = 0
+        var transactionsMaxRetry = 0
+        var appends = 0
         var virtualMs: Int64 = 0
         var quiescenceMs: Int64 = 0
 
         var description: String {
-            "steps \(steps) actions \(actions) faults \(faults) (drops \(drops), partitions \(partitions), server restarts \(serverRestarts), client restarts \(clientRestarts), power cuts \(powerCuts)) writes \(writes) acks \(acks) messages \(delivered) duplicates \(duplicates) (changing data \(duplicatesChangingData)) virtual \(virtualMs / 1000)s"
+            "steps \(steps) actions \(actions) faults \(faults) (drops \(drops), partitions \(partitions), server restarts \(serverRestarts), client restarts \(clientRestarts), power cuts \(powerCuts)) writes \(writes) acks \(acks) onDisconnect \(onDisconnects) (acked \(onDisconnectAcks), ran \(onDisconnectRuns)) keepSynced \(keepSynced) tokens \(tokens) (outages \(tokenOutages), pauses \(writesPaused)) transactions \(transactions) (attempts \(transactionAttempts), committed \(transactionsCommitted), disconnect \(transactionsDisconnected), maxretry \(transactionsMaxRetry)) messages \(delivered) duplicates \(duplicates) (changing data \(duplicatesChangingData)) virtual \(virtualMs / 1000)s"
         }
     }
 
@@ -79,6 +115,9 @@ final class Simulation {
     let checks = SimChecks()
     var stats = Stats()
     var trace: [String] = []
+    /// Every token the simulated provider issued: whose, and when it expires (the server's
+    /// verifier and the checks read it).
+    var tokens: [String: (client: Int, expiresAt: Int64)] = [:]
     var violations: [String] = []
 
     init(_ configuration: Configuration) throws {
@@ -89,7 +128,8 @@ final class Simulation {
         start = clock()
         server = try SimServer(seed: configuration.seed &+ 1, clock: { clock() })
         for i in 0..<configuration.clients {
-            clients.append(try SimClient(index: i, seed: configuration.seed &+ 100 &+ UInt64(i), clock: { clock() }))
+            let usesTokens = configuration.workload != .v1 && rng.chance(0.5)
+            clients.append(try SimClient(index: i, seed: configuration.seed &+ 100 &+ UInt64(i), usesTokens: usesTokens, clock: { clock() }))
         }
         checks.clients = configuration.clients
     }
@@ -142,7 +182,10 @@ final class Simulation {
     /// The heal, everyone online, time until nothing is left to do.
     func quiesce() {
         note("quiesce: heal, everyone online")
-        for c in clients { c.partitioned = false }
+        for c in clients {
+            c.partitioned = false
+            c.providerDownUntil = 0
+        }
         for i in clients.indices where clients[i].appOffline { goOnline(i) }
         let begin = now
         for _ in 0..<2_000 {
@@ -160,7 +203,10 @@ final class Simulation {
 
     func isQuiet() -> Bool {
         network.isEmpty && server.outbox.isEmpty
-            && clients.allSatisfy { $0.core.isConnected && $0.core.requests.isEmpty && $0.core.unansweredWriteIDs.isEmpty && $0.core.gets.isEmpty }
+            && clients.allSatisfy {
+                $0.core.isConnected && $0.core.requests.isEmpty && $0.core.unansweredWriteIDs.isEmpty && $0.core.gets.isEmpty
+                    && $0.core.onDisconnects.values.allSatisfy(\.acknowledged)
+            }
     }
 
     // MARK: - Time
@@ -186,7 +232,11 @@ final class Simulation {
             now = max(now, due)
             if server.nextTick <= now {
                 server.nextTick = now + 1_000
-                serverOutput(server.core.tick(now: now), applied: [])
+                let open = Set(connections.values.filter(\.serverOpen).map(\.id))
+                let out = server.core.tick(now: now)
+                // Idle connections it closed ran their onDisconnect operations.
+                let lost = out.closes.map(\.raw).filter { open.contains($0) }
+                serverOutput(out, applied: attribute(out, before: server.core.data, lost: lost))
                 continue
             }
             if let i = clients.firstIndex(where: { ($0.core.nextDeadline ?? .max) <= now }) {
@@ -241,50 +291,114 @@ final class Simulation {
             guard var c = connections[id], c.serverOpen, c.incarnation == server.incarnation else { return }
             c.serverOpen = false
             connections[id] = c
-            serverOutput(server.core.disconnect(HearthServer.ConnectionID(id), now: now), applied: [])
+            let out = server.core.disconnect(HearthServer.ConnectionID(id), now: now)
+            serverOutput(out, applied: attribute(out, before: server.core.data, lost: [id]))
         case let .release(incarnation):
             guard incarnation == server.incarnation, !server.outbox.isEmpty else { return }
             release(server.outbox.removeFirst())
+        case let .tokenAnswer(i, generation):
+            guard generation == clients[i].tokenGeneration else { return }
+            tokenAnswer(i)
+        case let .tokenCheck(incarnation, ticket, credential):
+            guard incarnation == server.incarnation else { return }
+            let result: TokenCheck
+            if let t = tokens[credential] {
+                result = t.expiresAt <= now ? .expired : .valid(.user(Principal.User(uid: "c\(t.client)", claims: .object([]), expiresAt: t.expiresAt)))
+            } else {
+                result = .invalid("not a token the simulated provider issued")
+                fail("the server checked a credential no provider issued: \(credential)")
+            }
+            let before = server.core.data
+            let out = server.core.tokenChecked(ticket, result, now: now)
+            serverOutput(out, applied: attribute(out, before: before, lost: []))
         }
     }
 
-    /// A client message reaches the server core: which write it applied (answered `ok`) and
-    /// what a get saw are recorded for the checks.
+    /// A client message reaches the server core (which may hold it while the connection's
+    /// token is checked).
     func deliverToServer(_ c: SimConnection, _ text: String) {
         stats.delivered += 1
         if configuration.traceWire { note("  c\(c.client) → \(text)") }
-        var number: Int?
-        if case let .request(r, request)? = try? ClientMessage.decode(text) {
-            number = r
-            if case let .get(path, query) = request, case let .get(id, _)? = c.requests[r] {
-                let node = server.core.data.child(at: path)
-                let view = query.loadsAllData ? node : query.window(of: node).node
-                clients[c.client].expectedGets[id] = (try? Node(json: view.exportJSON(), at: path)) ?? view
-            }
-        }
+        let before = server.core.data
         var out = ServerOutput()
         let sc = HearthServer.ConnectionID(c.id)
         for frame in FrameSplitter.frames(for: text) { out.append(server.core.receive(sc, frame: frame, now: now)) }
-        var applied: [(client: Int, id: Int64)] = []
-        if let number, case let .write(writeID)? = c.requests[number] {
-            for (to, reply) in out.messages where to == sc {
-                guard case let .response(n, status, data)? = try? ServerMessage.decode(reply), n == number else { continue }
+        if !out.closes.isEmpty { fail("the server closed \(out.closes) on receiving c\(c.client)'s \(text)") }
+        serverOutput(out, applied: attribute(out, before: before, lost: []))
+    }
+
+    /// What a server output did, from its answers in order (the server core answers each
+    /// request as it handles it): the client writes it applied (`ok`), what each get saw (the
+    /// data before the output with the writes answered before it applied), the onDisconnect
+    /// operations it accepted or cancelled on their connection; then the onDisconnect
+    /// operations of the connections in `lost`, which the output ran (checked against its
+    /// durable writes: each exactly once).
+    func attribute(_ out: ServerOutput, before: Node, lost: [UInt64]) -> [SimApplied] {
+        var applied: [SimApplied] = []
+        var data = before
+        var clientWrites = 0
+        for (to, reply) in out.messages {
+            guard var c = connections[to.raw], case let .response(n, status, body)? = try? ServerMessage.decode(reply),
+                let sent = c.requests[n]
+            else { continue }
+            let client = clients[c.client]
+            switch sent {
+            case .write(let id):
                 if status == "ok" {
-                    applied.append((c.client, writeID))
-                } else {
-                    fail("the server refused c\(c.client)'s write \(writeID): \(status) \(data.map { "\($0)" } ?? "")")
+                    applied.append(.write(client: c.client, id: id))
+                    clientWrites += 1
+                    if let w = client.saved[id] { data = w.applied(to: data) }
+                } else if !(status == "datastale" && client.transactionWrites.contains(id)) {
+                    fail("the server refused c\(c.client)'s write \(id): \(status) \(body.map { "\($0)" } ?? "")")
                 }
+            case let .get(id, location):
+                guard status == "ok" else { continue }
+                let node = data.child(at: location.path)
+                let view = location.query.loadsAllData ? node : location.query.window(of: node).node
+                client.expectedGets[id] = (try? Node(json: view.exportJSON(), at: location.path)) ?? view
+            case .onDisconnect(let id):
+                guard status == "ok", let op = client.ops[id] else {
+                    fail("the server refused c\(c.client)'s onDisconnect \(id): \(status)")
+                    continue
+                }
+                if case .cancel = op.action {
+                    c.armed.removeAll { op.path.contains($0.path) }
+                } else {
+                    c.armed.append(op)
+                }
+                connections[to.raw] = c
             }
         }
-        serverOutput(out, applied: applied)
+        var expectedPaths: [Path] = []
+        for id in lost {
+            guard var c = connections[id] else { continue }
+            for op in c.armed {
+                applied.append(.onDisconnect(client: c.client, conn: id, op))
+                expectedPaths.append(op.path)
+            }
+            if !c.armed.isEmpty { note("server lost conn \(id) of c\(c.client): runs onDisconnect \(c.armed.map { "o\($0.id)" }.joined(separator: ", "))") }
+            c.armed = []
+            connections[id] = c
+        }
+        let ran = out.writes.dropFirst(clientWrites).map { w -> Path in
+            switch w {
+            case .set(let p, _), .merge(let p, _): p
+            }
+        }
+        if ran != expectedPaths {
+            fail("the server's output made writes at \(ran.map { "/\($0.wireString)" }) beyond its answered client writes; the onDisconnect operations of the connections it lost (\(lost)) are at \(expectedPaths.map { "/\($0.wireString)" })")
+        }
+        return applied
     }
 
     /// A server output: the core's connection closes take effect now; the rest waits for its
     /// writes to be durable (released in order).
-    func serverOutput(_ out: ServerOutput, applied: [(client: Int, id: Int64)]) {
+    func serverOutput(_ out: ServerOutput, applied: [SimApplied]) {
         guard !out.isEmpty else { return }
         for sc in out.closes { connections[sc.raw]?.serverOpen = false }
-        if !out.tokenChecks.isEmpty { fail("token check asked for in emulator mode") }
+        for check in out.tokenChecks {
+            network.schedule(.tokenCheck(incarnation: server.incarnation, ticket: check.ticket, credential: check.credential), at: now + rng.ms(0...30))
+        }
         server.outbox.append(SimRelease(output: out, applied: applied))
         server.lastRelease = max(now + rng.ms(0...3), server.lastRelease)
         network.schedule(.release(incarnation: server.incarnation), at: server.lastRelease)
@@ -326,7 +440,13 @@ final class Simulation {
             if let id = client.conn { clientClose(i, id) }
             open(i, link)
         }
-        if out.fetchToken != nil { fail("c\(i) asked for a token without a token provider") }
+        if out.fetchToken != nil {
+            if client.usesTokens {
+                network.schedule(.tokenAnswer(client: i, generation: client.tokenGeneration), at: now + rng.ms(1...300))
+            } else {
+                fail("c\(i) asked for a token without a token provider")
+            }
+        }
         if !out.commits.isEmpty {
             let durable = out.commits.contains(where: \.needsDurability)
             var refused: [String] = []
@@ -352,7 +472,10 @@ final class Simulation {
                 fail("c\(i) sent a write while offline by request")
             }
             if let id = client.conn, let link = client.core.currentConnection, connections[id]?.link == link {
-                for m in out.messages { send(i, id, m) }
+                for m in out.messages {
+                    checks.sending(m, client: i, conn: id, in: self)
+                    send(i, id, m)
+                }
             } else {
                 fail("c\(i)'s core sent \(out.messages.count) messages with no connection of its own")
             }
@@ -366,6 +489,7 @@ final class Simulation {
             switch kind {
             case .write(let w): c.requests[r] = .write(w)
             case .get(let g): if let p = clients[i].core.gets[g] { c.requests[r] = .get(g, p.location) }
+            case .onDisconnect(let o): c.requests[r] = .onDisconnect(o)
             default: break
             }
         }
