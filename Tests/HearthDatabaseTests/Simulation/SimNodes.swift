@@ -47,6 +47,9 @@ struct SimRelease {
     let output: ServerOutput
     /// The client writes this output applied (answered `ok`), in order.
     let applied: [(client: Int, id: Int64)]
+    /// The client writes it answered `ok` without applying them: re-sends the server
+    /// recognised (exactly-once writes).
+    var deduplicated: [(client: Int, id: Int64)] = []
 }
 
 /// The server: its core, its authoritative store on its own simulated disk, and the outputs
@@ -64,9 +67,15 @@ final class SimServer {
 
     static let directory = "/server"
 
-    static func configuration() -> ServerCore.Configuration {
+    /// Whether the server offers exactly-once writes (off: plain protocol v5, as Firebase).
+    var exactlyOnceWrites = true
+
+    func configuration() -> ServerCore.Configuration { SimServer.configuration(exactlyOnceWrites: exactlyOnceWrites) }
+
+    static func configuration(exactlyOnceWrites: Bool) -> ServerCore.Configuration {
         var c = ServerCore.Configuration()
         c.emulator = true
+        c.exactlyOnceWrites = exactlyOnceWrites
         return c
     }
 
@@ -81,11 +90,12 @@ final class SimServer {
         return o
     }
 
-    init(seed: UInt64, clock: @escaping @Sendable () -> Int64) throws {
+    init(seed: UInt64, clock: @escaping @Sendable () -> Int64, exactlyOnceWrites: Bool = true) throws {
+        self.exactlyOnceWrites = exactlyOnceWrites
         self.clock = clock
         fs = SimulatedFileSystem(seed: seed)
         store = try Store.open(directory: SimServer.directory, options: SimServer.storeOptions(fs, clock: clock))
-        core = ServerCore(data: .empty, configuration: SimServer.configuration(), seed: seed)
+        core = ServerCore(data: .empty, configuration: SimServer.configuration(exactlyOnceWrites: exactlyOnceWrites), seed: seed)
     }
 
     /// The process dies (the disk cut by `mode`) and starts again over what its store holds.
@@ -94,7 +104,9 @@ final class SimServer {
         fs.powerCut(mode: mode)
         try? store.close()
         store = try Store.open(directory: SimServer.directory, options: SimServer.storeOptions(fs, clock: clock))
-        core = ServerCore(data: try store.serverValue(at: .root), configuration: SimServer.configuration(), seed: seed)
+        core = ServerCore(
+            data: try store.serverValue(at: .root), configuration: configuration(), seed: seed,
+            writerWatermarks: store.writerWatermarks())
         incarnation += 1
     }
 
@@ -102,12 +114,7 @@ final class SimServer {
     func commit(_ writes: [DurableWrite]) throws {
         guard !writes.isEmpty else { return }
         try store.commit { (batch: inout StoreBatch) throws(StoreError) in
-            for w in writes {
-                switch w {
-                case let .set(path, node): try batch.applyServerOverwrite(node, at: path)
-                case let .merge(path, children): try batch.applyServerMerge(children, at: path)
-                }
-            }
+            for w in writes { try batch.apply(w) }
         }
     }
 }
@@ -190,12 +197,16 @@ final class SimClient {
         fs = SimulatedFileSystem(seed: seed)
         let store = try Store.open(directory: "/client\(index)", options: SimClient.storeOptions(fs, clock: clock))
         self.store = store
-        core = SimClient.makeCore(store, seed: seed)
+        core = try SimClient.makeCore(store, seed: seed)
     }
 
-    static func makeCore(_ store: Store, seed: UInt64) -> ClientCore {
-        ClientCore(
-            pendingWrites: store.pendingWrites(), token: store.auth(), seed: seed,
+    /// The core over the store's state, with the store's writer id (created from the seed the
+    /// first time: deterministic, and distinct per client).
+    static func makeCore(_ store: Store, seed: UInt64) throws -> ClientCore {
+        var rng = SeededRandom(seed: seed ^ 0x5752_4954_4552)
+        let writerID = try WriterIdentity.load(store) { rng.next() }
+        return ClientCore(
+            pendingWrites: store.pendingWrites(), token: store.auth(), seed: seed, writerID: writerID,
             hash: { location in Database.cachedHash(store, location) })
     }
 
@@ -210,7 +221,7 @@ final class SimClient {
             try store.close()
         }
         store = try Store.open(directory: directory, options: SimClient.storeOptions(fs, clock: clock))
-        core = SimClient.makeCore(store, seed: seed)
+        core = try SimClient.makeCore(store, seed: seed)
         conn = nil
         registrations = []
     }

@@ -28,9 +28,13 @@ final class Simulation {
         var clients = 3
         var steps = 200
         var faults = true
-        /// Fail when a re-sent write changed the final data (Firebase's protocol is at-least-once
-        /// there; see ``SimChecks``).
-        var strictExactlyOnce = false
+        /// Fail when a write was applied twice or a re-sent write changed the final data. On by
+        /// default: Hearth's server and client deduplicate stamped writes (``WriteStamp``);
+        /// Firebase's plain protocol is at-least-once there (see ``SimChecks``).
+        var strictExactlyOnce = true
+        /// The server offers exactly-once writes (`HEARTH_SIM_PLAIN_V5=1` turns it off, with
+        /// strictness, to measure plain at-least-once delivery).
+        var exactlyOnceServer = true
         /// Put every protocol message into the trace (`HEARTH_SIM_WIRE=1`).
         var traceWire = false
         /// Chance that delivering a message drops its connection instead.
@@ -52,6 +56,8 @@ final class Simulation {
         var delivered = 0
         var duplicates = 0
         var duplicatesChangingData = 0
+        /// Re-sent writes the server recognised and answered without applying them again.
+        var deduplicated = 0
         var finalDiffersFromExactlyOnce = false
         var lostUnreleased = 0
         var refusedCommits = 0
@@ -59,7 +65,7 @@ final class Simulation {
         var quiescenceMs: Int64 = 0
 
         var description: String {
-            "steps \(steps) actions \(actions) faults \(faults) (drops \(drops), partitions \(partitions), server restarts \(serverRestarts), client restarts \(clientRestarts), power cuts \(powerCuts)) writes \(writes) acks \(acks) messages \(delivered) duplicates \(duplicates) (changing data \(duplicatesChangingData)) virtual \(virtualMs / 1000)s"
+            "steps \(steps) actions \(actions) faults \(faults) (drops \(drops), partitions \(partitions), server restarts \(serverRestarts), client restarts \(clientRestarts), power cuts \(powerCuts)) writes \(writes) acks \(acks) messages \(delivered) duplicates \(duplicates) (changing data \(duplicatesChangingData)) deduplicated \(deduplicated) virtual \(virtualMs / 1000)s"
         }
     }
 
@@ -87,7 +93,7 @@ final class Simulation {
         let clock = HarnessClock()
         self.clock = clock
         start = clock()
-        server = try SimServer(seed: configuration.seed &+ 1, clock: { clock() })
+        server = try SimServer(seed: configuration.seed &+ 1, clock: { clock() }, exactlyOnceWrites: configuration.exactlyOnceServer)
         for i in 0..<configuration.clients {
             clients.append(try SimClient(index: i, seed: configuration.seed &+ 100 &+ UInt64(i), clock: { clock() }))
         }
@@ -266,26 +272,30 @@ final class Simulation {
         let sc = HearthServer.ConnectionID(c.id)
         for frame in FrameSplitter.frames(for: text) { out.append(server.core.receive(sc, frame: frame, now: now)) }
         var applied: [(client: Int, id: Int64)] = []
+        var deduplicated: [(client: Int, id: Int64)] = []
         if let number, case let .write(writeID)? = c.requests[number] {
             for (to, reply) in out.messages where to == sc {
                 guard case let .response(n, status, data)? = try? ServerMessage.decode(reply), n == number else { continue }
-                if status == "ok" {
+                if status == "ok" && out.writes.isEmpty {
+                    // Answered without a durable write: a re-send the server recognised.
+                    deduplicated.append((c.client, writeID))
+                } else if status == "ok" {
                     applied.append((c.client, writeID))
                 } else {
                     fail("the server refused c\(c.client)'s write \(writeID): \(status) \(data.map { "\($0)" } ?? "")")
                 }
             }
         }
-        serverOutput(out, applied: applied)
+        serverOutput(out, applied: applied, deduplicated: deduplicated)
     }
 
     /// A server output: the core's connection closes take effect now; the rest waits for its
     /// writes to be durable (released in order).
-    func serverOutput(_ out: ServerOutput, applied: [(client: Int, id: Int64)]) {
+    func serverOutput(_ out: ServerOutput, applied: [(client: Int, id: Int64)], deduplicated: [(client: Int, id: Int64)] = []) {
         guard !out.isEmpty else { return }
         for sc in out.closes { connections[sc.raw]?.serverOpen = false }
         if !out.tokenChecks.isEmpty { fail("token check asked for in emulator mode") }
-        server.outbox.append(SimRelease(output: out, applied: applied))
+        server.outbox.append(SimRelease(output: out, applied: applied, deduplicated: deduplicated))
         server.lastRelease = max(now + rng.ms(0...3), server.lastRelease)
         network.schedule(.release(incarnation: server.incarnation), at: server.lastRelease)
     }
@@ -298,6 +308,7 @@ final class Simulation {
             return
         }
         checks.durablyApplied(r.applied, in: self)
+        checks.deduplicated(r.deduplicated, in: self)
         for (sc, text) in r.output.messages {
             guard var c = connections[sc.raw], c.up else { continue }
             c.lastToClient = max(now + latency(), c.lastToClient)
