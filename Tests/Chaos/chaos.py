@@ -10,7 +10,9 @@ and the server's data is checked:
 2. every write a client printed `saved` (then possibly got killed) is on the server too;
 3. the counter: no transaction reported committed twice; committed <= counter <=
    committed + disconnect (a transaction in flight at a kill ends `disconnect`: applied or not
-   is unknown), and disconnect <= queued - committed;
+   is unknown), and disconnect <= queued - committed; and, with exactly-once writes, no
+   transaction ends `disconnect` in the run that queued it (a drop or a server restart no longer
+   interrupts one: it is re-sent and recognised — only a client kill leaves an outcome unknown);
 4. presence holds exactly the client kept alive (onDisconnect ran for every other client,
    killed-and-restarted ones included);
 5. the kept client's counter listener converges to the server's counter;
@@ -115,6 +117,7 @@ class Client:
         self.saved = {}          # writeId -> (path, value, run)
         self.acks = []           # (writeId, ok, error, run)
         self.tx_queued = set()
+        self.tx_queued_run = {}  # transaction id -> the run that queued it
         self.tx_results = []     # (transactionId, committed, error, run)
         self.errors = []         # error lines
         self.kills = 0
@@ -169,6 +172,7 @@ class Client:
                     self.acks.append((m["writeId"], m.get("ok"), m.get("error"), run))
                 elif t == "queued" and m.get("op") == "transaction":
                     self.tx_queued.add(m["transactionId"])
+                    self.tx_queued_run.setdefault(m["transactionId"], run)
                 elif t == "transaction":
                     self.tx_results.append((m["transactionId"], m.get("committed"), m.get("error"), run))
                 elif t == "connected":
@@ -345,6 +349,14 @@ def check(server, clients, keep, data, violations, notes):
                 committed.append((c.i, tid))
             elif err and "disconnect" in str(err):
                 disconnect += 1
+                # With exactly-once writes (hearth serve offers them, hearth connect uses them)
+                # a dropped connection or a server restart no longer ends a transaction
+                # `disconnect`: it is sent again and the server recognises it. Only a client
+                # killed with it in flight leaves its outcome unknown (reported by a later run).
+                queued_in = c.tx_queued_run.get(tid)
+                if queued_in is not None and queued_in == run:
+                    violations.append(f"c{c.i}: transaction {tid} ended `disconnect` in the run that queued it ({run}), "
+                                      "with no kill: exactly-once writes should have kept it")
             else:
                 other_fail[str(err)] = other_fail.get(str(err), 0) + 1
         results = {}

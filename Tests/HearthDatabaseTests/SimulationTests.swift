@@ -100,22 +100,43 @@ import Testing
         #expect(!o.stats.finalDiffersFromExactlyOnce)
     }
 
-    /// Found when exactly-once writes became the default (the 200 seeds): at quiescence a
-    /// client's view missed the server's data. A re-send's `ok` (recognised, `{"seen":true}`)
-    /// now comes after the data of later writes — pushed when the client listened again — and
-    /// the client, acknowledging it as Firebase does, wrote the write's old value into its
-    /// server cache over that newer data (seed 41: `/k = 5` acked after the window
+    /// Found when exactly-once writes became the default (the 200 seeds, then seeds 201–2200):
+    /// at quiescence a client's view missed the server's data. A re-send's `ok` (recognised,
+    /// `{"seen":true}`) comes after the data of later writes — pushed when the client listened
+    /// again — and the client, acknowledging it as Firebase does, wrote the write's old value
+    /// into its server cache over that newer data (seed 41: `/k = 5` acked after the window
     /// `{b:5, list:…}` arrived; seed 155: `/k = "s0"` and `/k = null` over a listen at
-    /// `/k/list`; seed 186: `/k/a = 5` under the leaf `"s2"`). A recognised re-send that a listen
-    /// overlaps now leaves the view as a revert does (`ClientCore.responded`); ClientCore test
-    /// `seenAckOverAListenRevertsLocally`.
-    @Test(arguments: [(41, 200), (137, 200), (155, 175), (178, 200), (186, 72)] as [(UInt64, Int)])
+    /// `/k/list`; seed 186: `/k/a = 5` under the leaf `"s2"`). A first fix reverted such writes
+    /// locally instead; seed 2167 then showed a limit window refilled from stale cached children
+    /// on that revert. The server now follows a `seen` ok with the current data of the
+    /// connection's overlapping listens (`ServerCore.answerSeen`; server test
+    /// `seenRefreshesListens`). Seeds 160 and 181 then showed that data sent at the written
+    /// location under a leaf (`/k/a/y = null` where the server holds `/k/a = 0`) removed the leaf
+    /// the ack had replaced: it is sent at the leaf. Seeds 1561, 1924 and 2077 (the long run)
+    /// showed the write's value left in the cache outside a filtered listen's window, which the
+    /// window alone does not correct: the written locations themselves are sent, untagged.
+    @Test(arguments: [(41, 200), (137, 200), (155, 175), (178, 200), (186, 72), (2167, 200), (160, 193), (181, 197), (1561, 200), (1924, 187), (2077, 200)] as [(UInt64, Int)])
     func resentWriteAckAfterNewerData(seed: UInt64, steps: Int) {
         var c = Simulation.Configuration(seed: seed)
         c.steps = steps
         let o = SimRunner.run(c)
         #expect(o.violation == nil, Comment(rawValue: SimRunner.report(o)))
         #expect(o.stats.deduplicated >= 1)
+    }
+
+    /// Found by the long run with exactly-once writes (seeds 201–2200), not fixed: after a client
+    /// restart with a power cut, a filtered listen (`orderByKey limitToLast 3` at `/k`) shows a
+    /// child (`b`) its persisted cache kept after the server removed it while the client held
+    /// only filtered listens there; on reconnect the listen's hash (from the tracked keys)
+    /// matches the server's window, so no data comes and the view built from the cache keeps
+    /// `b`. No re-send of this client is involved; the same family as
+    /// `filteredViewMissesChildren` (persisted cache vs. window after a restart).
+    @Test(.disabled("open: stale child in a filtered view rebuilt from the persisted cache after a restart (not exactly-once related)"))
+    func seed768StaleChildInFilteredViewAfterRestart() {
+        var c = Simulation.Configuration(seed: 768)
+        c.steps = 197
+        let o = SimRunner.run(c)
+        #expect(o.violation == nil, Comment(rawValue: SimRunner.report(o)))
     }
 
     /// The checks can fail: a run whose model is tampered with after the fact is caught at

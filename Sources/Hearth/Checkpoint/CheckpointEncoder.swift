@@ -179,10 +179,10 @@ struct CheckpointEncoder {
         events += state.transactions.keys.sorted().map { .transactionSaved(state.transactions[$0]!) }
         events += state.onDisconnect.keys.sorted().map { .onDisconnectSaved(state.onDisconnect[$0]!) }
         if bodyVersion >= 3 {
-            // Format 3: the store's writer id and the writer watermarks (by writer, in code-unit
-            // order so the bytes are deterministic).
+            // Format 3: the store's writer id and the writer watermarks (by writer, in UTF-8 byte
+            // order so the bytes are deterministic; readers accept any order).
             if let id = state.writerID { events.append(.writerIdentity(id)) }
-            for writer in state.writerWatermarks.keys.sorted() {
+            for writer in state.writerWatermarks.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
                 let mark = state.writerWatermarks[writer]!
                 events.append(.writerWatermark(writer: writer, id: mark.id, at: mark.at))
             }

@@ -241,13 +241,6 @@ extension ClientCore {
         }
     }
 
-    /// Whether a listen overlaps a location the write touched (at, above or below it): its
-    /// data there is the server's latest, which the write's value must not overwrite.
-    func isListened(_ write: PendingWrite) -> Bool {
-        let touched = write.touchedPaths
-        return listens.keys.contains { l in touched.contains { l.path.contains($0) || $0.contains(l.path) } }
-    }
-
     private mutating func revokeListen(_ key: QueryLocation, error: DatabaseError, into out: inout ClientOutput) {
         guard let listen = listens.removeValue(forKey: key) else { return }
         if let tag = listen.tag { tags[tag] = nil }
@@ -280,17 +273,13 @@ extension ClientCore {
         case .unlisten:
             break
         case .write(let id):
-            guard let write = writes.removeValue(forKey: id) else { return }
+            // A recognised re-send (`ok` with `seen`) is acknowledged the same way: the server
+            // follows it with the current data of this connection's listens there, which
+            // replaces the write's value where later writes changed it.
+            guard writes.removeValue(forKey: id) != nil else { return }
             conditions[id] = nil
             stampedConditionalsInFlight.remove(id)
-            if ok && WriteStamp.isSeen(data) && isListened(write) {
-                // A re-send the server had applied before: data of later writes may already
-                // have come from the listens, so the write's value is not taken for the
-                // server's (Firebase's ack would write it into the server cache). It leaves the
-                // local view as a revert does, and the listens' data shows through.
-                out.commits.append(.revertWrite(id))
-                out.events.append(.writeCompleted(id: id, error: nil))
-            } else if ok {
+            if ok {
                 out.commits.append(.ackWrite(id))
                 out.events.append(.writeCompleted(id: id, error: nil))
             } else {

@@ -18,6 +18,13 @@ import HearthWire
 // A write refused (rules, invalid data, a stale transaction hash) does not advance the
 // watermark, so its re-send is judged again.
 //
+// **The answer to a re-send** is `ok` with `{"seen":true}`, then the connection's own listens
+// that overlap the written locations get their current data there. A client acknowledges a
+// write as Firebase's do — the write's value becomes its cached server data — but data of later
+// writes may already have reached it (pushed when it listened again, before the re-send was
+// judged), and the value would overwrite them; the data sent after the `ok` puts the server's
+// current data back. (Found by the simulator: seeds 41, 137, 155, 178, 186, 2167.)
+//
 // **The bound:** at most ``ServerCore/Configuration/maxWriters`` writers; past it, the least
 // recently advanced sixteenth is evicted (durably), and an evicted writer falls back to
 // at-least-once: its re-sent writes are applied again, as with Firebase.
@@ -28,6 +35,37 @@ extension ServerCore {
     func alreadyApplied(_ stamp: WriteStamp?) -> Bool {
         guard configuration.exactlyOnceWrites, let stamp, let mark = writerWatermarks[stamp.writer] else { return false }
         return stamp.id <= mark.id
+    }
+
+    /// Answers a recognised re-send: `ok` + `seen`, then — when one of the connection's listens
+    /// overlaps a written location — the current data at each written location (untagged: the
+    /// client's cache took the write's value there, even outside a filtered query's window, so
+    /// it is corrected there), and each overlapping filtered query's window, tagged. Where a
+    /// leaf stands above a written location, the data is sent at the leaf.
+    mutating func answerSeen(_ id: ConnectionID, number: Int, writtenAt paths: [Path], into out: inout ServerOutput) {
+        out.send(id, .response(number: number, status: "ok", data: WriteStamp.seenResponse))
+        guard let c = connections[id] else { return }
+        let overlapping = c.listens.values.filter { l in paths.contains { $0.contains(l.path) || l.path.contains($0) } }
+        guard !overlapping.isEmpty else { return }
+        var sent = Set<Path>()
+        for p in paths.sorted() {
+            let at = leafAbove(p) ?? p
+            if sent.insert(at).inserted { out.send(id, .set(path: at, data: data.child(at: at).exportJSON(), tag: nil)) }
+        }
+        for l in overlapping.sorted(by: { $0.path < $1.path }) where !l.query.loadsAllData {
+            out.send(id, .set(path: l.path, data: view(l.path, l.query).exportJSON(), tag: l.tag))
+        }
+    }
+
+    /// The highest path strictly above `path` where the data is a non-empty leaf, if any.
+    func leafAbove(_ path: Path) -> Path? {
+        var keys: [ChildKey] = []
+        for key in path.keys {
+            let node = data.child(at: Path(keys: keys))
+            if node.isLeaf && !node.isEmpty { return Path(keys: keys) }
+            keys.append(key)
+        }
+        return nil
     }
 
     /// After a stamped write was applied: its writer's watermark moves to its id, durably in

@@ -104,7 +104,7 @@ extension ServerCore {
             out.send(id, .response(number: r, status: "ok", data: view(path, query).exportJSON()))
         case let .put(path, json, hash, stamp):
             if alreadyApplied(stamp) {
-                out.send(id, .response(number: r, status: "ok", data: WriteStamp.seenResponse))
+                answerSeen(id, number: r, writtenAt: [path], into: &out)
                 return
             }
             let node: Node
@@ -125,7 +125,7 @@ extension ServerCore {
             out.send(id, .response(number: r, status: "ok", data: nil))
         case let .merge(path, children, stamp):
             if alreadyApplied(stamp) {
-                out.send(id, .response(number: r, status: "ok", data: WriteStamp.seenResponse))
+                answerSeen(id, number: r, writtenAt: children.map { path.appending($0.0) }, into: &out)
                 return
             }
             let nodes: [(path: Path, node: Node)]
