@@ -11,10 +11,11 @@ import HearthWire
 // and a connection delivers them in order. So when the server applies write i of writer w,
 // every write of w with a lower id was already decided (applied, or refused) on some
 // connection: a write arriving with an id ≤ the watermark is one the server has seen, re-sent
-// because its answer was lost, and is answered `ok` without applying it again. (A re-sent
-// write that had been *refused* while a later one was applied would also be answered `ok`;
-// a client re-sends only writes with no answer, and a refused write is refused again only if
-// the rules still refuse it, so this costs at most the error of a write that never applied.)
+// because its answer was lost, and is answered `ok` without applying it again. (Known gap: a
+// write that was *refused* while a later write of the same writer was applied, whose refusal
+// was lost and which is then re-sent, is also answered `ok` — the client loses that error and
+// reports success for a write the server never applied; its cache then follows the server's
+// data. Telling the two apart would need the refused ids remembered too.)
 // A write refused (rules, invalid data, a stale transaction hash) does not advance the
 // watermark, so its re-send is judged again.
 //
@@ -23,7 +24,7 @@ import HearthWire
 // write as Firebase's do — the write's value becomes its cached server data — but data of later
 // writes may already have reached it (pushed when it listened again, before the re-send was
 // judged), and the value would overwrite them; the data sent after the `ok` puts the server's
-// current data back. (Found by the simulator: seeds 41, 137, 155, 178, 186, 2167.)
+// current data back. (Found by the simulator: seeds 41, 137, 155, 160, 178, 181, 186, 1561, 1924, 2077, 2167.)
 //
 // **The bound:** at most ``ServerCore/Configuration/maxWriters`` writers; past it, the least
 // recently advanced sixteenth is evicted (durably), and an evicted writer falls back to
