@@ -189,6 +189,12 @@ enum Render {
                 "keptPaths": .array(r.keptPaths.map(path)),
                 "removedQueryIds": .array(r.removedQueryIDs.map(int)),
             ]))
+        case let .writerWatermark(writer, w, at):
+            return ev("writerWatermark", members(["writer": .string(writer), "id": int(w), "at": int(at)]))
+        case .writerWatermarksRemoved(let writers):
+            return ev("writerWatermarksRemoved", [JSONMember(key: "writers", value: .array(writers.map { .string($0) }))])
+        case .writerIdentity(let writer):
+            return ev("writerIdentity", [JSONMember(key: "writer", value: .string(writer))])
         }
     }
 
@@ -224,6 +230,10 @@ enum Render {
                 "transaction": int(s.lastTransactionID), "onDisconnect": int(s.lastOnDisconnectID),
             ],
             "untracked": .array(s.untrackedEntries.map { ["path": path($0.path), "lastWrite": int($0.lastWrite)] }),
+            "writerID": s.writerID.map { .string($0) } ?? .null,
+            "writerWatermarks": .array(s.writerWatermarks.keys.sorted().map { w in
+                ["writer": .string(w), "id": int(s.writerWatermarks[w]!.id), "at": int(s.writerWatermarks[w]!.at)]
+            }),
         ]
     }
 }

@@ -115,6 +115,7 @@ class Client:
         self.saved = {}          # writeId -> (path, value, run)
         self.acks = []           # (writeId, ok, error, run)
         self.tx_queued = set()
+        self.tx_queued_run = {}  # transaction id -> the run that queued it
         self.tx_results = []     # (transactionId, committed, error, run)
         self.errors = []         # error lines
         self.kills = 0
@@ -169,6 +170,7 @@ class Client:
                     self.acks.append((m["writeId"], m.get("ok"), m.get("error"), run))
                 elif t == "queued" and m.get("op") == "transaction":
                     self.tx_queued.add(m["transactionId"])
+                    self.tx_queued_run.setdefault(m["transactionId"], run)
                 elif t == "transaction":
                     self.tx_results.append((m["transactionId"], m.get("committed"), m.get("error"), run))
                 elif t == "connected":

@@ -37,6 +37,7 @@ import Testing
             totals.writes += outcome.stats.writes
             totals.duplicates += outcome.stats.duplicates
             totals.duplicatesChangingData += outcome.stats.duplicatesChangingData
+            totals.deduplicated += outcome.stats.deduplicated
             totals.clientRestarts += outcome.stats.clientRestarts
             totals.serverRestarts += outcome.stats.serverRestarts
             totals.onDisconnects += outcome.stats.onDisconnects
@@ -57,7 +58,7 @@ import Testing
         }
         if runs > 0 {
             let seconds = Date().timeIntervalSince(started)
-            print("simulation chunk \(chunk): \(runs) seeds in \(String(format: "%.1f", seconds))s; totals: steps \(totals.steps), faults \(totals.faults), connection drops \(totals.drops), client restarts \(totals.clientRestarts), server restarts \(totals.serverRestarts), writes \(totals.writes), onDisconnect \(totals.onDisconnects) (ran \(totals.onDisconnectRuns)), keepSynced \(totals.keepSynced), tokens \(totals.tokens) (outages \(totals.tokenOutages), write pauses \(totals.writesPaused)), transactions \(totals.transactions) (committed \(totals.transactionsCommitted), disconnect \(totals.transactionsDisconnected), maxretry \(totals.transactionsMaxRetry)), re-applied writes \(totals.duplicates) (changing data \(totals.duplicatesChangingData)), runs whose final data differs from exactly-once \(atLeastOnce)")
+            print("simulation chunk \(chunk): \(runs) seeds in \(String(format: "%.1f", seconds))s; totals: steps \(totals.steps), faults \(totals.faults), connection drops \(totals.drops), client restarts \(totals.clientRestarts), server restarts \(totals.serverRestarts), writes \(totals.writes), onDisconnect \(totals.onDisconnects) (ran \(totals.onDisconnectRuns)), keepSynced \(totals.keepSynced), tokens \(totals.tokens) (outages \(totals.tokenOutages), write pauses \(totals.writesPaused)), transactions \(totals.transactions) (committed \(totals.transactionsCommitted), disconnect \(totals.transactionsDisconnected), maxretry \(totals.transactionsMaxRetry)), re-applied writes \(totals.duplicates) (changing data \(totals.duplicatesChangingData)), re-sends deduplicated \(totals.deduplicated), runs whose final data differs from exactly-once \(atLeastOnce)")
         }
     }
 }
@@ -79,31 +80,76 @@ import Testing
         #expect(o.stats.clientRestarts >= 1)
     }
 
-    /// Seed 2, 19 steps: the protocol is at-least-once. Client 0 writes `/k/a = {x:0}` and goes
-    /// offline 17 ms later: the write reaches the server (what a client sent before closing
-    /// still arrives), which applies it and answers `ok` — on a connection the client no
-    /// longer reads. Client 2 then writes `/k/a/x = 2`. When client 0 comes back it sends its
-    /// unanswered write again (Firebase's `restoreState_`), and the server applies it a second
-    /// time, undoing client 2's later write: the final data is not what applying each write
-    /// once gives. The detector must see it.
+    /// Seed 2, 19 steps: plain protocol v5 is at-least-once. Client 0 writes `/k/a = {x:0}` and
+    /// goes offline 17 ms later: the write reaches the server (what a client sent before closing
+    /// still arrives), which applies it and answers `ok` — on a connection the client no longer
+    /// reads. Client 2 then writes `/k/a/x = 2`. When client 0 comes back it sends its
+    /// unanswered write again (Firebase's `restoreState_`), and a server without exactly-once
+    /// writes applies it a second time, undoing client 2's later write: the final data is not
+    /// what applying each write once gives. The detector must see it.
     @Test func seed2ResentWriteAfterGoOfflineIsDetected() {
         var c = Simulation.Configuration(seed: 2)
         c.workload = .v1
         c.steps = 19
+        c.exactlyOnceServer = false
+        c.strictExactlyOnce = false
         let o = SimRunner.run(c)
         #expect(o.violation == nil, Comment(rawValue: SimRunner.report(o)))
         #expect(o.stats.duplicates >= 1)
         #expect(o.stats.finalDiffersFromExactlyOnce)
     }
 
-    /// The same seed, asking for exactly-once: fails until the protocol can deduplicate a
-    /// re-sent write (e.g. a per-client write id the server remembers across connections).
-    @Test(.disabled("protocol: at-least-once — a write re-sent after its ack was lost (go offline, drop, restart with the write in flight) is applied again and can undo a later write of another client; Firebase's wire protocol has no id to deduplicate it"))
-    func seed2ExactlyOnce() {
+    /// The same seed with Hearth's exactly-once writes (the default): the re-sent write carries
+    /// its writer and write id, the server recognises it and answers `ok` without applying it
+    /// again, and client 2's later write stands.
+    @Test func seed2ExactlyOnce() {
         var c = Simulation.Configuration(seed: 2)
         c.workload = .v1
         c.steps = 19
-        c.strictExactlyOnce = true
+        let o = SimRunner.run(c)
+        #expect(o.violation == nil, Comment(rawValue: SimRunner.report(o)))
+        #expect(o.stats.deduplicated >= 1)
+        #expect(o.stats.duplicates == 0)
+        #expect(!o.stats.finalDiffersFromExactlyOnce)
+    }
+
+    /// Found when exactly-once writes became the default (the 200 seeds, then seeds 201–2200):
+    /// at quiescence a client's view missed the server's data. A re-send's `ok` (recognised,
+    /// `{"seen":true}`) comes after the data of later writes — pushed when the client listened
+    /// again — and the client, acknowledging it as Firebase does, wrote the write's old value
+    /// into its server cache over that newer data (seed 41: `/k = 5` acked after the window
+    /// `{b:5, list:…}` arrived; seed 155: `/k = "s0"` and `/k = null` over a listen at
+    /// `/k/list`; seed 186: `/k/a = 5` under the leaf `"s2"`). A first fix reverted such writes
+    /// locally instead; seed 2167 then showed a limit window refilled from stale cached children
+    /// on that revert. The server now follows a `seen` ok with the current data of the
+    /// connection's overlapping listens (`ServerCore.answerSeen`; server test
+    /// `seenRefreshesListens`). Seeds 160 and 181 then showed that data sent at the written
+    /// location under a leaf (`/k/a/y = null` where the server holds `/k/a = 0`) removed the leaf
+    /// the ack had replaced: it is sent at the leaf. Seeds 1561, 1924 and 2077 (the long run)
+    /// showed the write's value left in the cache outside a filtered listen's window, which the
+    /// window alone does not correct: the written locations themselves are sent, untagged.
+    @Test(arguments: [(41, 200), (137, 200), (155, 175), (178, 200), (186, 72), (2167, 200), (160, 193), (181, 197), (1561, 200), (1924, 187), (2077, 200)] as [(UInt64, Int)])
+    func resentWriteAckAfterNewerData(seed: UInt64, steps: Int) {
+        var c = Simulation.Configuration(seed: seed)
+        c.steps = steps
+        c.workload = .v1  // found with the first workload generator
+        let o = SimRunner.run(c)
+        #expect(o.violation == nil, Comment(rawValue: SimRunner.report(o)))
+        #expect(o.stats.deduplicated >= 1)
+    }
+
+    /// Found by the long run with exactly-once writes (seeds 201–2200), not fixed: after a client
+    /// restart with a power cut, a filtered listen (`orderByKey limitToLast 3` at `/k`) shows a
+    /// child (`b`) its persisted cache kept after the server removed it while the client held
+    /// only filtered listens there; on reconnect the listen's hash (from the tracked keys)
+    /// matches the server's window, so no data comes and the view built from the cache keeps
+    /// `b`. No re-send of this client is involved; the same family as
+    /// `filteredViewMissesChildren` (persisted cache vs. window after a restart).
+    @Test(.disabled("open: stale child in a filtered view rebuilt from the persisted cache after a restart (not exactly-once related)"))
+    func seed768StaleChildInFilteredViewAfterRestart() {
+        var c = Simulation.Configuration(seed: 768)
+        c.steps = 197
+        c.workload = .v1  // found with the first workload generator
         let o = SimRunner.run(c)
         #expect(o.violation == nil, Comment(rawValue: SimRunner.report(o)))
     }

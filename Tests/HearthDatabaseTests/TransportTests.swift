@@ -21,7 +21,7 @@ struct TransportTests {
             return
         }
         #expect(helloText.hasPrefix(#"{"t":"c","d":{"t":"h","#), "the hello as the server sent it: \(helloText)")
-        guard case let .hello(_, host, session)? = try? ServerMessage.decode(helloText) else {
+        guard case let .hello(_, host, session, _)? = try? ServerMessage.decode(helloText) else {
             Issue.record("not a hello: \(helloText)")
             return
         }

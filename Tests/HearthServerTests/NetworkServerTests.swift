@@ -48,7 +48,7 @@ struct NetworkServerTests {
     func endToEnd() async throws {
         let live = try await LiveServer()
         let a = try live.client()
-        guard case let .hello(_, host, _)? = a.receive() else { Issue.record("no hello"); return }
+        guard case let .hello(_, host, _, _)? = a.receive() else { Issue.record("no hello"); return }
         #expect(host == "127.0.0.1:\(live.server.port)", "h names the bound port, so clients reconnect there")
         try a.send(ClientRequest.listen(path: "/room", query: .default, tag: nil, hash: "").message(number: 1))
         let listened = a.response(1)

@@ -8,7 +8,7 @@ struct ServerCoreTests {
     @Test("the hello comes first, with the server's clock, protocol 5, host and session")
     func hello() {
         var h = CoreHarness()
-        guard case let .hello(ts, host, session) = h.connect(1) else { Issue.record("no hello"); return }
+        guard case let .hello(ts, host, session, _) = h.connect(1) else { Issue.record("no hello"); return }
         #expect(ts == h.now)
         #expect(host == "127.0.0.1")
         #expect(!session.isEmpty)

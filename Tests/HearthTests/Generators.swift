@@ -186,7 +186,7 @@ enum Gen {
         }
     }
 
-    /// One random event of the given case number (0..<18, in `StoreEvent` declaration order).
+    /// One random event of the given case number (0..<eventKinds, in `StoreEvent` declaration order).
     static func event(_ rng: inout SplitMix64, kind: Int) -> StoreEvent {
         switch kind {
         case 0: return .serverOverwrite(path: path(&rng), node: node(&rng, depth: 3, serverValues: false), at: int64(&rng))
@@ -228,15 +228,24 @@ enum Gen {
         case 17:
             return .trackedQueryKeysChanged(id: id(&rng), added: (0..<rng.int(0...3)).map { _ in key(&rng) },
                                             removed: (0..<rng.int(0...3)).map { _ in key(&rng) })
-        default:
+        case 18:
             return .cachePruned(PruneResult(
                 prunedPaths: (0..<rng.int(0...3)).map { _ in path(&rng) },
                 keptPaths: (0..<rng.int(0...3)).map { _ in path(&rng) },
                 removedQueryIDs: (0..<rng.int(0...3)).map { _ in id(&rng) }))
+        case 19: return .writerWatermark(writer: writer(&rng), id: id(&rng), at: int64(&rng))
+        case 20: return .writerWatermarksRemoved(writers: (0..<rng.int(0...3)).map { _ in writer(&rng) })
+        default: return .writerIdentity(writer(&rng))
         }
     }
 
-    static let eventKinds = 19
+    /// A writer id: any non-empty string the store accepts (1…256 UTF-8 bytes).
+    static func writer(_ rng: inout SplitMix64) -> String {
+        let s = string(&rng)
+        return s.isEmpty ? "w" : s
+    }
+
+    static let eventKinds = 22
 
     static func event(_ rng: inout SplitMix64) -> StoreEvent { event(&rng, kind: rng.int(0..<eventKinds)) }
 }

@@ -125,6 +125,9 @@ struct NaiveState {
     var lastWriteID: Int64 = 0, lastQueryID: Int64 = 0, lastTransactionID: Int64 = 0, lastOnDisconnectID: Int64 = 0
     /// Untracked entries as a plain list of (path, last write).
     var untracked: [(path: Path, time: Int64)] = []
+    /// Writer watermarks as (highest id, latest time) per writer, and the store's writer id.
+    var watermarks: [String: (id: Int64, at: Int64)] = [:]
+    var writerID: String?
 
     func covered(_ path: Path) -> Bool { tracked.values.contains { $0.path.contains(path) } }
 
@@ -207,6 +210,13 @@ struct NaiveState {
                 untracked.removeAll { $0.path == p }
             }
             for id in r.removedQueryIDs { removeQuery(id, reAdd: false) }
+        case let .writerWatermark(w, id, at):
+            let old = watermarks[w] ?? (id, at)
+            watermarks[w] = (max(old.id, id), max(old.at, at))
+        case .writerWatermarksRemoved(let ws):
+            for w in ws { watermarks[w] = nil }
+        case .writerIdentity(let id):
+            writerID = id
         }
     }
 
@@ -229,6 +239,9 @@ struct NaiveState {
         if (s.lastWriteID, s.lastQueryID, s.lastTransactionID, s.lastOnDisconnectID) != (lastWriteID, lastQueryID, lastTransactionID, lastOnDisconnectID) {
             out.append("last ids differ")
         }
+        let engineMarks = s.writerWatermarks.mapValues { "\($0.id)@\($0.at)" }
+        if engineMarks != watermarks.mapValues({ "\($0.id)@\($0.at)" }) { out.append("writer watermarks: model \(watermarks) vs engine \(engineMarks)") }
+        if s.writerID != writerID { out.append("writer id differs") }
         let modelUntracked = untracked.sorted { $0.path < $1.path }
         let engineUntracked = s.untrackedEntries
         if modelUntracked.map(\.path) != engineUntracked.map(\.path) || modelUntracked.map(\.time) != engineUntracked.map(\.lastWrite) {

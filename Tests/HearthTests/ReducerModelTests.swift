@@ -49,7 +49,7 @@ enum SmallWorld {
 
     /// A random event, weighted towards server writes and tracked queries.
     static func event(_ rng: inout SplitMix64, state: StoreState) -> StoreEvent {
-        switch rng.int(0..<25) {
+        switch rng.int(0..<28) {
         case 0...3: return .serverOverwrite(path: path(&rng, priority: true), node: node(&rng), at: time(&rng))
         case 4, 5: return .serverMerge(path: path(&rng), children: children(&rng), at: time(&rng))
         case 6:
@@ -87,6 +87,9 @@ enum SmallWorld {
             let q = rng.chance(0.8) ? (state.trackedQueries.keys.sorted().randomElement(using: &rng) ?? id(&rng)) : id(&rng)
             return .trackedQueryKeysChanged(id: q, added: (0..<rng.int(0...2)).map { _ in key(&rng) },
                                             removed: (0..<rng.int(0...2)).map { _ in key(&rng) })
+        case 25: return .writerWatermark(writer: rng.pick(["a", "b", "c"]), id: id(&rng), at: time(&rng))
+        case 26: return .writerWatermarksRemoved(writers: (0..<rng.int(0...2)).map { _ in rng.pick(["a", "b", "c"]) })
+        case 27: return .writerIdentity(rng.pick(["me", "you"]))
         default:
             let pruned = (0..<rng.int(0...2)).map { _ in path(&rng, maxDepth: 2) }
             var kept: [Path] = []

@@ -178,6 +178,15 @@ struct CheckpointEncoder {
         events += state.pins.sorted { $0.description < $1.description }.map { .pinChanged($0, on: true) }
         events += state.transactions.keys.sorted().map { .transactionSaved(state.transactions[$0]!) }
         events += state.onDisconnect.keys.sorted().map { .onDisconnectSaved(state.onDisconnect[$0]!) }
+        if bodyVersion >= 3 {
+            // Format 3: the store's writer id and the writer watermarks (by writer, in UTF-8 byte
+            // order so the bytes are deterministic; readers accept any order).
+            if let id = state.writerID { events.append(.writerIdentity(id)) }
+            for writer in state.writerWatermarks.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                let mark = state.writerWatermarks[writer]!
+                events.append(.writerWatermark(writer: writer, id: mark.id, at: mark.at))
+            }
+        }
         let batch = EventCodec.encode(events)
         w.varint(batch.count)
         w.raw(batch)

@@ -83,6 +83,9 @@ final class CheckpointReader: Sendable {
                 state.apply(event)
             case .serverTimeOffset, .authSaved, .trackedQuerySaved, .pinChanged, .transactionSaved, .onDisconnectSaved:
                 state.apply(event)
+            case .writerIdentity where bodyVersion >= 3, .writerWatermark where bodyVersion >= 3:
+                // Format 3 added the writer id and the writer watermarks.
+                state.apply(event)
             default:
                 throw r.fail("unexpected event in checkpoint directory")
             }

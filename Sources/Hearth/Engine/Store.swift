@@ -695,6 +695,13 @@ public final class Store: Sendable {
     /// The last known server time offset in ms.
     public func serverTimeOffset() -> Double { core.withLock { $0.loading.state.serverTimeOffsetMs } }
 
+    /// The writer watermarks: per writer, the highest write id applied (a server's
+    /// deduplication table, ``StoreBatch/recordWriterWatermark(_:id:)``).
+    public func writerWatermarks() -> [String: WriterWatermark] { core.withLock { $0.loading.state.writerWatermarks } }
+
+    /// This store's own writer id, if one was set (``StoreBatch/setWriterIdentity(_:)``).
+    public func writerID() -> String? { core.withLock { $0.loading.state.writerID } }
+
     /// The LSN of the last commit.
     public var lastLSN: LSN { core.withLock { $0.lastLSN } }
 }

@@ -25,6 +25,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case unknownTransaction(id: Int64)
     /// No onDisconnect operation has this id.
     case unknownOnDisconnect(id: Int64)
+    /// A writer id or write id for the writer watermarks is out of range.
+    case invalidWriter(String)
     /// A write or sync failed earlier; the store refuses writes until it is reopened.
     case poisoned(String)
     /// The store was closed.
@@ -49,6 +51,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .unknownQuery(let loc): "no tracked query at \(loc)"
         case .unknownTransaction(let id): "no queued transaction with id \(id)"
         case .unknownOnDisconnect(let id): "no onDisconnect operation with id \(id)"
+        case .invalidWriter(let why): "invalid writer watermark: \(why)"
         case .poisoned(let why): "the store refuses writes after an earlier failure (\(why))"
         case .closed: "the store is closed"
         }
@@ -82,6 +85,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .unknownQuery: "track the query first (trackQuery), or use the location it was tracked at"
         case .unknownTransaction: "use an id returned when the transaction was queued that is not yet finished"
         case .unknownOnDisconnect: "use an id returned when the onDisconnect operation was queued that is not yet cancelled"
+        case .invalidWriter: "use a writer id of 1…\(EventCodec.maxWriterLength) UTF-8 bytes and a write id ≥ 0; nothing was written"
         case .poisoned: "close and reopen the store; recovery keeps every commit that returned"
         case .closed: "open the store again"
         }

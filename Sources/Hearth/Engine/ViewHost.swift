@@ -313,7 +313,8 @@ final class ViewHost: @unchecked Sendable {
                     if let location = prior.removed[id], !loading.state.pins.contains(location) { dematerialize(location) }
                 }
             case .trackedQueryKeysChanged, .authSaved, .authCleared, .transactionSaved, .transactionRemoved, .onDisconnectSaved,
-                .onDisconnectAcked, .onDisconnectRemoved, .serverTimeOffset, .sessionStarted:
+                .onDisconnectAcked, .onDisconnectRemoved, .serverTimeOffset, .sessionStarted, .writerWatermark,
+                .writerWatermarksRemoved, .writerIdentity:
                 break
             }
         }

@@ -20,6 +20,7 @@ import HearthModel
         case transactionSaved, transactionRemoved, onDisconnectSaved, onDisconnectAcked
         case onDisconnectRemoved, serverTimeOffset, sessionStarted, cachePruned
         case trackedQueryKeysChanged
+        case writerWatermark, writerWatermarksRemoved, writerIdentity
     }
 
     /// Encodes a batch of events.
@@ -201,8 +202,25 @@ import HearthModel
             for p in result.keptPaths { path(p, &w) }
             w.varint(result.removedQueryIDs.count)
             for id in result.removedQueryIDs { w.varint(UInt64(id)) }
+        case let .writerWatermark(writer, id, at):
+            w.u8(Tag.writerWatermark.rawValue); w.string(writer); w.varint(UInt64(id)); w.zigzag(at)
+        case .writerWatermarksRemoved(let writers):
+            w.u8(Tag.writerWatermarksRemoved.rawValue); w.varint(writers.count)
+            for writer in writers { w.string(writer) }
+        case .writerIdentity(let id):
+            w.u8(Tag.writerIdentity.rawValue); w.string(id)
         }
     }
+
+    /// A writer id: a non-empty string of at most ``maxWriterLength`` bytes.
+    static func writer(_ r: inout ByteReader) throws(DecodeError) -> String {
+        let s = try r.string()
+        guard !s.isEmpty, s.utf8.count <= maxWriterLength else { throw r.fail("writer id of \(s.utf8.count) bytes (1…\(maxWriterLength))") }
+        return s
+    }
+
+    /// The longest writer id the store accepts, in UTF-8 bytes.
+    public static let maxWriterLength = 256
 
     static func decodeEvent(_ r: inout ByteReader) throws(DecodeError) -> StoreEvent {
         let tagOffset = r.offset
@@ -284,6 +302,17 @@ import HearthModel
             for _ in 0..<(try r.count(limit: r.remaining)) { kept.append(try path(&r)) }
             for _ in 0..<(try r.count(limit: r.remaining)) { ids.append(try id(&r)) }
             return .cachePruned(PruneResult(prunedPaths: pruned, keptPaths: kept, removedQueryIDs: ids))
+        case .writerWatermark:
+            return .writerWatermark(writer: try writer(&r), id: try id(&r), at: try r.zigzag())
+        case .writerWatermarksRemoved:
+            // Every writer takes at least two bytes (length and one byte).
+            let n = try r.count(limit: r.remaining / 2)
+            var writers: [String] = []
+            writers.reserveCapacity(n)
+            for _ in 0..<n { writers.append(try writer(&r)) }
+            return .writerWatermarksRemoved(writers: writers)
+        case .writerIdentity:
+            return .writerIdentity(try writer(&r))
         }
     }
 }

@@ -49,6 +49,31 @@ public enum StoreEvent: Sendable, Hashable {
     /// LRU pruning removed cached server data: at each pruned path everything except the
     /// kept subtrees below it, and the pruned tracked queries and untracked entries.
     case cachePruned(PruneResult)
+    /// The highest write id applied for `writer` is now at least `id` (`at`: store clock, ms,
+    /// when it advanced; the table is bounded by evicting the least recently advanced). A
+    /// server commits it in the same batch as the write itself, so that a write re-sent after
+    /// its acknowledgement was lost is recognised and not applied twice (FORMAT.md §11.7).
+    case writerWatermark(writer: String, id: Int64, at: Int64)
+    /// Watermarks forgotten (evicted to bound the table): those writers' re-sent writes are
+    /// applied again, as in plain at-least-once delivery.
+    case writerWatermarksRemoved(writers: [String])
+    /// This store's own writer id: the random name under which its writes are deduplicated by
+    /// a server that supports it. Set once per store.
+    case writerIdentity(String)
+}
+
+/// The highest write id a server applied for one writer, and when it last advanced.
+public struct WriterWatermark: Sendable, Hashable {
+    /// The highest write id applied.
+    public let id: Int64
+    /// When it last advanced (store clock, ms): the eviction order.
+    public let at: Int64
+
+    /// Creates a watermark.
+    public init(id: Int64, at: Int64) {
+        self.id = id
+        self.at = at
+    }
 }
 
 /// What one pruning round removed. Recorded as an event so that replay reproduces it.

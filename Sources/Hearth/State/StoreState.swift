@@ -43,6 +43,10 @@ public struct StoreState: Sendable, Equatable {
     var untracked = PathTrie<Int64>()
     /// Tracked-query paths with how many tracked queries sit at each.
     var trackedPathCounts: [Path: Int] = [:]
+    /// Per writer, the highest write id applied (a server's deduplication table).
+    public internal(set) var writerWatermarks: [String: WriterWatermark] = [:]
+    /// This store's own writer id, once one was chosen.
+    public internal(set) var writerID: String?
 
     /// The highest ids ever assigned (ids are never reused, even after removal).
     public internal(set) var lastWriteID: Int64 = 0
@@ -130,6 +134,14 @@ public struct StoreState: Sendable, Equatable {
             }
         case .cachePruned(let result):
             applyPrune(result)
+        case let .writerWatermark(writer, id, at):
+            // Never goes back: a watermark is the max of every id and time recorded for it.
+            let old = writerWatermarks[writer]
+            writerWatermarks[writer] = WriterWatermark(id: max(old?.id ?? id, id), at: max(old?.at ?? at, at))
+        case .writerWatermarksRemoved(let writers):
+            for w in writers { writerWatermarks[w] = nil }
+        case .writerIdentity(let id):
+            writerID = id
         }
     }
 

@@ -107,9 +107,15 @@ public final class Database: Sendable {
         }
         let restored: (queued: [QueuedTransaction], unknown: [Int64])
         do { restored = try Database.restoreTransactions(store) } catch { throw DatabaseError(error) }
+        // Always the system's randomness (not the seed): two clients must never share an id.
+        let writerID: String
+        do {
+            var system = SystemRandomNumberGenerator()
+            writerID = try WriterIdentity.load(store) { system.next() }
+        } catch { throw DatabaseError(error) }
         let core = ClientCore(
             configuration: configuration, pendingWrites: store.pendingWrites(), onDisconnect: store.onDisconnectOperations(),
-            token: store.auth(), seed: seed, hash: { location in Database.cachedHash(store, location) }
+            token: store.auth(), seed: seed, writerID: writerID, hash: { location in Database.cachedHash(store, location) }
         )
         state = Mutex(RuntimeState(core: core, pushIDs: PushIDGenerator(), random: SeededRandom(seed: seed ^ 0x5DEE_CE66_D1CE_4E5B)))
         state.withLock { s in

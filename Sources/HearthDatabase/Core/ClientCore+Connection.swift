@@ -121,13 +121,18 @@ extension ClientCore {
     /// kept and restored on the next one; gets wait again, with the offline timeout).
     mutating func dropConnectionState(now: Int64, into out: inout ClientOutput) {
         requests.removeAll()
-        // A compare-and-set sent on this connection may or may not have been applied.
+        // A compare-and-set sent on this connection may or may not have been applied: it is
+        // given up, as Firebase does (`disconnect`), stamped or not. Re-sending it stamped is
+        // not safe: the server's mark is a high-water mark, so a compare-and-set it refused
+        // (`datastale`, answer lost) followed by a later write it applied would be answered
+        // `ok` as a re-send it never applied — the simulator found it (seed 61 of the merged
+        // workload: a transaction reported committed whose write never landed).
         for id in sentWrites.sorted() where conditions[id] != nil {
-            conditions[id] = nil
-            writes[id] = nil
-            out.events.append(.conditionalWriteInterrupted(id: id))
+            interruptConditional(id, into: &out)
         }
         sentWrites.removeAll()
+        lastSentWriteID = .min
+        stampsWrites = false
         sentOnDisconnects.removeAll()
         refreshingToken = false
         // The server ran the acknowledged onDisconnect operations when this connection
@@ -145,6 +150,14 @@ extension ClientCore {
             isAuthenticated = false
             out.events.append(.authenticated(false))
         }
+    }
+
+    /// Gives up a conditional write whose outcome the client cannot learn.
+    mutating func interruptConditional(_ id: Int64, into out: inout ClientOutput) {
+        conditions[id] = nil
+        writes[id] = nil
+        stampedConditionalsInFlight.remove(id)
+        out.events.append(.conditionalWriteInterrupted(id: id))
     }
 
     mutating func scheduleRetry(now: Int64, into out: inout ClientOutput) {
@@ -185,8 +198,15 @@ extension ClientCore {
 
     /// The server's hello: the connection is up. Records the server time offset, then
     /// restores state in Firebase's order: auth, listens, writes, gets.
-    mutating func helloReceived(_ id: ConnectionID, timestamp: Int64, sessionID: String, now: Int64, into out: inout ClientOutput) {
+    mutating func helloReceived(
+        _ id: ConnectionID, timestamp: Int64, sessionID: String, extensions: [String], now: Int64, into out: inout ClientOutput
+    ) {
         phase = .connected(id)
+        stampsWrites = writerID != nil && extensions.contains(ServerMessage.writeIDsExtension)
+        if !stampsWrites {
+            // Sent stamped before, unanswered, and this server cannot say whether it was applied.
+            for id in stampedConditionalsInFlight.sorted() { interruptConditional(id, into: &out) }
+        }
         lastSend = now
         backoff.established(at: now)
         lastSessionID = sessionID

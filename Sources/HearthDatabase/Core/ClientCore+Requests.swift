@@ -11,7 +11,7 @@ extension ClientCore {
     /// A transaction's write carries a `condition`: sent as a compare-and-set; if its
     /// connection drops after it was sent, the core forgets it and reports
     /// ``ClientEvent/conditionalWriteInterrupted(id:)`` (Firebase aborts such transactions
-    /// with `disconnect`).
+    /// with `disconnect`), stamped or not (see `dropConnectionState`).
     public mutating func write(_ write: PendingWrite, condition: WriteCondition? = nil, now: Int64) -> ClientOutput {
         var out = ClientOutput()
         assert(write.id > newestWriteID, "write ids increase")
@@ -28,7 +28,9 @@ extension ClientCore {
     /// unknown.
     public mutating func withdrawUnsentWrite(_ id: Int64, now: Int64) -> (ClientOutput, Bool) {
         var out = ClientOutput()
-        guard writes[id] != nil, !sentWrites.contains(id) else { return (out, false) }
+        // One sent stamped on an earlier connection may have been applied: its answer comes
+        // when it is sent again.
+        guard writes[id] != nil, !sentWrites.contains(id), !stampedConditionalsInFlight.contains(id) else { return (out, false) }
         writes[id] = nil
         conditions[id] = nil
         out.commits.append(.revertWrite(id))
@@ -130,12 +132,19 @@ extension ClientCore {
         let request: ClientRequest
         let condition = conditions[write.id]
         if let t = condition?.transactionID { out.commits.append(.transactionSent(t)) }
+        // The server's deduplication relies on each writer's ids going out in increasing order
+        // on every connection (ServerCore+ExactlyOnce.swift): flush sends in id order, and a
+        // new write's id is above every earlier one's.
+        assert(write.id > lastSentWriteID, "write \(write.id) sent after write \(lastSentWriteID) on one connection")
+        lastSentWriteID = max(lastSentWriteID, write.id)
+        let stamp = stampsWrites ? writerID.map { WriteStamp(writer: $0, id: write.id) } : nil
         switch write.operation {
         case .set(let node):
-            request = .put(path: write.path, data: node.exportJSON(), hash: condition?.hash)
+            request = .put(path: write.path, data: node.exportJSON(), hash: condition?.hash, stamp: stamp)
         case .update(let children):
-            request = .merge(path: write.path, data: children.map { ($0.path, $0.node.exportJSON()) })
+            request = .merge(path: write.path, data: children.map { ($0.path, $0.node.exportJSON()) }, stamp: stamp)
         }
+        stampedConditionalsInFlight.remove(write.id)
         sentWrites.insert(write.id)
         send(request, as: .write(write.id), now: now, into: &out)
     }
@@ -172,8 +181,10 @@ extension ClientCore {
             return out
         }
         switch message {
-        case let .hello(timestamp, _, sessionID):
-            if case .connecting = phase { helloReceived(id, timestamp: timestamp, sessionID: sessionID, now: now, into: &out) }
+        case let .hello(timestamp, _, sessionID, extensions):
+            if case .connecting = phase {
+                helloReceived(id, timestamp: timestamp, sessionID: sessionID, extensions: extensions, now: now, into: &out)
+            }
         case let .response(number, status, data):
             guard let request = requests.removeValue(forKey: number) else {
                 out.events.append(.protocolWarning("response to unknown request \(number)"))
@@ -261,8 +272,12 @@ extension ClientCore {
         case .unlisten:
             break
         case .write(let id):
+            // A recognised re-send (`ok` with `seen`) is acknowledged the same way: the server
+            // follows it with the current data of this connection's listens there, which
+            // replaces the write's value where later writes changed it.
             guard writes.removeValue(forKey: id) != nil else { return }
             conditions[id] = nil
+            stampedConditionalsInFlight.remove(id)
             if ok {
                 out.commits.append(.ackWrite(id))
                 out.events.append(.writeCompleted(id: id, error: nil))

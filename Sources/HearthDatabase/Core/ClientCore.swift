@@ -24,6 +24,14 @@ import HearthWire
 /// hash of its cached data, so the server sends nothing when it is unchanged), then every
 /// pending write in write-id order, then the unanswered gets.
 ///
+/// **Exactly-once writes** (Hearth's extension, ``WriteStamp``): when the server's hello offers
+/// it (`"x": ["w"]`) and the core has a ``writerID``, every `p`/`m` carries the writer id and
+/// the write's id, so a write re-sent after its answer was lost is not applied twice. Writes
+/// go out in strictly increasing id order on every connection (the server relies on it).
+/// Then a transaction's compare-and-set whose connection dropped is kept and sent again, not
+/// interrupted: the server either applied it (and answers `ok`) or judges its hash afresh.
+/// Without the offer the core speaks plain protocol v5.
+///
 /// Not thread-safe: one caller at a time (the runtime holds it under a lock).
 public struct ClientCore: Sendable {
     /// Limits and timings.
@@ -120,6 +128,15 @@ public struct ClientCore: Sendable {
     var onDisconnects: [Int64: OnDisconnectOperation] = [:]
     /// Writes and onDisconnect operations sent on the current connection.
     var sentWrites: Set<Int64> = []
+    /// The highest write id sent on the current connection (ids go out in increasing order).
+    var lastSentWriteID: Int64 = .min
+    /// This client's writer id for exactly-once writes (`nil`: never stamps).
+    public let writerID: String?
+    /// Whether the current connection's server offered exactly-once writes.
+    public internal(set) var stampsWrites = false
+    /// Conditional writes sent stamped on an earlier connection and not answered: kept for a
+    /// server that deduplicates, interrupted if the next server does not.
+    var stampedConditionalsInFlight: Set<Int64> = []
     var sentOnDisconnects: Set<Int64> = []
     /// Writes are held (the token expired) — reported once per change.
     var pausedReported = false
@@ -149,11 +166,15 @@ public struct ClientCore: Sendable {
     /// `onDisconnect` holds the store's queued onDisconnect operations that the server has not
     /// acknowledged (they are sent on connect); acknowledged ones belong to a connection that
     /// is gone — the runtime applies them locally at open (``StoreBatch/applyOnDisconnectLocally(_:)``).
+    ///
+    /// `writerID` is the store's writer id (``WriterIdentity/load(_:random:)``): with it, writes
+    /// to a server that offers exactly-once writes carry ``WriteStamp``s.
     public init(
         configuration: Configuration = Configuration(), pendingWrites: [PendingWrite], onDisconnect: [OnDisconnectOperation] = [],
-        token: AuthToken?, seed: UInt64, hash: @escaping @Sendable (QueryLocation) -> String
+        token: AuthToken?, seed: UInt64, writerID: String? = nil, hash: @escaping @Sendable (QueryLocation) -> String
     ) {
         self.configuration = configuration
+        self.writerID = writerID
         self.rng = SeededRandom(seed: seed)
         self.token = token
         self.hash = hash

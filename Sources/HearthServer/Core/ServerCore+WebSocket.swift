@@ -14,7 +14,8 @@ extension ServerCore {
             lastHeard: now, lastSent: now)
         var out = ServerOutput()
         let session = String(random() % 1_000_000_000_000, radix: 36)
-        out.send(id, .hello(timestamp: now, host: configuration.host, sessionID: session))
+        let extensions = configuration.exactlyOnceWrites ? [ServerMessage.writeIDsExtension] : []
+        out.send(id, .hello(timestamp: now, host: configuration.host, sessionID: session, extensions: extensions))
         return out
     }
 
@@ -101,7 +102,11 @@ extension ServerCore {
                 return
             }
             out.send(id, .response(number: r, status: "ok", data: view(path, query).exportJSON()))
-        case let .put(path, json, hash):
+        case let .put(path, json, hash, stamp):
+            if alreadyApplied(stamp) {
+                answerSeen(id, number: r, writtenAt: [path], into: &out)
+                return
+            }
             let node: Node
             do { node = try validated(json, at: path) } catch {
                 out.send(id, .response(number: r, status: "invalid_data", data: .string(error.description)))
@@ -116,8 +121,13 @@ extension ServerCore {
                 return
             }
             commitSet(path, node, into: &out)
+            advanceWatermark(stamp, into: &out)
             out.send(id, .response(number: r, status: "ok", data: nil))
-        case let .merge(path, children):
+        case let .merge(path, children, stamp):
+            if alreadyApplied(stamp) {
+                answerSeen(id, number: r, writtenAt: children.map { path.appending($0.0) }, into: &out)
+                return
+            }
             let nodes: [(path: Path, node: Node)]
             do { nodes = try validated(children, at: path) } catch {
                 out.send(id, .response(number: r, status: "invalid_data", data: .string(error.description)))
@@ -128,6 +138,7 @@ extension ServerCore {
                 return
             }
             commitMerge(path, nodes, into: &out)
+            advanceWatermark(stamp, into: &out)
             out.send(id, .response(number: r, status: "ok", data: nil))
         case let .onDisconnectPut(path, json):
             let op = Result { () throws(WriteError) -> OnDisconnectOperation in

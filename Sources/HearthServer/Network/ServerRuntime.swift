@@ -58,7 +58,8 @@ public final class ServerRuntime: Sendable {
         let data = try store.serverValue(at: .root)
         var system = SystemRandomNumberGenerator()
         let seed = system.next()
-        state = Mutex(State(core: ServerCore(data: data, configuration: configuration, policy: policy, seed: seed)))
+        let core = ServerCore(data: data, configuration: configuration, policy: policy, seed: seed, writerWatermarks: store.writerWatermarks())
+        state = Mutex(State(core: core))
         let thread = Thread { [self] in self.commitLoop() }
         thread.name = "hearth-commit"
         thread.start()
@@ -201,12 +202,7 @@ public final class ServerRuntime: Sendable {
         if !writes.isEmpty {
             do {
                 try store.commit { (batch: inout StoreBatch) throws(StoreError) in
-                    for w in writes {
-                        switch w {
-                        case let .set(path, node): try batch.applyServerOverwrite(node, at: path)
-                        case let .merge(path, children): try batch.applyServerMerge(children, at: path)
-                        }
-                    }
+                    for w in writes { try batch.apply(w) }
                 }
                 commits.add(1, ordering: .relaxed)
                 committedWrites.add(writes.count, ordering: .relaxed)

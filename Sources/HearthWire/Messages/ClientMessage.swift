@@ -46,10 +46,11 @@ public enum ClientRequest: Sendable, Equatable {
     case listen(path: Path, query: QuerySpec, tag: Int?, hash: String)
     /// `n`: stop listening.
     case unlisten(path: Path, query: QuerySpec, tag: Int?)
-    /// `p`: overwrite; `hash` present makes it compare-and-set (transactions).
-    case put(path: Path, data: JSONValue, hash: String?)
-    /// `m`: merge; keys of `data` are paths relative to `path`.
-    case merge(path: Path, data: [(Path, JSONValue)])
+    /// `p`: overwrite; `hash` present makes it compare-and-set (transactions); `stamp` is
+    /// Hearth's exactly-once extension (``WriteStamp``), sent only to a server that offers it.
+    case put(path: Path, data: JSONValue, hash: String?, stamp: WriteStamp? = nil)
+    /// `m`: merge; keys of `data` are paths relative to `path`; `stamp` as for ``put(path:data:hash:stamp:)``.
+    case merge(path: Path, data: [(Path, JSONValue)], stamp: WriteStamp? = nil)
     /// `g`: read once.
     case get(path: Path, query: QuerySpec)
     /// `o`: on disconnect, overwrite.
@@ -70,8 +71,8 @@ public enum ClientRequest: Sendable, Equatable {
         switch (lhs, rhs) {
         case let (.listen(a, b, c, d), .listen(e, f, g, h)): a == e && b == f && c == g && d == h
         case let (.unlisten(a, b, c), .unlisten(e, f, g)): a == e && b == f && c == g
-        case let (.put(a, b, c), .put(e, f, g)): a == e && b == f && c == g
-        case let (.merge(a, b), .merge(e, f)): a == e && b.elementsEqual(f, by: { $0.0 == $1.0 && $0.1 == $1.1 })
+        case let (.put(a, b, c, d), .put(e, f, g, h)): a == e && b == f && c == g && d == h
+        case let (.merge(a, b, c), .merge(e, f, g)): a == e && b.elementsEqual(f, by: { $0.0 == $1.0 && $0.1 == $1.1 }) && c == g
         case let (.get(a, b), .get(e, f)): a == e && b == f
         case let (.onDisconnectPut(a, b), .onDisconnectPut(e, f)): a == e && b == f
         case let (.onDisconnectMerge(a, b), .onDisconnectMerge(e, f)): a == e && b.elementsEqual(f, by: { $0.0 == $1.0 && $0.1 == $1.1 })
@@ -117,9 +118,9 @@ public enum ClientRequest: Sendable, Equatable {
         case "p":
             let h = b["h"]
             if let h, !h.isNull, h.stringValue == nil { throw .badRequest(action: action, reason: "\"h\" must be a string") }
-            return .put(path: try path(), data: try data(), hash: h?.stringValue)
+            return .put(path: try path(), data: try data(), hash: h?.stringValue, stamp: try WriteStamp.decode(action: action, body: b))
         case "m":
-            return .merge(path: try path(), data: try children())
+            return .merge(path: try path(), data: try children(), stamp: try WriteStamp.decode(action: action, body: b))
         case "g":
             return .get(path: try path(), query: try WireQuery.decode(b["q"]))
         case "o":
@@ -155,10 +156,10 @@ public enum ClientRequest: Sendable, Equatable {
             return ("q", obj([("p", p(path)), ("q", WireQuery.encode(query)), ("t", t(tag)), ("h", .string(hash))]))
         case let .unlisten(path, query, tag):
             return ("n", obj([("p", p(path)), ("q", WireQuery.encode(query)), ("t", t(tag))]))
-        case let .put(path, data, hash):
-            return ("p", obj([("p", p(path)), ("d", data), ("h", hash.map(JSONValue.string))]))
-        case let .merge(path, data):
-            return ("m", obj([("p", p(path)), ("d", rel(data))]))
+        case let .put(path, data, hash, stamp):
+            return ("p", obj([("p", p(path)), ("d", data), ("h", hash.map(JSONValue.string))] + (stamp?.members ?? [])))
+        case let .merge(path, data, stamp):
+            return ("m", obj([("p", p(path)), ("d", rel(data))] + (stamp?.members ?? [])))
         case let .get(path, query):
             return ("g", obj([("p", p(path)), ("q", WireQuery.encode(query) ?? .object([]))]))
         case let .onDisconnectPut(path, data):

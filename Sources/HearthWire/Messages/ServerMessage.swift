@@ -2,8 +2,15 @@
 /// `core/PersistentConnection.ts`, `onDataMessage_` / `onDataPush_`).
 public enum ServerMessage: Sendable, Equatable {
     /// The handshake, first on every connection: `ts` the server's clock (ms), `v` the
-    /// protocol version, `h` the host to reconnect to, `s` the session id.
-    case hello(timestamp: Int64, host: String, sessionID: String)
+    /// protocol version, `h` the host to reconnect to, `s` the session id, and `x` the
+    /// protocol extensions the server offers (Hearth's; absent when empty).
+    ///
+    /// Firebase's clients read only the fields they know from the hello and ignore the rest
+    /// (firebase-js-sdk `realtime/Connection.ts` `onHandshake_` reads `ts`, `v`, `h`, `s`;
+    /// firebase-ios-sdk `FConnection.m` `onHandshake:` and firebase-android-sdk
+    /// `connection/Connection.java` `onHandshake` read `ts`, `h`, `s` by key), so `x` is safe
+    /// to send to them.
+    case hello(timestamp: Int64, host: String, sessionID: String, extensions: [String] = [])
     /// The answer to request `number`: `status` is `"ok"` or an error code
     /// (`permission_denied`, `datastale`, `expired_token`, `invalid_token`, …).
     case response(number: Int, status: String, data: JSONValue?)
@@ -25,6 +32,10 @@ public enum ServerMessage: Sendable, Equatable {
     /// The protocol version the server speaks.
     public static let protocolVersion = "5"
 
+    /// The hello's `x` entry for Hearth's exactly-once writes: the client may stamp `p`/`m`
+    /// with a ``WriteStamp``.
+    public static let writeIDsExtension = "w"
+
     /// The message's JSON text.
     public var text: String { json.serialized() }
 
@@ -38,11 +49,13 @@ public enum ServerMessage: Sendable, Equatable {
             .object([m("t", "d"), m("d", .object([m("a", .string(a)), m("b", .object(b))]))])
         }
         switch self {
-        case let .hello(ts, host, session):
-            return control("h", .object([
+        case let .hello(ts, host, session, extensions):
+            var fields = [
                 m("ts", .integer(exactly: ts)), m("v", .string(ServerMessage.protocolVersion)),
                 m("h", .string(host)), m("s", .string(session)),
-            ]))
+            ]
+            if !extensions.isEmpty { fields.append(m("x", .array(extensions.map { .string($0) }))) }
+            return control("h", .object(fields))
         case let .response(number, status, data):
             var b = [m("s", .string(status))]
             b.append(m("d", data ?? (status == "ok" ? .object([]) : .string(status))))
@@ -82,7 +95,10 @@ public enum ServerMessage: Sendable, Equatable {
                     if case .integer(let i) = v { return i }
                     return v.doubleValue.map { Int64($0) }
                 } ?? 0
-                return .hello(timestamp: ts, host: body?["h"]?.stringValue ?? "", sessionID: body?["s"]?.stringValue ?? "")
+                // Unknown or malformed extension entries are ignored (a client uses only what it knows).
+                var extensions: [String] = []
+                if case .array(let items)? = body?["x"] { extensions = items.compactMap(\.stringValue) }
+                return .hello(timestamp: ts, host: body?["h"]?.stringValue ?? "", sessionID: body?["s"]?.stringValue ?? "", extensions: extensions)
             case "o"?: return .pong
             case "s"?: return .shutdown(reason: d["d"]?.stringValue ?? "")
             default: throw .badEnvelope("unknown control message")

@@ -44,6 +44,12 @@ import HearthWire
 /// transaction's write is never re-sent as a plain write (none is pending after a restart), so
 /// the at-least-once re-send above never duplicates one.
 ///
+/// **Exactly-once writes.** Hearth's server offers write stamps (``WriteStamp``) and the
+/// simulated clients have writer ids, so a re-send is recognised: answered `ok` with no
+/// durable write (``Simulation/Stats/deduplicated``), which must be a write the server applied
+/// before. With ``Simulation/Configuration/strictExactlyOnce`` (the default) any write applied
+/// twice fails the run.
+///
 /// **Checked always:** each client's writes first reach the server in write order; every ack
 /// follows the write's durability (the release rule); every saved write reaches the server
 /// and is answered; after every restart a client's store passes `checkInvariants` and holds
@@ -110,6 +116,7 @@ final class SimChecks {
     func durablyApplied(_ changes: [SimApplied], in sim: Simulation) {
         for change in changes {
             guard case let .write(c, id) = change else {
+                if case let .deduplicated(c, id) = change { deduplicated([(c, id)], in: sim) }
                 if case let .onDisconnect(_, _, op) = change {
                     sim.stats.onDisconnectRuns += 1
                     modelData = SimApplied.applied(op, to: modelData)
@@ -125,6 +132,9 @@ final class SimChecks {
             let after = w.applied(to: modelData)
             if applied[c, default: []].contains(id) {
                 sim.stats.duplicates += 1
+                if sim.configuration.strictExactlyOnce {
+                    sim.fail("c\(c)'s write \(id) was applied twice (\(w.summary))")
+                }
                 if after != modelData {
                     sim.stats.duplicatesChangingData += 1
                     sim.note("RESEND c\(c) w\(id) applied again and changed the data (\(w.summary))")
@@ -147,6 +157,18 @@ final class SimChecks {
         }
         if sim.server.outbox.isEmpty, sim.server.core.data != modelData {
             sim.fail("the server core holds \(sim.server.core.data.plainJSONString()) with nothing unreleased, the model \(modelData.plainJSONString())")
+        }
+    }
+
+    /// The server released `ok`s for writes it did not apply again: each must be one it made
+    /// durable before (released earlier: outputs release in order).
+    func deduplicated(_ writes: [(client: Int, id: Int64)], in sim: Simulation) {
+        for (c, id) in writes {
+            sim.stats.deduplicated += 1
+            sim.note("DEDUP c\(c) w\(id) recognised as a re-send")
+            if !applied[c, default: []].contains(id) {
+                sim.fail("the server answered c\(c)'s write \(id) ok without ever applying it")
+            }
         }
     }
 

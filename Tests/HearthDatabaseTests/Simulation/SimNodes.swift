@@ -49,12 +49,16 @@ enum SimApplied {
     /// Client `client`'s onDisconnect operation, run because the server lost connection
     /// `conn` on which it had accepted it.
     case onDisconnect(client: Int, conn: UInt64, OnDisconnectOperation)
+    /// Client `client`'s write `id`, answered `ok` (`{"seen":true}`) without being applied
+    /// again: a re-send the server recognised (exactly-once writes).
+    case deduplicated(client: Int, id: Int64)
 
     /// The data after this change is applied to `data`, as the server applies it.
     func applied(to data: Node, in sim: Simulation) -> Node? {
         switch self {
         case let .write(c, id): sim.clients[c].saved[id]?.applied(to: data)
         case let .onDisconnect(_, _, op): SimApplied.applied(op, to: data)
+        case .deduplicated: data
         }
     }
 
@@ -94,9 +98,15 @@ final class SimServer {
 
     static let directory = "/server"
 
-    static func configuration() -> ServerCore.Configuration {
+    /// Whether the server offers exactly-once writes (off: plain protocol v5, as Firebase).
+    var exactlyOnceWrites = true
+
+    func configuration() -> ServerCore.Configuration { SimServer.configuration(exactlyOnceWrites: exactlyOnceWrites) }
+
+    static func configuration(exactlyOnceWrites: Bool) -> ServerCore.Configuration {
         var c = ServerCore.Configuration()
         c.emulator = true
+        c.exactlyOnceWrites = exactlyOnceWrites
         return c
     }
 
@@ -111,11 +121,12 @@ final class SimServer {
         return o
     }
 
-    init(seed: UInt64, clock: @escaping @Sendable () -> Int64) throws {
+    init(seed: UInt64, clock: @escaping @Sendable () -> Int64, exactlyOnceWrites: Bool = true) throws {
+        self.exactlyOnceWrites = exactlyOnceWrites
         self.clock = clock
         fs = SimulatedFileSystem(seed: seed)
         store = try Store.open(directory: SimServer.directory, options: SimServer.storeOptions(fs, clock: clock))
-        core = ServerCore(data: .empty, configuration: SimServer.configuration(), seed: seed)
+        core = ServerCore(data: .empty, configuration: SimServer.configuration(exactlyOnceWrites: exactlyOnceWrites), seed: seed)
     }
 
     /// The process dies (the disk cut by `mode`) and starts again over what its store holds.
@@ -124,7 +135,9 @@ final class SimServer {
         fs.powerCut(mode: mode)
         try? store.close()
         store = try Store.open(directory: SimServer.directory, options: SimServer.storeOptions(fs, clock: clock))
-        core = ServerCore(data: try store.serverValue(at: .root), configuration: SimServer.configuration(), seed: seed)
+        core = ServerCore(
+            data: try store.serverValue(at: .root), configuration: configuration(), seed: seed,
+            writerWatermarks: store.writerWatermarks())
         incarnation += 1
     }
 
@@ -132,12 +145,7 @@ final class SimServer {
     func commit(_ writes: [DurableWrite]) throws {
         guard !writes.isEmpty else { return }
         try store.commit { (batch: inout StoreBatch) throws(StoreError) in
-            for w in writes {
-                switch w {
-                case let .set(path, node): try batch.applyServerOverwrite(node, at: path)
-                case let .merge(path, children): try batch.applyServerMerge(children, at: path)
-                }
-            }
+            for w in writes { try batch.apply(w) }
         }
     }
 }
@@ -256,9 +264,13 @@ final class SimClient {
         let restored = try Database.restoreTransactions(store)
         var configuration = ClientCore.Configuration()
         configuration.usesTokens = usesTokens
+        // The store's writer id, created from the seed the first time: deterministic, and
+        // distinct per client (exactly-once writes).
+        var rng = SeededRandom(seed: seed ^ 0x5752_4954_4552)
+        let writerID = try WriterIdentity.load(store) { rng.next() }
         let core = ClientCore(
             configuration: configuration, pendingWrites: store.pendingWrites(), onDisconnect: store.onDisconnectOperations(),
-            token: store.auth(), seed: seed, hash: { location in Database.cachedHash(store, location) })
+            token: store.auth(), seed: seed, writerID: writerID, hash: { location in Database.cachedHash(store, location) })
         return (core, restored)
     }
 

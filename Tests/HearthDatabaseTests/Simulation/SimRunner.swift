@@ -6,7 +6,9 @@ import Foundation
 /// - `HEARTH_SIM_SEED=n` runs seed `n` alone and prints its trace (with `HEARTH_SIM_STEPS`);
 /// - `HEARTH_SIM_SEEDS=N` runs `N` seeds (default 200) from `HEARTH_SIM_FIRST_SEED` (default 1);
 /// - `HEARTH_SIM_STEPS=n` steps per seed (default 200);
-/// - `HEARTH_SIM_STRICT=1` fails a run whose final data a re-sent write changed;
+/// - `HEARTH_SIM_STRICT=0` tolerates writes applied twice (strict is the default);
+/// - `HEARTH_SIM_PLAIN_V5=1` runs the server without exactly-once writes (and not strict):
+///   Firebase's at-least-once protocol, to compare;
 /// - `HEARTH_SIM_WIRE=1` puts every protocol message into the trace;
 /// - `HEARTH_SIM_WORKLOAD=1` uses the first workload generator (``Simulation/Workload/v1``).
 enum SimRunner {
@@ -22,7 +24,8 @@ enum SimRunner {
     static func configuration(seed: UInt64) -> Simulation.Configuration {
         var c = Simulation.Configuration(seed: seed)
         if let s = environment("HEARTH_SIM_STEPS").flatMap(Int.init) { c.steps = s }
-        c.strictExactlyOnce = environment("HEARTH_SIM_STRICT") == "1"
+        c.exactlyOnceServer = environment("HEARTH_SIM_PLAIN_V5") != "1"
+        c.strictExactlyOnce = c.exactlyOnceServer && environment("HEARTH_SIM_STRICT") != "0"
         c.traceWire = environment("HEARTH_SIM_WIRE") == "1"
         if environment("HEARTH_SIM_WORKLOAD") == "1" { c.workload = .v1 }
         return c
@@ -67,7 +70,7 @@ enum SimRunner {
     static func report(_ o: Outcome) -> String {
         let c = o.configuration
         var s = "simulation seed \(c.seed) failed after \(o.stats.steps) steps: \(o.violation ?? "?")\n"
-        s += "rerun: HEARTH_SIM_SEED=\(c.seed) HEARTH_SIM_STEPS=\(c.steps)\(c.strictExactlyOnce ? " HEARTH_SIM_STRICT=1" : "")\(c.workload == .v1 ? " HEARTH_SIM_WORKLOAD=1" : "") swift test --filter Simulation\n"
+        s += "rerun: HEARTH_SIM_SEED=\(c.seed) HEARTH_SIM_STEPS=\(c.steps)\(c.exactlyOnceServer ? (c.strictExactlyOnce ? "" : " HEARTH_SIM_STRICT=0") : " HEARTH_SIM_PLAIN_V5=1")\(c.workload == .v1 ? " HEARTH_SIM_WORKLOAD=1" : "") swift test --filter Simulation\n"
         s += "stats: \(o.stats)\ntrace:\n"
         s += o.trace.joined(separator: "\n")
         return s

@@ -35,9 +35,13 @@ final class Simulation {
         var clients = 3
         var steps = 200
         var faults = true
-        /// Fail when a re-sent write changed the final data (Firebase's protocol is at-least-once
-        /// there; see ``SimChecks``).
-        var strictExactlyOnce = false
+        /// Fail when a write was applied twice or a re-sent write changed the final data. On by
+        /// default: Hearth's server and client deduplicate stamped writes (``WriteStamp``);
+        /// Firebase's plain protocol is at-least-once there (see ``SimChecks``).
+        var strictExactlyOnce = true
+        /// The server offers exactly-once writes (`HEARTH_SIM_PLAIN_V5=1` turns it off, with
+        /// strictness, to measure plain at-least-once delivery).
+        var exactlyOnceServer = true
         /// Put every protocol message into the trace (`HEARTH_SIM_WIRE=1`).
         var traceWire = false
         /// Chance that delivering a message drops its connection instead.
@@ -75,6 +79,8 @@ final class Simulation {
         var delivered = 0
         var duplicates = 0
         var duplicatesChangingData = 0
+        /// Re-sent writes the server recognised and answered without applying them again.
+        var deduplicated = 0
         var finalDiffersFromExactlyOnce = false
         var lostUnreleased = 0
         var refusedCommits = 0
@@ -95,7 +101,7 @@ final class Simulation {
         var quiescenceMs: Int64 = 0
 
         var description: String {
-            "steps \(steps) actions \(actions) faults \(faults) (drops \(drops), partitions \(partitions), server restarts \(serverRestarts), client restarts \(clientRestarts), power cuts \(powerCuts)) writes \(writes) acks \(acks) onDisconnect \(onDisconnects) (acked \(onDisconnectAcks), ran \(onDisconnectRuns)) keepSynced \(keepSynced) tokens \(tokens) (outages \(tokenOutages), pauses \(writesPaused)) transactions \(transactions) (attempts \(transactionAttempts), committed \(transactionsCommitted), disconnect \(transactionsDisconnected), maxretry \(transactionsMaxRetry)) messages \(delivered) duplicates \(duplicates) (changing data \(duplicatesChangingData)) virtual \(virtualMs / 1000)s"
+            "steps \(steps) actions \(actions) faults \(faults) (drops \(drops), partitions \(partitions), server restarts \(serverRestarts), client restarts \(clientRestarts), power cuts \(powerCuts)) writes \(writes) acks \(acks) onDisconnect \(onDisconnects) (acked \(onDisconnectAcks), ran \(onDisconnectRuns)) keepSynced \(keepSynced) tokens \(tokens) (outages \(tokenOutages), pauses \(writesPaused)) transactions \(transactions) (attempts \(transactionAttempts), committed \(transactionsCommitted), disconnect \(transactionsDisconnected), maxretry \(transactionsMaxRetry)) messages \(delivered) duplicates \(duplicates) (changing data \(duplicatesChangingData)) deduplicated \(deduplicated) virtual \(virtualMs / 1000)s"
         }
     }
 
@@ -126,7 +132,7 @@ final class Simulation {
         let clock = HarnessClock()
         self.clock = clock
         start = clock()
-        server = try SimServer(seed: configuration.seed &+ 1, clock: { clock() })
+        server = try SimServer(seed: configuration.seed &+ 1, clock: { clock() }, exactlyOnceWrites: configuration.exactlyOnceServer)
         for i in 0..<configuration.clients {
             let usesTokens = configuration.workload != .v1 && rng.chance(0.5)
             clients.append(try SimClient(index: i, seed: configuration.seed &+ 100 &+ UInt64(i), usesTokens: usesTokens, clock: { clock() }))
@@ -344,7 +350,11 @@ final class Simulation {
             let client = clients[c.client]
             switch sent {
             case .write(let id):
-                if status == "ok" {
+                if status == "ok", body?["seen"] == .bool(true) {
+                    // Answered without applying it again: a re-send the server recognised
+                    // (exactly-once writes).
+                    applied.append(.deduplicated(client: c.client, id: id))
+                } else if status == "ok" {
                     applied.append(.write(client: c.client, id: id))
                     clientWrites += 1
                     if let w = client.saved[id] { data = w.applied(to: data) }
@@ -380,11 +390,13 @@ final class Simulation {
             c.armed = []
             connections[id] = c
         }
-        let ran = out.writes.dropFirst(clientWrites).map { w -> Path in
+        // Data writes only (a write's writer watermark rides in the same output).
+        let ran = out.writes.compactMap { w -> Path? in
             switch w {
             case .set(let p, _), .merge(let p, _): p
+            case .writerWatermark, .writerWatermarksRemoved: nil
             }
-        }
+        }.dropFirst(clientWrites).map { $0 }
         if ran != expectedPaths {
             fail("the server's output made writes at \(ran.map { "/\($0.wireString)" }) beyond its answered client writes; the onDisconnect operations of the connections it lost (\(lost)) are at \(expectedPaths.map { "/\($0.wireString)" })")
         }

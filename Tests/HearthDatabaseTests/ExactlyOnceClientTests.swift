@@ -1,0 +1,127 @@
+import Foundation
+import Hearth
+import HearthModel
+import HearthWire
+import Testing
+@testable import HearthDatabase
+
+/// The client core's side of exactly-once writes (README "Exactly-once writes"): stamps only
+/// for a server that offers them, the same writer id across restarts, transactions kept across
+/// a drop, and a recognised re-send that does not overwrite a listen's newer data.
+@Suite struct ExactlyOnceClientTests {
+    static let write1 = PendingWrite(id: 1, path: "k/a", operation: .set(Node(.number(1))))
+
+    /// A core driven by hand: connects, gets a hello with `extensions`, returns what it sent.
+    struct Driver {
+        var core: ClientCore
+        var now: Int64 = 1_000
+        var link: HearthDatabase.ConnectionID?
+
+        init(writerID: String?, writes: [PendingWrite] = []) {
+            core = ClientCore(pendingWrites: writes, token: nil, seed: 1, writerID: writerID, hash: { _ in "" })
+        }
+
+        /// Connects (a fresh attempt) and delivers the hello; returns the requests sent.
+        mutating func connect(extensions: [String]) -> (requests: [(Int, ClientRequest)], out: ClientOutput) {
+            var out = link == nil ? core.goOnline(now: now) : ClientOutput()
+            if link != nil {
+                out = core.connectionClosed(link!, now: now)
+                now += 60_000
+                let ticked = core.tick(now: now)
+                if ticked.open != nil { out = ticked }
+            }
+            guard let open = out.open else { return ([], out) }
+            link = open
+            _ = core.connectionOpened(open, now: now)
+            let hello = ServerMessage.hello(timestamp: now, host: "h", sessionID: "s", extensions: extensions).text
+            let sent = core.received(hello, on: open, now: now)
+            return (Driver.requests(sent), sent)
+        }
+
+        static func requests(_ out: ClientOutput) -> [(Int, ClientRequest)] {
+            out.messages.compactMap { m in
+                if case let .request(n, r)? = try? ClientMessage.decode(m) { return (n, r) }
+                return nil
+            }
+        }
+
+        mutating func answer(_ number: Int, _ data: JSONValue? = nil) -> ClientOutput {
+            core.received(ServerMessage.response(number: number, status: "ok", data: data).text, on: link!, now: now)
+        }
+    }
+
+    static func stamp(of request: ClientRequest) -> WriteStamp? {
+        switch request {
+        case let .put(_, _, _, stamp), let .merge(_, _, stamp): stamp
+        default: nil
+        }
+    }
+
+    @Test func stampsOnlyWhenTheServerOffersThem() {
+        var d = Driver(writerID: "me", writes: [Self.write1])
+        let plain = d.connect(extensions: [])
+        #expect(plain.requests.count == 1 && Self.stamp(of: plain.requests[0].1) == nil, "plain v5 to a server without x")
+        #expect(!d.core.stampsWrites)
+        let stamped = d.connect(extensions: ["w", "future"])
+        #expect(stamped.requests.map { Self.stamp(of: $0.1) } == [WriteStamp(writer: "me", id: 1)])
+        #expect(stamped.out.messages.last?.contains(#""w":"me","i":1"#) == true)
+        // A write made while connected goes out stamped too, in id order.
+        let next = d.core.write(PendingWrite(id: 4, path: "k/b", operation: .update([ChildUpdate(path: "c", node: Node(.bool(true)))])), now: d.now)
+        #expect(Driver.requests(next).map { Self.stamp(of: $0.1) } == [WriteStamp(writer: "me", id: 4)])
+
+        // No writer id: never stamped, whatever the server offers.
+        var anonymous = Driver(writerID: nil, writes: [Self.write1])
+        #expect(anonymous.connect(extensions: ["w"]).requests.map { Self.stamp(of: $0.1) } == [nil])
+    }
+
+    @Test func theWriterIDIsKeptInTheStore() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("writer-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var store = try Store.open(directory: dir)
+        var draws: UInt64 = 0
+        let id = try WriterIdentity.load(store) { draws += 1; return 0xABCD_0000_0000_0000 + draws }
+        #expect(id.count == 32 && id.allSatisfy(\.isHexDigit))
+        #expect(id == "abcd000000000001abcd000000000002")
+        try store.close()
+        store = try Store.open(directory: dir)
+        let again = try WriterIdentity.load(store) { Issue.record("a second id was drawn"); return 7 }
+        #expect(again == id, "the same writer after a restart")
+        try store.close()
+        var system = SystemRandomNumberGenerator()
+        #expect(WriterIdentity.make { system.next() } != WriterIdentity.make { system.next() })
+    }
+
+    /// A compare-and-set in flight when its connection drops is given up (`disconnect`, as
+    /// Firebase does), stamped or not: the server's mark is a high-water mark, so a stamped
+    /// compare-and-set it refused (`datastale`, the answer lost) followed by a later write it
+    /// applied would be answered `ok` on a re-send — a transaction reported committed that never
+    /// landed (the simulator's seed 61 once transactions and exactly-once writes met).
+    @Test func aStampedTransactionInFlightAtADropIsInterrupted() {
+        var d = Driver(writerID: "me")
+        _ = d.connect(extensions: ["w"])
+        let cas = ClientCore.WriteCondition(hash: "h1", transactionID: nil)
+        let sent = d.core.write(Self.write1, condition: cas, now: d.now)
+        #expect(Driver.requests(sent).count == 1)
+        let closed = d.core.connectionClosed(d.link!, now: d.now)
+        #expect(closed.events.contains(.conditionalWriteInterrupted(id: 1)))
+        d.now += 60_000
+        let retry = d.core.tick(now: d.now)
+        d.link = retry.open
+        _ = d.core.connectionOpened(d.link!, now: d.now)
+        let hello = d.core.received(ServerMessage.hello(timestamp: d.now, host: "h", sessionID: "s", extensions: ["w"]).text, on: d.link!, now: d.now)
+        #expect(Driver.requests(hello).allSatisfy { if case .put = $0.1 { false } else { true } }, "not sent again")
+    }
+
+    @Test func aSeenAckIsASuccess() {
+        // A recognised re-send is acknowledged as any ok: the server follows it with the current
+        // data of the listens it overlaps, which replaces the write's value in the cache.
+        var d = Driver(writerID: "me", writes: [Self.write1])
+        _ = d.core.listen(QueryLocation(path: "k", query: .default), now: d.now)
+        let sent = d.connect(extensions: ["w"]).requests
+        let write = sent.first { Self.stamp(of: $0.1) != nil }!
+        let out = d.answer(write.0, WriteStamp.seenResponse)
+        #expect(out.commits == [.ackWrite(1)])
+        #expect(out.events == [.writeCompleted(id: 1, error: nil)])
+        #expect(d.core.unansweredWriteIDs.isEmpty)
+    }
+}
