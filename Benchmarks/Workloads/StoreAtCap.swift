@@ -18,7 +18,10 @@ public func buildStoreAtCap(_ dir: String) throws -> (fedMiB: Int, footprint: UI
         for w in workload.writes(totalJSONBytes: 4 << 20) { try store.applyServerOverwrite(w.node, at: w.path) }
         fed += 4
         let stats = try store.stats()
-        if stats.pruneRounds > 0 && stats.footprintBytes >= UInt64(Double(options.cacheSizeBytes) * 0.85) { break }
+        // At the cap: pruning has run and holds the footprint. Since inactive queries are pruned
+        // within the cap without a checkpoint (e9f3c3c) the footprint can settle below 85% of
+        // it, so feeding also stops at 72 MiB (what the committed builds fed to get there).
+        if stats.pruneRounds > 0 && (stats.footprintBytes >= UInt64(Double(options.cacheSizeBytes) * 0.85) || fed >= 72) { break }
         precondition(fed < 1024, "never reached the cap")
     }
     try store.applyServerOverwrite(try Node(jsonText: #"{"name":"Ada","bio":"first programmer"}"#), at: smallLocation)
