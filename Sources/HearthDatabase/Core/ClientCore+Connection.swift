@@ -156,7 +156,6 @@ extension ClientCore {
     mutating func interruptConditional(_ id: Int64, into out: inout ClientOutput) {
         conditions[id] = nil
         writes[id] = nil
-        stampedConditionalsInFlight.remove(id)
         out.events.append(.conditionalWriteInterrupted(id: id))
     }
 
@@ -203,10 +202,6 @@ extension ClientCore {
     ) {
         phase = .connected(id)
         stampsWrites = writerID != nil && extensions.contains(ServerMessage.writeIDsExtension)
-        if !stampsWrites {
-            // Sent stamped before, unanswered, and this server cannot say whether it was applied.
-            for id in stampedConditionalsInFlight.sorted() { interruptConditional(id, into: &out) }
-        }
         lastSend = now
         backoff.established(at: now)
         lastSessionID = sessionID

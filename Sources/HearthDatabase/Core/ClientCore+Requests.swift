@@ -28,9 +28,7 @@ extension ClientCore {
     /// unknown.
     public mutating func withdrawUnsentWrite(_ id: Int64, now: Int64) -> (ClientOutput, Bool) {
         var out = ClientOutput()
-        // One sent stamped on an earlier connection may have been applied: its answer comes
-        // when it is sent again.
-        guard writes[id] != nil, !sentWrites.contains(id), !stampedConditionalsInFlight.contains(id) else { return (out, false) }
+        guard writes[id] != nil, !sentWrites.contains(id) else { return (out, false) }
         writes[id] = nil
         conditions[id] = nil
         out.commits.append(.revertWrite(id))
@@ -144,7 +142,6 @@ extension ClientCore {
         case .update(let children):
             request = .merge(path: write.path, data: children.map { ($0.path, $0.node.exportJSON()) }, stamp: stamp)
         }
-        stampedConditionalsInFlight.remove(write.id)
         sentWrites.insert(write.id)
         send(request, as: .write(write.id), now: now, into: &out)
     }
@@ -277,7 +274,6 @@ extension ClientCore {
             // replaces the write's value where later writes changed it.
             guard writes.removeValue(forKey: id) != nil else { return }
             conditions[id] = nil
-            stampedConditionalsInFlight.remove(id)
             if ok {
                 out.commits.append(.ackWrite(id))
                 out.events.append(.writeCompleted(id: id, error: nil))

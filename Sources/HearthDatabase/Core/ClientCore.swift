@@ -134,9 +134,6 @@ public struct ClientCore: Sendable {
     public let writerID: String?
     /// Whether the current connection's server offered exactly-once writes.
     public internal(set) var stampsWrites = false
-    /// Conditional writes sent stamped on an earlier connection and not answered: kept for a
-    /// server that deduplicates, interrupted if the next server does not.
-    var stampedConditionalsInFlight: Set<Int64> = []
     var sentOnDisconnects: Set<Int64> = []
     /// Writes are held (the token expired) — reported once per change.
     var pausedReported = false
