@@ -97,7 +97,17 @@ struct ViewProcessor {
                 let newEventChild: Node?
                 if oldEventSnap.isCompleteForChild(childKey) {
                     let old = oldEventSnap.node.child(childKey)
-                    if let update = writes.calcEventCacheAfterServerOverwrite(changePath, existingServerSnap: viewCache.serverCache.node) {
+                    if Self.leafAbove(childChangePath, in: old),
+                        let complete = writes.calcCompleteChild(childKey, serverCache: viewCache.serverCache)
+                    {
+                        // The same trap one level down: the listeners see a leaf above the
+                        // changed location (writes under a leaf, then a null there, layered by
+                        // the overlay), and updating the leaf's child keeps the leaf. The child
+                        // is recomputed whole from the server data and the writes. (Found by the
+                        // sync simulator, seed 2092: `d = 2`, `d/x = 5`, `d/x = null`, acked
+                        // between the server's pushes, left `d: 2` in the view for good.)
+                        newEventChild = complete
+                    } else if let update = writes.calcEventCacheAfterServerOverwrite(changePath, existingServerSnap: viewCache.serverCache.node) {
                         newEventChild = old.updating(childChangePath, with: update)
                     } else {
                         newEventChild = old
@@ -129,6 +139,18 @@ struct ViewProcessor {
         }
         return viewCache.updatingEventCache(
             newEventCache, complete: oldEventSnap.fullyInitialized || changePath.isRoot, filtered: filter.filtersNodes)
+    }
+
+    /// Whether `node` is a leaf (not empty) at a location strictly above `path` (`node` itself
+    /// included when `path` is not the root); a priority change on a leaf does not count.
+    static func leafAbove(_ path: Path, in node: Node) -> Bool {
+        guard let last = path.keys.last, last.string != ".priority" else { return false }
+        var n = node
+        for key in path.keys.dropLast() {
+            if n.isLeaf && !n.isEmpty { return true }
+            n = n.child(key)
+        }
+        return n.isLeaf && !n.isEmpty
     }
 
     private func applyServerOverwrite(
