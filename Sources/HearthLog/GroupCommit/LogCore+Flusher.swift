@@ -1,0 +1,27 @@
+// The `.batched` flusher: one thread per writable log that syncs once the earliest `.batched`
+// deadline passes (a `.batched` append is acknowledged before it is durable). Fields and lock
+// discipline: see LogCore.swift.
+
+extension LogCore {
+    func startFlusher() {
+        flusher = OSThread { [self] in
+            monitor.lock()
+            while !stopFlusher {
+                if let d = batchedDeadline {
+                    if monotonicNanos() >= d {
+                        batchedDeadline = nil
+                        monitor.unlock()
+                        // Errors poison the log inside commit; the next append reports them.
+                        try? flush()
+                        monitor.lock()
+                    } else {
+                        monitor.wait(untilMonotonic: d)
+                    }
+                } else {
+                    monitor.wait()
+                }
+            }
+            monitor.unlock()
+        }
+    }
+}

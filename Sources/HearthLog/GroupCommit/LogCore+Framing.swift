@@ -1,0 +1,41 @@
+// Record framing on the write side: a payload is prepared (bounded, compressed if that saves space)
+// on the caller's thread, and the leader frames a whole group into one buffer (header, checksum,
+// chain; FORMAT.md §5) and writes it with one call. Fields and lock discipline: see LogCore.swift.
+
+extension LogCore {
+    // MARK: Preparing records (caller's thread, no lock)
+
+    func prepare(_ payload: [UInt8], type: UInt8, skippable: Bool) throws(LogError) -> PreparedRecord {
+        guard payload.count <= Layout.maxPayloadSize else {
+            throw .recordTooLarge(size: payload.count, limit: Layout.maxPayloadSize)
+        }
+        let skip = skippable ? Layout.flagSkippable : 0
+        if let c = deflaters.compress(payload) {
+            return PreparedRecord(type: type, flags: Layout.flagCompressed | skip, stored: c, rawLength: payload.count)
+        }
+        return PreparedRecord(type: type, flags: skip, stored: payload, rawLength: payload.count)
+    }
+
+    /// [leader] Frames the group's records into one buffer and writes it with one call.
+    func writeGroup(_ group: [CommitRequest], firstLSN: LSN, syncedThrough: LSN) throws(LogError) {
+        guard let a = active else { preconditionFailure("no active segment") }
+        let framer = RecordFramer(salt: a.header.salt, segment: a.header.number)
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(group.reduce(0) { $0 + $1.bytes })
+        var lsn = firstLSN
+        var chain = a.chain
+        for r in group {
+            for (i, rec) in r.records.enumerated() {
+                // All but the last record of one request carry `continued`: the batch is atomic.
+                let crc = framer.frame(rec, lsn: lsn, syncedThrough: syncedThrough,
+                                       continued: i < r.records.count - 1, into: &buffer)
+                chain = RecordHeader.chain(chain, crc)
+                lsn += 1
+            }
+        }
+        assert(buffer.count == group.reduce(0) { $0 + $1.bytes } && buffer.count % Layout.recordAlignment == 0)
+        assert(a.offset % UInt64(Layout.recordAlignment) == 0, "records start 8-aligned")
+        try logIO { try a.file.write(buffer, at: a.offset) }
+        active = (a.file, a.header, a.offset + UInt64(buffer.count), chain)
+    }
+}

@@ -1,0 +1,72 @@
+// Segment rolls: sealing the active segment and starting the next one. `roll(nextLSN:)` is the one
+// place a segment header is written (by the leader, or by recovery for a store with no live
+// segment). Fields and lock discipline: see LogCore.swift.
+
+extension LogCore {
+    /// [leader] Starts a new segment if the active one is non-empty and the group would overflow it.
+    /// Returns the LSN through which the old segment was sealed (synced), if a roll happened.
+    func rollIfNeeded(groupBytes: Int, nextLSN: LSN) throws(LogError) -> LSN? {
+        guard let a = active else { preconditionFailure("no active segment") }
+        let used = a.offset - UInt64(Layout.segmentHeaderSize)
+        guard used > 0, a.offset + UInt64(groupBytes) > UInt64(options.segmentSize) else { return nil }
+        // Any failure poisons here (the group fails): only a requested roll is optional.
+        do throws(RollFailure) { try roll(nextLSN: nextLSN) } catch { throw error.error }
+        return nextLSN - 1
+    }
+
+    /// [leader or open] Seals the active segment (sync) and starts segment n+1 at `nextLSN`:
+    /// create, write header, sync, then name it in a new MANIFEST. Appends go to it only after that,
+    /// so a segment is never written before the MANIFEST names it.
+    ///
+    /// On failure, ``RollFailure/poisons`` says whether the log may go on in the old segment
+    /// (see there); `active`, `segments` and `generation` are changed only once the new MANIFEST
+    /// is durable.
+    func roll(nextLSN: LSN) throws(RollFailure) {
+        if let a = active {
+            // Sealing: nothing may reach the next segment before this one is durable (prefix rule).
+            // A failed sync leaves the old segment's unsynced pages in an unknown state: poison.
+            do throws(LogError) { try logIO { try a.file.sync() } } catch {
+                throw RollFailure(error: error, poisons: true)
+            }
+        }
+        manifestLock.lock()
+        defer { manifestLock.unlock() }
+        let number = (segments.last?.number ?? 0) + 1
+        let header = SegmentHeader(number: number, baseLSN: nextLSN, salt: fs.randomUInt64(),
+                                   previousLastLSN: nextLSN - 1, previousChain: active?.chain ?? 0)
+        let path = joinPath(directory, Layout.segmentName(number))
+        let newSegments = segments + [Manifest.Entry(number: number, baseLSN: nextLSN)]
+        // Until the rename in publishTemp, nothing recovery reads has changed: the new segment
+        // file and MANIFEST.tmp are named by no MANIFEST (an open removes both), and this
+        // object's state is untouched. A failure up to there (ENOSPC creating or writing
+        // either file, EIO syncing them) leaves the store exactly as before the roll, so the
+        // log need not be poisoned: the old segment stays the active one. (A failed sync of a
+        // file that is then deleted loses nothing: no acknowledged byte is in it.)
+        var created: (any StoreFile)?
+        do throws(LogError) {
+            let file = try logIO { try fs.open(path, mode: .createTruncate) }
+            created = file
+            try logIO {
+                try file.write(header.encode(), at: 0)
+                try file.sync()
+            }
+            try ManifestWriter.writeTemp(Manifest(generation: generation + 1, checkpoint: checkpointRef, segments: newSegments),
+                                         directory: directory, fs: fs)
+        } catch {
+            try? created?.close()
+            // Best effort: left behind, it is a stray file the next open removes.
+            if created != nil { try? fs.unlink(path) }
+            throw RollFailure(error: error, poisons: false)
+        }
+        guard let file = created else { preconditionFailure("the new segment was created") }
+        // From the rename on, the MANIFEST on disk may be the old or the new one: poison.
+        do throws(LogError) { try ManifestWriter.publishTemp(directory: directory, fs: fs) } catch {
+            try? file.close()
+            throw RollFailure(error: error, poisons: true)
+        }
+        generation += 1
+        segments = newSegments
+        if let old = active { try? old.file.close() }
+        active = (file, header, UInt64(Layout.segmentHeaderSize), header.previousChain)
+    }
+}
