@@ -6,60 +6,6 @@
 /// An append-only, checksummed, compressed log of typed records with checkpoints, group commit,
 /// durability tiers and crash recovery, stored in one directory.
 public final class Log: Sendable {
-    /// How to open a store.
-    public struct Options: Sendable {
-        /// Segments roll once they would exceed this size (a record larger than it gets a segment of
-        /// its own). Default 4 MiB.
-        public var segmentSize: Int = 4 << 20
-        /// The tier used by appends that do not name one. Default `.full`.
-        public var durability: Durability = .full
-        /// Keep the longest valid prefix on corruption, moving damaged files aside as `*.broken`,
-        /// instead of failing with a typed error. Default false.
-        public var salvage: Bool = false
-        /// Create the directory and an empty store if missing. Default true.
-        public var createIfMissing: Bool = true
-        /// zlib level 1–9 for record payloads. Default 6.
-        public var compressionLevel: Int32 = 6
-        /// Upper bound on the bytes of one group commit (one write call). Default 1 MiB.
-        public var maxBatchBytes: Int = 1 << 20
-        /// Open without taking the lock and without writing anything, to read the last consistent
-        /// state of a store whose directory is not writable or that another process holds open.
-        ///
-        /// The open runs the same scan as recovery but acts on nothing: temp and stray files stay,
-        /// a torn tail is left in place and never read (``RecoveryReport/ignoredTornTail``), and
-        /// appends, flushes and checkpoint installs throw ``LogError/readOnly(path:)``. Damage other
-        /// than a torn tail fails the open (`salvage` is ignored), as does a directory without a
-        /// store (`createIfMissing` is ignored). Under a live writer the log read is a prefix of
-        /// what that writer has appended; when a checkpoint of that writer replaces the MANIFEST
-        /// during the open, the open starts again (at most ``Log/verifyAttempts`` times).
-        /// Default false.
-        public var readOnly: Bool = false
-        /// With `salvage`: a record the engine cannot replay although its checksum holds (its
-        /// events do not decode, or it does not inflate): salvage cuts the log before it, as
-        /// before a damaged record. The store sets it when its replay fails; nil otherwise.
-        package var salvageCut: SalvageCut?
-
-        /// Default options.
-        public init() {}
-    }
-
-    /// Where salvage cuts the log: the record at `offset` in segment `file` and all after it.
-    package struct SalvageCut: Sendable, Equatable {
-        /// The segment file.
-        package var file: String
-        /// The offset of the first record not kept.
-        package var offset: UInt64
-        /// Why the record cannot be replayed.
-        package var reason: String
-
-        /// A cut before the record at `offset` of `file`.
-        package init(file: String, offset: UInt64, reason: String) {
-            self.file = file
-            self.offset = offset
-            self.reason = reason
-        }
-    }
-
     /// The largest payload one record may carry (uncompressed): 64 MiB.
     public static let maxPayloadSize = Layout.maxPayloadSize
 
@@ -76,69 +22,6 @@ public final class Log: Sendable {
     }
 
     deinit { try? core.close() }
-
-    /// Opens (creating if allowed) the store in `directory`: takes its lock, removes temp files and
-    /// files the MANIFEST does not name, and recovers (truncating a torn tail of the last segment).
-    ///
-    /// Throws ``LogError/storeLocked(path:)`` if another opener holds the lock, and a corruption
-    /// error naming file and offset for damage other than a torn tail (unless `options.salvage`).
-    public static func open(directory: String, fileSystem: any FileSystem = POSIXFileSystem(),
-                            options: Options = Options()) throws(LogError) -> Log {
-        guard options.segmentSize >= 4096, (1 ... 9).contains(options.compressionLevel),
-              options.maxBatchBytes >= 4096 else {
-            throw .invalidArgument("segmentSize ≥ 4096, compressionLevel 1...9, maxBatchBytes ≥ 4096")
-        }
-        if options.readOnly { return try Recovery.openReadOnly(directory: directory, fs: fileSystem, options: options) }
-        return try Recovery.open(directory: directory, fs: fileSystem, options: options)
-    }
-
-    /// Scans the store read-only and reports every record and any damage, exactly as recovery would
-    /// judge it (recovery runs the same scan). Never writes, and does not take the lock: run it on a
-    /// store no one is writing to.
-    ///
-    /// A writer may replace the MANIFEST and delete the files a new checkpoint covers while the
-    /// scan reads them; a file vanishing that way is not damage. So when a scan fails or finds
-    /// damage (other than a torn tail) and the MANIFEST's generation has moved on meanwhile, the
-    /// scan starts again from the new MANIFEST — at most ``verifyAttempts`` times, after which
-    /// the last result stands (a writer checkpointing faster than a whole scan runs).
-    public static func verify(directory: String, fileSystem: any FileSystem = POSIXFileSystem()) throws(LogError) -> ScanReport {
-        try verify(directory: directory, fileSystem: fileSystem, progress: nil)
-    }
-
-    /// ``verify(directory:fileSystem:)``, calling `progress` now and then with the segment bytes
-    /// scanned so far (of the live segments' total size; a scan that starts again starts from 0).
-    package static func verify(directory: String, fileSystem: any FileSystem,
-                               progress: ((_ bytesScanned: UInt64) -> Void)?) throws(LogError) -> ScanReport {
-        guard fileSystem.directoryExists(directory) else { throw .storeMissing(path: directory) }
-        var attempt = 0
-        while true {
-            attempt += 1
-            let before = manifestGeneration(directory, fileSystem)
-            let outcome: Result<ScanReport, LogError>
-            do throws(LogError) {
-                outcome = .success(try Scanner.scan(directory: directory, fileSystem: fileSystem, keepRecords: true,
-                                                    progress: progress))
-            } catch {
-                outcome = .failure(error)
-            }
-            let failed: Bool
-            switch outcome {
-            case .success(let report): failed = report.damage.map { !$0.isTornTail } ?? false
-            case .failure: failed = true
-            }
-            if failed, attempt < verifyAttempts, manifestGeneration(directory, fileSystem) != before { continue }
-            return try outcome.get()
-        }
-    }
-
-    /// How many times ``verify(directory:fileSystem:)`` scans a store whose MANIFEST keeps moving.
-    public static let verifyAttempts = 8
-
-    /// The generation of the MANIFEST on disk now, or nil when it cannot be read.
-    package static func manifestGeneration(_ directory: String, _ fs: any FileSystem) -> UInt64? {
-        let limit = Layout.manifestFixedSize + 4 + Layout.manifestEntrySize * Layout.maxManifestSegments
-        return try? Manifest.decode(Scanner.readWhole(fs, directory, Layout.manifestName, limit: limit)).generation
-    }
 
     // MARK: Appending
 
@@ -212,7 +95,7 @@ public final class Log: Sendable {
     }
 
     private func request(_ recs: [PreparedRecord], _ d: Durability?) -> CommitRequest {
-        switch d ?? core.options.durability {
+        switch d ?? core.settings.durability {
         case .full: CommitRequest(records: recs, sync: true, batchedInterval: nil)
         case let .batched(interval): CommitRequest(records: recs, sync: false, batchedInterval: interval.nanoseconds)
         case .buffered: CommitRequest(records: recs, sync: false, batchedInterval: nil)
@@ -308,24 +191,4 @@ public final class Log: Sendable {
         }
         return (files, files.reduce(0) { $0 + $1.bytes })
     }
-}
-
-/// What recovery did when a store was opened.
-public struct RecoveryReport: Sendable {
-    /// Whether a new, empty store was created.
-    public var createdStore: Bool
-    /// The torn tail that was truncated: file, offset of the cut, bytes removed.
-    public var truncatedTail: (file: String, offset: UInt64, bytes: UInt64)?
-    /// Temp files removed.
-    public var removedTempFiles: [String]
-    /// Unreferenced segment/checkpoint files removed.
-    public var removedStrayFiles: [String]
-    /// In salvage mode: the damage found and the files moved aside as `*.broken`.
-    public var salvaged: (damage: Damage, movedAside: [String])?
-    /// The LSN of the last recovered record (or the checkpoint LSN).
-    public var lastLSN: LSN
-    /// In a read-only open (``Log/Options/readOnly``): the torn tail of the last segment that was
-    /// left in place and not read — file, offset where it starts, its bytes. (Under a live writer
-    /// it may be a group that writer has not finished writing.) Nil otherwise.
-    public var ignoredTornTail: (file: String, offset: UInt64, bytes: UInt64)? = nil
 }

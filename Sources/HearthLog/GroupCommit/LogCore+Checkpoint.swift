@@ -4,7 +4,7 @@
 
 extension LogCore {
     func installCheckpoint(lsn: LSN, writer body: (CheckpointWriter) throws -> Void) throws(LogError) -> Checkpoint {
-        if options.readOnly { throw .readOnly(path: directory) }
+        if settings.readOnly { throw .readOnly(path: directory) }
         checkpointLock.lock()
         defer { checkpointLock.unlock() }
         let (written, poisoned, isClosed) = monitor.withLock { (writtenLSN, poison, closing || closed) }

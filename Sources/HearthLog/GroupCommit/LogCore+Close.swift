@@ -13,7 +13,7 @@ extension LogCore {
         }
         if already { return }
         var failure: LogError?
-        if options.readOnly {
+        if settings.readOnly {
             // Nothing was written: nothing to sync.
         } else if let poisoned = monitor.withLock({ poison }) {
             // Nothing written since the failure can be synced: the close must not report success.

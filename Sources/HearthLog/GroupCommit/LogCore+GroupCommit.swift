@@ -15,7 +15,7 @@ extension LogCore {
     /// is final; ``wait(_:)`` returns once the request's group is written (and synced if
     /// required), or throws if it could not be.
     func submit(_ req: CommitRequest) throws(LogError) -> LSN {
-        if options.readOnly { throw .readOnly(path: directory) }
+        if settings.readOnly { throw .readOnly(path: directory) }
         monitor.lock()
         defer { monitor.unlock() }
         if closing || closed { throw .closed }
@@ -80,7 +80,7 @@ extension LogCore {
         var group: [CommitRequest] = []
         var bytes = 0
         for r in queue {
-            if !group.isEmpty && bytes + r.bytes > options.maxBatchBytes { break }
+            if !group.isEmpty && bytes + r.bytes > settings.maxBatchBytes { break }
             // A requested roll starts its group, so that it falls exactly between the records
             // queued before it (left in the old segment) and those queued after it.
             if !group.isEmpty && r.roll { break }

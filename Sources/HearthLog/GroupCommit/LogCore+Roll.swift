@@ -8,7 +8,7 @@ extension LogCore {
     func rollIfNeeded(groupBytes: Int, nextLSN: LSN) throws(LogError) -> LSN? {
         guard let a = active else { preconditionFailure("no active segment") }
         let used = a.offset - UInt64(Layout.segmentHeaderSize)
-        guard used > 0, a.offset + UInt64(groupBytes) > UInt64(options.segmentSize) else { return nil }
+        guard used > 0, a.offset + UInt64(groupBytes) > UInt64(settings.segmentSize) else { return nil }
         // Any failure poisons here (the group fails): only a requested roll is optional.
         do throws(RollFailure) { try roll(nextLSN: nextLSN) } catch { throw error.error }
         return nextLSN - 1

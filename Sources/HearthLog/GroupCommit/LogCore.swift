@@ -19,7 +19,7 @@
 final class LogCore: @unchecked Sendable {
     let fs: any FileSystem
     let directory: String
-    let options: Log.Options
+    let settings: WriterSettings
     let deflaters: DeflaterPool
 
     let monitor = Monitor()
@@ -56,12 +56,12 @@ final class LogCore: @unchecked Sendable {
     var flusher: OSThread?
     var lock: (any StoreLock)?
 
-    init(fs: any FileSystem, directory: String, options: Log.Options, lastLSN: LSN, manifest: Manifest,
+    init(fs: any FileSystem, directory: String, settings: WriterSettings, lastLSN: LSN, manifest: Manifest,
          checkpoint: Checkpoint?, lock: any StoreLock) {
         self.fs = fs
         self.directory = directory
-        self.options = options
-        deflaters = DeflaterPool(level: options.compressionLevel)
+        self.settings = settings
+        deflaters = DeflaterPool(level: settings.compressionLevel)
         nextLSN = lastLSN + 1
         reservedLSN = lastLSN
         writtenLSN = lastLSN

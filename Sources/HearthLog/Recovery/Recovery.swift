@@ -8,10 +8,12 @@ import Synchronization
 //     anything is appended behind it (never append after a discarded tail).
 //  3. Sync the last segment even when nothing was torn, so whatever this open reports as recovered is
 //     durable: a second crash cannot take back records the first recovery returned.
-//  4. With no live segment (new store, or a crash before its first segment was named), start one.
+//  4. With no live segment (new store, or a crash before its first segment was named), the opener
+//     (Log+Open.swift) starts one with the write side's roll: recovery itself writes no segment.
 
 enum Recovery {
-    static func open(directory: String, fs: any FileSystem, options: Log.Options) throws(LogError) -> Log {
+    /// Takes the store's lock, scans and recovers. On failure the lock is released again.
+    static func open(directory: String, fs: any FileSystem, options: RecoveryOptions) throws(LogError) -> RecoveredState {
         if !fs.directoryExists(directory) {
             guard options.createIfMissing else { throw .storeMissing(path: directory) }
             try logIO { try fs.createDirectory(directory) }
@@ -39,45 +41,38 @@ enum Recovery {
     /// no sync, no new segment. Damage other than a torn tail, and a directory without a store,
     /// fail. A MANIFEST replaced meanwhile (a writer checkpointed and deleted files the scan was
     /// reading) makes it scan again, as ``Log/verify(directory:fileSystem:)`` does.
-    static func openReadOnly(directory: String, fs: any FileSystem, options: Log.Options) throws(LogError) -> Log {
+    static func openReadOnly(directory: String, fs: any FileSystem) throws(LogError) -> RecoveredState {
         guard fs.directoryExists(directory) else { throw .storeMissing(path: directory) }
         var attempt = 0
         while true {
             attempt += 1
-            let before = Log.manifestGeneration(directory, fs)
+            let before = Scanner.manifestGeneration(directory, fs)
             do {
-                return try readOnlyAttempt(directory: directory, fs: fs, options: options)
+                return try readOnlyAttempt(directory: directory, fs: fs)
             } catch {
-                if attempt < Log.verifyAttempts, Log.manifestGeneration(directory, fs) != before { continue }
+                if attempt < Scanner.rescanAttempts, Scanner.manifestGeneration(directory, fs) != before { continue }
                 throw error
             }
         }
     }
 
-    private static func readOnlyAttempt(directory: String, fs: any FileSystem, options: Log.Options) throws(LogError) -> Log {
+    private static func readOnlyAttempt(directory: String, fs: any FileSystem) throws(LogError) -> RecoveredState {
         let report = try Scanner.scan(directory: directory, fileSystem: fs, keepRecords: false)
         if report.isEmptyStore { throw .storeMissing(path: directory) }
         if let d = report.damage, !d.isTornTail { throw d.error }
         guard let manifest = report.manifest else { throw report.damage?.error ?? .manifestMissing(path: directory) }
-        var checkpoint: Checkpoint?
-        if let ref = manifest.checkpoint {
-            let name = Layout.checkpointName(ref.id)
-            let f = try logIO { try fs.open(joinPath(directory, name), mode: .readOnly) }
-            let hb = try logIO { try f.read(at: 0, count: Layout.checkpointHeaderSize) }
-            checkpoint = Checkpoint(header: try CheckpointHeader.decode(hb, file: name), file: f)
-        }
+        let checkpoint = try manifest.checkpoint.map { ref throws(LogError) in try Scanner.checkpointHandle(fs, directory, ref) }
         var info = RecoveryReport(createdStore: false, truncatedTail: nil, removedTempFiles: [], removedStrayFiles: [],
                                   salvaged: nil, lastLSN: report.lastLSN)
         if let d = report.damage, d.isTornTail, let last = report.segments.last {
             info.ignoredTornTail = (last.file, last.validEnd, last.size - last.validEnd)
         }
-        let core = LogCore(fs: fs, directory: directory, options: options, lastLSN: report.lastLSN,
-                           manifest: manifest, checkpoint: checkpoint, lock: NoLock())
-        return Log(directory: directory, core: core, recovery: info)
+        return RecoveredState(report: info, lastLSN: report.lastLSN, manifest: manifest, checkpoint: checkpoint,
+                              lock: NoLock(), tail: nil)
     }
 
-    private static func recover(directory: String, fs: any FileSystem, options: Log.Options,
-                                lock: any StoreLock) throws(LogError) -> Log {
+    private static func recover(directory: String, fs: any FileSystem, options: RecoveryOptions,
+                                lock: any StoreLock) throws(LogError) -> RecoveredState {
         var report = try Scanner.scan(directory: directory, fileSystem: fs, keepRecords: false)
         var info = RecoveryReport(createdStore: false, truncatedTail: nil, removedTempFiles: [], removedStrayFiles: [],
                                   salvaged: nil, lastLSN: 0)
@@ -125,16 +120,9 @@ enum Recovery {
         if dirty { try logIO { try fs.syncDirectory(directory) } }
 
         // The checkpoint handle: header already verified by the scan.
-        var checkpoint: Checkpoint?
-        if let ref = manifest.checkpoint {
-            let name = Layout.checkpointName(ref.id)
-            let f = try logIO { try fs.open(joinPath(directory, name), mode: .readOnly) }
-            let hb = try logIO { try f.read(at: 0, count: Layout.checkpointHeaderSize) }
-            checkpoint = Checkpoint(header: try CheckpointHeader.decode(hb, file: name), file: f)
-        }
+        let checkpoint = try manifest.checkpoint.map { ref throws(LogError) in try Scanner.checkpointHandle(fs, directory, ref) }
 
-        let core = LogCore(fs: fs, directory: directory, options: options, lastLSN: report.lastLSN,
-                           manifest: manifest, checkpoint: checkpoint, lock: lock)
+        var tail: RecoveredState.Tail?
         if let last = report.segments.last, let header = report.headers.last ?? nil {
             let f = try logIO { try fs.open(joinPath(directory, last.file), mode: .readWrite) }
             if let d = report.damage, d.isTornTail {
@@ -145,21 +133,18 @@ enum Recovery {
                 preconditionFailure("clean scan must end at the end of the file")
             }
             try logIO { try f.sync() }
-            core.active = (f, header, last.validEnd, report.endChain)
-        } else {
-            // Open fails on any failure here (nothing is acknowledged yet).
-            do throws(RollFailure) { try core.roll(nextLSN: report.lastLSN + 1) } catch { throw error.error }
+            tail = (f, header, last.validEnd, report.endChain)
         }
         info.lastLSN = report.lastLSN
-        core.startFlusher()
-        return Log(directory: directory, core: core, recovery: info)
+        return RecoveredState(report: info, lastLSN: report.lastLSN, manifest: manifest, checkpoint: checkpoint,
+                              lock: lock, tail: tail)
     }
 
     /// In salvage mode, on a scan that found no damage (or only a torn tail): a checkpoint whose
     /// body fails its checksum (FORMAT.md §7) is damage, salvaged as a damaged checkpoint header
     /// is; then the cut the engine asked for (a record it could not replay), once, is damage at
     /// that record, salvaged as a damaged record is.
-    private static func addSalvageFindings(_ report: inout ScanReport, cut: inout Log.SalvageCut?,
+    private static func addSalvageFindings(_ report: inout ScanReport, cut: inout SalvageCut?,
                                            directory: String, fs: any FileSystem) throws(LogError) {
         if let d = report.damage, !d.isTornTail { return }
         guard let manifest = report.manifest else { return }

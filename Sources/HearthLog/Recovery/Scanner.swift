@@ -36,9 +36,7 @@ enum Scanner {
         }
         let manifest: Manifest
         do {
-            manifest = try Manifest.decode(try readWhole(fs, directory, Layout.manifestName,
-                                                         limit: Layout.manifestFixedSize + 4
-                                                             + Layout.manifestEntrySize * Layout.maxManifestSegments))
+            manifest = try readManifest(fs, directory)
         } catch {
             report.damage = Damage(file: Layout.manifestName, offset: error.offset ?? 0, error: error, isTornTail: false)
             return report
@@ -183,35 +181,5 @@ enum Scanner {
                 file: last.file, offset: last.validEnd, expected: checkpointLSN, found: report.lastLSN), isTornTail: false)
         }
         return report
-    }
-
-    /// Reads a whole small file, refusing files larger than `limit` before allocating.
-    static func readWhole(_ fs: any FileSystem, _ dir: String, _ name: String, limit: Int) throws(LogError) -> [UInt8] {
-        let f = try logIO { try fs.open(joinPath(dir, name), mode: .readOnly) }
-        defer { try? f.close() }
-        let size = try logIO { try f.size() }
-        guard size <= UInt64(limit) else {
-            throw .corruption(file: name, offset: 0, reason: "file size \(size) exceeds the limit \(limit)")
-        }
-        return try logIO { try f.read(at: 0, count: Int(size)) }
-    }
-
-    /// Checks a checkpoint file's header against the MANIFEST and the file size.
-    static func verifyCheckpointHeader(_ fs: any FileSystem, _ dir: String, _ ref: Manifest.CheckpointRef,
-                                       exists: Bool) throws(LogError) -> CheckpointHeader {
-        let name = Layout.checkpointName(ref.id)
-        guard exists else { throw .missingFile(file: name) }
-        let f = try logIO { try fs.open(joinPath(dir, name), mode: .readOnly) }
-        defer { try? f.close() }
-        let size = try logIO { try f.size() }
-        let hb = try logIO { try f.read(at: 0, count: Layout.checkpointHeaderSize) }
-        let h = try CheckpointHeader.decode(hb, file: name)
-        guard h.id == ref.id, h.lsn == ref.lsn, h.bodyLength == ref.bodyLength, h.bodyCRC == ref.bodyCRC else {
-            throw .corruption(file: name, offset: 16, reason: "checkpoint header disagrees with the MANIFEST")
-        }
-        guard size == UInt64(Layout.checkpointHeaderSize) + h.bodyLength else {
-            throw .corruption(file: name, offset: size, reason: "checkpoint file size \(size) does not match its body length \(h.bodyLength)")
-        }
-        return h
     }
 }

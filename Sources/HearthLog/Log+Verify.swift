@@ -1,0 +1,59 @@
+// Read-only access for tooling (`hearth verify`, `hearth dump`): scan a store, or open its
+// checkpoint, without a lock or recovery — through the same scanner recovery runs.
+
+extension Log {
+    /// Scans the store read-only and reports every record and any damage, exactly as recovery would
+    /// judge it (recovery runs the same scan). Never writes, and does not take the lock: run it on a
+    /// store no one is writing to.
+    ///
+    /// A writer may replace the MANIFEST and delete the files a new checkpoint covers while the
+    /// scan reads them; a file vanishing that way is not damage. So when a scan fails or finds
+    /// damage (other than a torn tail) and the MANIFEST's generation has moved on meanwhile, the
+    /// scan starts again from the new MANIFEST — at most ``verifyAttempts`` times, after which
+    /// the last result stands (a writer checkpointing faster than a whole scan runs).
+    public static func verify(directory: String, fileSystem: any FileSystem = POSIXFileSystem()) throws(LogError) -> ScanReport {
+        try verify(directory: directory, fileSystem: fileSystem, progress: nil)
+    }
+
+    /// ``verify(directory:fileSystem:)``, calling `progress` now and then with the segment bytes
+    /// scanned so far (of the live segments' total size; a scan that starts again starts from 0).
+    package static func verify(directory: String, fileSystem: any FileSystem,
+                               progress: ((_ bytesScanned: UInt64) -> Void)?) throws(LogError) -> ScanReport {
+        guard fileSystem.directoryExists(directory) else { throw .storeMissing(path: directory) }
+        var attempt = 0
+        while true {
+            attempt += 1
+            let before = manifestGeneration(directory, fileSystem)
+            let outcome: Result<ScanReport, LogError>
+            do throws(LogError) {
+                outcome = .success(try Scanner.scan(directory: directory, fileSystem: fileSystem, keepRecords: true,
+                                                    progress: progress))
+            } catch {
+                outcome = .failure(error)
+            }
+            let failed: Bool
+            switch outcome {
+            case .success(let report): failed = report.damage.map { !$0.isTornTail } ?? false
+            case .failure: failed = true
+            }
+            if failed, attempt < verifyAttempts, manifestGeneration(directory, fileSystem) != before { continue }
+            return try outcome.get()
+        }
+    }
+
+    /// How many times ``verify(directory:fileSystem:)`` scans a store whose MANIFEST keeps moving.
+    public static let verifyAttempts = Scanner.rescanAttempts
+
+    /// The generation of the MANIFEST on disk now, or nil when it cannot be read.
+    package static func manifestGeneration(_ directory: String, _ fs: any FileSystem) -> UInt64? {
+        Scanner.manifestGeneration(directory, fs)
+    }
+
+    /// Opens the checkpoint the MANIFEST names, read-only, without taking the store's lock or
+    /// running recovery (for tools; run it on a store no one is writing to). Verifies the
+    /// MANIFEST and the checkpoint header exactly as ``verify(directory:fileSystem:)`` does;
+    /// the body is read on demand. Returns nil when the store has no checkpoint.
+    public static func openCheckpoint(directory: String, fileSystem: any FileSystem = POSIXFileSystem()) throws(LogError) -> Checkpoint? {
+        try Scanner.openCheckpoint(fileSystem, directory)
+    }
+}
