@@ -20,7 +20,15 @@ extension LogCore {
         defer { monitor.unlock() }
         if closing || closed { throw .closed }
         if let p = poison { throw .poisoned(underlying: p) }
+        // Back-pressure: a full queue is drained before it grows (see maxQueuedRequests).
+        while queue.count >= Self.maxQueuedRequests {
+            if leading { monitor.wait() } else { lead() }
+            if closing || closed { throw .closed }
+            if let p = poison { throw .poisoned(underlying: p) }
+        }
         queue.append(req)
+        queueHighWater = max(queueHighWater, queue.count)
+        assert(queue.count <= Self.maxQueuedRequests, "the commit queue holds at most maxQueuedRequests")
         reservedLSN += LSN(req.records.count)
         req.reservedLSN = reservedLSN
         return reservedLSN
@@ -30,7 +38,7 @@ extension LogCore {
     /// front of the queue, or follows the leader that takes it along.
     func wait(_ req: CommitRequest) throws(LogError) -> LSN {
         monitor.lock()
-        while !req.done && queue.first !== req { monitor.wait() }
+        while !req.done && (queue.first !== req || leading) { monitor.wait() }
         if req.done {
             monitor.unlock()
             return try req.result.get()
@@ -39,6 +47,9 @@ extension LogCore {
         monitor.unlock()
         return try req.result.get()
     }
+
+    /// The longest the commit queue has been since the log was opened.
+    var queueHighWaterMark: Int { monitor.withLock { queueHighWater } }
 
     /// What a leader decided under the monitor about the group it leads.
     struct GroupPlan {
@@ -59,9 +70,14 @@ extension LogCore {
         var abandonedRoll: LogError?
     }
 
-    /// Runs one group as leader. Called and returns with `monitor` locked; unlocks it during I/O.
+    /// Runs the front group as leader. Called and returns with `monitor` locked; unlocks it during
+    /// I/O. The caller is the front request's thread, or a submitter helping past a full queue.
     func lead() {
-        // Invariant: the caller is at the front of the queue and stays there until this returns.
+        precondition(!leading, "exactly one leader at a time")
+        precondition(!queue.isEmpty, "a leader has a group to lead")
+        leading = true
+        defer { leading = false }
+        // Invariant: the group stays at the front of the queue until this returns.
         let group = formGroup()
         if let p = poison {
             finish(group, .failure(.poisoned(underlying: p)))

@@ -9,9 +9,11 @@
 //
 // Lock discipline (this is why the class is `@unchecked Sendable`):
 // - `monitor` guards the fields marked [monitor]: the queue, LSN counters, poison, close state.
-// - Only the leader (the request at the front of `queue`) touches the fields marked [leader]. A leader
-//   remains at the front until it has finished its I/O and relocked the monitor, so there is exactly
-//   one at a time; the monitor's lock/unlock hand-over orders one leader's writes before the next's.
+// - Only the leader touches the fields marked [leader]: the thread that set `leading` (under the
+//   monitor) to run the group at the front of `queue` — the front request's own thread, or a
+//   submitter helping past a full queue. It clears `leading` only once it has finished its I/O and
+//   relocked the monitor, so there is exactly one at a time; the monitor's lock/unlock hand-over
+//   orders one leader's writes before the next's.
 // - `manifestLock` guards the fields marked [manifest] (live segment list, checkpoint, generation).
 //   Segment rolls (by the leader) and checkpoint installs take it; lock order: never take `monitor`
 //   while holding `manifestLock` except for the brief counter reads noted below.
@@ -23,8 +25,22 @@ final class LogCore: @unchecked Sendable {
     let deflaters: DeflaterPool
 
     let monitor = Monitor()
+    /// The most requests the commit queue holds. A caller queueing beyond it waits until the
+    /// front group completes (back-pressure) — or, when no one is leading, leads that group
+    /// itself, so that a single thread submitting without waiting cannot block forever. A
+    /// request's bytes are bounded too (``Layout/maxPayloadSize`` per record), so the queue's
+    /// memory is bounded by what its callers hold anyway.
+    static let maxQueuedRequests = 4096
+
     // [monitor]
+    /// Requests in commit order; at most ``maxQueuedRequests``.
     var queue: [CommitRequest] = []
+    /// The longest the queue has been (tests observe the bound with it).
+    var queueHighWater = 0
+    /// Whether a thread is running a group now. There is exactly one leader at a time: the thread
+    /// that sets this (the front request's, or a submitter helping past a full queue) and clears it
+    /// once the group is complete.
+    var leading = false
     var nextLSN: LSN
     /// The LSN of the last record queued (the queue's requests take LSNs in queue order, which
     /// is the order groups are formed and written in, so an LSN is fixed when it is queued).
