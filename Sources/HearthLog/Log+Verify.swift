@@ -56,4 +56,14 @@ extension Log {
     public static func openCheckpoint(directory: String, fileSystem: any FileSystem = POSIXFileSystem()) throws(LogError) -> Checkpoint? {
         try Scanner.openCheckpoint(fileSystem, directory)
     }
+
+    /// Reads the records of the segment file `name` in `directory` (any name, such as a
+    /// `*.broken` file), checking each as recovery does but without the MANIFEST: from its
+    /// header's base LSN on, up to the first invalid record; then every checksum-valid record
+    /// after that (at 8-byte aligned offsets, as records are written). Nil when the file cannot
+    /// be opened or its header is damaged.
+    package static func scanSegmentFile(directory: String, name: String,
+                                        fileSystem fs: any FileSystem = POSIXFileSystem()) -> SegmentFileScan? {
+        SegmentFileScan.read(directory: directory, name: name, fileSystem: fs)
+    }
 }

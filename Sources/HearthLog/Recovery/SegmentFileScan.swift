@@ -18,14 +18,9 @@ package struct SegmentFileScan: Sendable {
     package var highestLSN: LSN? { (records + laterRecords).map(\.lsn).max() }
 }
 
-extension Log {
-    /// Reads the records of the segment file `name` in `directory` (any name, such as a
-    /// `*.broken` file), checking each as recovery does but without the MANIFEST: from its
-    /// header's base LSN on, up to the first invalid record; then every checksum-valid record
-    /// after that (at 8-byte aligned offsets, as records are written). Nil when the file cannot
-    /// be opened or its header is damaged.
-    package static func scanSegmentFile(directory: String, name: String,
-                                        fileSystem fs: any FileSystem = POSIXFileSystem()) -> SegmentFileScan? {
+extension SegmentFileScan {
+    /// Reads segment file `name` on its own (see ``Log/scanSegmentFile(directory:name:fileSystem:)``).
+    static func read(directory: String, name: String, fileSystem fs: any FileSystem) -> SegmentFileScan? {
         guard let file = try? fs.open(joinPath(directory, name), mode: .readOnly) else { return nil }
         defer { try? file.close() }
         guard let reader = try? ChunkedReader(file: file, name: name),
