@@ -46,6 +46,10 @@ public final class Log: Sendable {
     /// under their own lock and ``wait(_:)`` outside it, letting concurrent appenders share one
     /// write and one sync. The record is acknowledged (under `durability`) only when
     /// ``wait(_:)`` returns.
+    ///
+    /// The commit queue holds at most 4,096 requests: beyond that, this call waits until the
+    /// group being written completes (or writes the front group itself), so a caller queueing
+    /// faster than the disk keeps up is slowed down rather than growing the queue.
     public func submit(_ payload: [UInt8], type: UInt8, skippable: Bool = false,
                        durability: Durability? = nil) throws(LogError) -> PendingAppend {
         let rec = try core.prepare(payload, type: type, skippable: skippable)

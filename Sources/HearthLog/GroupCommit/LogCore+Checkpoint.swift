@@ -92,6 +92,8 @@ extension LogCore {
             try ManifestWriter.replace(Manifest(generation: generation + 1, checkpoint: ref, segments: keep),
                                        directory: directory, fs: fs)
             let old = checkpointRef
+            assert(keep.last?.number == segments.last?.number, "the active (last) segment stays live")
+            assert(id == nextCheckpointID, "installs are serialised: the id taken at the start is still the next")
             generation += 1
             segments = keep
             checkpointRef = ref

@@ -26,6 +26,7 @@ extension LogCore {
             stopFlusher = true
             monitor.broadcast()
             while !queue.isEmpty { monitor.wait() }
+            assert(!leading, "no group runs once the queue is drained")
         }
         flusher?.join()
         flusher = nil

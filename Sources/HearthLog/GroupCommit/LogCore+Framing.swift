@@ -19,6 +19,7 @@ extension LogCore {
     /// [leader] Frames the group's records into one buffer and writes it with one call.
     func writeGroup(_ group: [CommitRequest], firstLSN: LSN, syncedThrough: LSN) throws(LogError) {
         guard let a = active else { preconditionFailure("no active segment") }
+        assert(a.header.baseLSN <= firstLSN, "a group's LSNs follow its segment's base LSN")
         let framer = RecordFramer(salt: a.header.salt, segment: a.header.number)
         var buffer: [UInt8] = []
         buffer.reserveCapacity(group.reduce(0) { $0 + $1.bytes })
@@ -33,8 +34,13 @@ extension LogCore {
                 lsn += 1
             }
         }
-        assert(buffer.count == group.reduce(0) { $0 + $1.bytes } && buffer.count % Layout.recordAlignment == 0)
+        assert(buffer.count == group.reduce(0) { $0 + $1.bytes } && buffer.count % Layout.recordAlignment == 0,
+               "the framed group is the requests' extents, 8-aligned")
         assert(a.offset % UInt64(Layout.recordAlignment) == 0, "records start 8-aligned")
+        assert(a.offset >= UInt64(Layout.segmentHeaderSize), "records follow the segment header")
+        // rollIfNeeded ran first: only a group that starts an empty segment may overflow it.
+        assert(a.offset == UInt64(Layout.segmentHeaderSize) || a.offset + UInt64(buffer.count) <= UInt64(settings.segmentSize),
+               "a group fits in its segment unless it is the segment's first")
         try logIO { try a.file.write(buffer, at: a.offset) }
         active = (a.file, a.header, a.offset + UInt64(buffer.count), chain)
     }

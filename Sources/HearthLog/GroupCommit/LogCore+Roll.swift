@@ -32,6 +32,7 @@ extension LogCore {
         manifestLock.lock()
         defer { manifestLock.unlock() }
         let number = (segments.last?.number ?? 0) + 1
+        assert(segments.last.map { $0.baseLSN <= nextLSN } ?? true, "segments' base LSNs never fall")
         let header = SegmentHeader(number: number, baseLSN: nextLSN, salt: fs.randomUInt64(),
                                    previousLastLSN: nextLSN - 1, previousChain: active?.chain ?? 0)
         let path = joinPath(directory, Layout.segmentName(number))
@@ -67,6 +68,7 @@ extension LogCore {
         generation += 1
         segments = newSegments
         if let old = active { try? old.file.close() }
+        assert(header.previousLastLSN + 1 == header.baseLSN, "a new segment continues the LSN sequence")
         active = (file, header, UInt64(Layout.segmentHeaderSize), header.previousChain)
     }
 }
