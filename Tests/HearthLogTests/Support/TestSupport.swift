@@ -92,3 +92,9 @@ extension Log.Options {
         return o
     }
 }
+
+/// Runs `body(t)` on `n` OS threads at once and waits for all.
+func onThreads(_ n: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let threads = (0 ..< n).map { t in OSThread { body(t) } }
+    for t in threads { t.join() }
+}

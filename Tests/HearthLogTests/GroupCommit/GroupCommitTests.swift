@@ -4,12 +4,6 @@ import Testing
 import Synchronization
 import HearthTesting
 
-/// Runs `body(t)` on `n` OS threads at once and waits for all.
-func onThreads(_ n: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    let threads = (0 ..< n).map { t in OSThread { body(t) } }
-    for t in threads { t.join() }
-}
-
 @Suite struct GroupCommitTests {
     @Test func concurrentFullAppendsAreAllDurableWithFewSyncs() throws {
         let fs = SimulatedFileSystem(seed: 31)
