@@ -205,9 +205,9 @@ package final class SyncTree {
         guard let write = writeTree.write(writeID), writeTree.removeWrite(writeID) else { return [] }
         var affected = ImmutableTree<Bool>()
         switch write.operation {
-        case .overwrite:
+        case .set:
             affected = affected.setting(.root, true)
-        case .merge(let children):
+        case .update(let children):
             for child in children { affected = affected.setting(child.path, true) }
         }
         return applyToSyncPoints(.ackUserWrite(path: write.path, affected: affected, revert: revert))
@@ -277,18 +277,18 @@ package final class SyncTree {
         return tree
     }
 
-    private func applyTagged(_ operation: Operation, at queryPath: Path) -> [ViewEvent] {
+    private func applyTagged(_ operation: ViewOperation, at queryPath: Path) -> [ViewEvent] {
         guard let syncPoint = syncPoints.get(queryPath) else { return [] }
         return syncPoint.apply(operation, writes: writes(at: queryPath), completeServerCache: nil)
     }
 
     /// Applies an untagged operation to every sync point it concerns: those below its path
     /// (deepest first), then those on the way from its path up to the root (deepest first).
-    private func applyToSyncPoints(_ operation: Operation) -> [ViewEvent] {
+    private func applyToSyncPoints(_ operation: ViewOperation) -> [ViewEvent] {
         Self.apply(operation, tree: syncPoints, serverCache: nil, writes: writes(at: .root))
     }
 
-    private static func apply(_ operation: Operation, tree: ImmutableTree<SyncPoint>, serverCache: Node?, writes: WriteTreeRef) -> [ViewEvent] {
+    private static func apply(_ operation: ViewOperation, tree: ImmutableTree<SyncPoint>, serverCache: Node?, writes: WriteTreeRef) -> [ViewEvent] {
         guard let childKey = operation.path.front else {
             return applyToDescendants(operation, tree: tree, serverCache: serverCache, writes: writes)
         }
@@ -306,7 +306,7 @@ package final class SyncTree {
     }
 
     private static func applyToDescendants(
-        _ operation: Operation, tree: ImmutableTree<SyncPoint>, serverCache: Node?, writes: WriteTreeRef
+        _ operation: ViewOperation, tree: ImmutableTree<SyncPoint>, serverCache: Node?, writes: WriteTreeRef
     ) -> [ViewEvent] {
         let syncPoint = tree.value
         var serverCache = serverCache

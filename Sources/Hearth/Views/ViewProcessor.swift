@@ -17,7 +17,7 @@ struct ViewProcessor {
         let changes: [Change]
     }
 
-    func apply(_ operation: Operation, to old: ViewCache, writes: WriteTreeRef, completeCache: Node?) -> Result {
+    func apply(_ operation: ViewOperation, to old: ViewCache, writes: WriteTreeRef, completeCache: Node?) -> Result {
         let accumulator = ChildChangeAccumulator()
         let new: ViewCache
         switch operation {
