@@ -33,10 +33,10 @@ enum ViewOperation {
     /// Overwrite the node at `path`.
     case overwrite(OperationSource, path: Path, node: Node)
     /// Write each value of `children` at its path below `path`.
-    case merge(OperationSource, path: Path, children: ImmutableTree<Node>)
+    case merge(OperationSource, path: Path, children: PathTrie<Node>)
     /// A user write at `path` was acknowledged or reverted; `affected` marks the written
     /// paths (its root for a set, each child for an update).
-    case ackUserWrite(path: Path, affected: ImmutableTree<Bool>, revert: Bool)
+    case ackUserWrite(path: Path, affected: PathTrie<Bool>, revert: Bool)
     /// The server said the listen at `path` is complete.
     case listenComplete(OperationSource, path: Path)
 
