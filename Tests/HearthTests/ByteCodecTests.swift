@@ -1,5 +1,6 @@
 import Testing
 @_spi(HearthInternals) @testable import Hearth
+import HearthLog
 import HearthTesting
 
 /// The primitive layer under both codecs.

@@ -1,5 +1,6 @@
 import Testing
 @_spi(HearthInternals) @testable import Hearth
+import HearthLog
 import HearthTesting
 
 /// Checks what a decoder may never produce: a broken child map (order, balance, empty

@@ -4,7 +4,7 @@ import Testing
 import HearthTesting
 
 /// Regression tests for problems found while testing the engine core whose fix lay outside
-/// `Hearth/Codec`, `Hearth/Events` and `Hearth/State`.
+/// `Hearth/NodeEncoding`, `Hearth/Events` and `Hearth/State`.
 @Suite struct RegressionTests {
     /// `QuerySpec` builders accepted a bound value that carries a priority (e.g. a node taken
     /// from a snapshot), but `QuerySpec.json` writes it in export format

@@ -132,7 +132,7 @@ import HearthTesting
     /// A merge that changes both the child leaving a window and the child refilling it: the
     /// refill must use the data after the merge. (Firebase hands views the complete server
     /// cache read before the operation and would pull in `b` here; see
-    /// `Operation.applyingServerData(to:)`.)
+    /// `ViewOperation.applyingServerData(to:)`.)
     @Test func limitRefillUsesDataAfterTheMerge() throws {
         let tree = SyncTree()
         let q = try QuerySpec(orderBy: .child("s")).limitToLast(2)

@@ -1,3 +1,4 @@
+import HearthLog
 import HearthModel
 
 /// Binary encoding of event batches: the payload of a log record of type

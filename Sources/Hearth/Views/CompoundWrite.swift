@@ -7,32 +7,32 @@ import HearthModel
 /// folds it into that one; adding one above existing ones replaces them.
 struct CompoundWrite: Sendable {
     /// The overwrites by location.
-    private(set) var tree: ImmutableTree<Node>
+    private(set) var tree: PathTrie<Node>
 
     /// No writes.
-    static let empty = CompoundWrite(tree: ImmutableTree())
+    static let empty = CompoundWrite(tree: PathTrie())
 
     /// Whether there are no writes.
     var isEmpty: Bool { tree.isEmpty }
 
     /// The overlay with `node` written at `path`.
     func addingWrite(_ path: Path, _ node: Node) -> CompoundWrite {
-        if path.isRoot { return CompoundWrite(tree: ImmutableTree(node)) }
+        if path.isRoot { return CompoundWrite(tree: PathTrie(node)) }
         if let (at, value) = tree.rootMostValue(on: path), let relative = at.relativePath(to: path) {
             return CompoundWrite(tree: tree.setting(at, value.updating(relative, with: node)))
         }
-        return CompoundWrite(tree: tree.settingTree(path, ImmutableTree(node)))
+        return CompoundWrite(tree: tree.settingTree(path, PathTrie(node)))
     }
 
     /// Writes `node` at `path` in place: ``addingWrite(_:_:)`` without copying the levels on
     /// the way when this overlay is held in one place (O(depth), not O(siblings)).
     mutating func addWrite(_ path: Path, _ node: Node) {
         if path.isRoot {
-            tree = ImmutableTree(node)
+            tree = PathTrie(node)
         } else if let (at, value) = tree.rootMostValue(on: path), let relative = at.relativePath(to: path) {
             tree.set(at, value.updating(relative, with: node))
         } else {
-            tree.setTree(path, ImmutableTree(node))
+            tree.setTree(path, PathTrie(node))
         }
     }
 
@@ -46,7 +46,7 @@ struct CompoundWrite: Sendable {
         if path.isRoot {
             self = .empty
         } else {
-            tree.setTree(path, ImmutableTree())
+            tree.setTree(path, PathTrie())
         }
     }
 
@@ -61,7 +61,7 @@ struct CompoundWrite: Sendable {
     /// above `path` covers it, which the write tree checks.)
     func removingWrite(_ path: Path) -> CompoundWrite {
         if path.isRoot { return .empty }
-        return CompoundWrite(tree: tree.settingTree(path, ImmutableTree()))
+        return CompoundWrite(tree: tree.settingTree(path, PathTrie()))
     }
 
     /// Whether a write covers `path` completely.
@@ -87,7 +87,7 @@ struct CompoundWrite: Sendable {
     /// The overlay as seen from `path`.
     func childCompoundWrite(_ path: Path) -> CompoundWrite {
         if path.isRoot { return self }
-        if let shadowing = completeNode(at: path) { return CompoundWrite(tree: ImmutableTree(shadowing)) }
+        if let shadowing = completeNode(at: path) { return CompoundWrite(tree: PathTrie(shadowing)) }
         return CompoundWrite(tree: tree.subtree(path))
     }
 
@@ -110,7 +110,7 @@ struct CompoundWrite: Sendable {
         CompoundWrite.apply(tree, at: [], to: node)
     }
 
-    private static func apply(_ tree: ImmutableTree<Node>, at prefix: [ChildKey], to node: Node) -> Node {
+    private static func apply(_ tree: PathTrie<Node>, at prefix: [ChildKey], to node: Node) -> Node {
         if let value = tree.value { return node.updating(Path(keys: prefix), with: value) }
         var node = node
         var priorityWrite: Node?

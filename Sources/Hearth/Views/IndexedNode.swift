@@ -6,7 +6,7 @@ import HearthModel
 ///
 /// Representation: when the index order is key order — the key index, or the priority index
 /// while no child has a priority — no separate order is kept and the node's own key-ordered
-/// ``ChildMap`` answers every query. Otherwise an ``OrderedChildren`` tree mirrors the
+/// ``ChildMap`` answers every query. Otherwise an ``IndexOrderedChildren`` tree mirrors the
 /// children; it is built once (O(n log n)) and then updated per child (O(log n)).
 ///
 /// Invariant: when ``order`` is non-nil it holds exactly the children of ``node``; when it is
@@ -17,10 +17,10 @@ struct IndexedNode {
     let node: Node
     /// The index the children are ordered by.
     let index: QueryIndex
-    private let order: OrderedChildren?
+    private let order: IndexOrderedChildren?
     private let prioritized: Int
 
-    private init(node: Node, index: QueryIndex, order: OrderedChildren?, prioritized: Int) {
+    private init(node: Node, index: QueryIndex, order: IndexOrderedChildren?, prioritized: Int) {
         self.node = node
         self.index = index
         self.order = order
@@ -40,10 +40,10 @@ struct IndexedNode {
             var count = 0
             for (_, child) in node.children where child.priority != nil { count += 1 }
             prioritized = count
-            order = count > 0 ? OrderedChildren(node.children, index: index) : nil
+            order = count > 0 ? IndexOrderedChildren(node.children, index: index) : nil
         case .value, .child:
             prioritized = 0
-            order = node.children.isEmpty ? nil : OrderedChildren(node.children, index: index)
+            order = node.children.isEmpty ? nil : IndexOrderedChildren(node.children, index: index)
         }
     }
 
@@ -77,10 +77,10 @@ struct IndexedNode {
         }
         guard var order else {
             if index == .priority && count > 0 {
-                return IndexedNode(node: newNode, index: index, order: OrderedChildren(newNode.children, index: index), prioritized: count)
+                return IndexedNode(node: newNode, index: index, order: IndexOrderedChildren(newNode.children, index: index), prioritized: count)
             }
             if index != .priority && index != .key && !newNode.children.isEmpty {
-                return IndexedNode(node: newNode, index: index, order: OrderedChildren(newNode.children, index: index), prioritized: count)
+                return IndexedNode(node: newNode, index: index, order: IndexOrderedChildren(newNode.children, index: index), prioritized: count)
             }
             return IndexedNode(node: newNode, index: index, order: nil, prioritized: count)
         }

@@ -44,9 +44,9 @@ final class SyncPoint {
     /// `completeServerCache` is complete server data for this location read before the
     /// operation (from a view here or above), or nil. Filtered views may refill their windows
     /// from it, so they get it with the operation's server data applied (see
-    /// ``Operation/applyingServerData(to:)``); views that load all data never read it for
+    /// ``ViewOperation/applyingServerData(to:)``); views that load all data never read it for
     /// server data, so the O(log n) update is skipped when every view here loads all data.
-    func apply(_ operation: Operation, writes: WriteTreeRef, completeServerCache: Node?) -> [ViewEvent] {
+    func apply(_ operation: ViewOperation, writes: WriteTreeRef, completeServerCache: Node?) -> [ViewEvent] {
         if let queryID = operation.source.queryID {
             guard let view = view(identifier: queryID) else { return [] }
             return view.apply(operation, writes: writes, completeServerCache: completeServerCache)

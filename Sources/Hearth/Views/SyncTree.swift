@@ -38,7 +38,7 @@ extension ServerCacheSource {
 ///
 /// Not thread-safe: the owner serializes calls (the store calls it under its lock).
 package final class SyncTree {
-    private var syncPoints = ImmutableTree<SyncPoint>()
+    private var syncPoints = PathTrie<SyncPoint>()
     private let writeTree = WriteTree()
     private let source: (any ServerCacheSource)?
     private var nextTag = 1
@@ -73,7 +73,7 @@ package final class SyncTree {
             serverCache = syncPoint.completeServerCache(at: relative)
         }
         let syncPoint: SyncPoint
-        if let existing = syncPoints.get(path) {
+        if let existing = syncPoints.value(at: path) {
             syncPoint = existing
             if serverCache == nil { serverCache = existing.completeServerCache(at: .root) }
         } else {
@@ -130,7 +130,7 @@ package final class SyncTree {
     /// listen failures).
     @discardableResult
     package func removeListener(at path: Path, query: QuerySpec, registration: RegistrationID?) -> [ViewEvent] {
-        guard let syncPoint = syncPoints.get(path) else { return [] }
+        guard let syncPoint = syncPoints.value(at: path) else { return [] }
         guard query.isDefault || syncPoint.viewForQuery(query) != nil else { return [] }
         let removed = syncPoint.removeRegistration(registration, query: query)
         if syncPoint.isEmpty { syncPoints.set(path, nil) }
@@ -203,11 +203,11 @@ package final class SyncTree {
     /// raise nothing.
     package func ackUserWrite(_ writeID: Int64, revert: Bool) -> [ViewEvent] {
         guard let write = writeTree.write(writeID), writeTree.removeWrite(writeID) else { return [] }
-        var affected = ImmutableTree<Bool>()
+        var affected = PathTrie<Bool>()
         switch write.operation {
-        case .overwrite:
+        case .set:
             affected = affected.setting(.root, true)
-        case .merge(let children):
+        case .update(let children):
             for child in children { affected = affected.setting(child.path, true) }
         }
         return applyToSyncPoints(.ackUserWrite(path: write.path, affected: affected, revert: revert))
@@ -236,13 +236,13 @@ package final class SyncTree {
     /// data is as far as this view knows (Firebase hashes it for the view's listen), and
     /// whether it is complete.
     package func serverCache(at path: Path, query: QuerySpec) -> (node: Node, complete: Bool)? {
-        guard let view = syncPoints.get(path)?.view(identifier: query.identifier) else { return nil }
+        guard let view = syncPoints.value(at: path)?.view(identifier: query.identifier) else { return nil }
         let cache = view.viewCache.serverCache
         return (cache.node, cache.fullyInitialized)
     }
 
     package func eventCache(at path: Path, query: QuerySpec) -> (window: QueryWindow, complete: Bool)? {
-        guard let view = syncPoints.get(path)?.view(identifier: query.identifier) else { return nil }
+        guard let view = syncPoints.value(at: path)?.view(identifier: query.identifier) else { return nil }
         let cache = view.viewCache.eventCache
         var entries: [(key: ChildKey, value: Node)] = []
         if !cache.node.isLeaf {
@@ -271,24 +271,24 @@ package final class SyncTree {
         WriteTreeRef(treePath: path, writeTree: writeTree)
     }
 
-    private static func mergeTree(_ children: [ChildUpdate]) -> ImmutableTree<Node> {
-        var tree = ImmutableTree<Node>()
+    private static func mergeTree(_ children: [ChildUpdate]) -> PathTrie<Node> {
+        var tree = PathTrie<Node>()
         for child in children { tree = tree.setting(child.path, child.node) }
         return tree
     }
 
-    private func applyTagged(_ operation: Operation, at queryPath: Path) -> [ViewEvent] {
-        guard let syncPoint = syncPoints.get(queryPath) else { return [] }
+    private func applyTagged(_ operation: ViewOperation, at queryPath: Path) -> [ViewEvent] {
+        guard let syncPoint = syncPoints.value(at: queryPath) else { return [] }
         return syncPoint.apply(operation, writes: writes(at: queryPath), completeServerCache: nil)
     }
 
     /// Applies an untagged operation to every sync point it concerns: those below its path
     /// (deepest first), then those on the way from its path up to the root (deepest first).
-    private func applyToSyncPoints(_ operation: Operation) -> [ViewEvent] {
+    private func applyToSyncPoints(_ operation: ViewOperation) -> [ViewEvent] {
         Self.apply(operation, tree: syncPoints, serverCache: nil, writes: writes(at: .root))
     }
 
-    private static func apply(_ operation: Operation, tree: ImmutableTree<SyncPoint>, serverCache: Node?, writes: WriteTreeRef) -> [ViewEvent] {
+    private static func apply(_ operation: ViewOperation, tree: PathTrie<SyncPoint>, serverCache: Node?, writes: WriteTreeRef) -> [ViewEvent] {
         guard let childKey = operation.path.front else {
             return applyToDescendants(operation, tree: tree, serverCache: serverCache, writes: writes)
         }
@@ -306,7 +306,7 @@ package final class SyncTree {
     }
 
     private static func applyToDescendants(
-        _ operation: Operation, tree: ImmutableTree<SyncPoint>, serverCache: Node?, writes: WriteTreeRef
+        _ operation: ViewOperation, tree: PathTrie<SyncPoint>, serverCache: Node?, writes: WriteTreeRef
     ) -> [ViewEvent] {
         let syncPoint = tree.value
         var serverCache = serverCache

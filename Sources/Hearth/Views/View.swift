@@ -79,7 +79,7 @@ final class View {
     }
 
     /// Applies an operation and returns the events for every registration.
-    func apply(_ operation: Operation, writes: WriteTreeRef, completeServerCache: Node?) -> [ViewEvent] {
+    func apply(_ operation: ViewOperation, writes: WriteTreeRef, completeServerCache: Node?) -> [ViewEvent] {
         let result = processor.apply(operation, to: viewCache, writes: writes, completeCache: completeServerCache)
         assert(
             result.viewCache.serverCache.fullyInitialized || !viewCache.serverCache.fullyInitialized,

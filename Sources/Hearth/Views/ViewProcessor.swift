@@ -17,7 +17,7 @@ struct ViewProcessor {
         let changes: [Change]
     }
 
-    func apply(_ operation: Operation, to old: ViewCache, writes: WriteTreeRef, completeCache: Node?) -> Result {
+    func apply(_ operation: ViewOperation, to old: ViewCache, writes: WriteTreeRef, completeCache: Node?) -> Result {
         let accumulator = ChildChangeAccumulator()
         let new: ViewCache
         switch operation {
@@ -189,7 +189,7 @@ struct ViewProcessor {
     }
 
     private func applyServerMerge(
-        _ viewCache: ViewCache, _ path: Path, _ changedChildren: ImmutableTree<Node>, _ writes: WriteTreeRef,
+        _ viewCache: ViewCache, _ path: Path, _ changedChildren: PathTrie<Node>, _ writes: WriteTreeRef,
         _ completeCache: Node?, _ filterServerNode: Bool, _ accumulator: ChildChangeAccumulator
     ) -> ViewCache {
         // Without a cache yet the merge was meant for an earlier listen at this location:
@@ -198,7 +198,7 @@ struct ViewProcessor {
             return viewCache
         }
         var current = viewCache
-        let mergeTree = path.isRoot ? changedChildren : ImmutableTree<Node>().settingTree(path, changedChildren)
+        let mergeTree = path.isRoot ? changedChildren : PathTrie<Node>().settingTree(path, changedChildren)
         let serverNode = viewCache.serverCache.node
         let children = mergeTree.sortedChildren
         // Children the cache holds first: in a limit window they may make room for others.
@@ -215,7 +215,7 @@ struct ViewProcessor {
         return current
     }
 
-    private static func applyMerge(_ merge: ImmutableTree<Node>, to node: Node) -> Node {
+    private static func applyMerge(_ merge: PathTrie<Node>, to node: Node) -> Node {
         var node = node
         merge.forEach { path, value in node = node.updating(path, with: value) }
         return node
@@ -270,7 +270,7 @@ struct ViewProcessor {
     }
 
     private func applyUserMerge(
-        _ viewCache: ViewCache, _ path: Path, _ changedChildren: ImmutableTree<Node>, _ writes: WriteTreeRef,
+        _ viewCache: ViewCache, _ path: Path, _ changedChildren: PathTrie<Node>, _ writes: WriteTreeRef,
         _ completeCache: Node?, _ accumulator: ChildChangeAccumulator
     ) -> ViewCache {
         // Children the view holds first: in a limit window they may make room for others.
@@ -291,7 +291,7 @@ struct ViewProcessor {
     // MARK: - Acks and reverts
 
     private func ackUserWrite(
-        _ viewCache: ViewCache, _ ackPath: Path, _ affected: ImmutableTree<Bool>, _ writes: WriteTreeRef,
+        _ viewCache: ViewCache, _ ackPath: Path, _ affected: PathTrie<Bool>, _ writes: WriteTreeRef,
         _ completeCache: Node?, _ accumulator: ChildChangeAccumulator
     ) -> ViewCache {
         if writes.shadowingWrite(ackPath) != nil { return viewCache }
@@ -307,14 +307,14 @@ struct ViewProcessor {
             }
             if ackPath.isRoot {
                 // Acking at this location without full data: re-apply what is cached as a merge.
-                var changed = ImmutableTree<Node>()
+                var changed = PathTrie<Node>()
                 for (key, child) in serverCache.node.children { changed.set(Path(keys: [key]), child) }
                 return applyServerMerge(viewCache, ackPath, changed, writes, completeCache, filterServerNode, accumulator)
             }
             return viewCache
         }
         // An update.
-        var changed = ImmutableTree<Node>()
+        var changed = PathTrie<Node>()
         affected.forEach { mergePath, _ in
             let serverCachePath = ackPath.appending(mergePath)
             if serverCache.isCompleteForPath(serverCachePath) {

@@ -2,17 +2,11 @@ import HearthModel
 
 /// One pending user write as the view engine holds it.
 struct WriteRecord {
-    /// What the write does.
-    enum Operation {
-        /// A set.
-        case overwrite(Node)
-        /// An update: children relative to ``WriteRecord/path``.
-        case merge([ChildUpdate])
-    }
-
     let writeID: Int64
     let path: Path
-    let operation: Operation
+    /// What the write does: a set, or an update of children relative to ``path`` (the
+    /// pending write's own operation; see ViewOperation.swift for why there is one).
+    let operation: PendingWrite.Operation
     /// Whether the write shows in events (`false` for hidden writes such as transactions
     /// applied without local events).
     let visible: Bool
@@ -20,8 +14,8 @@ struct WriteRecord {
     /// Whether the write touches `path` (covers it, or for a merge one child covers it).
     func covers(_ other: Path) -> Bool {
         switch operation {
-        case .overwrite: path.contains(other)
-        case .merge(let children): children.contains { path.appending($0.path).contains(other) }
+        case .set: path.contains(other)
+        case .update(let children): children.contains { path.appending($0.path).contains(other) }
         }
     }
 }
@@ -75,8 +69,8 @@ final class WriteTree {
     /// The paths a write is indexed by: its own, and for a merge each child's.
     private static func paths(of record: WriteRecord) -> [Path] {
         switch record.operation {
-        case .overwrite: [record.path]
-        case .merge(let children): [record.path] + children.map { record.path.appending($0.path) }
+        case .set: [record.path]
+        case .update(let children): [record.path] + children.map { record.path.appending($0.path) }
         }
     }
 
@@ -111,13 +105,13 @@ final class WriteTree {
 
     /// Records a set. An id below the newest must belong to a write that overlaps none held.
     func addOverwrite(_ path: Path, _ node: Node, writeID: Int64, visible: Bool) {
-        add(WriteRecord(writeID: writeID, path: path, operation: .overwrite(node), visible: visible))
+        add(WriteRecord(writeID: writeID, path: path, operation: .set(node), visible: visible))
         if visible { visibleWrites.addWrite(path, node) }
     }
 
     /// Records an update (always visible); ids as for ``addOverwrite(_:_:writeID:visible:)``.
     func addMerge(_ path: Path, _ children: [ChildUpdate], writeID: Int64) {
-        add(WriteRecord(writeID: writeID, path: path, operation: .merge(children), visible: true))
+        add(WriteRecord(writeID: writeID, path: path, operation: .update(children), visible: true))
         visibleWrites.addWrites(path, children)
     }
 
@@ -189,9 +183,9 @@ final class WriteTree {
 
     private func removeFromOverlay(_ removed: WriteRecord) {
         switch removed.operation {
-        case .overwrite:
+        case .set:
             visibleWrites.removeWrite(removed.path)
-        case .merge(let children):
+        case .update(let children):
             for child in children { visibleWrites.removeWrite(removed.path.appending(child.path)) }
         }
     }
@@ -201,13 +195,13 @@ final class WriteTree {
         var result = CompoundWrite.empty
         for write in writes where include(write) {
             switch write.operation {
-            case .overwrite(let node):
+            case .set(let node):
                 if let relative = root.relativePath(to: write.path) {
                     result = result.addingWrite(relative, node)
                 } else if let relative = write.path.relativePath(to: root) {
                     result = result.addingWrite(.root, node.child(at: relative))
                 }
-            case .merge(let children):
+            case .update(let children):
                 if let relative = root.relativePath(to: write.path) {
                     result = result.addingWrites(relative, children)
                 } else if let relative = write.path.relativePath(to: root) {

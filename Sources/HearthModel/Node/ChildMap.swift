@@ -1,3 +1,12 @@
+// A node's children by key: the persistent AVL tree every `Node` holds its children in.
+//
+// Decision (issue 18, "one of each"): Hearth's views keep a second persistent AVL tree,
+// `IndexOrderedChildren` (children in a query index's order). Both stay: the orders differ in
+// kind (a static key order here, a runtime query index comparing whole pairs there), this tree
+// carries subtree counts for rank and positional access, and it is public API and the hottest
+// structure in the engine. See Sources/Hearth/Views/IndexOrderedChildren.swift for the reasons
+// in full.
+
 /// The children of a node: a persistent (immutable, structurally shared) AVL tree ordered by
 /// Firebase key order.
 ///

@@ -1,3 +1,22 @@
+// A node's children in a query index's order (not key order): the per-index tree a view keeps
+// beside the node's own `ChildMap` when the index is not key order (Firebase's `IndexMap`).
+//
+// Decision (issue 18, "one of each"): this and HearthModel's `ChildMap` are both persistent AVL
+// trees of (ChildKey, Node) pairs, and both stay, each named for what it holds (this one was
+// `OrderedChildren`). They differ where a shared generic tree would have to bend:
+// - the order: `ChildMap`'s is a static function of the key alone, so a lookup needs only the
+//   key; this one's is a runtime value (a `QueryIndex`) that compares whole pairs, reading into
+//   the node (its priority, value or a grandchild), so locating a pair needs its node too
+//   (`removing(_:_:)` takes both);
+// - the bookkeeping: `ChildMap`'s nodes carry subtree counts (rank, positional access, `count`),
+//   which this tree does not need;
+// - the place and the price: `ChildMap` is public API of HearthModel and the engine's hottest
+//   structure; a generic tree shared with this one would live in HearthModel, be specialized for
+//   this use across the module boundary only if `@inlinable` throughout, and thread the runtime
+//   comparator through every `ChildMap` operation. No generic version was built or measured for
+//   issue 18 (there was no time to do it with the model benchmarks), so the hot one was left as
+//   it is.
+
 import HearthModel
 
 /// The children of a node sorted by a query index that is not key order: a persistent
@@ -11,7 +30,7 @@ import HearthModel
 /// Invariants: the in-order traversal is strictly increasing in the index's order (keys are
 /// unique, and every index breaks ties by key); heights and sizes are AVL-consistent; no
 /// stored node is empty.
-struct OrderedChildren {
+struct IndexOrderedChildren {
     final class Tree: Sendable {
         let key: ChildKey
         let node: Node
@@ -52,13 +71,13 @@ struct OrderedChildren {
     var isEmpty: Bool { root == nil }
 
     /// The tree with `(key, node)` added. The pair must not be present.
-    func inserting(_ key: ChildKey, _ node: Node) -> OrderedChildren {
-        OrderedChildren(index: index, root: insert(root, key, node))
+    func inserting(_ key: ChildKey, _ node: Node) -> IndexOrderedChildren {
+        IndexOrderedChildren(index: index, root: insert(root, key, node))
     }
 
     /// The tree without `(key, node)` (`node` is the stored node, which locates the pair).
-    func removing(_ key: ChildKey, _ node: Node) -> OrderedChildren {
-        OrderedChildren(index: index, root: remove(root, key, node))
+    func removing(_ key: ChildKey, _ node: Node) -> IndexOrderedChildren {
+        IndexOrderedChildren(index: index, root: remove(root, key, node))
     }
 
     /// The first pair in index order.

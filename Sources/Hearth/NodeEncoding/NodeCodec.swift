@@ -1,3 +1,4 @@
+import HearthLog
 import HearthModel
 
 /// Binary encoding of ``Node`` values (FORMAT.md §"Node encoding").
@@ -113,7 +114,7 @@ enum NodeCodec {
     }
 
     static func encode(_ node: Node) -> [UInt8] {
-        var w = ByteWriter()
+        var w = ByteWriter(capacity: 256)
         encode(node, into: &w)
         return w.bytes
     }

@@ -1,3 +1,10 @@
+// Reading the node and event encoding back: bounds-checked little-endian integers, LEB128 varints
+// and length-prefixed strings, each failure a `DecodeError` (FORMAT.md §"Encoding primitives").
+// The writer half, `ByteWriter`, is HearthLog's (one writer serves the log headers and this encoding).
+//
+// Folder: NodeEncoding/ (was Codec/, issue 18) holds the node byte encoding and its reader, named
+// apart from HearthLog's compression codec (deflate).
+
 /// Why bytes could not be decoded. Carries the byte offset within the decoded unit (a record
 /// payload or a checkpoint section) and what was expected there.
 public struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -1,3 +1,12 @@
+// What the sync tree applies to its views: a user write, server data, an ack or a listen's
+// completion, with where it came from (Firebase's `Operation` and `OperationSource`).
+//
+// Decision (issue 18, "one of each"): Hearth had three types named `Operation`. This one kept its
+// job and is named for it, `ViewOperation` (it is internal; nothing public changes). The public
+// `PendingWrite.Operation` (a set or an update, what a pending write does) keeps its name, being
+// public API, and now serves the view engine too: `WriteRecord`'s own `Operation`
+// (`overwrite`/`merge`) held exactly the same two cases and is gone.
+
 import HearthModel
 
 /// Where an operation comes from (Firebase's `OperationSource`).
@@ -20,14 +29,14 @@ struct OperationSource {
 
 /// A change applied to the sync tree (Firebase's `Operation`): a path relative to the sync
 /// point it is applied to, narrowed child by child on the way down.
-enum Operation {
+enum ViewOperation {
     /// Overwrite the node at `path`.
     case overwrite(OperationSource, path: Path, node: Node)
     /// Write each value of `children` at its path below `path`.
-    case merge(OperationSource, path: Path, children: ImmutableTree<Node>)
+    case merge(OperationSource, path: Path, children: PathTrie<Node>)
     /// A user write at `path` was acknowledged or reverted; `affected` marks the written
     /// paths (its root for a set, each child for an update).
-    case ackUserWrite(path: Path, affected: ImmutableTree<Bool>, revert: Bool)
+    case ackUserWrite(path: Path, affected: PathTrie<Bool>, revert: Bool)
     /// The server said the listen at `path` is complete.
     case listenComplete(OperationSource, path: Path)
 
@@ -46,7 +55,7 @@ enum Operation {
 
     /// The operation as seen from child `key` of its location, or nil when it does not
     /// concern that child.
-    func forChild(_ key: ChildKey) -> Operation? {
+    func forChild(_ key: ChildKey) -> ViewOperation? {
         switch self {
         case let .overwrite(source, path, node):
             if path.isRoot { return .overwrite(source, path: .root, node: node.child(key)) }
@@ -72,7 +81,7 @@ enum Operation {
     }
 }
 
-extension Operation {
+extension ViewOperation {
     /// `node` — complete server data at the operation's location, read before the operation —
     /// with the operation's server data applied.
     ///
