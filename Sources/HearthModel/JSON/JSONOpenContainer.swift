@@ -33,6 +33,7 @@ struct OpenContainer {
     }
 
     mutating func addMember(_ value: JSONValue) {
+        assert(isObject, "only an object has members")
         members.append(JSONMember(key: pendingKey, value: value))
         if keyIndex != nil {
             keyIndex?.insert(ExactKey(string: pendingKey))

@@ -5,6 +5,8 @@ extension JSONParser {
     /// literal beyond ±2^53 that fits in 64 bits stays exact (``JSONValue/integer(_:)``);
     /// every other number is the correctly rounded `Double`.
     mutating func parseNumber() throws(JSONError) -> JSONValue {
+        assert(pos < bytes.count && (bytes[pos] == UInt8(ascii: "-") || isDigit(bytes[pos])),
+               "parseNumber starts at the '-' or digit its caller dispatched on")
         let start = pos
         var i = pos
         let negative = bytes[i] == UInt8(ascii: "-")
@@ -36,6 +38,7 @@ extension JSONParser {
             while i < bytes.count && isDigit(bytes[i]) { i += 1 }
             if i == exponentStart { throw .invalidNumber(offset: start) }
         }
+        assert(i > start && i <= bytes.count, "a number is at least one byte and ends within the input")
         pos = i
 
         // Fast path: up to 15 digits fit exactly in both Int64 and Double.

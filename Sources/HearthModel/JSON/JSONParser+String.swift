@@ -4,6 +4,7 @@
 extension JSONParser {
     /// Parses a string whose opening quote is at `pos`.
     mutating func parseString() throws(JSONError) -> String {
+        assert(pos < bytes.count && bytes[pos] == UInt8(ascii: "\""), "parseString starts at the opening quote")
         pos += 1
         let start = pos
         var i = pos
@@ -89,6 +90,7 @@ extension JSONParser {
     /// Appends the UTF-8 encoding of `scalar`, a Unicode scalar value (not a surrogate,
     /// at most U+10FFFF — guaranteed by the caller's surrogate handling).
     mutating func appendUTF8(_ scalar: UInt32) {
+        assert(scalar <= 0x10FFFF && !(0xD800...0xDFFF).contains(scalar), "appendUTF8 is given a Unicode scalar value")
         switch scalar {
         case 0..<0x80:
             scratch.append(UInt8(scalar))
@@ -129,6 +131,7 @@ extension JSONParser {
     /// Unicode Table 3-7 (no overlongs, no surrogates, nothing above U+10FFFF); returns the
     /// index after it.
     func validateUTF8Sequence(at i: Int) throws(JSONError) -> Int {
+        assert(i < bytes.count && bytes[i] >= 0x80, "validateUTF8Sequence starts at a non-ASCII lead byte")
         let lead = bytes[i]
         let length: Int
         var secondRange: ClosedRange<UInt8> = 0x80...0xBF

@@ -15,6 +15,7 @@ struct JSONParser {
     var scratch: [UInt8] = []
 
     init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, trustedUTF8: Bool) {
+        assert(maxDepth >= 0, "the depth limit is clamped to zero or more by JSONValue.parse")
         self.bytes = bytes
         self.maxDepth = maxDepth
         self.trustedUTF8 = trustedUTF8
@@ -27,6 +28,8 @@ struct JSONParser {
         var value: JSONValue
 
         nextValue: while true {
+            assert(stack.count <= maxDepth, "no more than maxDepth containers are open")
+            assert(pos <= bytes.count, "the position never passes the end of the input")
             skipWhitespace()
             guard pos < bytes.count else { throw .unexpectedEnd(expected: "a value") }
             let byte = bytes[pos]
@@ -80,6 +83,7 @@ struct JSONParser {
                     if pos < bytes.count { throw .trailingData(offset: pos) }
                     return value
                 }
+                assert(pos <= bytes.count, "a complete value ends at or before the end of the input")
                 let top = stack.count - 1
                 let isObject = stack[top].isObject
                 if isObject {
