@@ -18,8 +18,9 @@ let package = Package(
         .package(name: "Hearth", path: ".."),
     ],
     targets: [
-        // The checks every fuzzer runs; Tests/HearthTests/FuzzRegressionTests.swift carries a
-        // verbatim copy of FuzzChecks.swift (a test fails when the two drift apart).
+        // The checks every fuzzer runs, one file per target plus FuzzSupport.swift; the main
+        // package's Tests/HearthTests/FuzzChecks/ links to each file (Fuzz/sync-checks.sh), and
+        // FuzzRegressionTests replays the corpus through them and fails when a link is missing or differs.
         .target(
             name: "FuzzChecks",
             dependencies: [

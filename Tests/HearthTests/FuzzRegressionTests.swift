@@ -2,9 +2,10 @@
 // (Fuzz/Regressions/<Target>/*) through the fuzzers' own checks, so regressions run in plain
 // `swift test` without libFuzzer; plus one focused test per bug the fuzzers found.
 //
-// The checks are Fuzz/Sources/FuzzChecks/FuzzChecks.swift itself: `FuzzChecks.swift` in this
-// folder is a symbolic link to it (the main package cannot depend on the Fuzz package), so the
-// fuzzers and these tests run one and the same code.
+// The checks are Fuzz/Sources/FuzzChecks/*.swift themselves: each file of FuzzChecks/ in this folder is
+// a symbolic link to one of them (made by Fuzz/sync-checks.sh; the main package cannot depend on the
+// Fuzz package), so the fuzzers and these tests run one and the same code; `checksAreTheFuzzersOwn`
+// fails when a file is missing on either side or differs (say, a link checked out as a plain copy).
 import Foundation
 import Testing
 @_spi(HearthInternals) @testable import Hearth
@@ -30,6 +31,23 @@ import HearthTesting
         let files = Self.inputs(target)
         #expect(!files.isEmpty, "no corpus for \(target)")
         for f in files { FuzzChecks.run(target: target, Array(try Data(contentsOf: f))) }
+    }
+
+    /// Every file of the fuzzers' checks is in this target, byte for byte, and nothing else is.
+    @Test func checksAreTheFuzzersOwn() throws {
+        let fuzz = Self.root.appendingPathComponent("Fuzz/Sources/FuzzChecks")
+        let here = Self.root.appendingPathComponent("Tests/HearthTests/FuzzChecks")
+        func swiftFiles(_ dir: URL) throws -> Set<String> {
+            Set(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".swift") })
+        }
+        let names = try swiftFiles(fuzz)
+        #expect(names.count >= 5, "the fuzz checks are missing: \(names)")
+        #expect(try swiftFiles(here) == names, "Tests/HearthTests/FuzzChecks differs from Fuzz/Sources/FuzzChecks in its files: run Fuzz/sync-checks.sh")
+        for name in names.sorted() {
+            let original = try Data(contentsOf: fuzz.appendingPathComponent(name))
+            let copy = try? Data(contentsOf: here.appendingPathComponent(name))
+            #expect(copy == original, "Tests/HearthTests/FuzzChecks/\(name) is not Fuzz/Sources/FuzzChecks/\(name): run Fuzz/sync-checks.sh")
+        }
     }
 
     // MARK: - Findings

@@ -25,6 +25,7 @@ package enum Base64 {
             out.append(alphabet[Int(n & 0x3F)])
             i += 3
         }
+        assert(buffer.count - i < 3, "fewer than 3 bytes are left after the whole blocks")
         switch buffer.count - i {
         case 1:
             let n = UInt32(buffer[i]) << 16
@@ -40,6 +41,7 @@ package enum Base64 {
         default:
             break
         }
+        assert(out.count == (buffer.count + 2) / 3 * 4, "base64 writes 4 characters per started 3-byte block")
         return String(decoding: out, as: UTF8.self)
     }
 
@@ -84,6 +86,8 @@ package enum Base64 {
             }
             i += 4
         }
+        assert(out.count <= chars.count / 4 * 3 && out.count + 2 >= chars.count / 4 * 3,
+               "base64 reads 3 bytes per 4 characters, less at most 2 for padding")
         return out
     }
 

@@ -63,7 +63,10 @@ package struct SHA1Hasher: Sendable {
             let take = min(64 - pending.count, buffer.count)
             pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<take]))
             offset = take
-            guard pending.count == 64 else { return }
+            guard pending.count == 64 else {
+                assert(offset == buffer.count, "a partial block is left pending only when the input ran out")
+                return
+            }
             compressPending()
         }
         var local = state
@@ -75,6 +78,7 @@ package struct SHA1Hasher: Sendable {
         if offset < buffer.count {
             pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[offset...]))
         }
+        assert(pending.count < 64, "less than one block is pending between updates")
     }
 
     /// Pads the message, returns its 20-byte digest, and resets the hasher to the empty message.
@@ -99,12 +103,14 @@ package struct SHA1Hasher: Sendable {
             digest.append(UInt8(truncatingIfNeeded: word >> 8))
             digest.append(UInt8(truncatingIfNeeded: word))
         }
+        assert(digest.count == SHA1.digestByteCount, "a SHA-1 digest is 20 bytes")
         self = SHA1Hasher()
         return digest
     }
 
     /// Compresses the full 64-byte `pending` block and empties it.
     private mutating func compressPending() {
+        assert(pending.count == 64, "only a whole 64-byte block is compressed")
         var local = state
         pending.withUnsafeBytes { SHA1Hasher.compress(&local, $0) }
         state = local
@@ -113,6 +119,7 @@ package struct SHA1Hasher: Sendable {
 
     /// The SHA-1 compression function on one 64-byte block (FIPS 180-4 §6.1.2).
     private static func compress(_ state: inout State, _ block: UnsafeRawBufferPointer) {
+        assert(block.count == 64, "a SHA-1 block is 64 bytes")
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 80) { w in
             for t in 0..<16 {
                 w[t] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: t * 4, as: UInt32.self))

@@ -29,6 +29,7 @@ public struct Path: Sendable, Hashable, CustomStringConvertible, ExpressibleBySt
         let segments = Path.segments(of: string)
         try Path.validate(segments, printed: string)
         self.keys = segments.map { ChildKey($0) }
+        assert(keys.count <= Path.maxDepth, "a validated path is at most maxDepth keys deep")
     }
 
     /// Checks a path built from keys (``init(keys:)`` or a literal) against the rules of
@@ -67,7 +68,9 @@ public struct Path: Sendable, Hashable, CustomStringConvertible, ExpressibleBySt
     }
 
     private static func segments(of string: String) -> [String] {
-        string.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let segments = string.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        assert(segments.allSatisfy { !$0.isEmpty && !$0.contains("/") }, "a parsed path is normalised: no empty segment, no slash in a key")
+        return segments
     }
 
     /// `a/b/c`, or `/` for the root.
@@ -108,7 +111,10 @@ public struct Path: Sendable, Hashable, CustomStringConvertible, ExpressibleBySt
 
     /// The path of `other` relative to this one, when this one contains it; else `nil`.
     public func relativePath(to other: Path) -> Path? {
-        contains(other) ? Path(keys: Array(other.keys[keys.count...])) : nil
+        guard contains(other) else { return nil }
+        let relative = Path(keys: Array(other.keys[keys.count...]))
+        assert(appending(relative) == other, "a path followed by the relative path of one it contains is that path")
+        return relative
     }
 
     /// Whether this path lies under `.info`, which clients may read but never write.

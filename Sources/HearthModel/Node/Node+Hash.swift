@@ -51,7 +51,11 @@ extension Node {
     static func priorityOrdered(_ map: ChildMap) -> [(key: ChildKey, value: Node)] {
         let pairs = Array(map)
         guard pairs.contains(where: { $0.value.priority != nil }) else { return pairs }
-        return pairs.sorted { QueryIndex.priority.compare($0, $1) < 0 }
+        // The priority index's order (QueryIndex.priority): by priority, then by key.
+        return pairs.sorted {
+            let c = Node.compareForOrdering($0.value.priorityNode, $1.value.priorityNode)
+            return c != 0 ? c < 0 : ChildKey.compare($0.key, $1.key) < 0
+        }
     }
 
     static func priorityHashText(_ p: Priority) -> String {

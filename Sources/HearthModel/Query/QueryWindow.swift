@@ -67,6 +67,8 @@ extension QuerySpec {
             default: break
             }
         }
+        assert(selected.count <= (limit?.count ?? Int.max), "a window holds at most its limit's count of children")
+        assert(selected.allSatisfy { inRange($0.key, $0.value) }, "a window holds only children within the query's bounds")
         let result: Node = loadsAllData ? node : Node(children: ChildMap(sortedPairs: selected.sorted { ChildKey.compare($0.key, $1.key) < 0 }))
         return QueryWindow(entries: selected, node: result)
     }
@@ -74,6 +76,7 @@ extension QuerySpec {
     private func keyOrderedWindow(_ children: ChildMap) -> [(key: ChildKey, value: Node)] {
         var out: [(key: ChildKey, value: Node)] = []
         let cap = limit?.count ?? Int.max
+        assert(cap > 0, "a query's limit is positive (QuerySpec.settingLimit checks it)")
         if case .last = limit {
             let from = end.flatMap { b -> ChildKey? in
                 if case .string(let s)? = b.value.leafValue { return ChildKey(s) }
@@ -89,6 +92,7 @@ extension QuerySpec {
                 if out.count == cap { break }
             }
             out.reverse()
+            assert(out.count <= cap, "a limitToLast window holds at most its limit")
         } else {
             let from = start.flatMap { b -> ChildKey? in
                 if case .string(let s)? = b.value.leafValue { return ChildKey(s) }
@@ -103,7 +107,10 @@ extension QuerySpec {
                 out.append(pair)
                 if out.count == cap { break }
             }
+            assert(out.count <= cap, "a limitToFirst window holds at most its limit")
         }
+        assert(zip(out, out.dropFirst()).allSatisfy { ChildKey.compare($0.key, $1.key) < 0 },
+               "a key-ordered window is in strictly ascending key order")
         return out
     }
 }

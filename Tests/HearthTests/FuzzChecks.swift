@@ -1,1 +1,0 @@
-../../Fuzz/Sources/FuzzChecks/FuzzChecks.swift

@@ -1,0 +1,4 @@
+// Fixture (acyclic): another module importing Core (App -> Core, App/. -> Core/.).
+import Core
+
+let root = Root.high

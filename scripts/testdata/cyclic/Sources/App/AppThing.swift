@@ -1,0 +1,6 @@
+// Fixture (cyclic): App imports Core.
+import Core
+
+public struct AppThing {
+    let thing = CoreThing()
+}
