@@ -18,13 +18,14 @@ struct CheckpointEncoder {
     var bodyVersion: UInt32 = CheckpointFormat.version
 
     /// Encodes `state` and passes the body's bytes to `write` in order.
-    func encode(_ state: StoreState, write: ([UInt8]) throws -> Void) throws -> Summary {
+    /// - Throws: only what `write` throws (encoding itself cannot fail).
+    func encode<E: Error>(_ state: StoreState, write: ([UInt8]) throws(E) -> Void) throws(E) -> Summary {
         var summary = Summary()
         var chunks: [CheckpointFormat.Chunk] = []
         var priorities: [(path: Path, priority: Priority)] = []
         var offset: UInt64 = 0
 
-        func emit(_ path: Path, _ kind: CheckpointFormat.Chunk.Kind, _ raw: [UInt8]) throws {
+        func emit(_ path: Path, _ kind: CheckpointFormat.Chunk.Kind, _ raw: [UInt8]) throws(E) {
             let (stored, compressed) = store(raw)
             try write(stored)
             chunks.append(CheckpointFormat.Chunk(
@@ -37,7 +38,7 @@ struct CheckpointEncoder {
 
         /// Emits a run of consecutive children of the node at `path` as one range chunk: a
         /// children node (no priority) whose child encodings are already in `parts`.
-        func emitRun(_ path: Path, _ parts: inout [(key: ChildKey, bytes: [UInt8])], _ size: inout Int) throws {
+        func emitRun(_ path: Path, _ parts: inout [(key: ChildKey, bytes: [UInt8])], _ size: inout Int) throws(E) {
             guard let first = parts.first, let last = parts.last else { return }
             var w = ByteWriter(capacity: size + 16)
             w.u8(0x07)
@@ -55,7 +56,7 @@ struct CheckpointEncoder {
         // returns the node's encoding when it fits in one chunk, for its parent to embed; else
         // emits its children as runs of about `chunkTarget` bytes (recursing into any child
         // that does not fit) and returns nil.
-        func process(_ node: Node, at path: Path) throws -> [UInt8]? {
+        func process(_ node: Node, at path: Path) throws(E) -> [UInt8]? {
             if node.isLeaf {
                 let raw = NodeCodec.encode(node)
                 if raw.count <= CheckpointFormat.chunkTarget { return raw }
@@ -97,7 +98,7 @@ struct CheckpointEncoder {
         if bodyVersion >= 2 {
             var run: [PendingWrite] = []
             var events = ByteWriter(capacity: CheckpointFormat.writeChunkTarget + 1024)
-            func emitWrites() throws {
+            func emitWrites() throws(E) {
                 guard let first = run.first, let last = run.last else { return }
                 var raw = ByteWriter(capacity: events.bytes.count + 8)
                 raw.varint(run.count)

@@ -159,16 +159,16 @@ public final class Store: Sendable {
         var checkpointLSN: LSN = 0
         var checkpointBytes: UInt64 = 0
         if let checkpoint = log.checkpoint {
-            let r = try CheckpointReader(checkpoint)
+            let r = try readingCheckpoint { () throws(CheckpointError) in try CheckpointReader(checkpoint) }
             // Eager: the pending writes too (lazy: as reads, views and writes need them).
-            if !options.lazyCacheLoad { try r.directory.state.writes.decodeAll() }
+            if !options.lazyCacheLoad { try readingCheckpoint { () throws(CheckpointError) in try r.directory.state.writes.decodeAll() } }
             loading = LoadingState(state: r.directory.state, cacheLoaded: false)
             checkpointLSN = checkpoint.lsn
             checkpointBytes = checkpoint.bodySize
             if r.directory.chunks.isEmpty {
                 loading.finishLoading(cache: .empty)
             } else if !options.lazyCacheLoad {
-                loading.finishLoading(cache: try r.fullCache())
+                loading.finishLoading(cache: try readingCheckpoint { () throws(CheckpointError) in try r.fullCache() })
             } else {
                 reader = r
             }
@@ -188,7 +188,7 @@ public final class Store: Sendable {
                     if case .cachePruned = e, !loading.cacheLoaded, let r = reader {
                         // A prune in the tail (a crash between a prune and its checkpoint)
                         // changes the cache, which must be loaded first.
-                        loading.finishLoading(cache: try r.fullCache())
+                        loading.finishLoading(cache: try readingCheckpoint { () throws(CheckpointError) in try r.fullCache() })
                         reader = nil
                     }
                     loading.apply(e)
@@ -251,7 +251,7 @@ public final class Store: Sendable {
         defer { loaded.leave() }
         guard let reader = core.withLock({ $0.reader }) else { return }
         do {
-            let cache = try reader.fullCache()
+            let cache = try readingCheckpoint { () throws(CheckpointError) in try reader.fullCache() }
             core.withLock {
                 $0.loading.finishLoading(cache: cache)
                 $0.reader = nil
@@ -567,7 +567,7 @@ public final class Store: Sendable {
     static func serverValue(_ loading: LoadingState, _ reader: CheckpointReader?, at path: Path) throws(StoreError) -> Node {
         if loading.cacheLoaded { return loading.state.serverCache.child(at: path) }
         guard let reader else { return loading.serverValue(at: path, base: .empty) }
-        let base = try reader.partialCache(for: path).child(at: path)
+        let base = try readingCheckpoint { () throws(CheckpointError) in try reader.partialCache(for: path) }.child(at: path)
         return loading.serverValue(at: path, base: base)
     }
 
@@ -577,7 +577,7 @@ public final class Store: Sendable {
     static func serverValue(_ loading: LoadingState, _ reader: CheckpointReader?, at path: Path,
                             children keys: Set<ChildKey>?) throws(StoreError) -> Node {
         guard let keys, !loading.cacheLoaded, let reader else { return try serverValue(loading, reader, at: path) }
-        let base = try reader.partialCache(forChildren: keys, of: path).child(at: path)
+        let base = try readingCheckpoint { () throws(CheckpointError) in try reader.partialCache(forChildren: keys, of: path) }.child(at: path)
         return loading.serverChildren(keys, at: path, base: base)
     }
 
@@ -642,7 +642,7 @@ public final class Store: Sendable {
         if writes.isDecoded { return loadedCore }
         // Decoded outside the lock; the chunks are shared with the store's state, which then
         // reads them from memory.
-        do throws(StoreError) { try writes.decodeAll() } catch {
+        do throws(StoreError) { try readingCheckpoint { () throws(CheckpointError) in try writes.decodeAll() } } catch {
             core.withLock {
                 if $0.loadError == nil { $0.loadError = error }
                 $0.poisoned = $0.poisoned ?? "checkpoint load failed: \(error)"

@@ -43,7 +43,7 @@ extension StoreBatch {
             return removedInBatch(id) ? nil : write
         }
         guard !removedInBatch(id) else { return nil }
-        return try base.writes.write(id)
+        return try readingCheckpoint { () throws(CheckpointError) in try base.writes.write(id) }
     }
 
     private func removedInBatch(_ id: Int64) -> Bool {
@@ -54,7 +54,7 @@ extension StoreBatch {
     /// purges its outstanding writes). Returns their ids, oldest first.
     @discardableResult
     public mutating func removeAllWrites() throws(StoreError) -> [Int64] {
-        var ids = try base.writes.all().map(\.id)
+        var ids = try readingCheckpoint { () throws(CheckpointError) in try base.writes.all() }.map(\.id)
         for case .writeSaved(let write) in events { ids.append(write.id) }
         ids = ids.filter { !removedInBatch($0) }
         for id in ids { try revertWrite(id) }

@@ -113,7 +113,7 @@ public struct StoreBatch {
     private func hasWrite(_ id: Int64) throws(StoreError) -> Bool {
         if writesRemoved.contains(id) { return false }
         if writesAdded.contains(id) { return true }
-        return try base.writes.write(id) != nil
+        return try readingCheckpoint { () throws(CheckpointError) in try base.writes.write(id) } != nil
     }
 
     /// Removes a write the server acknowledged.
