@@ -217,7 +217,7 @@ public final class Store: Sendable {
         // pending write): past `openReplayCheckpointBytes` the background maintenance writes a
         // checkpoint now rather than at the usual threshold, and the next open reads it instead.
         core.checkpointRequested = replayedBytes >= Store.openReplayCheckpointBytes
-        core.views.restore(loading, reader: reader, now: options.clock())
+        core.views.restore(PersistedCacheReader(loading: loading, reader: reader), now: options.clock())
         let store = Store(directory: directory, options: options, log: log, recovery: recovery, core: core)
 
         if reader != nil {
@@ -332,7 +332,7 @@ public final class Store: Sendable {
             let (events, viewOperations) = try Store.collectEvents(core.loading, reader: core.reader, now: now, build)
             if events.isEmpty {
                 // Nothing to persist; a listen's completion may still concern its view.
-                let deliveries = core.views.apply([], viewOperations, core.loading, reader: core.reader, prior: ViewHost.Prior([], core.loading.state), now: now)
+                let deliveries = core.views.apply([], viewOperations, core.persisted, prior: ViewHost.Prior([], core.loading.state), now: now)
                 if !deliveries.isEmpty { eventQueue.async { for (e, handler) in deliveries { handler(e) } } }
                 return (nil, [], false, false)
             }
@@ -355,7 +355,7 @@ public final class Store: Sendable {
             for e in events { core.loading.apply(e) }
             // The views follow the state in the same order; their events are queued while the
             // lock is held, so handlers see commits in LSN order.
-            let deliveries = core.views.apply(events, viewOperations, core.loading, reader: core.reader, prior: prior, now: now)
+            let deliveries = core.views.apply(events, viewOperations, core.persisted, prior: prior, now: now)
             if !deliveries.isEmpty { eventQueue.async { for (e, handler) in deliveries { handler(e) } } }
             core.lastLSN = lsn
             core.logBytesSinceCheckpoint += payload.count
@@ -426,7 +426,7 @@ public final class Store: Sendable {
         _ loading: LoadingState, reader: CheckpointReader?, now: Int64, _ build: (inout StoreBatch) throws(StoreError) -> Void
     ) throws(StoreError) -> ([StoreEvent], [StoreBatch.ViewOperation]) {
         var batch = StoreBatch(base: loading.state, now: now) { path in
-            (try? Store.serverValue(loading, reader, at: path)) ?? .empty
+            (try? PersistedCacheReader(loading: loading, reader: reader).serverValue(at: path)) ?? .empty
         }
         try build(&batch)
         if let damage = batch.damage { throw damage }
@@ -560,25 +560,7 @@ public final class Store: Sendable {
     /// way to `path`.
     /// - Throws: ``StoreError/corruptCheckpoint(file:offset:reason:)`` if a needed chunk is damaged.
     public func serverValue(at path: Path) throws(StoreError) -> Node {
-        let (loading, reader) = core.withLock { ($0.loading, $0.reader) }
-        return try Store.serverValue(loading, reader, at: path)
-    }
-
-    static func serverValue(_ loading: LoadingState, _ reader: CheckpointReader?, at path: Path) throws(StoreError) -> Node {
-        if loading.cacheLoaded { return loading.state.serverCache.child(at: path) }
-        guard let reader else { return loading.serverValue(at: path, base: .empty) }
-        let base = try readingCheckpoint { () throws(CheckpointError) in try reader.partialCache(for: path) }.child(at: path)
-        return loading.serverValue(at: path, base: base)
-    }
-
-    /// The server's data at `path` restricted to the children `keys` (other children may be
-    /// missing; `nil` keys: the whole value). Before the background load finishes this
-    /// decodes only the checkpoint chunks holding those children.
-    static func serverValue(_ loading: LoadingState, _ reader: CheckpointReader?, at path: Path,
-                            children keys: Set<ChildKey>?) throws(StoreError) -> Node {
-        guard let keys, !loading.cacheLoaded, let reader else { return try serverValue(loading, reader, at: path) }
-        let base = try readingCheckpoint { () throws(CheckpointError) in try reader.partialCache(forChildren: keys, of: path) }.child(at: path)
-        return loading.serverChildren(keys, at: path, base: base)
+        try core.withLock { $0.persisted }.serverValue(at: path)
     }
 
     /// The data at `path` as the user sees it: server data with pending writes applied and
@@ -595,11 +577,11 @@ public final class Store: Sendable {
         }
         // A consistent snapshot of the server data and the overlay, read outside the lock
         // (the pending writes as of open that touch `path` reach the overlay first).
-        let (loading, reader, overlay) = try core.withLock { (core: inout Core) throws(StoreError) in
+        let (persisted, overlay) = try core.withLock { (core: inout Core) throws(StoreError) in
             try core.views.restoreRegion(path)
-            return (core.loading, core.reader, core.views.tree.visibleWrites)
+            return (core.persisted, core.views.tree.visibleWrites)
         }
-        let base = try Store.serverValue(loading, reader, at: path)
+        let base = try persisted.serverValue(at: path)
         return overlay.completeEventCache(at: path, completeServerCache: base) ?? base
     }
 
@@ -618,13 +600,13 @@ public final class Store: Sendable {
         try StoreBatch.validate(path)
         if includePending {
             let (window, complete) = try core.withLock { (core: inout Core) throws(StoreError) in
-                try core.views.window(query, at: path, core.loading, reader: core.reader)
+                try core.views.window(query, at: path, core.persisted)
             }
             return QueryResult(window: window, complete: complete)
         }
-        let (loading, reader) = core.withLock { ($0.loading, $0.reader) }
-        let server = try Store.serverValue(loading, reader, at: path)
-        return QueryResult(window: query.window(of: server), complete: loading.state.isServerCacheComplete(path: path, query: query))
+        let persisted = core.withLock { $0.persisted }
+        let server = try persisted.serverValue(at: path)
+        return QueryResult(window: query.window(of: server), complete: persisted.loading.state.isServerCacheComplete(path: path, query: query))
     }
 
     /// The whole state (waits for the background load).

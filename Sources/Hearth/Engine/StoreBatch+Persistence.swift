@@ -219,11 +219,12 @@ extension Store {
     /// the rules select are decoded.
     /// - Throws: ``StoreError/corruptCheckpoint(file:offset:reason:)`` if a needed chunk is damaged.
     public func serverCache(for location: QueryLocation) throws(StoreError) -> (node: Node, complete: Bool)? {
-        let (loading, reader) = core.withLock { ($0.loading, $0.reader) }
+        let persisted = core.withLock { $0.persisted }
+        let loading = persisted.loading
         var failure: StoreError?
         let result = loading.state.persistedServerCache(at: location.path, query: location.query) { keys in
             do throws(StoreError) {
-                return try Store.serverValue(loading, reader, at: location.path, children: keys)
+                return try persisted.serverValue(at: location.path, children: keys)
             } catch {
                 failure = error
                 return .empty
