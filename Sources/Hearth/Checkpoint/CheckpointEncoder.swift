@@ -23,17 +23,24 @@ struct CheckpointEncoder {
     func encode<E: Error>(_ state: StoreState, write: ([UInt8]) throws(E) -> Void) throws(E) -> Summary {
         var summary = Summary()
         var offset: UInt64 = 0
-        let (chunks, priorities) = try writeCache(state.serverCache, offset: &offset, summary: &summary, write: write)
-        let writeChunks = bodyVersion >= 2 ? try writePendingWrites(state.pendingWrites, offset: &offset, write: write) : []
+        var written: UInt64 = 0
+        func put(_ bytes: [UInt8]) throws(E) {
+            try write(bytes)
+            written += UInt64(bytes.count)
+        }
+        let (chunks, priorities) = try writeCache(state.serverCache, offset: &offset, summary: &summary, write: put)
+        let writeChunks = bodyVersion >= 2 ? try writePendingWrites(state.pendingWrites, offset: &offset, write: put) : []
+        assert(offset == written, "the directory starts where the chunks end")
 
         let directoryRaw = encodeDirectory(state, priorities: priorities, chunks: chunks, writeChunks: writeChunks)
         let (directoryStored, directoryCompressed) = store(directoryRaw)
-        try write(directoryStored)
+        try put(directoryStored)
 
-        try write(trailer(directoryAt: offset, stored: directoryStored, rawCount: directoryRaw.count, compressed: directoryCompressed))
+        try put(trailer(directoryAt: offset, stored: directoryStored, rawCount: directoryRaw.count, compressed: directoryCompressed))
 
         summary.chunkCount = chunks.count
         summary.bodyBytes = offset + UInt64(directoryStored.count) + UInt64(CheckpointFormat.trailerSize)
+        assert(summary.bodyBytes == written, "the summary's body size is the bytes written")
         return summary
     }
 
@@ -47,6 +54,7 @@ struct CheckpointEncoder {
 
         func emit(_ path: Path, _ kind: CheckpointFormat.Chunk.Kind, _ raw: [UInt8]) throws(E) {
             let (stored, compressed) = store(raw)
+            assert(!compressed || stored.count < raw.count, "a chunk is stored compressed only when that is smaller")
             try write(stored)
             chunks.append(CheckpointFormat.Chunk(
                 path: path, kind: kind, offset: offset, storedLength: stored.count, rawLength: raw.count,
@@ -130,6 +138,7 @@ struct CheckpointEncoder {
             raw.raw(events.bytes)
             let (minPath, maxPath, filter) = Self.pathSummary(of: run)
             let (stored, compressed) = store(raw.bytes)
+            assert(writeChunks.last.map { $0.lastID < first.id } ?? true, "write chunks hold increasing, disjoint id ranges")
             try write(stored)
             writeChunks.append(CheckpointFormat.WriteChunk(
                 firstID: first.id, lastID: last.id, count: run.count, minPath: minPath, maxPath: maxPath,
@@ -174,6 +183,7 @@ struct CheckpointEncoder {
         trailer.raw([0, 0, 0])
         trailer.u32(CRC32C.mask(CRC32C.checksum(stored)))
         trailer.u32(CRC32C.mask(CRC32C.checksum(trailer.bytes)))
+        assert(trailer.bytes.count == CheckpointFormat.trailerSize, "the trailer has its fixed size")
         return trailer.bytes
     }
 

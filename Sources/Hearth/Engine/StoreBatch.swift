@@ -104,6 +104,7 @@ public struct StoreBatch {
         case .update(let children): try StoreBatch.validate(children, at: path)
         }
         let id = nextWriteID
+        assert(id > base.lastWriteID, "a new write's id is above every id the state has seen")
         nextWriteID += 1
         writesAdded.insert(id)
         events.append(.writeSaved(PendingWrite(id: id, path: path, operation: operation)))

@@ -50,6 +50,7 @@ final class ViewHost: @unchecked Sendable {
             assert(events.isEmpty, "a restored write raised view events")
         }
         if unrestored.isEmpty { restoreContext = nil }
+        assert(restoreContext == nil || !unrestored.isEmpty, "a restore context is kept only while writes are unrestored")
     }
 
     /// Restores what committing `events` will need (before the commit is logged, so that a
@@ -136,6 +137,7 @@ final class ViewHost: @unchecked Sendable {
         // from the writes restored so far.)
         try? restoreRegion(location.path)
         let id = newRegistration()
+        assert(listeners[id] == nil, "a materializing registration is no client listener's")
         materialized[location] = id
         _ = tree.addListener(at: location.path, query: location.query, registration: id, kinds: [], cache: cache)
     }
@@ -153,6 +155,7 @@ final class ViewHost: @unchecked Sendable {
     func addListener(_ listener: Listener, kinds: ViewEventKinds, _ cache: PersistedCacheReader) throws(StoreError) -> (RegistrationID, [ViewEvent]) {
         try restoreRegion(listener.location.path)
         let id = newRegistration()
+        assert(listeners[id] == nil && !materialized.values.contains(id), "registration ids are never reused")
         listeners[id] = listener
         // A view asked for first is built first.
         pendingRebuild.removeAll { $0 == listener.location }

@@ -85,6 +85,9 @@ struct PendingWriteList: Sendable {
     init() {}
 
     init(chunks: [LazyWriteChunk]) {
+        // The directory's decoder refuses any other chunks; the binary search relies on it.
+        assert(zip(chunks, chunks.dropFirst()).allSatisfy { $0.entry.lastID < $1.entry.firstID },
+               "write chunks hold increasing, disjoint id ranges")
         self.chunks = chunks
     }
 
