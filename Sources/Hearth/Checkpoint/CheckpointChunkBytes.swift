@@ -7,8 +7,8 @@
 enum CheckpointChunkBytes {
     static func read(
         _ checkpoint: Checkpoint, offset: UInt64, storedLength: Int, rawLength: Int, compressed: Bool, crc: UInt32,
-        corrupt: (String) -> StoreError
-    ) throws(StoreError) -> [UInt8] {
+        corrupt: (String) -> CheckpointError
+    ) throws(CheckpointError) -> [UInt8] {
         let stored: [UInt8]
         do { stored = try checkpoint.read(offset: offset, count: storedLength) } catch { throw .log(error) }
         guard CRC32C.mask(CRC32C.checksum(stored)) == crc else { throw corrupt("checksum mismatch") }

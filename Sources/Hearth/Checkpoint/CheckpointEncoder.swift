@@ -17,15 +17,44 @@ struct CheckpointEncoder {
     /// earlier builds).
     var bodyVersion: UInt32 = CheckpointFormat.version
 
-    /// Encodes `state` and passes the body's bytes to `write` in order.
-    func encode(_ state: StoreState, write: ([UInt8]) throws -> Void) throws -> Summary {
+    /// Encodes `state` and passes the body's bytes to `write` in order: the cache chunks, the
+    /// pending-write chunks (format 2), the directory, the trailer.
+    /// - Throws: only what `write` throws (encoding itself cannot fail).
+    func encode<E: Error>(_ state: StoreState, write: ([UInt8]) throws(E) -> Void) throws(E) -> Summary {
         var summary = Summary()
+        var offset: UInt64 = 0
+        var written: UInt64 = 0
+        func put(_ bytes: [UInt8]) throws(E) {
+            try write(bytes)
+            written += UInt64(bytes.count)
+        }
+        let (chunks, priorities) = try writeCache(state.serverCache, offset: &offset, summary: &summary, write: put)
+        let writeChunks = bodyVersion >= 2 ? try writePendingWrites(state.pendingWrites, offset: &offset, write: put) : []
+        assert(offset == written, "the directory starts where the chunks end")
+
+        let directoryRaw = encodeDirectory(state, priorities: priorities, chunks: chunks, writeChunks: writeChunks)
+        let (directoryStored, directoryCompressed) = store(directoryRaw)
+        try put(directoryStored)
+
+        try put(trailer(directoryAt: offset, stored: directoryStored, rawCount: directoryRaw.count, compressed: directoryCompressed))
+
+        summary.chunkCount = chunks.count
+        summary.bodyBytes = offset + UInt64(directoryStored.count) + UInt64(CheckpointFormat.trailerSize)
+        assert(summary.bodyBytes == written, "the summary's body size is the bytes written")
+        return summary
+    }
+
+    /// Writes the server cache as chunks from `offset` on and returns their directory entries
+    /// and the priorities of the nodes split across chunks.
+    func writeCache<E: Error>(
+        _ cache: Node, offset: inout UInt64, summary: inout Summary, write: ([UInt8]) throws(E) -> Void
+    ) throws(E) -> (chunks: [CheckpointFormat.Chunk], priorities: [(path: Path, priority: Priority)]) {
         var chunks: [CheckpointFormat.Chunk] = []
         var priorities: [(path: Path, priority: Priority)] = []
-        var offset: UInt64 = 0
 
-        func emit(_ path: Path, _ kind: CheckpointFormat.Chunk.Kind, _ raw: [UInt8]) throws {
+        func emit(_ path: Path, _ kind: CheckpointFormat.Chunk.Kind, _ raw: [UInt8]) throws(E) {
             let (stored, compressed) = store(raw)
+            assert(!compressed || stored.count < raw.count, "a chunk is stored compressed only when that is smaller")
             try write(stored)
             chunks.append(CheckpointFormat.Chunk(
                 path: path, kind: kind, offset: offset, storedLength: stored.count, rawLength: raw.count,
@@ -37,7 +66,7 @@ struct CheckpointEncoder {
 
         /// Emits a run of consecutive children of the node at `path` as one range chunk: a
         /// children node (no priority) whose child encodings are already in `parts`.
-        func emitRun(_ path: Path, _ parts: inout [(key: ChildKey, bytes: [UInt8])], _ size: inout Int) throws {
+        func emitRun(_ path: Path, _ parts: inout [(key: ChildKey, bytes: [UInt8])], _ size: inout Int) throws(E) {
             guard let first = parts.first, let last = parts.last else { return }
             var w = ByteWriter(capacity: size + 16)
             w.u8(0x07)
@@ -55,7 +84,7 @@ struct CheckpointEncoder {
         // returns the node's encoding when it fits in one chunk, for its parent to embed; else
         // emits its children as runs of about `chunkTarget` bytes (recursing into any child
         // that does not fit) and returns nil.
-        func process(_ node: Node, at path: Path) throws -> [UInt8]? {
+        func process(_ node: Node, at path: Path) throws(E) -> [UInt8]? {
             if node.isLeaf {
                 let raw = NodeCodec.encode(node)
                 if raw.count <= CheckpointFormat.chunkTarget { return raw }
@@ -87,65 +116,75 @@ struct CheckpointEncoder {
             return nil
         }
 
-        if !state.serverCache.isEmpty, let whole = try process(state.serverCache, at: .root) {
+        if !cache.isEmpty, let whole = try process(cache, at: .root) {
             try emit(.root, .whole, whole)
         }
+        return (chunks, priorities)
+    }
 
-        // Format 2: the pending writes, in id order, as runs of about `writeChunkTarget` raw
-        // bytes, each summarized in the directory (id range, path range, path filter).
+    /// Format 2: writes the pending writes from `offset` on, in id order, as runs of about
+    /// `writeChunkTarget` raw bytes, and returns their directory entries (id range, path range,
+    /// path filter).
+    func writePendingWrites<E: Error>(
+        _ writes: some Sequence<PendingWrite>, offset: inout UInt64, write: ([UInt8]) throws(E) -> Void
+    ) throws(E) -> [CheckpointFormat.WriteChunk] {
         var writeChunks: [CheckpointFormat.WriteChunk] = []
-        if bodyVersion >= 2 {
-            var run: [PendingWrite] = []
-            var events = ByteWriter(capacity: CheckpointFormat.writeChunkTarget + 1024)
-            func emitWrites() throws {
-                guard let first = run.first, let last = run.last else { return }
-                var raw = ByteWriter(capacity: events.bytes.count + 8)
-                raw.varint(run.count)
-                raw.raw(events.bytes)
-                var minPath = first.path, maxPath = first.path
-                var entries = Set<CheckpointFormat.PathFilter.Entry>()
-                for w in run {
-                    if CheckpointFormat.pathOrder(w.path, minPath) < 0 { minPath = w.path }
-                    if CheckpointFormat.pathOrder(w.path, maxPath) > 0 { maxPath = w.path }
-                    CheckpointFormat.PathFilter.entries(forWriteAt: w.path, into: &entries)
-                }
-                let (stored, compressed) = store(raw.bytes)
-                try write(stored)
-                writeChunks.append(CheckpointFormat.WriteChunk(
-                    firstID: first.id, lastID: last.id, count: run.count, minPath: minPath, maxPath: maxPath,
-                    filter: CheckpointFormat.PathFilter(entries), offset: offset, storedLength: stored.count,
-                    rawLength: raw.bytes.count, compressed: compressed, crc: CRC32C.mask(CRC32C.checksum(stored))))
-                offset += UInt64(stored.count)
-                run.removeAll(keepingCapacity: true)
-                events = ByteWriter(capacity: CheckpointFormat.writeChunkTarget + 1024)
-            }
-            for w in state.pendingWrites {
-                EventCodec.encode(.writeSaved(w), into: &events)
-                run.append(w)
-                if events.bytes.count >= CheckpointFormat.writeChunkTarget { try emitWrites() }
-            }
-            try emitWrites()
+        var run: [PendingWrite] = []
+        var events = ByteWriter(capacity: CheckpointFormat.writeChunkTarget + 1024)
+        func emitWrites() throws(E) {
+            guard let first = run.first, let last = run.last else { return }
+            var raw = ByteWriter(capacity: events.bytes.count + 8)
+            raw.varint(run.count)
+            raw.raw(events.bytes)
+            let (minPath, maxPath, filter) = Self.pathSummary(of: run)
+            let (stored, compressed) = store(raw.bytes)
+            assert(writeChunks.last.map { $0.lastID < first.id } ?? true, "write chunks hold increasing, disjoint id ranges")
+            try write(stored)
+            writeChunks.append(CheckpointFormat.WriteChunk(
+                firstID: first.id, lastID: last.id, count: run.count, minPath: minPath, maxPath: maxPath,
+                filter: filter, offset: offset, storedLength: stored.count,
+                rawLength: raw.bytes.count, compressed: compressed, crc: CRC32C.mask(CRC32C.checksum(stored))))
+            offset += UInt64(stored.count)
+            run.removeAll(keepingCapacity: true)
+            events = ByteWriter(capacity: CheckpointFormat.writeChunkTarget + 1024)
         }
+        for w in writes {
+            EventCodec.encode(.writeSaved(w), into: &events)
+            run.append(w)
+            if events.bytes.count >= CheckpointFormat.writeChunkTarget { try emitWrites() }
+        }
+        try emitWrites()
+        return writeChunks
+    }
 
-        let directoryRaw = encodeDirectory(state, priorities: priorities, chunks: chunks, writeChunks: writeChunks)
-        let (directoryStored, directoryCompressed) = store(directoryRaw)
-        try write(directoryStored)
+    /// A write chunk's summary for the directory: the least and greatest path of its writes
+    /// (in ``CheckpointFormat/pathOrder(_:_:)``) and the filter of the paths they touch.
+    static func pathSummary(of run: [PendingWrite]) -> (min: Path, max: Path, filter: CheckpointFormat.PathFilter) {
+        var minPath = run.first?.path ?? .root, maxPath = minPath
+        var entries = Set<CheckpointFormat.PathFilter.Entry>()
+        for w in run {
+            if CheckpointFormat.pathOrder(w.path, minPath) < 0 { minPath = w.path }
+            if CheckpointFormat.pathOrder(w.path, maxPath) > 0 { maxPath = w.path }
+            CheckpointFormat.PathFilter.entries(forWriteAt: w.path, into: &entries)
+        }
+        return (minPath, maxPath, CheckpointFormat.PathFilter(entries))
+    }
 
+    /// The body's trailer (FORMAT.md §7): where the directory is, its sizes and checksum, and
+    /// the trailer's own checksum.
+    func trailer(directoryAt offset: UInt64, stored: [UInt8], rawCount: Int, compressed: Bool) -> [UInt8] {
         var trailer = ByteWriter(capacity: CheckpointFormat.trailerSize)
         trailer.raw(CheckpointFormat.magic)
         trailer.u32(bodyVersion)
         trailer.u64(offset)
-        trailer.u32(UInt32(directoryStored.count))
-        trailer.u32(UInt32(directoryRaw.count))
-        trailer.u8(directoryCompressed ? 1 : 0)
+        trailer.u32(UInt32(stored.count))
+        trailer.u32(UInt32(rawCount))
+        trailer.u8(compressed ? 1 : 0)
         trailer.raw([0, 0, 0])
-        trailer.u32(CRC32C.mask(CRC32C.checksum(directoryStored)))
+        trailer.u32(CRC32C.mask(CRC32C.checksum(stored)))
         trailer.u32(CRC32C.mask(CRC32C.checksum(trailer.bytes)))
-        try write(trailer.bytes)
-
-        summary.chunkCount = chunks.count
-        summary.bodyBytes = offset + UInt64(directoryStored.count) + UInt64(CheckpointFormat.trailerSize)
-        return summary
+        assert(trailer.bytes.count == CheckpointFormat.trailerSize, "the trailer has its fixed size")
+        return trailer.bytes
     }
 
     /// The bytes to store for `raw`: compressed when that saves enough, else raw.

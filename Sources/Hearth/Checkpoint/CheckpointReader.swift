@@ -11,11 +11,11 @@ final class CheckpointReader: Sendable {
     private let decoded = Mutex<[Int: Node]>([:])
 
     /// Reads and verifies the trailer and directory.
-    init(_ checkpoint: Checkpoint) throws(StoreError) {
+    init(_ checkpoint: Checkpoint) throws(CheckpointError) {
         self.checkpoint = checkpoint
         let file = checkpoint.fileName
-        func corrupt(_ offset: UInt64, _ reason: String) -> StoreError {
-            .corruptCheckpoint(file: file, offset: offset, reason: reason)
+        func corrupt(_ offset: UInt64, _ reason: String) -> CheckpointError {
+            .corrupt(file: file, offset: offset, reason: reason)
         }
         let size = checkpoint.bodySize
         guard size >= UInt64(CheckpointFormat.trailerSize) else { throw corrupt(0, "body of \(size) bytes has no trailer") }
@@ -42,7 +42,7 @@ final class CheckpointReader: Sendable {
             }
             guard dirRaw <= 256 << 20 else { throw corrupt(trailerAt, "directory raw size \(dirRaw) too large") }
             let stored: [UInt8]
-            do { stored = try checkpoint.read(offset: dirOffset, count: dirStored) } catch { throw StoreError.log(error) }
+            do { stored = try checkpoint.read(offset: dirOffset, count: dirStored) } catch { throw CheckpointError.log(error) }
             guard CRC32C.mask(CRC32C.checksum(stored)) == dirCRC else { throw corrupt(dirOffset, "directory checksum mismatch") }
             let raw: [UInt8]
             if dirCompressed {
@@ -56,7 +56,7 @@ final class CheckpointReader: Sendable {
             } catch {
                 throw corrupt(dirOffset, "directory: \(error)")
             }
-        } catch let e as StoreError {
+        } catch let e as CheckpointError {
             throw e
         } catch {
             throw corrupt(trailerAt, "\(error)")
@@ -183,11 +183,11 @@ final class CheckpointReader: Sendable {
     }
 
     /// The node a chunk holds: the whole node at its path, or a children node of its range.
-    func chunk(_ index: Int) throws(StoreError) -> Node {
+    func chunk(_ index: Int) throws(CheckpointError) -> Node {
         if let node = decoded.withLock({ $0[index] }) { return node }
         let c = directory.chunks[index]
-        func corrupt(_ reason: String) -> StoreError {
-            .corruptCheckpoint(file: checkpoint.fileName, offset: c.offset, reason: "chunk \(index) at \(c.path): \(reason)")
+        func corrupt(_ reason: String) -> CheckpointError {
+            .corrupt(file: checkpoint.fileName, offset: c.offset, reason: "chunk \(index) at \(c.path): \(reason)")
         }
         let raw = try CheckpointChunkBytes.read(
             checkpoint, offset: c.offset, storedLength: c.storedLength, rawLength: c.rawLength, compressed: c.compressed, crc: c.crc,
@@ -205,7 +205,7 @@ final class CheckpointReader: Sendable {
     /// Built bottom-up: each node is made once from its children in key order (range chunks
     /// come in key order, recursively split children are assembled first), so the whole
     /// cache costs O(n) tree work rather than a path update per child.
-    func assemble(include: (CheckpointFormat.Chunk) -> Bool, prioritiesUnder: Path?) throws(StoreError) -> Node {
+    func assemble(include: (CheckpointFormat.Chunk) -> Bool, prioritiesUnder: Path?) throws(CheckpointError) -> Node {
         // Group the selected chunks by their path, in directory order.
         var byPath: [Path: [Int]] = [:]
         for (i, c) in directory.chunks.enumerated() where include(c) { byPath[c.path, default: []].append(i) }
@@ -223,7 +223,7 @@ final class CheckpointReader: Sendable {
                 p = parent
             }
         }
-        func build(_ path: Path, depth: Int) throws(StoreError) -> Node {
+        func build(_ path: Path, depth: Int) throws(CheckpointError) -> Node {
             var pairs: [(key: ChildKey, value: Node)] = []
             var wholeNode: Node?
             for i in byPath[path] ?? [] {
@@ -255,13 +255,13 @@ final class CheckpointReader: Sendable {
     }
 
     /// The whole server cache.
-    func fullCache() throws(StoreError) -> Node {
+    func fullCache() throws(CheckpointError) -> Node {
         try assemble(include: { _ in true }, prioritiesUnder: nil)
     }
 
     /// The server cache as far as needed to read `path` exactly (other locations may be
     /// missing): only the chunks on the way to and below `path` are decoded.
-    func partialCache(for path: Path) throws(StoreError) -> Node {
+    func partialCache(for path: Path) throws(CheckpointError) -> Node {
         try assemble(include: { $0.isRelevant(to: path) }, prioritiesUnder: path)
     }
 
@@ -269,12 +269,12 @@ final class CheckpointReader: Sendable {
     /// (other locations may be missing): only the chunks on the way to `parent` and those
     /// holding the children are decoded — in a node split into key-range chunks, the ones
     /// whose range holds a key.
-    func partialCache(forChildren keys: Set<ChildKey>, of parent: Path) throws(StoreError) -> Node {
+    func partialCache(forChildren keys: Set<ChildKey>, of parent: Path) throws(CheckpointError) -> Node {
         try assemble(include: { $0.isRelevant(toChildren: keys, of: parent) }, prioritiesUnder: parent)
     }
 
     /// Verifies every chunk's checksum and decoding (for `hearth verify`).
-    func verifyAllChunks(progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(StoreError) {
+    func verifyAllChunks(progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(CheckpointError) {
         for i in directory.chunks.indices {
             _ = try chunk(i)
             progress?(i + 1, directory.chunks.count)

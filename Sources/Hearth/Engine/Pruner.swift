@@ -172,6 +172,9 @@ enum Pruner {
                     freedCache -= NodeCodec.encodedSize(state.serverCache.child(at: k))
                 }
             }
+            assert(pruned.allSatisfy { keep.nearestAtOrAbove($0) == nil },
+                   "pruning never touches a protected or still-kept path, nor one below it")
+            assert(kept.allSatisfy { prunedTrie.nearestAtOrAbove($0) != nil }, "every kept path lies below a pruned one")
             var freedMeta = 0
             for p in pruned where state.untracked.value(at: p) != nil { freedMeta += 32 }
             var removed: [Int64] = []

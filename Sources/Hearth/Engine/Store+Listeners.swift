@@ -32,7 +32,7 @@ extension Store {
         }
         return try core.withLock { (core: inout Core) throws(StoreError) in
             let listener = ViewHost.Listener(location: location, query: query, handler: handler)
-            let (id, events) = try core.views.addListener(listener, kinds: kinds, core.loading, reader: core.reader)
+            let (id, events) = try core.views.addListener(listener, kinds: kinds, core.persisted)
             if !events.isEmpty { eventQueue.async { for e in events { handler(e) } } }
             return ListenerToken(registration: id)
         }
@@ -71,7 +71,7 @@ extension Store {
     func rebuildViews() {
         while core.withLock({ core -> Bool in
             do throws(StoreError) {
-                return try core.views.rebuildNext(core.loading, reader: core.reader)
+                return try core.views.rebuildNext(core.persisted)
             } catch {
                 if core.loadError == nil { core.loadError = error }
                 core.poisoned = core.poisoned ?? "checkpoint load failed: \(error)"

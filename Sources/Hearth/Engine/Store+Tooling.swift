@@ -20,8 +20,10 @@ extension Store {
     /// ``verifyCheckpoint(_:)``, calling `progress` with (chunks done, chunks) after each chunk.
     package static func verifyCheckpoint(_ checkpoint: Checkpoint,
                                          progress: ((_ done: Int, _ total: Int) -> Void)?) throws(StoreError) -> Int {
-        let reader = try CheckpointReader(checkpoint)
-        try reader.verifyAllChunks(progress: progress)
-        return reader.directory.chunks.count
+        try readingCheckpoint { () throws(CheckpointError) in
+            let reader = try CheckpointReader(checkpoint)
+            try reader.verifyAllChunks(progress: progress)
+            return reader.directory.chunks.count
+        }
     }
 }

@@ -43,7 +43,7 @@ extension StoreBatch {
             return removedInBatch(id) ? nil : write
         }
         guard !removedInBatch(id) else { return nil }
-        return try base.writes.write(id)
+        return try readingCheckpoint { () throws(CheckpointError) in try base.writes.write(id) }
     }
 
     private func removedInBatch(_ id: Int64) -> Bool {
@@ -54,7 +54,7 @@ extension StoreBatch {
     /// purges its outstanding writes). Returns their ids, oldest first.
     @discardableResult
     public mutating func removeAllWrites() throws(StoreError) -> [Int64] {
-        var ids = try base.writes.all().map(\.id)
+        var ids = try readingCheckpoint { () throws(CheckpointError) in try base.writes.all() }.map(\.id)
         for case .writeSaved(let write) in events { ids.append(write.id) }
         ids = ids.filter { !removedInBatch($0) }
         for id in ids { try revertWrite(id) }
@@ -219,11 +219,12 @@ extension Store {
     /// the rules select are decoded.
     /// - Throws: ``StoreError/corruptCheckpoint(file:offset:reason:)`` if a needed chunk is damaged.
     public func serverCache(for location: QueryLocation) throws(StoreError) -> (node: Node, complete: Bool)? {
-        let (loading, reader) = core.withLock { ($0.loading, $0.reader) }
+        let persisted = core.withLock { $0.persisted }
+        let loading = persisted.loading
         var failure: StoreError?
         let result = loading.state.persistedServerCache(at: location.path, query: location.query) { keys in
             do throws(StoreError) {
-                return try Store.serverValue(loading, reader, at: location.path, children: keys)
+                return try persisted.serverValue(at: location.path, children: keys)
             } catch {
                 failure = error
                 return .empty

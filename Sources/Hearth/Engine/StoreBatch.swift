@@ -18,16 +18,16 @@ public struct StoreBatch {
     // The batch's own effects, so that later mutations in it see earlier ones.
     private var nextWriteID: Int64
     private var nextQueryID: Int64
-    private var nextTransactionID: Int64
-    private var nextOnDisconnectID: Int64
+    var nextTransactionID: Int64
+    var nextOnDisconnectID: Int64
     private var writesAdded: Set<Int64> = []
     private var writesRemoved: Set<Int64> = []
     var queries: [QueryLocation: TrackedQuery?] = [:]
     /// Filtered queries whose keys this batch sets explicitly: the client says what its view
     /// holds, so ``recordTrackedKeyChanges()`` leaves them alone.
     var keysSetExplicitly: Set<QueryLocation> = []
-    private var transactions: [Int64: QueuedTransaction?] = [:]
-    private var onDisconnect: [Int64: OnDisconnectOperation?] = [:]
+    var transactions: [Int64: QueuedTransaction?] = [:]
+    var onDisconnect: [Int64: OnDisconnectOperation?] = [:]
     /// Server data for single views, applied with the batch's events and not persisted
     /// (StoreBatch+Listens.swift).
     var viewOperations: [ViewOperation] = []
@@ -104,6 +104,7 @@ public struct StoreBatch {
         case .update(let children): try StoreBatch.validate(children, at: path)
         }
         let id = nextWriteID
+        assert(id > base.lastWriteID, "a new write's id is above every id the state has seen")
         nextWriteID += 1
         writesAdded.insert(id)
         events.append(.writeSaved(PendingWrite(id: id, path: path, operation: operation)))
@@ -113,7 +114,7 @@ public struct StoreBatch {
     private func hasWrite(_ id: Int64) throws(StoreError) -> Bool {
         if writesRemoved.contains(id) { return false }
         if writesAdded.contains(id) { return true }
-        return try base.writes.write(id) != nil
+        return try readingCheckpoint { () throws(CheckpointError) in try base.writes.write(id) } != nil
     }
 
     /// Removes a write the server acknowledged.
@@ -261,96 +262,6 @@ public struct StoreBatch {
     public mutating func setServerTimeOffset(_ ms: Double) throws(StoreError) {
         guard ms.isFinite else { throw .invalidOption("server time offset must be finite") }
         events.append(.serverTimeOffset(ms: ms))
-    }
-
-    // MARK: - Transactions
-
-    /// The queued transaction with `id`, as this batch sees it.
-    public func transaction(_ id: Int64) -> QueuedTransaction? {
-        if let t = transactions[id] { return t }
-        return base.transactions[id]
-    }
-
-    /// Queues a transaction; returns it with its new id.
-    @discardableResult
-    public mutating func enqueueTransaction(at path: Path, functionName: String, argument: Node, localResult: Node) throws(StoreError) -> QueuedTransaction {
-        try StoreBatch.validate(path)
-        do { try path.validateWritable() } catch { throw .invalidPath(error) }
-        try StoreBatch.validate(argument, at: path)
-        try StoreBatch.validate(localResult, at: path)
-        let tx = QueuedTransaction(id: nextTransactionID, path: path, functionName: functionName, argument: argument, localResult: localResult)
-        nextTransactionID += 1
-        transactions[tx.id] = tx
-        events.append(.transactionSaved(tx))
-        return tx
-    }
-
-    /// Updates a queued transaction's local result, retry count or status.
-    @discardableResult
-    public mutating func updateTransaction(
-        _ id: Int64, localResult: Node? = nil, retryCount: Int? = nil, status: QueuedTransaction.Status? = nil
-    ) throws(StoreError) -> QueuedTransaction {
-        guard var tx = transaction(id) else { throw .unknownTransaction(id: id) }
-        if let localResult {
-            try StoreBatch.validate(localResult, at: tx.path)
-            tx.localResult = localResult
-        }
-        if let retryCount {
-            guard retryCount >= 0, retryCount <= Int(Int32.max) else { throw .invalidOption("retry count must be in 0…\(Int32.max)") }
-            tx.retryCount = retryCount
-        }
-        if let status { tx.status = status }
-        transactions[id] = tx
-        events.append(.transactionSaved(tx))
-        return tx
-    }
-
-    /// Removes a completed (or abandoned) transaction.
-    public mutating func completeTransaction(_ id: Int64) throws(StoreError) {
-        guard transaction(id) != nil else { throw .unknownTransaction(id: id) }
-        transactions[id] = .some(nil)
-        events.append(.transactionRemoved(id: id))
-    }
-
-    // MARK: - onDisconnect
-
-    /// The onDisconnect operation with `id`, as this batch sees it.
-    public func onDisconnectOperation(_ id: Int64) -> OnDisconnectOperation? {
-        if let op = onDisconnect[id] { return op }
-        return base.onDisconnect[id]
-    }
-
-    /// Queues an onDisconnect operation; returns it with its new id.
-    @discardableResult
-    public mutating func queueOnDisconnect(_ action: OnDisconnectOperation.Action, at path: Path) throws(StoreError) -> OnDisconnectOperation {
-        try StoreBatch.validate(path)
-        do { try path.validateWritable() } catch { throw .invalidPath(error) }
-        switch action {
-        case .set(let node): try StoreBatch.validate(node, at: path)
-        case .update(let children): try StoreBatch.validate(children, at: path)
-        case .remove, .cancel: break
-        }
-        let op = OnDisconnectOperation(id: nextOnDisconnectID, path: path, action: action)
-        nextOnDisconnectID += 1
-        onDisconnect[op.id] = op
-        events.append(.onDisconnectSaved(op))
-        return op
-    }
-
-    /// Records the server's acknowledgement of an onDisconnect operation. Acknowledging a
-    /// `.cancel` removes it and every earlier operation at or below its path.
-    public mutating func ackOnDisconnect(_ id: Int64) throws(StoreError) {
-        guard var op = onDisconnectOperation(id) else { throw .unknownOnDisconnect(id: id) }
-        op.acknowledged = true
-        onDisconnect[id] = op
-        events.append(.onDisconnectAcked(id: id))
-    }
-
-    /// Removes an onDisconnect operation (abandoned, or executed by the server).
-    public mutating func removeOnDisconnect(_ id: Int64) throws(StoreError) {
-        guard onDisconnectOperation(id) != nil else { throw .unknownOnDisconnect(id: id) }
-        onDisconnect[id] = .some(nil)
-        events.append(.onDisconnectRemoved(id: id))
     }
 
     mutating func append(_ event: StoreEvent) { events.append(event) }

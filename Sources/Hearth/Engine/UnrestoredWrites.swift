@@ -95,7 +95,7 @@ struct UnrestoredWrites {
                 i += 1
                 continue
             }
-            for write in try lazy[i].writes() where !removed.contains(write.id) { add(write) }
+            for write in try readingCheckpoint({ () throws(CheckpointError) in try lazy[i].writes() }) where !removed.contains(write.id) { add(write) }
             lazy.remove(at: i)
         }
         if lazy.isEmpty { removed = [] }

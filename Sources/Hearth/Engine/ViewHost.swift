@@ -9,26 +9,6 @@ import HearthModel
 /// hence `@unchecked Sendable`. Listener handlers are never called under that lock: events
 /// are handed to the store's delivery queue in commit order.
 final class ViewHost: @unchecked Sendable {
-    /// Supplies new views with the persisted server data, from the state as of the call.
-    final class PersistedCacheSource: ServerCacheSource {
-        /// Set only while a call that may create views runs (see `withSource`).
-        var loading = LoadingState(state: StoreState(), cacheLoaded: true)
-        var reader: CheckpointReader?
-
-        func serverCache(at path: Path, query: QuerySpec) -> (node: Node, complete: Bool)? {
-            // A damaged chunk reads as no data here; the damage is reported by the reads and
-            // the background load that meet it. Only the children the rules select are read
-            // (before the background load, only their chunks are decoded).
-            loading.state.persistedServerCache(at: path, query: query) { keys in
-                (try? Store.serverValue(loading, reader, at: path, children: keys)) ?? .empty
-            }
-        }
-
-        func serverCacheIsFiltered(at path: Path, query: QuerySpec) -> Bool {
-            loading.state.persistedServerCacheIsFiltered(at: path, query: query)
-        }
-    }
-
     /// A client's listener.
     struct Listener {
         let location: QueryLocation
@@ -36,7 +16,6 @@ final class ViewHost: @unchecked Sendable {
         let handler: @Sendable (ViewEvent) -> Void
     }
 
-    let source = PersistedCacheSource()
     /// The sync tree. The pending writes as of open reach it region by region: whoever reads
     /// or changes a location through it first calls ``restoreRegion(_:)`` for that location.
     let tree: SyncTree
@@ -49,25 +28,13 @@ final class ViewHost: @unchecked Sendable {
     private(set) var pendingRebuild: [QueryLocation] = []
 
     init() {
-        tree = SyncTree(source: source)
-    }
-
-    /// Runs `body` with the cache source reading from `loading` and `reader`, then lets go of
-    /// them: a copy of the state kept past the call would make the next commit's mutation copy
-    /// the state's storage (the copy-on-write cost every commit would pay).
-    private func withSource<T>(_ loading: LoadingState, _ reader: CheckpointReader?, _ body: () -> T) -> T {
-        // Calls nest (an apply materializes views): restore what the caller had.
-        let outer = (source.loading, source.reader)
-        source.loading = loading
-        source.reader = reader
-        defer { (source.loading, source.reader) = outer }
-        return body()
+        tree = SyncTree()
     }
 
     /// Pending writes as of open that the tree has not been given yet (see `restore`), and
-    /// what resolving their server values needs: the state, reader and clock as of open.
+    /// what resolving their server values needs: the persisted data and clock as of open.
     private var unrestored = UnrestoredWrites()
-    private var restoreContext: (loading: LoadingState, reader: CheckpointReader?, serverNow: Double)?
+    private var restoreContext: (cache: PersistedCacheReader, serverNow: Double)?
 
     /// Gives the tree every pending write as of open that a read, view or write at `path`
     /// needs (``UnrestoredWrites/takeRegion(of:)``), decoding only the checkpoint chunks that
@@ -78,11 +45,12 @@ final class ViewHost: @unchecked Sendable {
         guard let context = restoreContext else { return }
         let writes = try unrestored.takeRegion(of: path)
         for write in writes {
-            let events = give(write, serverNow: context.serverNow, context.loading, reader: context.reader)
+            let events = give(write, serverNow: context.serverNow, context.cache)
             // No view overlaps a write not yet restored (UnrestoredWrites' invariant).
             assert(events.isEmpty, "a restored write raised view events")
         }
         if unrestored.isEmpty { restoreContext = nil }
+        assert(restoreContext == nil || !unrestored.isEmpty, "a restore context is kept only while writes are unrestored")
     }
 
     /// Restores what committing `events` will need (before the commit is logged, so that a
@@ -107,10 +75,10 @@ final class ViewHost: @unchecked Sendable {
     /// plus the delta (the delta when there is no number). The log keeps the unresolved write,
     /// which is what goes to the server. Every read of local data — listeners, queries,
     /// ``Store/value(at:)`` — sees these estimates through the tree's one overlay.
-    private func give(_ write: PendingWrite, serverNow: Double, _ loading: LoadingState, reader: CheckpointReader?) -> [ViewEvent] {
+    private func give(_ write: PendingWrite, serverNow: Double, _ cache: PersistedCacheReader) -> [ViewEvent] {
         let local = { (path: Path) -> Node in
             // A damaged chunk reads as no data here; the reads that meet it report it.
-            let server = (try? Store.serverValue(loading, reader, at: path)) ?? .empty
+            let server = (try? cache.serverValue(at: path)) ?? .empty
             return self.tree.localValue(at: path, serverValue: server)
         }
         switch write.operation {
@@ -139,10 +107,11 @@ final class ViewHost: @unchecked Sendable {
     /// The writes reach the tree region by region (``restoreRegion(_:)``), when a read, view
     /// or write first touches a location, not here: opening a store with 100,000 pending
     /// writes costs what its first read needs, not 100,000 overlay updates.
-    func restore(_ loading: LoadingState, reader: CheckpointReader?, now: Int64) {
+    func restore(_ cache: PersistedCacheReader, now: Int64) {
+        let loading = cache.loading
         unrestored = UnrestoredWrites(loading.state.writes)
         if !unrestored.isEmpty {
-            restoreContext = (loading, reader, Double(now) + loading.state.serverTimeOffsetMs)
+            restoreContext = (cache, Double(now) + loading.state.serverTimeOffsetMs)
         }
         let queries = loading.state.trackedQueries.values.sorted { $0.lastUse > $1.lastUse }.map(\.location)
         var seen = Set<QueryLocation>()
@@ -151,27 +120,26 @@ final class ViewHost: @unchecked Sendable {
 
     /// Builds the next not-yet-built view; returns false when all are built.
     /// - Throws: what restoring the pending writes at its location throws (the view is not built).
-    func rebuildNext(_ loading: LoadingState, reader: CheckpointReader?) throws(StoreError) -> Bool {
+    func rebuildNext(_ cache: PersistedCacheReader) throws(StoreError) -> Bool {
         guard !pendingRebuild.isEmpty else { return false }
         let location = pendingRebuild.removeFirst()
         try restoreRegion(location.path)
-        materialize(location, loading, reader: reader)
+        materialize(location, cache)
         return !pendingRebuild.isEmpty
     }
 
     /// Ensures a view exists for `location` (a registration that wants no events). The
     /// pending writes at `location` must be restored (``restoreRegion(_:)``, which
-    /// ``prepare(for:)`` does for commits).
-    func materialize(_ location: QueryLocation, _ loading: LoadingState, reader: CheckpointReader?) {
+    /// ``prepare(for:)`` does for commits). A new view starts from `cache`.
+    func materialize(_ location: QueryLocation, _ cache: PersistedCacheReader) {
         guard materialized[location] == nil else { return }
         // Already done by the callers; a no-op then. (Should it fail, the view still builds,
         // from the writes restored so far.)
         try? restoreRegion(location.path)
         let id = newRegistration()
+        assert(listeners[id] == nil, "a materializing registration is no client listener's")
         materialized[location] = id
-        withSource(loading, reader) {
-            _ = tree.addListener(at: location.path, query: location.query, registration: id, kinds: [])
-        }
+        _ = tree.addListener(at: location.path, query: location.query, registration: id, kinds: [], cache: cache)
     }
 
     /// Drops the materializing registration of `location` (its view goes when no listener
@@ -184,28 +152,25 @@ final class ViewHost: @unchecked Sendable {
 
     /// Adds a client listener; returns its registration and the initial events.
     /// - Throws: what restoring the pending writes at its location throws (nothing is added).
-    func addListener(_ listener: Listener, kinds: ViewEventKinds, _ loading: LoadingState, reader: CheckpointReader?) throws(StoreError) -> (RegistrationID, [ViewEvent]) {
+    func addListener(_ listener: Listener, kinds: ViewEventKinds, _ cache: PersistedCacheReader) throws(StoreError) -> (RegistrationID, [ViewEvent]) {
         try restoreRegion(listener.location.path)
         let id = newRegistration()
+        assert(listeners[id] == nil && !materialized.values.contains(id), "registration ids are never reused")
         listeners[id] = listener
         // A view asked for first is built first.
         pendingRebuild.removeAll { $0 == listener.location }
-        let events = withSource(loading, reader) {
-            tree.addListener(at: listener.location.path, query: listener.query, registration: id, kinds: kinds)
-        }
+        let events = tree.addListener(at: listener.location.path, query: listener.query, registration: id, kinds: kinds, cache: cache)
         return (id, events)
     }
 
     /// The window and completeness of `query` at `path` as a view computes them: from the
     /// existing view, or from a view built for the occasion and dropped again.
     /// - Throws: what restoring the pending writes at `path` throws.
-    func window(_ query: QuerySpec, at path: Path, _ loading: LoadingState, reader: CheckpointReader?) throws(StoreError) -> (window: QueryWindow, complete: Bool) {
+    func window(_ query: QuerySpec, at path: Path, _ cache: PersistedCacheReader) throws(StoreError) -> (window: QueryWindow, complete: Bool) {
         try restoreRegion(path)
         if let cache = tree.eventCache(at: path, query: query) { return cache }
         let id = newRegistration()
-        withSource(loading, reader) {
-            _ = tree.addListener(at: path, query: query, registration: id, kinds: [])
-        }
+        _ = tree.addListener(at: path, query: query, registration: id, kinds: [], cache: cache)
         defer { _ = tree.removeListener(at: path, query: query, registration: id) }
         return tree.eventCache(at: path, query: query) ?? (QueryWindow(orderedEntries: [], node: .empty), false)
     }
@@ -218,7 +183,7 @@ final class ViewHost: @unchecked Sendable {
         return (listener.location, still)
     }
 
-    /// What ``apply(_:_:reader:prior:)`` needs to know of the state before a commit: which of
+    /// What ``apply(_:_:_:prior:now:)`` needs to know of the state before a commit: which of
     /// the tracked queries the events save existed, and where the ones they remove were.
     /// (Extracted before the state changes, so the commit never keeps a second copy of it.)
     struct Prior {
@@ -241,15 +206,15 @@ final class ViewHost: @unchecked Sendable {
         }
     }
 
-    /// Feeds committed events to the tree (after they were applied to `loading`); returns the
-    /// listener events they raise, paired with their handlers, in order.
+    /// Feeds committed events to the tree (after they were applied to `cache`'s state); returns
+    /// the listener events they raise, paired with their handlers, in order. Views the events
+    /// create start from `cache`.
     /// `viewOperations` (a listen's tagged data and completion) go to their views after the
     /// events' server data and before their acks.
     func apply(
-        _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation] = [], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior, now: Int64
+        _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation] = [], _ cache: PersistedCacheReader, prior: Prior, now: Int64
     ) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
-        // Server and write operations may create views (the source is then consulted).
-        return withSource(loading, reader) { applyToTree(events, viewOperations, loading, reader: reader, prior: prior, now: now) }
+        applyToTree(events, viewOperations, cache, prior: prior, now: now)
     }
 
     /// A listen's tagged data or completion, given to the query's view. Nothing to restore
@@ -270,8 +235,9 @@ final class ViewHost: @unchecked Sendable {
     }
 
     private func applyToTree(
-        _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation], _ loading: LoadingState, reader: CheckpointReader?, prior: Prior, now: Int64
+        _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation], _ cache: PersistedCacheReader, prior: Prior, now: Int64
     ) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
+        let loading = cache.loading
         let serverNow = Double(now) + loading.state.serverTimeOffsetMs
         var raised: [ViewEvent] = []
         // A commit is atomic, so its listeners see its net effect: acks and reverts go to the
@@ -295,16 +261,16 @@ final class ViewHost: @unchecked Sendable {
             case .writeSaved(let write):
                 // Restored by prepare(for:) before the commit was logged: a no-op here.
                 try? restoreRegion(write.path)
-                raised += give(write, serverNow: serverNow, loading, reader: reader)
+                raised += give(write, serverNow: serverNow, cache)
             case .writeAcked, .writeReverted:
                 break  // after the view operations, below
             case .trackedQuerySaved(let q):
-                if !prior.existing.contains(q.id) { materialize(q.location, loading, reader: reader) }
+                if !prior.existing.contains(q.id) { materialize(q.location, cache) }
             case .trackedQueryRemoved(let id):
                 if let location = prior.removed[id], !loading.state.pins.contains(location) { dematerialize(location) }
             case let .pinChanged(location, on):
                 if on {
-                    materialize(location, loading, reader: reader)
+                    materialize(location, cache)
                 } else if loading.state.trackedQuery(at: location) == nil {
                     dematerialize(location)
                 }

@@ -1,9 +1,12 @@
+// The event: one change to the store's state, as the log records it.
+
 import HearthModel
 
 /// One change to the store's state. The log holds nothing but these (grouped in commit
-/// batches); the state is the fold of ``StoreState/apply(_:)`` over them, at run time and at
-/// replay alike. Events carry every input the reducer needs — including times — so replay is
-/// deterministic.
+/// batches); the state is the fold of the reducer (`StoreState.apply`, one layer up in State/)
+/// over them, at run time and at replay alike. Events are plain data: they carry only the
+/// values defined beside them in Events/, never a type of the layers above. Events carry every
+/// input the reducer needs — including times — so replay is deterministic.
 public enum StoreEvent: Sendable, Hashable {
     /// The server's data at `path` replaced (`at`: store clock, ms; used for LRU).
     case serverOverwrite(path: Path, node: Node, at: Int64)
@@ -60,35 +63,4 @@ public enum StoreEvent: Sendable, Hashable {
     /// This store's own writer id: the random name under which its writes are deduplicated by
     /// a server that supports it. Set once per store.
     case writerIdentity(String)
-}
-
-/// The highest write id a server applied for one writer, and when it last advanced.
-public struct WriterWatermark: Sendable, Hashable {
-    /// The highest write id applied.
-    public let id: Int64
-    /// When it last advanced (store clock, ms): the eviction order.
-    public let at: Int64
-
-    /// Creates a watermark.
-    public init(id: Int64, at: Int64) {
-        self.id = id
-        self.at = at
-    }
-}
-
-/// What one pruning round removed. Recorded as an event so that replay reproduces it.
-public struct PruneResult: Sendable, Hashable {
-    /// Paths whose cached data is removed…
-    public let prunedPaths: [Path]
-    /// …except for these paths below them.
-    public let keptPaths: [Path]
-    /// Tracked queries removed.
-    public let removedQueryIDs: [Int64]
-
-    /// Creates a result.
-    public init(prunedPaths: [Path], keptPaths: [Path], removedQueryIDs: [Int64]) {
-        self.prunedPaths = prunedPaths
-        self.keptPaths = keptPaths
-        self.removedQueryIDs = removedQueryIDs
-    }
 }

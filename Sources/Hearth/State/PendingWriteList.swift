@@ -22,10 +22,10 @@ final class LazyWriteChunk: Sendable {
     var isDecoded: Bool { decoded.withLock { $0 != nil } }
 
     /// The run's writes in id order, read, verified and decoded on the first call.
-    /// - Throws: ``StoreError/corruptCheckpoint(file:offset:reason:)`` when the stored bytes
+    /// - Throws: ``CheckpointError/corrupt(file:offset:reason:)`` when the stored bytes
     ///   fail their checksum or do not decode to what the directory says.
-    func writes() throws(StoreError) -> [PendingWrite] {
-        try decoded.withLock { (memo: inout [PendingWrite]?) throws(StoreError) -> [PendingWrite] in
+    func writes() throws(CheckpointError) -> [PendingWrite] {
+        try decoded.withLock { (memo: inout [PendingWrite]?) throws(CheckpointError) -> [PendingWrite] in
             if let memo { return memo }
             let writes = try decode()
             memo = writes
@@ -33,10 +33,10 @@ final class LazyWriteChunk: Sendable {
         }
     }
 
-    private func decode() throws(StoreError) -> [PendingWrite] {
+    private func decode() throws(CheckpointError) -> [PendingWrite] {
         let c = entry
-        func corrupt(_ reason: String) -> StoreError {
-            .corruptCheckpoint(file: checkpoint.fileName, offset: c.offset, reason: "pending-write chunk \(number): \(reason)")
+        func corrupt(_ reason: String) -> CheckpointError {
+            .corrupt(file: checkpoint.fileName, offset: c.offset, reason: "pending-write chunk \(number): \(reason)")
         }
         let raw = try CheckpointChunkBytes.read(
             checkpoint, offset: c.offset, storedLength: c.storedLength, rawLength: c.rawLength, compressed: c.compressed, crc: c.crc,
@@ -85,6 +85,9 @@ struct PendingWriteList: Sendable {
     init() {}
 
     init(chunks: [LazyWriteChunk]) {
+        // The directory's decoder refuses any other chunks; the binary search relies on it.
+        assert(zip(chunks, chunks.dropFirst()).allSatisfy { $0.entry.lastID < $1.entry.firstID },
+               "write chunks hold increasing, disjoint id ranges")
         self.chunks = chunks
     }
 
@@ -111,7 +114,7 @@ struct PendingWriteList: Sendable {
     }
 
     /// The pending write with `id`; decodes at most the one chunk that may hold it.
-    func write(_ id: Int64) throws(StoreError) -> PendingWrite? {
+    func write(_ id: Int64) throws(CheckpointError) -> PendingWrite? {
         if let w = loose.write(id) { return w }
         guard !hidden.contains(id), let chunk = chunk(holding: id) else { return nil }
         let writes = try chunk.writes()
@@ -124,7 +127,7 @@ struct PendingWriteList: Sendable {
     }
 
     /// Decodes every chunk (once; later reads of the list touch no file).
-    func decodeAll() throws(StoreError) {
+    func decodeAll() throws(CheckpointError) {
         for chunk in chunks { _ = try chunk.writes() }
     }
 
@@ -132,8 +135,8 @@ struct PendingWriteList: Sendable {
     var isDecoded: Bool { chunks.allSatisfy(\.isDecoded) }
 
     /// Every pending write in id order (decoding every chunk).
-    func all() throws(StoreError) -> [PendingWrite] {
-        try merged { (chunk: LazyWriteChunk) throws(StoreError) in try chunk.writes() }
+    func all() throws(CheckpointError) -> [PendingWrite] {
+        try merged { (chunk: LazyWriteChunk) throws(CheckpointError) in try chunk.writes() }
     }
 
     /// Every pending write in id order that can be read: a chunk that cannot be decoded

@@ -78,6 +78,8 @@ struct SegmentedWrites: Sendable, Equatable, Sequence {
             return
         }
         segments[s].insert(write, at: at)
+        assert((at == 0 || segments[s][at - 1].id < write.id) && (at + 1 == segments[s].count || segments[s][at + 1].id > write.id),
+               "a segment stays sorted by strictly increasing id")
         count += 1
         if segments[s].count > 2 * Self.segmentCapacity {
             let upper = Array(segments[s][Self.segmentCapacity...])
@@ -99,6 +101,7 @@ struct SegmentedWrites: Sendable, Equatable, Sequence {
             segments[s].remove(at: at)
         }
         count -= 1
+        assert(count >= segments.count, "no segment is empty")
         return true
     }
 

@@ -84,7 +84,10 @@ public struct StoreState: Sendable, Equatable {
             // In id order from the store; one out of order (only a crafted log holds one)
             // replaces a write with its id or is inserted in order.
             writes.insert(write)
+            assert(lastWriteID >= write.id, "lastWriteID bounds every pending write's id")
         case .writeAcked(let id), .writeReverted(let id):
+            // An id no write has (a crafted log, or an ack replayed after its write was already
+            // removed) is tolerated: the reducer is total, so replay always succeeds.
             writes.remove(id)
         case .trackedQuerySaved(let query):
             saveTrackedQuery(query)
@@ -173,6 +176,7 @@ public struct StoreState: Sendable, Equatable {
         }
         untracked.removeEntries(below: path)
         untracked.set(path, time)
+        assert(!untracked.hasEntries(below: path), "untracked entries stay an antichain: none below a new one")
     }
 
     mutating func saveTrackedQuery(_ query: TrackedQuery) {
@@ -191,11 +195,14 @@ public struct StoreState: Sendable, Equatable {
         }
         trackedQueries[query.id] = query
         trackedByLocation[query.location] = query.id
+        assert(trackedByLocation.count == trackedQueries.count, "every tracked query is indexed by its location, once")
+        assert(untracked.value(at: query.path) == nil, "no untracked entry sits at a tracked query's path")
     }
 
     mutating func removeTrackedQuery(_ id: Int64, keepDataAsUntracked: Bool) {
         guard let q = trackedQueries.removeValue(forKey: id) else { return }
         trackedByLocation[q.location] = nil
+        assert(trackedPathCounts[q.path] != nil, "a tracked query's path is counted in trackedPathCounts")
         if let n = trackedPathCounts[q.path] {
             trackedPathCounts[q.path] = n > 1 ? n - 1 : nil
         }
@@ -219,7 +226,10 @@ public struct StoreState: Sendable, Equatable {
         for path in result.prunedPaths {
             var kept = Node.empty
             for keep in keptTrie.entries(below: path, topmostOnly: true) {
-                let rel = path.relativePath(to: keep)!
+                guard let rel = path.relativePath(to: keep) else {
+                    assertionFailure("the trie's entries below \(path) lie below it")
+                    continue
+                }
                 kept = kept.updating(rel, with: serverCache.child(at: keep))
             }
             serverCache = serverCache.updating(path, with: kept)

@@ -65,8 +65,13 @@ package final class SyncTree {
     /// The new view's server cache is, in this order: a complete server cache from a view at
     /// or above `path`; the ``ServerCacheSource``'s complete cache; otherwise an incomplete
     /// cache made of the complete caches of views below `path` and whatever the source knows.
+    /// The source is `cache` when given (the persistent store hands its persisted data with each
+    /// call), else the one the engine was created with.
     @discardableResult
-    package func addListener(at path: Path, query: QuerySpec, registration: RegistrationID, kinds: ViewEventKinds = .all) -> [ViewEvent] {
+    package func addListener(
+        at path: Path, query: QuerySpec, registration: RegistrationID, kinds: ViewEventKinds = .all, cache: (any ServerCacheSource)? = nil
+    ) -> [ViewEvent] {
+        let source = cache ?? self.source
         var serverCache: Node?
         syncPoints.forEachAncestorValue(of: path) { at, syncPoint in
             guard serverCache == nil, let relative = at.relativePath(to: path) else { return }

@@ -82,11 +82,8 @@ import Testing
             let reader = try CheckpointReader(checkpoint)
             var partial = LoadingState(state: reader.directory.state, cacheLoaded: false)
             for e in tail { partial.apply(e) }
-            let lazy = ViewHost.PersistedCacheSource()
-            lazy.loading = partial
-            lazy.reader = reader
-            let full = ViewHost.PersistedCacheSource()
-            full.loading = loaded
+            let lazy = PersistedCacheReader(loading: partial, reader: reader)
+            let full = PersistedCacheReader(loading: loaded, reader: nil)
             let got = lazy.serverCache(at: path, query: query)
             let want = full.serverCache(at: path, query: query)
             #expect(got?.node == want?.node && got?.complete == want?.complete, "\(path) \(query)")
@@ -109,10 +106,8 @@ import Testing
         #expect(try CheckpointReader(checkpoint).directory.chunks.count > 10)
     }
 
-    private func full(_ loading: LoadingState) -> ViewHost.PersistedCacheSource {
-        let s = ViewHost.PersistedCacheSource()
-        s.loading = loading
-        return s
+    private func full(_ loading: LoadingState) -> PersistedCacheReader {
+        PersistedCacheReader(loading: loading, reader: nil)
     }
 
     /// Through the store: a tracked window's query right after a lazy open equals the one

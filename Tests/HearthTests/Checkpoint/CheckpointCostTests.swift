@@ -33,11 +33,11 @@ import HearthTesting
         lap("untracked.entries (\(entries.count))")
         let encoder = CheckpointEncoder(compressionLevel: 6)
         var total = 0
-        let summary = try encoder.encode(state) { total += $0.count }
+        let summary = encoder.encode(state) { total += $0.count }
         lap("CheckpointEncoder.encode (\(summary.chunkCount) chunks, \(total) bytes, level 6)")
         let fast = CheckpointEncoder(compressionLevel: 1)
         total = 0
-        _ = try fast.encode(state) { total += $0.count }
+        _ = fast.encode(state) { total += $0.count }
         lap("CheckpointEncoder.encode at level 1 (\(total) bytes)")
         let plain = NodeCodec.encode(state.serverCache)
         t = clock.now

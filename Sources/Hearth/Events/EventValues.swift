@@ -1,3 +1,6 @@
+// The values events carry (writes, queries, credentials, transactions, onDisconnect operations,
+// pruning results): plain data defined beside ``StoreEvent`` so that events name nothing above them.
+
 import HearthModel
 
 /// One child of an update (merge): a path relative to the update's location and the node to
@@ -186,5 +189,22 @@ public struct OnDisconnectOperation: Sendable, Hashable {
         self.path = path
         self.action = action
         self.acknowledged = acknowledged
+    }
+}
+
+/// What one pruning round removed. Recorded as an event so that replay reproduces it.
+public struct PruneResult: Sendable, Hashable {
+    /// Paths whose cached data is removed…
+    public let prunedPaths: [Path]
+    /// …except for these paths below them.
+    public let keptPaths: [Path]
+    /// Tracked queries removed.
+    public let removedQueryIDs: [Int64]
+
+    /// Creates a result.
+    public init(prunedPaths: [Path], keptPaths: [Path], removedQueryIDs: [Int64]) {
+        self.prunedPaths = prunedPaths
+        self.keptPaths = keptPaths
+        self.removedQueryIDs = removedQueryIDs
     }
 }

@@ -64,8 +64,9 @@ import HearthModel
 enum SyncPointSpecFile {
     /// `../shared/conformance/syncPointSpec.json` relative to the package root.
     static let location: URL = {
-        // This file is <root>/Tests/HearthTests/ConformanceTests.swift.
+        // This file is <root>/Tests/HearthTests/Views/ConformanceTests.swift.
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         return root.deletingLastPathComponent().appendingPathComponent("shared/conformance/syncPointSpec.json")
     }()
 

@@ -1,0 +1,153 @@
+// Commits: a batch built under the lock, its events logged (group commit), applied to the state
+// and the views, and made durable under the asked tier.
+
+import Dispatch
+import HearthLog
+import HearthModel
+
+extension Store {
+    // MARK: - Commits
+
+    /// What a commit did.
+    public struct CommitResult: Sendable {
+        /// The commit's LSN (the previous LSN when the batch was empty).
+        public let lsn: LSN
+        /// The events committed.
+        public let events: [StoreEvent]
+    }
+
+    /// Commits the mutations `build` adds to the batch as one atomic unit: one log record,
+    /// durable under `durability` (default: the store's) when this returns.
+    ///
+    /// `build` runs under the store's lock: it must not call back into the store.
+    ///
+    /// - Throws: what `build` throws (nothing is committed), or a log error — after which the
+    ///   store is poisoned and refuses writes until reopened.
+    @discardableResult
+    public func commit(
+        durability: Durability? = nil, _ build: (inout StoreBatch) throws(StoreError) -> Void
+    ) throws(StoreError) -> CommitResult {
+        if options.readOnly { throw .log(.readOnly(path: directory)) }
+        let tier = durability ?? options.durability
+        let now = options.clock()
+        let (pending, events, maintain, backpressure) = try core.withLock { (core: inout Core) throws(StoreError) -> (Log.PendingAppend?, [StoreEvent], Bool, Bool) in
+            if core.closed { throw .closed }
+            if let why = core.poisoned { throw .poisoned(why) }
+            // The batch shares the state's storage; it must be gone before the events are
+            // applied below, or every commit copies the state's dictionaries (O(state) per
+            // commit: quadratic for a long run of commits).
+            let (events, viewOperations) = try Store.collectEvents(core.loading, reader: core.reader, now: now, build)
+            if events.isEmpty {
+                // Nothing to persist; a listen's completion may still concern its view.
+                let deliveries = core.views.apply([], viewOperations, core.persisted, prior: ViewHost.Prior([], core.loading.state), now: now)
+                if !deliveries.isEmpty { eventQueue.async { for (e, handler) in deliveries { handler(e) } } }
+                return (nil, [], false, false)
+            }
+            // The pending writes as of open that the views will need for these events reach
+            // them now, so that a damaged checkpoint chunk fails the commit before it is logged.
+            try core.views.prepare(for: events)
+            let payload = EventCodec.encode(events)
+            // The record is queued here, which fixes its LSN — the order states are applied
+            // in — and written and synced after the lock is released, so that concurrent
+            // committers share one write and one fsync (group commit).
+            let pending: Log.PendingAppend
+            do throws(LogError) {
+                pending = try log.submit(payload, type: EventCodec.recordType, durability: tier)
+            } catch {
+                core.poisoned = error.description
+                throw .log(error)
+            }
+            let lsn = pending.lsn
+            let prior = ViewHost.Prior(events, core.loading.state)
+            for e in events { core.loading.apply(e) }
+            // The views follow the state in the same order; their events are queued while the
+            // lock is held, so handlers see commits in LSN order.
+            let deliveries = core.views.apply(events, viewOperations, core.persisted, prior: prior, now: now)
+            if !deliveries.isEmpty { eventQueue.async { for (e, handler) in deliveries { handler(e) } } }
+            core.lastLSN = lsn
+            core.logBytesSinceCheckpoint += payload.count
+            core.bytesSinceSizeCheck += payload.count
+            let maintain = !core.maintenancePending
+                && (core.bytesSinceSizeCheck >= options.effectiveSizeCheckInterval
+                    || core.logBytesSinceCheckpoint >= checkpointThreshold(core))
+            // Backpressure (the disk bound's log term, Store+Maintenance.swift): writers wait
+            // for maintenance once the log since the checkpoint has passed the threshold by a
+            // sixteenth of the cap, or has grown by that much while the cap is enforced — so a
+            // sustained burst cannot outrun checkpoints and pruning.
+            var backpressure = false
+            if !options.authoritative {
+                if core.enforcingCap { core.bytesDuringEnforcement += payload.count }
+                let slack = options.cacheSizeBytes / 16
+                backpressure = core.bytesDuringEnforcement > slack
+                    || core.logBytesSinceCheckpoint > checkpointThreshold(core) + slack
+            }
+            return (pending, events, maintain, backpressure)
+        }
+        // Acknowledged only when the tier holds. A failure here leaves the state ahead of the
+        // log (the events were applied when queued), so the store refuses writes until it is
+        // reopened — which recovers exactly what reached the disk.
+        guard let pending else { return CommitResult(lsn: lastLSN, events: []) }
+        do throws(LogError) { try log.wait(pending) } catch {
+            core.withLock { $0.poisoned = error.description }
+            throw .log(error)
+        }
+        let lsn = pending.lsn
+        if maintain { scheduleMaintenance(force: false) }
+        if backpressure && DispatchQueue.getSpecific(key: Store.onMaintenanceQueue) != true {
+            maintenanceQueue.sync {}
+        }
+        return CommitResult(lsn: lsn, events: events)
+    }
+
+    /// ``commit(durability:_:)`` for a closure written without a thrown type (`{ batch in … }`),
+    /// which Swift infers as throwing `any Error`: the store's own failures are still
+    /// ``StoreError``s, and an error of another type thrown by `build` aborts the batch and is
+    /// rethrown as it is. Nothing is committed when anything is thrown.
+    @discardableResult
+    public func commit(durability: Durability? = nil, _ build: (inout StoreBatch) throws -> Void) throws -> CommitResult {
+        // The typed commit can only carry a StoreError out of `build`; any other error is
+        // parked here, the batch aborted, and the parked error rethrown.
+        var foreign: (any Error)?
+        do {
+            return try commit(durability: durability) { (batch: inout StoreBatch) throws(StoreError) in
+                do {
+                    try build(&batch)
+                } catch let error as StoreError {
+                    throw error
+                } catch {
+                    foreign = error
+                    throw .invalidOption("aborted by the commit's closure")  // replaced below
+                }
+            }
+        } catch {
+            if let foreign { throw foreign }
+            throw error
+        }
+    }
+
+    /// Runs `build` on a fresh batch and returns its events (the batch dies here).
+    /// Runs `build` on a batch over `loading` and returns its events. A function of its own so
+    /// that the batch — and the copy of the state it holds — is gone before the events are
+    /// applied: otherwise every commit would copy the state's storage.
+    private static func collectEvents(
+        _ loading: LoadingState, reader: CheckpointReader?, now: Int64, _ build: (inout StoreBatch) throws(StoreError) -> Void
+    ) throws(StoreError) -> ([StoreEvent], [StoreBatch.ViewOperation]) {
+        var batch = StoreBatch(base: loading.state, now: now) { path in
+            (try? PersistedCacheReader(loading: loading, reader: reader).serverValue(at: path)) ?? .empty
+        }
+        try build(&batch)
+        if let damage = batch.damage { throw damage }
+        batch.recordTrackedKeyChanges()
+        return (batch.events, batch.viewOperations)
+    }
+
+    /// Log bytes since the last checkpoint that trigger the next one: half the last
+    /// checkpoint (so replay stays proportional to the state), at least
+    /// `checkpointMinimumBytes` — and, under a cap, at most ``Store/logShare`` of it (the disk
+    /// bound's log term).
+    func checkpointThreshold(_ core: Core) -> Int {
+        let usual = max(options.checkpointMinimumBytes, Int(core.checkpointBodyBytes / 2))
+        if options.authoritative { return usual }
+        return max(4096, min(usual, Int(Double(options.cacheSizeBytes) * Store.logShare)))
+    }
+}

@@ -1,0 +1,113 @@
+// The one-operation conveniences: each a commit of one ``StoreBatch`` call.
+
+import Dispatch
+import HearthLog
+import HearthModel
+
+extension Store {
+    /// Replaces the server's data at `path`.
+    @discardableResult
+    public func applyServerOverwrite(_ node: Node, at path: Path, durability: Durability? = nil) throws(StoreError) -> LSN {
+        try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in try b.applyServerOverwrite(node, at: path) }.lsn
+    }
+
+    /// Merges children into the server's data at `path`.
+    @discardableResult
+    public func applyServerMerge(_ children: [ChildUpdate], at path: Path, durability: Durability? = nil) throws(StoreError) -> LSN {
+        try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in try b.applyServerMerge(children, at: path) }.lsn
+    }
+
+    /// Saves a user write; returns its id.
+    @discardableResult
+    public func saveWrite(_ operation: PendingWrite.Operation, at path: Path, durability: Durability? = nil) throws(StoreError) -> Int64 {
+        var id: Int64 = 0
+        try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in id = try b.saveWrite(operation, at: path) }
+        return id
+    }
+
+    /// Removes a write the server acknowledged.
+    public func ackWrite(_ id: Int64, durability: Durability? = nil) throws(StoreError) {
+        try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in try b.ackWrite(id) }
+    }
+
+    /// Removes a write the server rejected.
+    public func revertWrite(_ id: Int64, durability: Durability? = nil) throws(StoreError) {
+        try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in try b.revertWrite(id) }
+    }
+
+    /// Creates or updates a tracked query (see ``StoreBatch/trackQuery(at:complete:active:keys:)``).
+    @discardableResult
+    public func trackQuery(at location: QueryLocation, complete: Bool? = nil, active: Bool? = nil, keys: Set<ChildKey>? = nil) throws(StoreError) -> TrackedQuery {
+        var q: TrackedQuery?
+        try commit { (b: inout StoreBatch) throws(StoreError) in q = try b.trackQuery(at: location, complete: complete, active: active, keys: keys) }
+        return q!
+    }
+
+    /// Stops tracking a query.
+    public func untrackQuery(at location: QueryLocation) throws(StoreError) {
+        try commit { (b: inout StoreBatch) throws(StoreError) in try b.untrackQuery(at: location) }
+    }
+
+    /// Sets or clears a keepSynced pin.
+    public func keepSynced(_ location: QueryLocation, _ on: Bool) throws(StoreError) {
+        try commit { (b: inout StoreBatch) throws(StoreError) in try b.keepSynced(location, on) }
+    }
+
+    /// Saves the auth credential.
+    public func saveAuth(_ token: AuthToken) throws(StoreError) {
+        try commit { $0.saveAuth(token) }
+    }
+
+    /// Signs out.
+    public func clearAuth() throws(StoreError) {
+        try commit { $0.clearAuth() }
+    }
+
+    /// Records the server time offset.
+    public func setServerTimeOffset(_ ms: Double) throws(StoreError) {
+        try commit { (b: inout StoreBatch) throws(StoreError) in try b.setServerTimeOffset(ms) }
+    }
+
+    /// Queues a transaction.
+    @discardableResult
+    public func enqueueTransaction(at path: Path, functionName: String, argument: Node, localResult: Node) throws(StoreError) -> QueuedTransaction {
+        var tx: QueuedTransaction?
+        try commit { (b: inout StoreBatch) throws(StoreError) in
+            tx = try b.enqueueTransaction(at: path, functionName: functionName, argument: argument, localResult: localResult)
+        }
+        return tx!
+    }
+
+    /// Updates a queued transaction.
+    @discardableResult
+    public func updateTransaction(_ id: Int64, localResult: Node? = nil, retryCount: Int? = nil, status: QueuedTransaction.Status? = nil) throws(StoreError) -> QueuedTransaction {
+        var tx: QueuedTransaction?
+        try commit { (b: inout StoreBatch) throws(StoreError) in
+            tx = try b.updateTransaction(id, localResult: localResult, retryCount: retryCount, status: status)
+        }
+        return tx!
+    }
+
+    /// Removes a completed transaction.
+    public func completeTransaction(_ id: Int64) throws(StoreError) {
+        try commit { (b: inout StoreBatch) throws(StoreError) in try b.completeTransaction(id) }
+    }
+
+    /// Queues an onDisconnect operation.
+    @discardableResult
+    public func queueOnDisconnect(_ action: OnDisconnectOperation.Action, at path: Path) throws(StoreError) -> OnDisconnectOperation {
+        var op: OnDisconnectOperation?
+        try commit { (b: inout StoreBatch) throws(StoreError) in op = try b.queueOnDisconnect(action, at: path) }
+        return op!
+    }
+
+    /// Records the server's acknowledgement of an onDisconnect operation.
+    public func ackOnDisconnect(_ id: Int64) throws(StoreError) {
+        try commit { (b: inout StoreBatch) throws(StoreError) in try b.ackOnDisconnect(id) }
+    }
+
+    /// Removes an onDisconnect operation.
+    public func removeOnDisconnect(_ id: Int64) throws(StoreError) {
+        try commit { (b: inout StoreBatch) throws(StoreError) in try b.removeOnDisconnect(id) }
+    }
+}
