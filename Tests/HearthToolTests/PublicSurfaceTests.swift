@@ -12,7 +12,8 @@ import Testing
     static let forbidden: Set<String> = [
         "SHA1", "SHA1Hasher", "Base64", "CRC32C", "RawDeflate", "EventCodec", "SyncTree",
         "SplitMix64", "SimulatedFileSystem", "Log", "LogReader", "Checkpoint", "CheckpointWriter",
-        "Manifest", "Recovery", "Scanner", "ImmutableTree", "WriteTree", "PathTrie",
+        "Manifest", "Recovery", "Scanner", "WriteTree", "PathTrie", "IndexOrderedChildren", "ViewOperation",
+        "ByteWriter", "PersistedCacheReader",
     ]
 
     /// The HearthLog declarations `Hearth.swift` re-exports: exactly those the store's API names.

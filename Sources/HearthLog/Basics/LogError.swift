@@ -1,9 +1,6 @@
 // Every error the log reports. Corruption errors name the file (its name inside the store directory)
 // and the byte offset where the damage starts, so a person or a tool can go and look.
 
-/// A log sequence number. Records are numbered 1, 2, 3, … without gaps; 0 means "none".
-public typealias LSN = UInt64
-
 /// The errors of ``Log`` and its reader, scanner and checkpoints.
 public indirect enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Another process (or another `Log` in this process) holds the store's lock file.

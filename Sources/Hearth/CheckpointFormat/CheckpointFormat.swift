@@ -216,20 +216,6 @@ enum CheckpointFormat {
             }
         }
     }
-
-    /// Everything in the directory.
-    struct Directory: Sendable {
-        var state: StoreState  // with an empty server cache (and, format 2, lazy pending writes)
-        var priorities: [(path: Path, priority: Priority)]
-        var chunks: [Chunk]
-        var writeChunks: [WriteChunk] = []
-    }
-
-    /// The result of reading a checkpoint's trailer and directory.
-    struct Opened: Sendable {
-        let directory: Directory
-        let directoryBytes: Int
-    }
 }
 
 /// Why a checkpoint body could not be read.
