@@ -130,7 +130,8 @@ struct TransportTests {
     @Test("a message over maxMessageBytes closes the connection instead of being buffered")
     func tooLarge() async throws {
         let server = try await TransportTestServer()
-        let writer = transport.connect(to: server.endpoint, lastSessionID: nil, events: { _ in })
+        let writerEvents = EventRecorder()
+        let writer = transport.connect(to: server.endpoint, lastSessionID: nil, events: writerEvents.handler)
         // 40,000 characters: the server sends it as a count frame and three segments of at most
         // 16,384, each under the 20,000-byte limit, so the refusal comes from reassembly.
         let big = String(repeating: "z", count: 40_000)
@@ -139,9 +140,12 @@ struct TransportTests {
         let reader = small.connect(to: server.endpoint, lastSessionID: nil, events: events.handler)
         #expect(await events.next() == .opened)
         _ = await events.next()  // hello
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(await writerEvents.next() == .opened)
+        _ = await writerEvents.next()  // hello
         writer.send(#"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/big","d":""# + big + #""}}}"#)
-        try await Task.sleep(for: .milliseconds(300))
+        // The set must have landed before the reader listens (a fixed sleep was too short on a
+        // loaded machine: the listen then answered null and nothing was too large).
+        #expect(await writerEvents.response(1).status == "ok")
         reader.send(#"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/big","h":""}}}"#)
         guard case .closed(let reason)? = await events.next() else {
             Issue.record("no .closed: \(events.all)")
