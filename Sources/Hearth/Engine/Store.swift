@@ -30,7 +30,8 @@ public final class Store: Sendable {
 
     let log: Log
     let core: Locked<Core>
-    let loaded = DispatchGroup()
+    /// Loads and drops of the whole server cache (Store+ResidentCache.swift).
+    let resident = ResidentCache()
     let maintenanceQueue = DispatchQueue(label: "hearth.store.maintenance")
     /// Listener handlers run here, one at a time, in commit order.
     let eventQueue = DispatchQueue(label: "hearth.store.events")
@@ -40,7 +41,7 @@ public final class Store: Sendable {
     /// The mutable part, guarded by `core`.
     struct Core: Sendable {
         var loading: LoadingState
-        /// Reads chunks of the checkpoint while the cache is loading.
+        /// Reads chunks of the checkpoint while the cache is not resident.
         var reader: CheckpointReader?
         var lastLSN: LSN
         var poisoned: String?
@@ -61,7 +62,7 @@ public final class Store: Sendable {
         var compressionRatio = 0.35
         /// Set when pinned, active and pending data alone exceed the cap.
         var capExceededByUnprunable = false
-        /// Set when the background load of the checkpoint cache failed.
+        /// Set when a load of the whole checkpoint cache failed.
         var loadError: StoreError?
         /// Whether a maintenance pass is bringing the footprint back under the cap, and the
         /// bytes committed since it began (writers wait for it past a quarter of the cap).
@@ -92,8 +93,9 @@ public final class Store: Sendable {
     ///
     /// Reads the newest checkpoint's directory (tracked queries, pins, auth, transactions,
     /// onDisconnect, the indexes of the cache and of the pending writes) and replays the log
-    /// after it. With ``Options/lazyCacheLoad`` the server cache is decoded in the background
-    /// — a read before that finishes decodes just the chunks it needs — and the checkpoint's
+    /// after it. With ``Options/lazyCacheLoad`` the server cache is not decoded whole: a read
+    /// decodes just the chunks it needs, and only what needs the whole cache (pruning, a
+    /// checkpoint, ``state()``) loads it, until the next maintenance pass — and the checkpoint's
     /// pending writes are decoded when a read, view or write first touches a location they
     /// may be at (or when the whole list is needed), so open costs the same with 1,000 or
     /// 100,000 of them. Queries left active by the previous session become inactive.
@@ -166,7 +168,7 @@ public final class Store: Sendable {
             checkpointLSN = checkpoint.lsn
             checkpointBytes = checkpoint.bodySize
             if r.directory.chunks.isEmpty {
-                loading.finishLoading(cache: .empty)
+                loading.finishLoading(cache: .empty, base: options.lazyCacheLoad ? r : nil)
             } else if !options.lazyCacheLoad {
                 loading.finishLoading(cache: try r.fullCache())
             } else {
@@ -220,10 +222,6 @@ public final class Store: Sendable {
         core.views.restore(loading, reader: reader, now: options.clock())
         let store = Store(directory: directory, options: options, log: log, recovery: recovery, core: core)
 
-        if reader != nil {
-            store.loaded.enter()
-            store.maintenanceQueue.async { store.finishBackgroundLoad() }
-        }
         store.viewQueue.async { store.rebuildViews() }
         // Read-only: the state as the log has it (no sessionStarted, no maintenance).
         if options.readOnly { return store }
@@ -246,28 +244,8 @@ public final class Store: Sendable {
     /// Log bytes replayed at open past which open's maintenance pass checkpoints.
     static let openReplayCheckpointBytes = 64 << 10
 
-    /// Decodes the whole checkpoint cache and installs it (background, after open).
-    private func finishBackgroundLoad() {
-        defer { loaded.leave() }
-        guard let reader = core.withLock({ $0.reader }) else { return }
-        do {
-            let cache = try reader.fullCache()
-            core.withLock {
-                $0.loading.finishLoading(cache: cache)
-                $0.reader = nil
-            }
-            reader.dropDecoded()
-        } catch {
-            // Damage in a chunk (or an I/O failure): reads that need it report it, whole-state
-            // reads report the failure, and writes stop.
-            core.withLock {
-                $0.loadError = error
-                $0.poisoned = "checkpoint load failed: \(error)"
-            }
-        }
-    }
-
-    /// Blocks until the checkpoint's server cache is fully loaded.
+    /// Loads the checkpoint's whole server cache now, if it is not resident (it stays until
+    /// the next maintenance pass drops it again).
     /// - Throws: the error that stopped the load, if any.
     public func waitUntilLoaded() throws(StoreError) {
         _ = try fullyLoadedCore()
@@ -283,7 +261,6 @@ public final class Store: Sendable {
     /// best effort: when it fails (a full disk), close goes on, and the next open replays the
     /// log as before.
     public func close() throws(StoreError) {
-        loaded.wait()
         maintenanceQueue.sync { checkpointBeforeClose() }
         viewQueue.sync {}
         eventQueue.sync {}
@@ -330,6 +307,7 @@ public final class Store: Sendable {
             // applied below, or every commit copies the state's dictionaries (O(state) per
             // commit: quadratic for a long run of commits).
             let (events, viewOperations) = try Store.collectEvents(core.loading, reader: core.reader, now: now, build)
+            if events.contains(where: { if case .cachePruned = $0 { true } else { false } }) { try loadCacheUnderLock(&core) }
             if events.isEmpty {
                 // Nothing to persist; a listen's completion may still concern its view.
                 let deliveries = core.views.apply([], viewOperations, core.loading, reader: core.reader, prior: ViewHost.Prior([], core.loading.state), now: now)
@@ -627,8 +605,8 @@ public final class Store: Sendable {
         return QueryResult(window: query.window(of: server), complete: loading.state.isServerCacheComplete(path: path, query: query))
     }
 
-    /// The whole state (waits for the background load).
-    /// - Throws: the error that stopped the background load of the checkpoint cache, if any.
+    /// The whole state (loads the whole server cache if it is not resident).
+    /// - Throws: the error that stopped the load of the checkpoint cache, if any.
     public func state() throws(StoreError) -> StoreState {
         try fullyLoadedCore().loading.state
     }
@@ -655,7 +633,7 @@ public final class Store: Sendable {
     /// The core once the checkpoint cache is loaded (pending writes may still be encoded);
     /// throws if loading failed.
     func cacheLoadedCore() throws(StoreError) -> Core {
-        loaded.wait()
+        try ensureCacheLoaded()
         let core = core.withLock { $0 }
         if let e = core.loadError { throw e }
         return core
