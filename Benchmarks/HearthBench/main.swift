@@ -379,8 +379,9 @@ func coldOpen() throws {
     metrics["views"] = Double(views)
     // The peak of open, first read and every view: what an app pays at launch.
     metrics["peakRSSBytes"] = peakRSS()
-    if let h = engine as? HearthEngine {
-        // For the analysis: what loading the whole cache (which nothing at open needs: reads
+    if let h = engine as? HearthEngine, option("--whole-load") != "skip" {
+        // For the analysis (`--whole-load skip` leaves it out, for a heap profile of the
+        // open alone): what loading the whole cache (which nothing at open needs: reads
         // and views decode the chunks they need; pruning, a checkpoint or `state()` would)
         // costs on top, in time and memory.
         try h.store.waitUntilLoaded()

@@ -239,6 +239,8 @@ extension Store {
     /// `afterSnapshot` (tests) runs once the snapshot is taken and the roll done, before the
     /// checkpoint is encoded: commits made there come after the checkpoint's LSN.
     func writeCheckpoint(afterSnapshot: (() -> Void)? = nil) throws(StoreError) {
+        // Nothing to checkpoint: do not load the whole cache for it.
+        if core.withLock({ $0.lastLSN <= $0.checkpointLSN }) { return }
         _ = try fullyLoadedCore()
         let (state, lsn, checkpointLSN, bytesAtSnapshot, roll) = try core.withLock {
             (core: inout Core) throws(StoreError) -> (StoreState, LSN, LSN, Int, Log.PendingAppend?) in
@@ -322,14 +324,23 @@ extension Store {
     @discardableResult
     public func compact() throws(StoreError) -> (before: UInt64, after: UInt64) {
         if options.readOnly { throw .log(.readOnly(path: directory)) }
-        _ = try fullyLoadedCore()
+        // Nothing since the checkpoint and the cache not resident: no checkpoint to write, and
+        // no whole cache to load for one (Store+ResidentCache.swift).
+        let due = core.withLock { $0.lastLSN > $0.checkpointLSN || $0.loading.cacheLoaded }
+        if due {
+            _ = try fullyLoadedCore()
+        } else if let failure = core.withLock({ $0.loadError }) {
+            throw failure
+        }
         let before = try footprintBytes()
         let result = maintenanceQueue.sync { () -> Result<Void, StoreError> in
             core.withLock { $0.maintenancePending = true }
             defer { core.withLock { $0.maintenancePending = false } }
             do throws(StoreError) {
-                try makeRoomForCheckpoint()
-                try writeCheckpoint()
+                if due {
+                    try makeRoomForCheckpoint()
+                    try writeCheckpoint()
+                }
                 if try footprintBytes() > options.capBytes || tooManyInactiveQueries() {
                     try enforceCap()
                 }
