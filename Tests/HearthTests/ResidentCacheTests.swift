@@ -179,6 +179,7 @@ import Testing
             }
         }
         var resident = 0, notResident = 0
+        var tracked = Set<QueryLocation>()
         for step in 0..<400 {
             lazyClock.advance(1000)
             eagerClock.advance(1000)
@@ -195,6 +196,7 @@ import Testing
                 try eager.applyServerMerge(children, at: p)
             case 55..<63:
                 let location = QueryLocation(path: path(), query: .default)
+                tracked.insert(location)
                 _ = try lazy.trackQuery(at: location, complete: true, active: false)
                 _ = try eager.trackQuery(at: location, complete: true, active: false)
             case 63..<66:
@@ -223,7 +225,8 @@ import Testing
         #expect(l.serverCache == e.serverCache)
         #expect(l.trackedQueries == e.trackedQueries)
         #expect(l.untrackedEntries.map(\.path) == e.untrackedEntries.map(\.path))
-        // Both modes were exercised.
+        // Pruning ran (inactive queries over their limit of 6), and both modes were exercised.
+        #expect(tracked.count > lazyOptions.maxInactiveQueries && l.trackedQueries.count <= lazyOptions.maxInactiveQueries, "\(tracked.count) tracked, \(l.trackedQueries.count) kept")
         #expect(resident > 0 && notResident > 0, "resident \(resident), not \(notResident)")
         try lazy.close()
         try eager.close()
