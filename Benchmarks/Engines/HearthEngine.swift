@@ -77,7 +77,8 @@ public final class HearthEngine: PersistenceEngine, @unchecked Sendable {
 
     public func loadStartupState() throws {
         // Store.open already read the pending writes and tracked queries (the checkpoint
-        // directory and the log after it); the server cache loads lazily in the background.
+        // directory and the log after it); the server cache is decoded chunk
+        // by chunk as reads and views need it.
     }
 
     public func read(_ path: Path) throws -> Node {

@@ -3,16 +3,23 @@ import HearthModel
 import Synchronization
 
 /// Reads a checkpoint body written by ``CheckpointEncoder``: the trailer and directory at
-/// once, cache chunks on demand (memoized), so the first read of a small location after open
-/// decodes only the chunks on its path.
+/// once, cache chunks on demand (memoized under a byte budget, least recently used evicted
+/// first: ChunkMemo), so the first read of a small location after open decodes only the
+/// chunks on its path, and reading everywhere does not keep the whole cache decoded.
 final class CheckpointReader: Sendable {
     let checkpoint: Checkpoint
     let directory: CheckpointFormat.Directory
-    private let decoded = Mutex<[Int: Node]>([:])
+    private let decoded: Mutex<ChunkMemo>
 
-    /// Reads and verifies the trailer and directory.
-    init(_ checkpoint: Checkpoint) throws(CheckpointError) {
+    /// Raw chunk bytes a reader keeps decoded by default: 2 MiB, ~14 MiB of nodes — room for
+    /// the chunks the views of a store at the default cap read at open (~1.3 MB raw).
+    static let defaultDecodedBudget = 2 << 20
+
+    /// Reads and verifies the trailer and directory; keeps at most `decodedBudget` raw bytes
+    /// of chunks decoded.
+    init(_ checkpoint: Checkpoint, decodedBudget: Int = CheckpointReader.defaultDecodedBudget) throws(CheckpointError) {
         self.checkpoint = checkpoint
+        decoded = Mutex(ChunkMemo(budget: decodedBudget))
         let file = checkpoint.fileName
         func corrupt(_ offset: UInt64, _ reason: String) -> CheckpointError {
             .corrupt(file: file, offset: offset, reason: reason)
@@ -184,7 +191,7 @@ final class CheckpointReader: Sendable {
 
     /// The node a chunk holds: the whole node at its path, or a children node of its range.
     func chunk(_ index: Int) throws(CheckpointError) -> Node {
-        if let node = decoded.withLock({ $0[index] }) { return node }
+        if let node = decoded.withLock({ $0.get(index) }) { return node }
         let c = directory.chunks[index]
         func corrupt(_ reason: String) -> CheckpointError {
             .corrupt(file: checkpoint.fileName, offset: c.offset, reason: "chunk \(index) at \(c.path): \(reason)")
@@ -195,7 +202,7 @@ final class CheckpointReader: Sendable {
         let node: Node
         do { node = try NodeCodec.decode(raw) } catch { throw corrupt("\(error)") }
         if case .range = c.kind, node.isLeaf || node.priority != nil { throw corrupt("range chunk is not a plain children node") }
-        decoded.withLock { $0[index] = node }
+        decoded.withLock { $0.put(index, node, bytes: c.rawLength) }
         return node
     }
 
@@ -284,6 +291,9 @@ final class CheckpointReader: Sendable {
 
     /// How many chunks are decoded and memoized now (tests, tooling).
     var decodedChunkCount: Int { decoded.withLock { $0.count } }
+
+    /// The raw bytes of the chunks decoded and memoized now (tests, tooling).
+    var decodedChunkBytes: Int { decoded.withLock { $0.bytes } }
 
     /// Forgets decoded chunks (after the full load has absorbed them).
     func dropDecoded() {

@@ -18,7 +18,7 @@ import HearthModel
 /// the pending writes' chunks (id range, path range and path filter of each) and the cache's
 /// index: every chunk's place in the tree, byte range, sizes and CRC, plus the priorities of
 /// nodes that were split across chunks. Opening a store reads the trailer and the directory
-/// only; cache chunks are decoded when a read needs them or by the background load, write
+/// only; cache chunks are decoded when a read needs them or by a load of the whole cache, write
 /// chunks when a read, view or write touches a location they may hold writes for (or when the
 /// whole list is needed: a checkpoint, pruning, ``Store/state()``). Format 1 kept the pending
 /// writes in the directory itself, decoded at open; format 3 adds the writer id and the writer

@@ -1,24 +1,57 @@
 import HearthModel
 
-/// The state while the checkpoint's server cache may still be loading in the background.
+/// The state, with the checkpoint's server cache either resident (decoded into `state`) or
+/// not (read from the checkpoint's chunks on demand).
 ///
-/// Until the cache is loaded, events are applied to everything but the server cache (which
-/// is still empty in `state`), and the cache-changing events are kept, in order, in
+/// While the cache is not resident, events are applied to everything but the server cache
+/// (which is empty in `state`), and the cache-changing events are kept, in order, in
 /// `deferred`. A read at a path meanwhile assembles the checkpoint chunks on its way
 /// (``CheckpointReader/partialCache(for:)``) and replays the deferred events projected onto
-/// that path. When the background load finishes, the deferred events are applied to the
-/// loaded cache in order and `cacheLoaded` becomes true: the same result as applying every
-/// event in order, because server-cache events touch nothing but the cache and untracked
-/// bookkeeping, which is applied immediately either way.
+/// that path. When the cache is loaded, the deferred events are applied to it in order and
+/// `cacheLoaded` becomes true: the same result as applying every event in order, because
+/// server-cache events touch nothing but the cache and untracked bookkeeping, which is
+/// applied immediately either way.
+///
+/// The way back (``dropCache()``): a resident cache that is a known checkpoint's cache
+/// (`base`) plus the server events since (`sinceBase`) becomes that checkpoint read on demand
+/// with those events deferred again. The store loads the cache only for what needs it whole
+/// (pruning, a checkpoint, ``Store/state()``) and drops it after (Store+ResidentCache.swift).
 struct LoadingState: Sendable {
     var state: StoreState
     var cacheLoaded: Bool
     var deferred: [StoreEvent] = []
+    /// While the cache is resident: the checkpoint whose cache, with `sinceBase` applied in
+    /// order, is the resident cache — what ``dropCache()`` goes back to. `nil`: none is known
+    /// (a fresh store, an eager store, or a prune since), and the cache stays resident.
+    private(set) var base: CheckpointReader?
+    /// The server-cache events applied since `base` (meaningful only with a `base`).
+    private(set) var sinceBase: [StoreEvent] = []
+    /// The server-cache events applied since the snapshot of a checkpoint being written, so
+    /// that once it is installed it can become the `base`; `nil` when none is being written or
+    /// the cache changed otherwise (a prune) since its snapshot.
+    private(set) var sinceSnapshot: [StoreEvent]?
+
+    init(state: StoreState, cacheLoaded: Bool) {
+        self.state = state
+        self.cacheLoaded = cacheLoaded
+    }
 
     /// Applies one event, deferring its server-cache part while the cache is not loaded.
     mutating func apply(_ event: StoreEvent) {
         if cacheLoaded {
             state.apply(event)
+            switch event {
+            case .serverOverwrite, .serverMerge:
+                if base != nil { sinceBase.append(event) }
+                sinceSnapshot?.append(event)
+            case .cachePruned:
+                // The pruned cache is no checkpoint's plus server events.
+                base = nil
+                sinceBase = []
+                sinceSnapshot = nil
+            default:
+                break
+            }
             return
         }
         switch event {
@@ -33,14 +66,50 @@ struct LoadingState: Sendable {
         }
     }
 
-    /// Installs the loaded cache and applies the deferred events to it.
-    mutating func finishLoading(cache: Node) {
+    /// Installs the loaded cache and applies the deferred events to it. With `base` (the
+    /// reader `cache` was read from), the cache can be dropped again later.
+    mutating func finishLoading(cache: Node, base: CheckpointReader? = nil) {
         precondition(!cacheLoaded, "cache loaded twice")
         var c = cache
         for event in deferred { c = LoadingState.applyCacheEvent(event, to: c) }
         state.serverCache = c
+        self.base = base
+        sinceBase = base == nil ? [] : deferred
         deferred = []
         cacheLoaded = true
+    }
+
+    /// Starts recording the server events after a checkpoint's snapshot (taken from `state`
+    /// in the same critical section).
+    mutating func checkpointSnapshotTaken() {
+        sinceSnapshot = cacheLoaded ? [] : nil
+    }
+
+    /// The checkpoint whose snapshot was last taken is installed and read by `reader`: it
+    /// becomes the base the resident cache can be dropped to. Without a reader (the checkpoint
+    /// failed, or it cannot be read back), the recording just stops.
+    mutating func checkpointInstalled(_ reader: CheckpointReader?) {
+        defer { sinceSnapshot = nil }
+        guard cacheLoaded, let reader, let events = sinceSnapshot else { return }
+        base = reader
+        sinceBase = events
+    }
+
+    /// Whether ``dropCache()`` would drop the resident cache.
+    var canDropCache: Bool { cacheLoaded && base != nil }
+
+    /// Drops the resident cache back to its base checkpoint, with the server events since
+    /// deferred again; returns that checkpoint's reader (the store reads chunks from it), or
+    /// `nil` (nothing dropped) when the cache is not resident or has no base.
+    mutating func dropCache() -> CheckpointReader? {
+        guard cacheLoaded, let reader = base else { return nil }
+        state.serverCache = .empty
+        deferred = sinceBase
+        sinceBase = []
+        base = nil
+        sinceSnapshot = nil
+        cacheLoaded = false
+        return reader
     }
 
     static func applyCacheEvent(_ event: StoreEvent, to cache: Node) -> Node {

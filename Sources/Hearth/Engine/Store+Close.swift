@@ -16,7 +16,6 @@ extension Store {
     /// best effort: when it fails (a full disk), close goes on, and the next open replays the
     /// log as before.
     public func close() throws(StoreError) {
-        loaded.wait()
         maintenanceQueue.sync { checkpointBeforeClose() }
         viewQueue.sync {}
         eventQueue.sync {}

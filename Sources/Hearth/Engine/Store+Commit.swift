@@ -37,6 +37,7 @@ extension Store {
             // applied below, or every commit copies the state's dictionaries (O(state) per
             // commit: quadratic for a long run of commits).
             let (events, viewOperations) = try Store.collectEvents(core.loading, reader: core.reader, now: now, build)
+            if events.contains(where: { if case .cachePruned = $0 { true } else { false } }) { try loadCacheUnderLock(&core) }
             if events.isEmpty {
                 // Nothing to persist; a listen's completion may still concern its view.
                 let deliveries = core.views.apply([], viewOperations, core.persisted, prior: ViewHost.Prior([], core.loading.state), now: now)

@@ -80,9 +80,12 @@ extension Store {
     /// the pruned data and the log at once — rather than checkpointing before pruning too.
     func maintain(force: Bool) throws(StoreError) {
         defer { core.withLock { $0.maintenancePending = false } }
-        // The checkpoint's pending writes are decoded only if a checkpoint or pruning needs
-        // them (writeCheckpoint and prune wait for that), not by every maintenance pass.
-        _ = try cacheLoadedCore()
+        // The pass ends by dropping a whole cache that pruning, a checkpoint or a whole-state
+        // read loaded (Store+ResidentCache.swift).
+        defer { dropResidentCache() }
+        // The whole cache and the checkpoint's pending writes are decoded only if a checkpoint
+        // or pruning needs them (writeCheckpoint and prune load them), not by every pass.
+        if let failure = core.withLock({ $0.loadError }) { throw failure }
         let (sinceCheckpoint, threshold, closed) = core.withLock { core in
             core.bytesSinceSizeCheck = 0
             let requested = core.checkpointRequested
@@ -177,7 +180,9 @@ extension Store {
     func prune(target: Double, footprint: Double = .infinity) throws(StoreError) -> Int {
         // Pending writes protect their locations: every one must be known.
         _ = try fullyLoadedCore()
-        let (snapshot, ratio) = core.withLock { ($0.loading.state, $0.compressionRatio) }
+        let (snapshot, ratio, resident) = core.withLock { ($0.loading.state, $0.compressionRatio, $0.loading.cacheLoaded) }
+        // Loaded above; dropped only at the end of a maintenance pass, which this is part of.
+        guard resident else { return 0 }
         // The estimate walks the whole cache and every pending write: only when a size target
         // asks for it.
         var estimate = target.isFinite ? min(Store.estimatedCheckpointBytes(snapshot, ratio: ratio), footprint) : 0
@@ -234,16 +239,25 @@ extension Store {
     /// `afterSnapshot` (tests) runs once the snapshot is taken and the roll done, before the
     /// checkpoint is encoded: commits made there come after the checkpoint's LSN.
     func writeCheckpoint(afterSnapshot: (() -> Void)? = nil) throws(StoreError) {
+        // Nothing to checkpoint: do not load the whole cache for it.
+        if core.withLock({ $0.lastLSN <= $0.checkpointLSN }) { return }
         _ = try fullyLoadedCore()
         let (state, lsn, checkpointLSN, bytesAtSnapshot, roll) = try core.withLock {
             (core: inout Core) throws(StoreError) -> (StoreState, LSN, LSN, Int, Log.PendingAppend?) in
+            // Loaded above; dropped only at the end of a maintenance pass, which this is part of.
+            guard core.loading.cacheLoaded, core.lastLSN > core.checkpointLSN else {
+                return (core.loading.state, core.lastLSN, core.lastLSN, 0, nil)
+            }
             var roll: Log.PendingAppend?
-            if core.lastLSN > core.checkpointLSN && !core.lastCheckpointFailed {
+            if !core.lastCheckpointFailed {
                 do throws(LogError) { roll = try log.submitRoll() } catch { throw .log(error) }
             }
+            checkpointSnapshotTaken(&core)
             return (core.loading.state, core.lastLSN, core.checkpointLSN, core.logBytesSinceCheckpoint, roll)
         }
         guard lsn > checkpointLSN else { return }
+        var installed = false
+        defer { checkpointFinished(lsn: lsn, installed: installed) }
         if let roll {
             // Throws only when the log is poisoned: a failed sync of the old segment, or a
             // MANIFEST switch that failed midway. A roll that failed cleanly returns normally.
@@ -265,6 +279,7 @@ extension Store {
             core.withLock { $0.lastCheckpointFailed = true }
             throw .log(error)
         }
+        installed = true
         let elapsed = clock.now - start
         core.withLock { core in
             core.checkpointLSN = max(core.checkpointLSN, lsn)
@@ -309,14 +324,23 @@ extension Store {
     @discardableResult
     public func compact() throws(StoreError) -> (before: UInt64, after: UInt64) {
         if options.readOnly { throw .log(.readOnly(path: directory)) }
-        _ = try fullyLoadedCore()
+        // Nothing since the checkpoint and the cache not resident: no checkpoint to write, and
+        // no whole cache to load for one (Store+ResidentCache.swift).
+        let due = core.withLock { $0.lastLSN > $0.checkpointLSN || $0.loading.cacheLoaded }
+        if due {
+            _ = try fullyLoadedCore()
+        } else if let failure = core.withLock({ $0.loadError }) {
+            throw failure
+        }
         let before = try footprintBytes()
         let result = maintenanceQueue.sync { () -> Result<Void, StoreError> in
             core.withLock { $0.maintenancePending = true }
             defer { core.withLock { $0.maintenancePending = false } }
             do throws(StoreError) {
-                try makeRoomForCheckpoint()
-                try writeCheckpoint()
+                if due {
+                    try makeRoomForCheckpoint()
+                    try writeCheckpoint()
+                }
                 if try footprintBytes() > options.capBytes || tooManyInactiveQueries() {
                     try enforceCap()
                 }
@@ -326,6 +350,7 @@ extension Store {
             }
         }
         try result.get()
+        dropResidentCache()
         let after = try footprintBytes()
         core.withLock { $0.capExceededByUnprunable = after > options.capBytes }
         return (before, after)

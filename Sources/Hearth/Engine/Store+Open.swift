@@ -10,8 +10,9 @@ extension Store {
     ///
     /// Reads the newest checkpoint's directory (tracked queries, pins, auth, transactions,
     /// onDisconnect, the indexes of the cache and of the pending writes) and replays the log
-    /// after it. With ``Options/lazyCacheLoad`` the server cache is decoded in the background
-    /// — a read before that finishes decodes just the chunks it needs — and the checkpoint's
+    /// after it. With ``Options/lazyCacheLoad`` the server cache is not decoded whole: a read
+    /// decodes just the chunks it needs, and only what needs the whole cache (pruning, a
+    /// checkpoint, ``state()``) loads it, until the next maintenance pass — and the checkpoint's
     /// pending writes are decoded when a read, view or write first touches a location they
     /// may be at (or when the whole list is needed), so open costs the same with 1,000 or
     /// 100,000 of them. Queries left active by the previous session become inactive.
@@ -85,9 +86,8 @@ extension Store {
         var opening = try readCheckpoint(log, options: options)
         try replayTail(log, into: &opening, unreplayable: &unreplayable)
         let sessionLeftActive = opening.loading.state.trackedQueries.values.contains(where: \.active)
-        let loadsInBackground = opening.reader != nil
         let store = makeStore(directory: directory, options: options, log: log, recovery: recovery, opening)
-        store.startBackgroundWork(loadsInBackground: loadsInBackground)
+        store.startBackgroundWork()
         // Read-only: the state as the log has it (no sessionStarted, no maintenance).
         if options.readOnly { return store }
         if sessionLeftActive { try store.endPreviousSession() }
@@ -108,7 +108,7 @@ extension Store {
         opening.lastLSN = checkpoint.lsn
         opening.checkpointBytes = checkpoint.bodySize
         if r.directory.chunks.isEmpty {
-            opening.loading.finishLoading(cache: .empty)
+            opening.loading.finishLoading(cache: .empty, base: options.lazyCacheLoad ? r : nil)
         } else if !options.lazyCacheLoad {
             opening.loading.finishLoading(cache: try readingCheckpoint { () throws(CheckpointError) in try r.fullCache() })
         } else {
@@ -170,13 +170,9 @@ extension Store {
         return Store(directory: directory, options: options, log: log, recovery: recovery, core: core)
     }
 
-    /// Starts the background load of the checkpoint's cache (when it is not loaded yet) and
-    /// the rebuild of the views of tracked queries and pins.
-    private func startBackgroundWork(loadsInBackground: Bool) {
-        if loadsInBackground {
-            loaded.enter()
-            maintenanceQueue.async { self.finishBackgroundLoad() }
-        }
+    /// Starts the rebuild of the views of tracked queries and pins (from the checkpoint's
+    /// chunks: the whole cache is not loaded for it).
+    private func startBackgroundWork() {
         viewQueue.async { self.rebuildViews() }
     }
 

@@ -61,8 +61,8 @@ extension Store {
         return QueryResult(window: query.window(of: server), complete: persisted.loading.state.isServerCacheComplete(path: path, query: query))
     }
 
-    /// The whole state (waits for the background load).
-    /// - Throws: the error that stopped the background load of the checkpoint cache, if any.
+    /// The whole state (loads the whole server cache if it is not resident).
+    /// - Throws: the error that stopped the load of the checkpoint cache, if any.
     public func state() throws(StoreError) -> StoreState {
         try fullyLoadedCore().loading.state
     }

@@ -33,7 +33,8 @@ public final class Store: Sendable {
 
     let log: Log
     let core: Locked<Core>
-    let loaded = DispatchGroup()
+    /// Loads and drops of the whole server cache (Store+ResidentCache.swift).
+    let resident = ResidentCache()
     let maintenanceQueue = DispatchQueue(label: "hearth.store.maintenance")
     /// Listener handlers run here, one at a time, in commit order.
     let eventQueue = DispatchQueue(label: "hearth.store.events")
@@ -43,7 +44,7 @@ public final class Store: Sendable {
     /// The mutable part, guarded by `core`.
     struct Core: Sendable {
         var loading: LoadingState
-        /// Reads chunks of the checkpoint while the cache is loading.
+        /// Reads chunks of the checkpoint while the cache is not resident.
         var reader: CheckpointReader?
         var lastLSN: LSN
         var poisoned: String?
@@ -64,7 +65,7 @@ public final class Store: Sendable {
         var compressionRatio = 0.35
         /// Set when pinned, active and pending data alone exceed the cap.
         var capExceededByUnprunable = false
-        /// Set when the background load of the checkpoint cache failed.
+        /// Set when a load of the whole checkpoint cache failed.
         var loadError: StoreError?
         /// Whether a maintenance pass is bringing the footprint back under the cap, and the
         /// bytes committed since it began (writers wait for it past a quarter of the cap).

@@ -214,8 +214,8 @@ extension StoreBatch {
 extension Store {
     /// Firebase's `serverCache(query)`: the persisted server data for the query at `location`
     /// and whether it is complete (a view may raise `value` from it), by the persistence rules
-    /// (see `StoreState+ServerCache.swift`); `nil` when nothing is known. Does not wait for the
-    /// background load: before it finishes, only the checkpoint chunks holding the children
+    /// (see `StoreState+ServerCache.swift`); `nil` when nothing is known. Does not load the
+    /// whole cache: while it is not resident, only the checkpoint chunks holding the children
     /// the rules select are decoded.
     /// - Throws: ``StoreError/corruptCheckpoint(file:offset:reason:)`` if a needed chunk is damaged.
     public func serverCache(for location: QueryLocation) throws(StoreError) -> (node: Node, complete: Bool)? {

@@ -48,11 +48,13 @@ extension Store {
         /// Run checkpoints and pruning on a background queue (default). When false they run
         /// inline, after the commit that triggered them — deterministic, for tests.
         public var backgroundMaintenance: Bool = true
-        /// Load the checkpoint's server cache in the background after open, and its pending
-        /// writes as reads and views need them (default), so that open returns once the
-        /// directory (tracked queries, pins, the indexes of the cache and of the pending
-        /// writes) and the log after the checkpoint are read. When false, open loads
-        /// everything before it returns.
+        /// Decode the checkpoint's server cache chunk by chunk as reads and views need it, and
+        /// its pending writes likewise (default), so that open returns once the directory
+        /// (tracked queries, pins, the indexes of the cache and of the pending writes) and the
+        /// log after the checkpoint are read, and the whole cache is resident only while an
+        /// operation needs it whole (pruning, a checkpoint, ``Store/state()``; dropped again at
+        /// the end of the next maintenance pass). When false, open loads everything before it
+        /// returns and the cache stays resident.
         public var lazyCacheLoad: Bool = true
         /// zlib level for checkpoint chunks (1…9). Default 6.
         public var compressionLevel: Int32 = 6

@@ -41,7 +41,7 @@ public struct StoreStats: Sendable {
 }
 
 extension Store {
-    /// Current sizes and counts (waits for the background load).
+    /// Current sizes and counts (loads the whole server cache if it is not resident).
     public func stats() throws(StoreError) -> StoreStats {
         let core = try fullyLoadedCore()
         let (files, total): ([Log.FileSize], UInt64)

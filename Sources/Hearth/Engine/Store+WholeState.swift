@@ -1,33 +1,13 @@
-// The background load after open: the checkpoint's whole cache decoded and installed, and the
-// waits for it (whole-state reads, close).
+// The whole-state reads' way to the whole cache: loaded on demand (Store+ResidentCache.swift)
+// and, for the whole state, every pending write of the checkpoint decoded.
 
 import Dispatch
 import HearthLog
 import HearthModel
 
 extension Store {
-    /// Decodes the whole checkpoint cache and installs it (background, after open).
-    func finishBackgroundLoad() {
-        defer { loaded.leave() }
-        guard let reader = core.withLock({ $0.reader }) else { return }
-        do {
-            let cache = try readingCheckpoint { () throws(CheckpointError) in try reader.fullCache() }
-            core.withLock {
-                $0.loading.finishLoading(cache: cache)
-                $0.reader = nil
-            }
-            reader.dropDecoded()
-        } catch {
-            // Damage in a chunk (or an I/O failure): reads that need it report it, whole-state
-            // reads report the failure, and writes stop.
-            core.withLock {
-                $0.loadError = error
-                $0.poisoned = "checkpoint load failed: \(error)"
-            }
-        }
-    }
-
-    /// Blocks until the checkpoint's server cache is fully loaded.
+    /// Loads the checkpoint's whole server cache now, if it is not resident (it stays until
+    /// the next maintenance pass drops it again).
     /// - Throws: the error that stopped the load, if any.
     public func waitUntilLoaded() throws(StoreError) {
         _ = try fullyLoadedCore()
@@ -55,7 +35,7 @@ extension Store {
     /// The core once the checkpoint cache is loaded (pending writes may still be encoded);
     /// throws if loading failed.
     func cacheLoadedCore() throws(StoreError) -> Core {
-        loaded.wait()
+        try ensureCacheLoaded()
         let core = core.withLock { $0 }
         if let e = core.loadError { throw e }
         return core

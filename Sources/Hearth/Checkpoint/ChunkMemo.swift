@@ -1,0 +1,57 @@
+import HearthModel
+
+/// The decoded cache chunks a ``CheckpointReader`` keeps, least recently used evicted first
+/// once their raw (encoded, uncompressed) bytes pass a budget.
+///
+/// The reader serves every read of a store whose server cache is not resident (and the views'
+/// rebuild at open): without a bound, reading every location once would keep the whole cache
+/// decoded — the memory the lazy load exists to save. Decoded, a chunk costs about seven times
+/// its raw bytes (Benchmarks/README.md, "Cold-open memory").
+struct ChunkMemo: Sendable {
+    /// Raw chunk bytes kept decoded at most (one chunk larger than this is still kept, alone).
+    let budget: Int
+    private var entries: [Int: Entry] = [:]
+    /// Raw bytes of the chunks kept.
+    private(set) var bytes = 0
+    private var tick: UInt64 = 0
+
+    private struct Entry {
+        let node: Node
+        let bytes: Int
+        var used: UInt64
+    }
+
+    init(budget: Int) { self.budget = budget }
+
+    /// How many chunks are kept.
+    var count: Int { entries.count }
+
+    /// The chunk `index` if kept (and marks it used).
+    mutating func get(_ index: Int) -> Node? {
+        guard var entry = entries[index] else { return nil }
+        tick += 1
+        entry.used = tick
+        entries[index] = entry
+        return entry.node
+    }
+
+    /// Keeps chunk `index`, then evicts the least recently used others while over the budget.
+    mutating func put(_ index: Int, _ node: Node, bytes chunkBytes: Int) {
+        tick += 1
+        if let old = entries.updateValue(Entry(node: node, bytes: chunkBytes, used: tick), forKey: index) { bytes -= old.bytes }
+        bytes += chunkBytes
+        while bytes > budget, entries.count > 1 {
+            // Few chunks (a 10 MiB cache has ~200): a scan is cheaper than an ordered index.
+            var victim: (index: Int, used: UInt64)?
+            for (i, e) in entries where i != index && e.used < (victim?.used ?? .max) { victim = (i, e.used) }
+            guard let victim, let gone = entries.removeValue(forKey: victim.index) else { break }
+            bytes -= gone.bytes
+        }
+    }
+
+    /// Forgets every chunk.
+    mutating func removeAll() {
+        entries.removeAll()
+        bytes = 0
+    }
+}

@@ -1,0 +1,137 @@
+import HearthModel
+
+// What the store keeps resident of the server cache (issue 17).
+//
+// A store opened lazily (``Store/Options/lazyCacheLoad``, the default) does not decode its
+// checkpoint's cache into nodes at open: reads, views and writes work from the checkpoint's
+// chunks (decoded on demand, under the reader's byte-bounded LRU, ChunkMemo.swift) with the
+// server events since the checkpoint projected onto them (LoadingState). Only what needs the
+// cache whole loads it — pruning, a checkpoint (which re-encodes it), ``Store/state()``,
+// ``Store/stats()`` — and the end of each maintenance pass drops it again once it is a known
+// checkpoint's cache plus server events (LoadingState.dropCache): after the pass's checkpoint
+// is durable, the store goes back to reading chunks, now from that checkpoint.
+//
+// The price: an operation that needs the whole cache pays a full decode (the checkpoint's
+// chunks, ~1–2 ms per 64 KiB) when it is not resident; the peak then is the old one for the
+// length of that operation. Between checkpoints the server events since the last one stay
+// in the deferred list (bounded by the checkpoint threshold: a checkpoint is due once the
+// log since the last one passes it, and that checkpoint folds them in).
+
+/// Serializes the store's loads and drops of the whole server cache, and counts them.
+final class ResidentCache: Sendable {
+    struct Counters: Sendable {
+        var loads = 0
+        var drops = 0
+    }
+
+    /// Held for a whole load (the decode runs outside the store's lock, under this one) or
+    /// drop. Lock order: this, then the store's `core`.
+    let gate = Locked(())
+    /// Taken alone, briefly (also under `core`).
+    let counters = Locked(Counters())
+}
+
+extension Store {
+    /// How much of the server cache is resident (tests, tooling).
+    struct ResidentCacheStats: Sendable, Equatable {
+        /// Whether the whole server cache is decoded in the state.
+        var cacheResident: Bool
+        /// Whether the resident cache can be dropped back to a checkpoint.
+        var droppable: Bool
+        /// Loads of the whole cache and drops of it since open.
+        var loads: Int
+        /// See ``loads``.
+        var drops: Int
+        /// Server events kept for projection onto chunks while the cache is not resident.
+        var deferredEvents: Int
+        /// Chunks the current reader keeps decoded, and their raw bytes.
+        var decodedChunks: Int
+        /// See ``decodedChunks``.
+        var decodedChunkBytes: Int
+    }
+
+    /// How much of the server cache is resident now.
+    var residentCacheStats: ResidentCacheStats {
+        let counters = resident.counters.withLock { $0 }
+        return core.withLock { core in
+            ResidentCacheStats(
+                cacheResident: core.loading.cacheLoaded, droppable: core.loading.canDropCache,
+                loads: counters.loads, drops: counters.drops, deferredEvents: core.loading.deferred.count,
+                decodedChunks: core.reader?.decodedChunkCount ?? 0, decodedChunkBytes: core.reader?.decodedChunkBytes ?? 0)
+        }
+    }
+
+    /// Loads the whole server cache if it is not resident. A failure (a damaged chunk, an I/O
+    /// error) poisons the store, as it did when the whole cache was loaded at open: the state
+    /// it would have is unknown.
+    func ensureCacheLoaded() throws(StoreError) {
+        try resident.gate.withLock { (_: inout Void) throws(StoreError) in
+            let (reader, failure) = core.withLock { ($0.reader, $0.loadError) }
+            if let failure { throw failure }
+            guard let reader else { return }
+            let cache: Node
+            do throws(StoreError) { cache = try readingCheckpoint { () throws(CheckpointError) in try reader.fullCache() } } catch {
+                core.withLock {
+                    $0.loadError = error
+                    $0.poisoned = $0.poisoned ?? "checkpoint load failed: \(error)"
+                }
+                throw error
+            }
+            let installed = core.withLock { core -> Bool in
+                // A commit may have loaded it meanwhile (loadCacheUnderLock).
+                guard !core.loading.cacheLoaded, core.reader === reader else { return false }
+                core.loading.finishLoading(cache: cache, base: options.lazyCacheLoad ? reader : nil)
+                core.reader = nil
+                return true
+            }
+            reader.dropDecoded()
+            if installed { resident.counters.withLock { $0.loads += 1 } }
+        }
+    }
+
+    /// Loads the whole server cache under the store's lock, if it is not resident: for a
+    /// commit whose events need it (a prune committed through a batch, which tools and tests
+    /// do; the store's own pruning loads it before it computes the prune).
+    func loadCacheUnderLock(_ core: inout Core) throws(StoreError) {
+        guard !core.loading.cacheLoaded, let reader = core.reader else { return }
+        let cache = try readingCheckpoint { () throws(CheckpointError) in try reader.fullCache() }
+        core.loading.finishLoading(cache: cache, base: options.lazyCacheLoad ? reader : nil)
+        core.reader = nil
+        reader.dropDecoded()
+        resident.counters.withLock { $0.loads += 1 }
+    }
+
+    /// Drops the resident server cache back to the checkpoint it is based on (reads then
+    /// decode that checkpoint's chunks again). Does nothing for an eagerly loaded store, or
+    /// when the cache is not a known checkpoint's plus server events. Returns whether it
+    /// dropped. Called at the end of a maintenance pass (never while one prunes or
+    /// checkpoints: both need the cache to stay resident from their snapshot to their commit).
+    @discardableResult
+    func dropResidentCache() -> Bool {
+        guard options.lazyCacheLoad else { return false }
+        return resident.gate.withLock { _ in
+            let dropped = core.withLock { core -> Bool in
+                guard let reader = core.loading.dropCache() else { return false }
+                core.reader = reader
+                return true
+            }
+            if dropped { resident.counters.withLock { $0.drops += 1 } }
+            return dropped
+        }
+    }
+
+    /// Called under the lock in the critical section that takes a checkpoint's snapshot.
+    func checkpointSnapshotTaken(_ core: inout Core) {
+        if options.lazyCacheLoad { core.loading.checkpointSnapshotTaken() }
+    }
+
+    /// After a checkpoint install through `lsn` succeeded (`true`) or failed: the new
+    /// checkpoint becomes the base the resident cache can be dropped to.
+    func checkpointFinished(lsn: LSN, installed: Bool) {
+        var reader: CheckpointReader?
+        if installed, options.lazyCacheLoad, let checkpoint = log.checkpoint, checkpoint.lsn == lsn {
+            reader = try? CheckpointReader(checkpoint)
+        }
+        core.withLock { $0.loading.checkpointInstalled(reader) }
+    }
+}
