@@ -19,7 +19,7 @@
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
-    .swiftLanguageMode(.v6),
+    .swiftLanguageMode(.v6)
 ]
 
 /// SwiftNIO's HTTP/1.1 and WebSocket stack, for the server and its test client.
@@ -149,12 +149,14 @@ let package = Package(
         ),
         .testTarget(
             name: "HearthServerTests",
-            dependencies: ["HearthServer", "HearthWire", "HearthWireTesting", "HearthRules", "Hearth", jwtKit] + nioWebSocket,
+            dependencies: ["HearthServer", "HearthWire", "HearthWireTesting", "HearthRules", "Hearth", jwtKit]
+                + nioWebSocket,
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HearthDatabaseTests",
-            dependencies: ["HearthDatabase", "HearthServer", "HearthWire", "Hearth", "HearthTesting", nioSSL] + nioWebSocket,
+            dependencies: ["HearthDatabase", "HearthServer", "HearthWire", "Hearth", "HearthTesting", nioSSL]
+                + nioWebSocket,
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -19,22 +19,28 @@ extension Log {
     ///
     /// Throws ``LogError/storeLocked(path:)`` if another opener holds the lock, and a corruption
     /// error naming file and offset for damage other than a torn tail (unless `options.salvage`).
-    public static func open(directory: String, fileSystem: any FileSystem = POSIXFileSystem(),
-                            options: Options = Options()) throws(LogError) -> Log {
-        guard options.segmentSize >= 4096, (1 ... 9).contains(options.compressionLevel),
-              options.maxBatchBytes >= 4096 else {
+    public static func open(
+        directory: String, fileSystem: any FileSystem = POSIXFileSystem(),
+        options: Options = Options()
+    ) throws(LogError) -> Log {
+        guard options.segmentSize >= 4096, (1...9).contains(options.compressionLevel),
+            options.maxBatchBytes >= 4096
+        else {
             throw .invalidArgument("segmentSize ≥ 4096, compressionLevel 1...9, maxBatchBytes ≥ 4096")
         }
-        let settings = WriterSettings(segmentSize: options.segmentSize, maxBatchBytes: options.maxBatchBytes,
-                                      compressionLevel: options.compressionLevel, durability: options.durability,
-                                      readOnly: options.readOnly)
+        let settings = WriterSettings(
+            segmentSize: options.segmentSize, maxBatchBytes: options.maxBatchBytes,
+            compressionLevel: options.compressionLevel, durability: options.durability,
+            readOnly: options.readOnly)
         if options.readOnly {
             let state = try Recovery.openReadOnly(directory: directory, fs: fileSystem)
             return Log(directory: directory, core: core(state, settings, fileSystem, directory), recovery: state.report)
         }
-        let state = try Recovery.open(directory: directory, fs: fileSystem,
-                                      options: RecoveryOptions(createIfMissing: options.createIfMissing,
-                                                               salvage: options.salvage, salvageCut: options.salvageCut))
+        let state = try Recovery.open(
+            directory: directory, fs: fileSystem,
+            options: RecoveryOptions(
+                createIfMissing: options.createIfMissing,
+                salvage: options.salvage, salvageCut: options.salvageCut))
         let core = core(state, settings, fileSystem, directory)
         if let tail = state.tail {
             core.active = tail
@@ -50,9 +56,12 @@ extension Log {
     }
 
     /// The write side over a recovered store.
-    private static func core(_ state: RecoveredState, _ settings: WriterSettings, _ fs: any FileSystem,
-                             _ directory: String) -> LogCore {
-        LogCore(fs: fs, directory: directory, settings: settings, lastLSN: state.lastLSN,
-                manifest: state.manifest, checkpoint: state.checkpoint, lock: state.lock)
+    private static func core(
+        _ state: RecoveredState, _ settings: WriterSettings, _ fs: any FileSystem,
+        _ directory: String
+    ) -> LogCore {
+        LogCore(
+            fs: fs, directory: directory, settings: settings, lastLSN: state.lastLSN,
+            manifest: state.manifest, checkpoint: state.checkpoint, lock: state.lock)
     }
 }

@@ -11,14 +11,18 @@ extension Log {
     /// damage (other than a torn tail) and the MANIFEST's generation has moved on meanwhile, the
     /// scan starts again from the new MANIFEST — at most ``verifyAttempts`` times, after which
     /// the last result stands (a writer checkpointing faster than a whole scan runs).
-    public static func verify(directory: String, fileSystem: any FileSystem = POSIXFileSystem()) throws(LogError) -> ScanReport {
+    public static func verify(
+        directory: String, fileSystem: any FileSystem = POSIXFileSystem()
+    ) throws(LogError) -> ScanReport {
         try verify(directory: directory, fileSystem: fileSystem, progress: nil)
     }
 
     /// ``verify(directory:fileSystem:)``, calling `progress` now and then with the segment bytes
     /// scanned so far (of the live segments' total size; a scan that starts again starts from 0).
-    package static func verify(directory: String, fileSystem: any FileSystem,
-                               progress: ((_ bytesScanned: UInt64) -> Void)?) throws(LogError) -> ScanReport {
+    package static func verify(
+        directory: String, fileSystem: any FileSystem,
+        progress: ((_ bytesScanned: UInt64) -> Void)?
+    ) throws(LogError) -> ScanReport {
         guard fileSystem.directoryExists(directory) else { throw .storeMissing(path: directory) }
         var attempt = 0
         while true {
@@ -26,8 +30,10 @@ extension Log {
             let before = manifestGeneration(directory, fileSystem)
             let outcome: Result<ScanReport, LogError>
             do throws(LogError) {
-                outcome = .success(try Scanner.scan(directory: directory, fileSystem: fileSystem, keepRecords: true,
-                                                    progress: progress))
+                outcome = .success(
+                    try Scanner.scan(
+                        directory: directory, fileSystem: fileSystem, keepRecords: true,
+                        progress: progress))
             } catch {
                 outcome = .failure(error)
             }
@@ -53,7 +59,9 @@ extension Log {
     /// running recovery (for tools; run it on a store no one is writing to). Verifies the
     /// MANIFEST and the checkpoint header exactly as ``verify(directory:fileSystem:)`` does;
     /// the body is read on demand. Returns nil when the store has no checkpoint.
-    public static func openCheckpoint(directory: String, fileSystem: any FileSystem = POSIXFileSystem()) throws(LogError) -> Checkpoint? {
+    public static func openCheckpoint(
+        directory: String, fileSystem: any FileSystem = POSIXFileSystem()
+    ) throws(LogError) -> Checkpoint? {
         try Scanner.openCheckpoint(fileSystem, directory)
     }
 
@@ -62,8 +70,10 @@ extension Log {
     /// header's base LSN on, up to the first invalid record; then every checksum-valid record
     /// after that (at 8-byte aligned offsets, as records are written). Nil when the file cannot
     /// be opened or its header is damaged.
-    package static func scanSegmentFile(directory: String, name: String,
-                                        fileSystem fs: any FileSystem = POSIXFileSystem()) -> SegmentFileScan? {
+    package static func scanSegmentFile(
+        directory: String, name: String,
+        fileSystem fs: any FileSystem = POSIXFileSystem()
+    ) -> SegmentFileScan? {
         SegmentFileScan.read(directory: directory, name: name, fileSystem: fs)
     }
 }

@@ -27,8 +27,10 @@ public final class Log: Sendable {
 
     /// Appends one record (one commit batch) and returns its LSN once `durability` (or the store's
     /// default tier) holds. `skippable` marks a record that readers not knowing `type` may skip.
-    public func append(_ payload: [UInt8], type: UInt8, skippable: Bool = false,
-                       durability: Durability? = nil) throws(LogError) -> LSN {
+    public func append(
+        _ payload: [UInt8], type: UInt8, skippable: Bool = false,
+        durability: Durability? = nil
+    ) throws(LogError) -> LSN {
         let rec = try core.prepare(payload, type: type, skippable: skippable)
         return try core.commit(request([rec], durability))
     }
@@ -50,8 +52,10 @@ public final class Log: Sendable {
     /// The commit queue holds at most 4,096 requests: beyond that, this call waits until the
     /// group being written completes (or writes the front group itself), so a caller queueing
     /// faster than the disk keeps up is slowed down rather than growing the queue.
-    public func submit(_ payload: [UInt8], type: UInt8, skippable: Bool = false,
-                       durability: Durability? = nil) throws(LogError) -> PendingAppend {
+    public func submit(
+        _ payload: [UInt8], type: UInt8, skippable: Bool = false,
+        durability: Durability? = nil
+    ) throws(LogError) -> PendingAppend {
         let rec = try core.prepare(payload, type: type, skippable: skippable)
         let req = request([rec], durability)
         return PendingAppend(lsn: try core.submit(req), request: req)
@@ -90,7 +94,9 @@ public final class Log: Sendable {
 
     /// Appends several records atomically and in order: after a crash either all of them or none are
     /// recovered. Returns the LSN of the last; they have consecutive LSNs.
-    public func appendBatch(_ records: [(payload: [UInt8], type: UInt8)], durability: Durability? = nil) throws(LogError) -> LSN {
+    public func appendBatch(
+        _ records: [(payload: [UInt8], type: UInt8)], durability: Durability? = nil
+    ) throws(LogError) -> LSN {
         guard !records.isEmpty else { throw .invalidArgument("empty batch") }
         var prepared: [PreparedRecord] = []
         prepared.reserveCapacity(records.count)
@@ -137,7 +143,8 @@ public final class Log: Sendable {
     public func reader(after: LSN, knownTypes: Set<UInt8>? = nil) -> LogReader {
         let end = lastLSN
         let segs = core.manifestLock.withLock { core.segments }
-        return LogReader(fs: core.fs, directory: directory, segments: segs, after: after, end: end, knownTypes: knownTypes)
+        return LogReader(
+            fs: core.fs, directory: directory, segments: segs, after: after, end: end, knownTypes: knownTypes)
     }
 
     /// Calls `body` with every record after `after`, in order.

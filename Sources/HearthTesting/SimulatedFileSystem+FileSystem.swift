@@ -127,8 +127,10 @@ extension SimulatedFileSystem {
 
     // MARK: Handle operations (called by SimulatedFile)
 
-    func fileOp<T: Sendable>(_ op: FileOperation, _ path: String, _ inode: Int, _ epoch: Int,
-                                         _ body: (inout Inode) throws(FileSystemError) -> T) throws(FileSystemError) -> T {
+    func fileOp<T: Sendable>(
+        _ op: FileOperation, _ path: String, _ inode: Int, _ epoch: Int,
+        _ body: (inout Inode) throws(FileSystemError) -> T
+    ) throws(FileSystemError) -> T {
         try state.withLock { (s: inout State) throws(FileSystemError) -> T in
             try Self.enter(&s, op, path)
             guard s.epoch == epoch, var node = s.inodes[inode] else {
@@ -190,12 +192,14 @@ extension SimulatedFileSystem {
         if content.count < o + bytes.count {
             content.append(contentsOf: repeatElement(0, count: o + bytes.count - content.count))
         }
-        content.replaceSubrange(o ..< o + bytes.count, with: bytes)
+        content.replaceSubrange(o..<o + bytes.count, with: bytes)
     }
 
     static func truncate(_ content: inout [UInt8], to size: UInt64) {
         let n = Int(size)
-        if content.count > n { content.removeSubrange(n...) } else {
+        if content.count > n {
+            content.removeSubrange(n...)
+        } else {
             content.append(contentsOf: repeatElement(0, count: n - content.count))
         }
     }

@@ -106,7 +106,7 @@ extension SimulatedFileSystem {
                             while k < end, cuts.count < 4096 { cuts.append(k); k += g }
                             let cut = cuts.isEmpty ? o : cuts[Int(s.rng.next() % UInt64(cuts.count))]
                             var torn = b
-                            for j in Int(cut - o) ..< b.count {
+                            for j in Int(cut - o)..<b.count {
                                 torn[j] = fill == .zeros ? 0 : UInt8(truncatingIfNeeded: s.rng.next())
                             }
                             Self.write(&content, torn, at: o)

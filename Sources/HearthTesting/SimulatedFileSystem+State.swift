@@ -73,7 +73,7 @@ struct SimInode {
 
     func read(_ offset: UInt64, _ count: Int) -> [UInt8] {
         let o = Int(min(offset, UInt64(data.count)))
-        return Array(data[o ..< min(data.count, o + count)])
+        return Array(data[o..<min(data.count, o + count)])
     }
 
     mutating func write(_ bytes: [UInt8], _ offset: UInt64) {

@@ -76,10 +76,16 @@ public final class SimulatedFileSystem: FileSystem {
 
     /// Makes calls of kind `operation` fail with `code`: the next one (after skipping `skip` matching
     /// calls) or, if `sticky`, every one from then on. `pathContains` restricts it to matching paths.
-    public func injectFault(_ operation: FileOperation, _ code: FileSystemError.Code, sticky: Bool = false,
-                            skip: Int = 0, pathContains: String? = nil) {
-        state.withLock { $0.faults.append(Fault(operation: operation, code: code, sticky: sticky, skip: skip,
-                                                pathContains: pathContains)) }
+    public func injectFault(
+        _ operation: FileOperation, _ code: FileSystemError.Code, sticky: Bool = false,
+        skip: Int = 0, pathContains: String? = nil
+    ) {
+        state.withLock {
+            $0.faults.append(
+                Fault(
+                    operation: operation, code: code, sticky: sticky, skip: skip,
+                    pathContains: pathContains))
+        }
     }
 
     /// Makes exactly one call fail with `code`, whatever its kind: the one after the next `n` calls

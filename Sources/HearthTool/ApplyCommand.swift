@@ -71,7 +71,9 @@ struct ApplyCommand: ParsableCommand {
     @Option(help: "The durability tier of every commit; an acknowledgement is printed only once it holds.")
     var durability: Tier = .full
 
-    @Option(name: .customLong("cache-size"), help: ArgumentHelp("The store's size cap, 1 MiB … 100 MiB (default 10 MiB).", valueName: "BYTES"))
+    @Option(
+        name: .customLong("cache-size"),
+        help: ArgumentHelp("The store's size cap, 1 MiB … 100 MiB (default 10 MiB).", valueName: "BYTES"))
     var cacheSize: Int?
 
     func validate() throws {
@@ -80,16 +82,19 @@ struct ApplyCommand: ParsableCommand {
 
     static func validateCacheSize(_ size: Int?) throws {
         if let size, !(Store.minimumCacheSize...Store.maximumCacheSize).contains(size) {
-            throw ValidationError("--cache-size \(size) is outside \(Store.minimumCacheSize)…\(Store.maximumCacheSize) (1 MiB … 100 MiB)")
+            throw ValidationError(
+                "--cache-size \(size) is outside \(Store.minimumCacheSize)…\(Store.maximumCacheSize) (1 MiB … 100 MiB)")
         }
     }
 
     func run() throws {
         if access(self.store, F_OK) != 0 {
             // Say so: a mistyped path otherwise silently becomes a new, empty store.
-            Output.stderr("hearth: note: no store at \(self.store): creating a new one (and any missing parent directories)")
+            Output.stderr(
+                "hearth: note: no store at \(self.store): creating a new one (and any missing parent directories)")
         }
-        let store = try StoreAccess.open(self.store, create: true, durability: durability.durability, cacheSizeBytes: cacheSize)
+        let store = try StoreAccess.open(
+            self.store, create: true, durability: durability.durability, cacheSizeBytes: cacheSize)
         let out = Output()
         let input = LineReader(fd: 0)
         // Acknowledgements not yet printed, in order; `durableAt` is the LSN that must be
@@ -121,11 +126,17 @@ struct ApplyCommand: ParsableCommand {
             do {
                 let op = try ApplyOperation(line: line)
                 let (lsn, extra) = try Self.execute(op, on: store)
-                pending.append((.object([JSONMember(key: "ok", value: true), JSONMember(key: "lsn", value: Render.int(lsn))] + extra), lsn))
+                pending.append(
+                    (
+                        .object(
+                            [JSONMember(key: "ok", value: true), JSONMember(key: "lsn", value: Render.int(lsn))] + extra
+                        ), lsn
+                    ))
             } catch {
                 failures += 1
                 let why = (error as? StoreError).map(ExitCodes.describe) ?? "\(error)"
-                pending.append((["ok": false, "error": .string("line \(lineNumber): \(why.replacingNewlines())")], nil))
+                pending.append(
+                    (["ok": false, "error": .string("line \(lineNumber): \(why.replacingNewlines())")], nil))
             }
             // `.full` and `.buffered` hold on return from the commit. Under `.batched`, wait
             // for durability once the input pauses (or every 10 ms / 1,000 lines), so that one
@@ -147,9 +158,17 @@ struct ApplyCommand: ParsableCommand {
     static func execute(_ op: ApplyOperation, on store: Store) throws(StoreError) -> (LSN, [JSONMember]) {
         switch op {
         case let .serverSet(path, node):
-            return (try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.applyServerOverwrite(node, at: path) }.lsn, [])
+            return (
+                try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                    try b.applyServerOverwrite(node, at: path)
+                }.lsn, []
+            )
         case let .serverUpdate(path, children):
-            return (try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.applyServerMerge(children, at: path) }.lsn, [])
+            return (
+                try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                    try b.applyServerMerge(children, at: path)
+                }.lsn, []
+            )
         case let .set(path, node):
             return try write(.set(node), at: path, on: store)
         case let .update(path, children):
@@ -162,34 +181,51 @@ struct ApplyCommand: ParsableCommand {
             // A filtered query marked complete without keys gets its window over the server
             // cache as its keys, computed inside the commit (StoreBatch.trackQuery).
             var id: Int64 = 0
-            let r = try store.commit { (b: inout StoreBatch) throws(StoreError) in id = try b.trackQuery(at: location, complete: complete, active: active, keys: keys).id }
+            let r = try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                id = try b.trackQuery(at: location, complete: complete, active: active, keys: keys).id
+            }
             return (r.lsn, [JSONMember(key: "queryId", value: Render.int(id))])
         case .untrackQuery(let location):
-            return (try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.untrackQuery(at: location) }.lsn, [])
+            return (
+                try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.untrackQuery(at: location) }.lsn,
+                []
+            )
         case let .keepSynced(location, on):
-            return (try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.keepSynced(location, on) }.lsn, [])
+            return (
+                try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.keepSynced(location, on) }.lsn, []
+            )
         case .auth(let token):
             return (try store.commit { $0.saveAuth(token) }.lsn, [])
         case .signOut:
             return (try store.commit { $0.clearAuth() }.lsn, [])
         case .serverTimeOffset(let ms):
-            return (try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.setServerTimeOffset(ms) }.lsn, [])
+            return (
+                try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.setServerTimeOffset(ms) }.lsn, []
+            )
         case let .onDisconnect(action, path):
             var id: Int64 = 0
-            let r = try store.commit { (b: inout StoreBatch) throws(StoreError) in id = try b.queueOnDisconnect(action, at: path).id }
+            let r = try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                id = try b.queueOnDisconnect(action, at: path).id
+            }
             return (r.lsn, [JSONMember(key: "onDisconnectId", value: Render.int(id))])
         case .compact:
             let (before, after) = try store.compact()
-            return (store.lastLSN, [
-                JSONMember(key: "footprintBefore", value: Render.int(before)),
-                JSONMember(key: "footprintAfter", value: Render.int(after)),
-            ])
+            return (
+                store.lastLSN,
+                [
+                    JSONMember(key: "footprintBefore", value: Render.int(before)),
+                    JSONMember(key: "footprintAfter", value: Render.int(after)),
+                ]
+            )
         }
     }
 
-    static func write(_ operation: PendingWrite.Operation, at path: Path, on store: Store) throws(StoreError) -> (LSN, [JSONMember]) {
+    static func write(
+        _ operation: PendingWrite.Operation, at path: Path, on store: Store
+    ) throws(StoreError) -> (LSN, [JSONMember]) {
         var id: Int64 = 0
-        let r = try store.commit { (b: inout StoreBatch) throws(StoreError) in id = try b.saveWrite(operation, at: path) }
+        let r = try store.commit { (b: inout StoreBatch) throws(StoreError) in id = try b.saveWrite(operation, at: path)
+        }
         return (r.lsn, [JSONMember(key: "writeId", value: Render.int(id))])
     }
 

@@ -66,7 +66,9 @@ enum ApplyOperation: Sendable {
         case "revert": self = .revert(writeID: try f.id("writeId"))
         case "trackQuery":
             let location = QueryLocation(path: try f.path("path"), query: try f.query("query"))
-            self = .trackQuery(location, complete: try f.optionalBool("complete"), active: try f.optionalBool("active"), keys: try f.keys("keys"))
+            self = .trackQuery(
+                location, complete: try f.optionalBool("complete"), active: try f.optionalBool("active"),
+                keys: try f.keys("keys"))
         case "untrackQuery":
             self = .untrackQuery(QueryLocation(path: try f.path("path"), query: try f.query("query")))
         case "keepSynced":
@@ -84,12 +86,14 @@ enum ApplyOperation: Sendable {
             case "set": self = .onDisconnect(.set(try f.node("value", at: path)), path)
             case "update": self = .onDisconnect(.update(try f.children("value", at: path)), path)
             case "remove", "cancel":
-                if let v = f["value"], !v.isNull { throw .wrongType(field: "value", expected: "absent for action \"\(action)\"") }
+                if let v = f["value"], !v.isNull {
+                    throw .wrongType(field: "value", expected: "absent for action \"\(action)\"")
+                }
                 self = .onDisconnect(action == "remove" ? .remove : .cancel, path)
             default:
                 throw .wrongType(field: "action", expected: "\"set\", \"update\", \"remove\" or \"cancel\"")
             }
-        default: // "compact"
+        default:  // "compact"
             self = .compact
         }
     }
@@ -146,7 +150,9 @@ private struct Fields {
 
     func integer(_ name: String) throws(ApplyLineError) -> Int64 {
         let d = try number(name)
-        guard d.rounded() == d, abs(d) <= 9_007_199_254_740_992 else { throw .wrongType(field: name, expected: "an integer") }
+        guard d.rounded() == d, abs(d) <= 9_007_199_254_740_992 else {
+            throw .wrongType(field: name, expected: "an integer")
+        }
         return Int64(d)
     }
 
@@ -184,7 +190,9 @@ private struct Fields {
             do { rel = try Path(validating: m.key) } catch { throw .invalidPath(field: "\(name).\(m.key)", error) }
             if rel.isRoot { throw .wrongType(field: name, expected: "non-empty relative paths as keys") }
             let node: Node
-            do { node = try Node(json: m.value, at: path.appending(rel)) } catch { throw .invalidData(field: "\(name).\(m.key)", error) }
+            do { node = try Node(json: m.value, at: path.appending(rel)) } catch {
+                throw .invalidData(field: "\(name).\(m.key)", error)
+            }
             out.append(ChildUpdate(path: rel, node: node))
         }
         return out

@@ -5,7 +5,10 @@ struct CappedStoreArguments: ParsableArguments {
     @Argument(help: "The store directory.")
     var store: String
 
-    @Option(name: .customLong("cache-size"), help: ArgumentHelp("The cap to compare the footprint against and prune to (default 10 MiB).", valueName: "BYTES"))
+    @Option(
+        name: .customLong("cache-size"),
+        help: ArgumentHelp(
+            "The cap to compare the footprint against and prune to (default 10 MiB).", valueName: "BYTES"))
     var cacheSize: Int?
 
     @Flag(help: "Print the result as one JSON object.")

@@ -5,7 +5,8 @@ import Hearth
 struct CompactCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "compact",
-        abstract: "Checkpoint, prune (if over the cap) and drop dead segments now; print the footprint before and after.",
+        abstract:
+            "Checkpoint, prune (if over the cap) and drop dead segments now; print the footprint before and after.",
         discussion: "Opens the store (taking its lock; recovery may truncate a torn tail)."
     )
 

@@ -7,7 +7,8 @@ import Hearth
 struct ConnectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "connect",
-        abstract: "A sync client on a store: JSON-line commands on stdin, every event, ack and connection change as a JSON line on stdout.",
+        abstract:
+            "A sync client on a store: JSON-line commands on stdin, every event, ack and connection change as a JSON line on stdout.",
         discussion: """
             URL: ws://HOST:PORT?ns=NS (or wss://, http://, https://), e.g. a `hearth \
             serve`. The store keeps pending writes, cached data and keepSynced queries \
@@ -67,13 +68,18 @@ struct ConnectCommand: ParsableCommand {
     @Argument(help: "The server's URL, e.g. ws://127.0.0.1:9000?ns=demo.")
     var url: String
 
-    @Option(name: .customLong("token-file"), help: ArgumentHelp("A file holding the initial auth token (the `auth` command replaces it).", valueName: "FILE"))
+    @Option(
+        name: .customLong("token-file"),
+        help: ArgumentHelp("A file holding the initial auth token (the `auth` command replaces it).", valueName: "FILE")
+    )
     var tokenFile: String?
 
     @Option(help: "How durable a write is when its `saved` line is printed.")
     var durability: ApplyCommand.Tier = .full
 
-    @Option(name: .customLong("cache-size"), help: ArgumentHelp("The store's size cap, 1 MiB … 100 MiB (default 10 MiB).", valueName: "BYTES"))
+    @Option(
+        name: .customLong("cache-size"),
+        help: ArgumentHelp("The store's size cap, 1 MiB … 100 MiB (default 10 MiB).", valueName: "BYTES"))
     var cacheSize: Int?
 
     @Flag(help: "Start offline (until a goOnline command).")
@@ -92,7 +98,8 @@ struct ConnectCommand: ParsableCommand {
             token = text.trimmingCharacters(in: .whitespacesAndNewlines)
             if token?.isEmpty == true { throw ValidationError("the token file \(tokenFile) is empty") }
         }
-        let session = try ConnectSession(store: store, url: url, token: token, durability: durability.durability, cacheSize: cacheSize)
+        let session = try ConnectSession(
+            store: store, url: url, token: token, durability: durability.durability, cacheSize: cacheSize)
         session.start(online: !offline)
         session.run(LineReader(fd: 0))
     }

@@ -76,15 +76,21 @@ extension ConnectSession {
                 saved("push", child, try child.setValue(try f.value("value"), andPriority: priority), echo: echo)
             } else {
                 if f["priority"] != nil { throw ConnectLineError("field \"priority\": only with a value") }
-                out.emit("pushed", [
-                    JSONMember(key: "path", value: .string(child.description)), JSONMember(key: "key", value: .string(child.key ?? "")),
-                ], echo: echo)
+                out.emit(
+                    "pushed",
+                    [
+                        JSONMember(key: "path", value: .string(child.description)),
+                        JSONMember(key: "key", value: .string(child.key ?? "")),
+                    ], echo: echo)
             }
         case "keepSynced":
             let ref = try ConnectJSON.reference(database, f, info: false)
             let on = try f.bool("on")
             try ConnectJSON.query(ref, f["query"]).keepSynced(on)
-            ok("keepSynced", [JSONMember(key: "path", value: .string(ref.description)), JSONMember(key: "on", value: .bool(on))], echo: echo)
+            ok(
+                "keepSynced",
+                [JSONMember(key: "path", value: .string(ref.description)), JSONMember(key: "on", value: .bool(on))],
+                echo: echo)
         case "listen":
             try listen(f, echo: echo)
         case "unlisten":
@@ -109,7 +115,9 @@ extension ConnectSession {
             ok("goOnline", echo: echo)
         case "auth":
             let value = try f.required("token")
-            guard value.isNull || value.stringValue != nil else { throw ConnectLineError("field \"token\": expected a string or null") }
+            guard value.isNull || value.stringValue != nil else {
+                throw ConnectLineError("field \"token\": expected a string or null")
+            }
             token.current = value.stringValue
             // Sent at once on an open connection (and used by the provider for the next ones);
             // writes held for an expired token go out.
@@ -117,24 +125,36 @@ extension ConnectSession {
             ok("auth", echo: echo)
         case "transaction":
             let ref = try ConnectJSON.reference(database, f, info: false)
-            guard let name = try f.optionalString("function") else { throw ConnectLineError("missing field \"function\"") }
+            guard let name = try f.optionalString("function") else {
+                throw ConnectLineError("missing field \"function\"")
+            }
             guard ConnectSession.transactionFunctions[name] != nil else {
-                throw ConnectLineError("unknown function \"\(name)\" (one of: \(ConnectSession.transactionFunctions.keys.sorted().joined(separator: ", ")))")
+                throw ConnectLineError(
+                    "unknown function \"\(name)\" (one of: \(ConnectSession.transactionFunctions.keys.sorted().joined(separator: ", ")))"
+                )
             }
             let argument = f["argument"].map(ConnectJSON.databaseValue) ?? .null
             let id = try ref.runTransaction(named: name, argument: argument, on: queue)
             if let id, let echo { state.withLock { $0.transactionEchoes[id] = echo } }
-            out.emit("queued", [
-                JSONMember(key: "op", value: "transaction"), JSONMember(key: "path", value: .string(ref.description)),
-                JSONMember(key: "function", value: .string(name)),
-                JSONMember(key: "transactionId", value: id.map { .integer(exactly: $0) } ?? .null),
-            ], echo: echo)
+            out.emit(
+                "queued",
+                [
+                    JSONMember(key: "op", value: "transaction"),
+                    JSONMember(key: "path", value: .string(ref.description)),
+                    JSONMember(key: "function", value: .string(name)),
+                    JSONMember(key: "transactionId", value: id.map { .integer(exactly: $0) } ?? .null),
+                ], echo: echo)
         case "onDisconnect":
             let ref = try ConnectJSON.reference(database, f, info: false)
-            guard let action = try f.optionalString("action") else { throw ConnectLineError("missing field \"action\"") }
+            guard let action = try f.optionalString("action") else {
+                throw ConnectLineError("missing field \"action\"")
+            }
             let done: @Sendable (DatabaseError?, DatabaseReference) -> Void = { [self] error, ref in
-                var fields = [JSONMember(key: "path", value: .string(ref.description)), JSONMember(key: "action", value: .string(action)),
-                              JSONMember(key: "ok", value: .bool(error == nil))]
+                var fields = [
+                    JSONMember(key: "path", value: .string(ref.description)),
+                    JSONMember(key: "action", value: .string(action)),
+                    JSONMember(key: "ok", value: .bool(error == nil)),
+                ]
                 if let error { fields.append(JSONMember(key: "error", value: .string(error.description))) }
                 out.emit("onDisconnect", fields, echo: echo)
             }
@@ -151,12 +171,20 @@ extension ConnectSession {
             case "cancel": try ref.cancelDisconnectOperations(on: queue, withCompletionBlock: done)
             default: throw ConnectLineError("field \"action\": one of set, update, remove, cancel")
             }
-            out.emit("queued", [JSONMember(key: "op", value: "onDisconnect"), JSONMember(key: "path", value: .string(ref.description)),
-                                JSONMember(key: "action", value: .string(action))], echo: echo)
+            out.emit(
+                "queued",
+                [
+                    JSONMember(key: "op", value: "onDisconnect"),
+                    JSONMember(key: "path", value: .string(ref.description)),
+                    JSONMember(key: "action", value: .string(action)),
+                ], echo: echo)
         case "pending":
-            out.emit("pending", [
-                JSONMember(key: "writeIds", value: .array(database.pendingWriteIDs.map { .integer(exactly: $0.rawValue) })),
-            ], echo: echo)
+            out.emit(
+                "pending",
+                [
+                    JSONMember(
+                        key: "writeIds", value: .array(database.pendingWriteIDs.map { .integer(exactly: $0.rawValue) }))
+                ], echo: echo)
         case "quit":
             return true
         default:

@@ -21,29 +21,41 @@ extension ConnectSession {
             s.listens[tag] = Listen(serial: serial, query: query, handles: [])
             return (tag, serial)
         }
-        guard let registered else { throw ConnectLineError("the tag \"\(chosen ?? "")\" is in use (unlisten it first)") }
+        guard let registered else {
+            throw ConnectLineError("the tag \"\(chosen ?? "")\" is in use (unlisten it first)")
+        }
         let (tag, serial) = registered
         // Handlers run on `queue` after this command: `listening` comes first.
         var handles: [DatabaseHandle] = []
         for type in types {
-            handles.append(query.observe(type, on: queue, andPreviousSiblingKeyWith: { [self] snap, previous in
-                event(tag: tag, serial: serial, type, snap, previous, withKeys: withKeys)
-            }, withCancel: { [self] error in
-                cancelled(tag: tag, serial: serial, error)
-            }))
+            handles.append(
+                query.observe(
+                    type, on: queue,
+                    andPreviousSiblingKeyWith: { [self] snap, previous in
+                        event(tag: tag, serial: serial, type, snap, previous, withKeys: withKeys)
+                    },
+                    withCancel: { [self] error in
+                        cancelled(tag: tag, serial: serial, error)
+                    }))
         }
         state.withLock { s in if s.listens[tag]?.serial == serial { s.listens[tag]!.handles = handles } }
-        out.emit("listening", [
-            JSONMember(key: "tag", value: .string(tag)), JSONMember(key: "path", value: .string(ref.description)),
-            JSONMember(key: "events", value: .array(types.map { .string(ConnectJSON.name($0)) })),
-        ], echo: echo)
+        out.emit(
+            "listening",
+            [
+                JSONMember(key: "tag", value: .string(tag)), JSONMember(key: "path", value: .string(ref.description)),
+                JSONMember(key: "events", value: .array(types.map { .string(ConnectJSON.name($0)) })),
+            ], echo: echo)
     }
 
-    func event(tag: String, serial: Int, _ type: DataEventType, _ snap: DataSnapshot, _ previous: String?, withKeys: Bool) {
+    func event(
+        tag: String, serial: Int, _ type: DataEventType, _ snap: DataSnapshot, _ previous: String?, withKeys: Bool
+    ) {
         guard state.withLock({ $0.listens[tag]?.serial == serial }) else { return }  // unlistened meanwhile
         var fields = [
-            JSONMember(key: "tag", value: .string(tag)), JSONMember(key: "event", value: .string(ConnectJSON.name(type))),
-            JSONMember(key: "path", value: .string(snap.ref.description)), JSONMember(key: "key", value: snap.key.map(JSONValue.string) ?? .null),
+            JSONMember(key: "tag", value: .string(tag)),
+            JSONMember(key: "event", value: .string(ConnectJSON.name(type))),
+            JSONMember(key: "path", value: .string(snap.ref.description)),
+            JSONMember(key: "key", value: snap.key.map(JSONValue.string) ?? .null),
         ]
         if type != .value { fields.append(JSONMember(key: "prev", value: previous.map(JSONValue.string) ?? .null)) }
         fields += Self.snapshotFields(snap, withKeys: withKeys && type == .value)
@@ -51,12 +63,16 @@ extension ConnectSession {
     }
 
     func cancelled(tag: String, serial: Int, _ error: DatabaseError) {
-        guard let listen = state.withLock({ s -> Listen? in
-            guard s.listens[tag]?.serial == serial else { return nil }
-            return s.listens.removeValue(forKey: tag)
-        }) else { return }
+        guard
+            let listen = state.withLock({ s -> Listen? in
+                guard s.listens[tag]?.serial == serial else { return nil }
+                return s.listens.removeValue(forKey: tag)
+            })
+        else { return }
         for h in listen.handles { listen.query.removeObserver(withHandle: h) }
-        out.emit("cancelled", [JSONMember(key: "tag", value: .string(tag)), JSONMember(key: "error", value: .string(error.description))])
+        out.emit(
+            "cancelled",
+            [JSONMember(key: "tag", value: .string(tag)), JSONMember(key: "error", value: .string(error.description))])
     }
 
     func get(_ query: DatabaseQuery, withKeys: Bool, echo: JSONValue?, line: Int) {
@@ -64,7 +80,10 @@ extension ConnectSession {
             do {
                 let snap = try await query.getData()
                 queue.async { [self] in
-                    out.emit("get", [JSONMember(key: "path", value: .string(query.ref.description))] + Self.snapshotFields(snap, withKeys: withKeys), echo: echo)
+                    out.emit(
+                        "get",
+                        [JSONMember(key: "path", value: .string(query.ref.description))]
+                            + Self.snapshotFields(snap, withKeys: withKeys), echo: echo)
                 }
             } catch {
                 queue.async { [self] in fail(line: line, op: "get", echo: echo, "\(error)") }
@@ -80,7 +99,9 @@ extension ConnectSession {
             JSONMember(key: "value", value: ConnectJSON.json(snap.databaseValue)),
         ]
         if let p = snap.priority { fields.append(JSONMember(key: "priority", value: ConnectJSON.json(p))) }
-        if withKeys { fields.append(JSONMember(key: "keys", value: .array(snap.children.map { .string($0.key ?? "") }))) }
+        if withKeys {
+            fields.append(JSONMember(key: "keys", value: .array(snap.children.map { .string($0.key ?? "") })))
+        }
         return fields
     }
 }

@@ -9,7 +9,9 @@ extension ConnectSession {
     /// Prints a write's `saved` line (it is in the store, durable at the chosen tier).
     func saved(_ op: String, _ ref: DatabaseReference, _ id: WriteID, echo: JSONValue?) {
         if let echo { state.withLock { $0.echoes[id.rawValue] = echo } }
-        var fields = [JSONMember(key: "op", value: .string(op)), JSONMember(key: "path", value: .string(ref.description))]
+        var fields = [
+            JSONMember(key: "op", value: .string(op)), JSONMember(key: "path", value: .string(ref.description)),
+        ]
         if op == "push" { fields.append(JSONMember(key: "key", value: .string(ref.key ?? ""))) }
         fields.append(JSONMember(key: "writeId", value: .integer(exactly: id.rawValue)))
         out.emit("saved", fields, echo: echo)
@@ -46,7 +48,9 @@ extension ConnectSession {
     /// value and the argument).
     static let transactionFunctions: [String: TransactionFunction] = [
         "increment": { current, argument in
-            if let a = argument.doubleValue, a != a.rounded() || (current.doubleValue.map { $0 != $0.rounded() } ?? false) {
+            if let a = argument.doubleValue,
+                a != a.rounded() || (current.doubleValue.map { $0 != $0.rounded() } ?? false)
+            {
                 return .success(withValue: .double((current.doubleValue ?? 0) + a))
             }
             return .success(withValue: .int((current.int64Value ?? 0) &+ (argument.int64Value ?? 1)))

@@ -73,15 +73,21 @@ final class ConnectSession: Sendable {
             database.observeWriteResults(on: queue) { [self] result in written(result) }
             database.observeTransactionResults(on: queue) { [self] outcome in transacted(outcome) }
             // Registering a function starts the transactions an earlier run queued for it.
-            for (name, function) in ConnectSession.transactionFunctions { database.registerTransactionFunction(name, function) }
-            database.reference(withPath: ".info/connected").observe(.value, on: queue) { [self] snap in
-                out.emit("connected", [JSONMember(key: "connected", value: .bool(snap.databaseValue.boolValue ?? false))])
+            for (name, function) in ConnectSession.transactionFunctions {
+                database.registerTransactionFunction(name, function)
             }
-            out.emit("ready", [
-                JSONMember(key: "store", value: .string(label.store)), JSONMember(key: "url", value: .string(label.url)),
-                JSONMember(key: "pendingWrites", value: .array(pending.map { .integer(exactly: $0.rawValue) })),
-                JSONMember(key: "online", value: .bool(online)),
-            ])
+            database.reference(withPath: ".info/connected").observe(.value, on: queue) { [self] snap in
+                out.emit(
+                    "connected", [JSONMember(key: "connected", value: .bool(snap.databaseValue.boolValue ?? false))])
+            }
+            out.emit(
+                "ready",
+                [
+                    JSONMember(key: "store", value: .string(label.store)),
+                    JSONMember(key: "url", value: .string(label.url)),
+                    JSONMember(key: "pendingWrites", value: .array(pending.map { .integer(exactly: $0.rawValue) })),
+                    JSONMember(key: "online", value: .bool(online)),
+                ])
             if online { database.goOnline() }
         }
     }

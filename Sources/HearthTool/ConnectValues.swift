@@ -19,7 +19,9 @@ struct ConnectFields {
     /// `allowed(op)` (`op` and `id` are always allowed).
     init(_ json: JSONValue, allowed: (String) -> Set<String>?) throws(ConnectLineError) {
         guard let members = json.objectMembers else { throw ConnectLineError("a command is a JSON object") }
-        guard let opValue = members.first(where: { $0.key == "op" })?.value else { throw ConnectLineError("missing field \"op\"") }
+        guard let opValue = members.first(where: { $0.key == "op" })?.value else {
+            throw ConnectLineError("missing field \"op\"")
+        }
         guard let op = opValue.stringValue else { throw ConnectLineError("field \"op\": expected a string") }
         guard let known = allowed(op) else { throw ConnectLineError("unknown op \"\(op)\"") }
         for m in members where m.key != "op" && m.key != "id" && !known.contains(m.key) {
@@ -38,7 +40,9 @@ struct ConnectFields {
     }
 
     func bool(_ name: String) throws(ConnectLineError) -> Bool {
-        guard let b = try required(name).boolValue else { throw ConnectLineError("field \"\(name)\": expected true or false") }
+        guard let b = try required(name).boolValue else {
+            throw ConnectLineError("field \"\(name)\": expected true or false")
+        }
         return b
     }
 
@@ -50,7 +54,9 @@ struct ConnectFields {
     }
 
     /// A required value (any JSON; `null` deletes).
-    func value(_ name: String) throws(ConnectLineError) -> DatabaseValue { ConnectJSON.databaseValue(try required(name)) }
+    func value(_ name: String) throws(ConnectLineError) -> DatabaseValue {
+        ConnectJSON.databaseValue(try required(name))
+    }
 }
 
 enum ConnectJSON {
@@ -91,7 +97,9 @@ enum ConnectJSON {
 
     /// The reference for a `path` field: absent, `""` or `"/"` is the root; every key is
     /// checked (a first key `.info` is allowed when `info` is true).
-    static func reference(_ database: Database, _ fields: ConnectFields, info: Bool) throws(ConnectLineError) -> DatabaseReference {
+    static func reference(
+        _ database: Database, _ fields: ConnectFields, info: Bool
+    ) throws(ConnectLineError) -> DatabaseReference {
         guard let raw = fields["path"], !raw.isNull else { return database.reference() }
         guard let path = raw.stringValue else { throw ConnectLineError("field \"path\": expected a string") }
         let keys = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
@@ -103,7 +111,9 @@ enum ConnectJSON {
         return database.reference(withPath: keys.joined(separator: "/"))
     }
 
-    static let queryFields: Set<String> = ["orderBy", "startAt", "startAfter", "endAt", "endBefore", "equalTo", "limitToFirst", "limitToLast"]
+    static let queryFields: Set<String> = [
+        "orderBy", "startAt", "startAfter", "endAt", "endBefore", "equalTo", "limitToFirst", "limitToLast",
+    ]
 
     /// The query a `query` field describes at `ref`, built with the query builders:
     /// `{"orderBy": "$key"|"$value"|"$priority"|"child/path", "startAt"|"startAfter"|"endAt"|
@@ -113,7 +123,9 @@ enum ConnectJSON {
     static func query(_ ref: DatabaseReference, _ json: JSONValue?) throws(ConnectLineError) -> DatabaseQuery {
         guard let json, !json.isNull else { return ref.databaseQuery }
         guard let members = json.objectMembers else { throw ConnectLineError("field \"query\": expected an object") }
-        for m in members where !queryFields.contains(m.key) { throw ConnectLineError("field \"query\": unknown field \"\(m.key)\"") }
+        for m in members where !queryFields.contains(m.key) {
+            throw ConnectLineError("field \"query\": unknown field \"\(m.key)\"")
+        }
         func field(_ name: String) -> JSONValue? { members.first { $0.key == name }?.value }
 
         // The model's own parser checks the combination (its orderBy spelling differs).
@@ -121,9 +133,12 @@ enum ConnectJSON {
         var q = ref.databaseQuery
         if let orderBy = field("orderBy") {
             // A child path as a string (REST's form) or as {"child": path} (`hearth apply`'s).
-            let childObject = orderBy.objectMembers.flatMap { m in m.count == 1 && m[0].key == "child" ? m[0].value.stringValue : nil }
+            let childObject = orderBy.objectMembers.flatMap { m in
+                m.count == 1 && m[0].key == "child" ? m[0].value.stringValue : nil
+            }
             guard let name = orderBy.stringValue ?? childObject else {
-                throw ConnectLineError("field \"query\": orderBy: expected \"$key\", \"$value\", \"$priority\" or a child path")
+                throw ConnectLineError(
+                    "field \"query\": orderBy: expected \"$key\", \"$value\", \"$priority\" or a child path")
             }
             let model: JSONValue
             switch childObject == nil ? name : "" {
@@ -134,7 +149,9 @@ enum ConnectJSON {
             }
             modelMembers.append(JSONMember(key: "orderBy", value: model))
         }
-        do { _ = try QuerySpec(json: .object(modelMembers)) } catch { throw ConnectLineError("field \"query\": \(error)") }
+        do { _ = try QuerySpec(json: .object(modelMembers)) } catch {
+            throw ConnectLineError("field \"query\": \(error)")
+        }
 
         for name in ["equalTo", "startAt", "startAfter", "endAt", "endBefore"] {
             guard let b = field(name) else { continue }
@@ -158,14 +175,18 @@ enum ConnectJSON {
                 members.allSatisfy({ $0.key == "value" || $0.key == "key" })
             else { throw ConnectLineError("field \"query\": \(name): expected a value or {\"value\": V, \"key\": K}") }
             let k = members.first { $0.key == "key" }?.value
-            if let k, !k.isNull, k.stringValue == nil { throw ConnectLineError("field \"query\": \(name): key: expected a string") }
+            if let k, !k.isNull, k.stringValue == nil {
+                throw ConnectLineError("field \"query\": \(name): key: expected a string")
+            }
             return (databaseValue(v), k?.stringValue)
         }
         return (databaseValue(json), nil)
     }
 
     private static func limit(_ json: JSONValue, _ name: String) throws(ConnectLineError) -> Int {
-        guard let d = json.doubleValue, let n = Int(exactly: d) else { throw ConnectLineError("field \"query\": \(name): expected an integer") }
+        guard let d = json.doubleValue, let n = Int(exactly: d) else {
+            throw ConnectLineError("field \"query\": \(name): expected an integer")
+        }
         return n
     }
 
@@ -177,7 +198,9 @@ enum ConnectJSON {
         var types: [DataEventType] = []
         for n in names {
             guard let s = n.stringValue, let t = eventType(s) else {
-                throw ConnectLineError("field \"events\": expected value, child_added, child_changed, child_removed or child_moved, got \(n)")
+                throw ConnectLineError(
+                    "field \"events\": expected value, child_added, child_changed, child_removed or child_moved, got \(n)"
+                )
             }
             if !types.contains(t) { types.append(t) }
         }

@@ -9,8 +9,10 @@ import HearthTesting
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Play the documentation's offline page with real clients and a server: cached queries, restarts, offline queries, queued writes and transactions, keepSynced, presence, an expiring token.",
-        discussion: "Uses a fresh temporary directory unless DIR is given (DIR must be empty or absent). With --store-only, plays the offline story on one bare store instead: cached queries, a restart, offline queries, pending writes, keepSynced under pruning."
+        abstract:
+            "Play the documentation's offline page with real clients and a server: cached queries, restarts, offline queries, queued writes and transactions, keepSynced, presence, an expiring token.",
+        discussion:
+            "Uses a fresh temporary directory unless DIR is given (DIR must be empty or absent). With --store-only, plays the offline story on one bare store instead: cached queries, a restart, offline queries, pending writes, keepSynced under pruning."
     )
 
     @Argument(help: "Where to put the demo's stores (default: a fresh temporary directory).")
@@ -20,9 +22,13 @@ struct DemoCommand: AsyncParsableCommand {
     var storeOnly = false
 
     func run() async throws {
-        let dir = directory ?? FileManager.default.temporaryDirectory
+        let dir =
+            directory
+            ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("hearth-demo-\(UUID().uuidString)").path
-        if FileManager.default.fileExists(atPath: dir + "/MANIFEST") || ((try? FileManager.default.contentsOfDirectory(atPath: dir))?.isEmpty == false) {
+        if FileManager.default.fileExists(atPath: dir + "/MANIFEST")
+            || ((try? FileManager.default.contentsOfDirectory(atPath: dir))?.isEmpty == false)
+        {
             throw ToolError.failed("\(dir) is not empty; give an empty directory")
         }
         if storeOnly {
@@ -63,7 +69,8 @@ struct Demo {
         default:
             let key = e.childKey?.string ?? "?"
             let prev = e.previousChildKey.map { " (after \($0))" } ?? ""
-            return "  \(e.kind.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0)) The \(key) dinosaur's score is \(e.node.plainJSONString())\(prev)"
+            return
+                "  \(e.kind.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0)) The \(key) dinosaur's score is \(e.node.plainJSONString())\(prev)"
         }
     }
 
@@ -93,11 +100,16 @@ struct Demo {
         let top4 = QueryLocation(path: scores, query: try byValue.limitToLast(4))
         let recorder = Recorder()
         let listener = try store.addListener(at: scores, query: top4.query) { recorder.record($0) }
-        let data = try Node(jsonText: #"{"bruhathkayosaurus":55,"lambeosaurus":21,"linhenykus":80,"pterodactyl":93,"stegosaurus":5,"triceratops":22}"#)
+        let data = try Node(
+            jsonText:
+                #"{"bruhathkayosaurus":55,"lambeosaurus":21,"linhenykus":80,"pterodactyl":93,"stegosaurus":5,"triceratops":22}"#
+        )
         try store.commit { (b: inout StoreBatch) throws(StoreError) in
             // The server answers the listen: its data, and "this query is complete".
             try b.applyServerOverwrite(data, at: scores)
-            try b.trackQuery(at: top4, complete: true, active: true, keys: ["triceratops", "bruhathkayosaurus", "linhenykus", "pterodactyl"])
+            try b.trackQuery(
+                at: top4, complete: true, active: true,
+                keys: ["triceratops", "bruhathkayosaurus", "linhenykus", "pterodactyl"])
         }
         store.waitForEventDelivery()
         say("scoresRef.queryOrderedByValue().queryLimited(toLast: 4).observe(…)")
@@ -106,7 +118,9 @@ struct Demo {
         // 2. Offline writes.
         heading(2, "The connection drops; the user keeps writing")
         let w1 = try store.saveWrite(.set(try Node(jsonText: #"{"name":"Ada","best":97}"#)), at: "players/ada")
-        let w2 = try store.saveWrite(.update([ChildUpdate(path: "visits", node: try Node(jsonText: #"{".sv":{"increment":1}}"#))]), at: "players/ada")
+        let w2 = try store.saveWrite(
+            .update([ChildUpdate(path: "visits", node: try Node(jsonText: #"{".sv":{"increment":1}}"#))]),
+            at: "players/ada")
         let w3 = try store.saveWrite(.set(try Node(jsonText: #"{".sv":"timestamp"}"#)), at: "players/ada/lastSeen")
         say("saved pending writes \(w1), \(w2), \(w3) (durable before the calls returned; not sent yet)")
         try store.removeListener(listener)
@@ -115,7 +129,9 @@ struct Demo {
         heading(3, "The app restarts, still offline")
         try store.close()
         store = try Store.open(directory: directory)
-        say("store closed and reopened: \(try store.stats().trackedQueries) tracked query, \(store.pendingWrites().count) pending writes")
+        say(
+            "store closed and reopened: \(try store.stats().trackedQueries) tracked query, \(store.pendingWrites().count) pending writes"
+        )
 
         // 4. Offline queries.
         heading(4, "Offline queries against the persisted cache")
@@ -131,10 +147,15 @@ struct Demo {
         for w in store.pendingWrites() {
             switch w.operation {
             case .set(let n): say("  #\(w.id) set    \(w.path) = \(n.exportJSONString())")
-            case .update(let c): say("  #\(w.id) update \(w.path) with \(c.map { "\($0.path) = \($0.node.exportJSONString())" }.joined(separator: ", "))")
+            case .update(let c):
+                say(
+                    "  #\(w.id) update \(w.path) with \(c.map { "\($0.path) = \($0.node.exportJSONString())" }.joined(separator: ", "))"
+                )
             }
         }
-        say("  read locally (server values resolved): players/ada = \(try store.value(at: "players/ada").plainJSONString())")
+        say(
+            "  read locally (server values resolved): players/ada = \(try store.value(at: "players/ada").plainJSONString())"
+        )
         try store.close()
 
         // 6. Pruning under a small cap.
@@ -149,13 +170,19 @@ struct Demo {
         let articles = 3000
         for i in 0..<articles {
             let text = (0..<600).map { _ in Character(Unicode.Scalar(UInt8(97 + rng.next() % 26))) }
-            try store.applyServerOverwrite(.string(String(text)), at: Path(keys: ["news", ChildKey("article\(i)")]), durability: .buffered)
+            try store.applyServerOverwrite(
+                .string(String(text)), at: Path(keys: ["news", ChildKey("article\(i)")]), durability: .buffered)
         }
         let (before, after) = try store.compact()
-        say("cached \(articles) news articles (1.8 MB of random text, unpinned), then compacted: footprint \(before) → \(after) bytes")
+        say(
+            "cached \(articles) news articles (1.8 MB of random text, unpinned), then compacted: footprint \(before) → \(after) bytes"
+        )
         let news = try store.serverValue(at: "news")
-        let oldestKept = news.children.map(\.key).compactMap { Int($0.string.dropFirst("article".count)) }.min() ?? articles
-        say("  news articles still cached: \(news.childCount) of \(articles) — the \(oldestKept) least recently written were pruned")
+        let oldestKept =
+            news.children.map(\.key).compactMap { Int($0.string.dropFirst("article".count)) }.min() ?? articles
+        say(
+            "  news articles still cached: \(news.childCount) of \(articles) — the \(oldestKept) least recently written were pruned"
+        )
         say("  scores still cached: \(try store.serverValue(at: scores).plainJSONString())")
         try store.close()
 

@@ -18,7 +18,9 @@ struct DumpCommand: ParsableCommand {
     var store: String
 
     // `.unconditional`: `--from -1` is an invalid value, not a missing one.
-    @Option(name: .customLong("from"), parsing: .unconditional, help: ArgumentHelp("Only records with LSN ≥ this.", valueName: "LSN"))
+    @Option(
+        name: .customLong("from"), parsing: .unconditional,
+        help: ArgumentHelp("Only records with LSN ≥ this.", valueName: "LSN"))
     var from: UInt64 = 0
 
     @Flag(help: "Print one JSON object per record (JSON lines).")
@@ -44,7 +46,11 @@ struct DumpCommand: ParsableCommand {
             var problem: String?
             if r.type == EventCodec.recordType {
                 do { events = try scan.events(r) } catch {
-                    if case let .corruptRecord(_, _, _, why) = error as? StoreError { problem = "undecodable events: \(why)" } else { problem = "\(error)" }
+                    if case let .corruptRecord(_, _, _, why) = error as? StoreError {
+                        problem = "undecodable events: \(why)"
+                    } else {
+                        problem = "\(error)"
+                    }
                 }
             }
             if let problem, undecodable == nil { undecodable = (r, problem) }
@@ -59,12 +65,15 @@ struct DumpCommand: ParsableCommand {
                     JSONMember(key: "storedSize", value: Render.int(r.storedSize)),
                     JSONMember(key: "rawSize", value: Render.int(r.rawSize)),
                     JSONMember(key: "inCheckpoint", value: .bool(r.lsn <= scan.checkpointLSN)),
-                    JSONMember(key: "events", value: events.map { .array($0.map { Render.event($0, showSecrets: showSecrets) }) } ?? .null),
+                    JSONMember(
+                        key: "events",
+                        value: events.map { .array($0.map { Render.event($0, showSecrets: showSecrets) }) } ?? .null),
                 ]
                 if let problem { m.append(JSONMember(key: "error", value: .string(problem))) }
                 out.json(.object(m))
             } else {
-                var head = "\(r.file) @\(r.offset)  LSN \(r.lsn)  \(Render.recordTypeName(r.type))  stored \(r.storedSize) raw \(r.rawSize)"
+                var head =
+                    "\(r.file) @\(r.offset)  LSN \(r.lsn)  \(Render.recordTypeName(r.type))  stored \(r.storedSize) raw \(r.rawSize)"
                 if r.flags & 1 != 0 { head += "  compressed" }
                 if r.flags & 2 != 0 { head += "  skippable" }
                 if r.flags & 4 != 0 { head += "  continued" }
@@ -81,13 +90,19 @@ struct DumpCommand: ParsableCommand {
         let damaged = undecodable != nil || report.damage.map { !$0.isTornTail } == true
         if damaged, Log.manifestGeneration(store, POSIXFileSystem()) != generation {
             // A writer checkpointed meanwhile and deleted files this was reading: not damage.
-            throw ToolError.failed("the store changed while it was read (a checkpoint replaced the files being dumped); this is not damage: run dump again")
+            throw ToolError.failed(
+                "the store changed while it was read (a checkpoint replaced the files being dumped); this is not damage: run dump again"
+            )
         }
         if let d = report.damage {
             if d.isTornTail, let last = report.segments.last {
-                Output.stderr("hearth: note: torn tail (recovery would truncate \(last.size - last.validEnd) bytes at \(last.file):\(last.validEnd))")
+                Output.stderr(
+                    "hearth: note: torn tail (recovery would truncate \(last.size - last.validEnd) bytes at \(last.file):\(last.validEnd))"
+                )
             } else {
-                throw ToolError.failed("store is damaged: \(d.file) offset \(d.offset): \(VerifyCommand.reason(d.error)); records after it are not shown")
+                throw ToolError.failed(
+                    "store is damaged: \(d.file) offset \(d.offset): \(VerifyCommand.reason(d.error)); records after it are not shown"
+                )
             }
         }
         if let (r, why) = undecodable {

@@ -29,7 +29,9 @@ struct GetCommand: ParsableCommand {
     @Argument(help: "The database path, slash-separated (\"/\" is the root).")
     var path: String
 
-    @Option(help: ArgumentHelp("A query in Hearth's JSON form, e.g. '{\"orderBy\":\"value\",\"limitToLast\":4}'.", valueName: "Q"))
+    @Option(
+        help: ArgumentHelp(
+            "A query in Hearth's JSON form, e.g. '{\"orderBy\":\"value\",\"limitToLast\":4}'.", valueName: "Q"))
     var query: String?
 
     @Flag(help: "The server cache alone, without pending writes.")
@@ -41,7 +43,11 @@ struct GetCommand: ParsableCommand {
     @Flag(help: "Print the result as one JSON object.")
     var json = false
 
-    @Flag(name: .customLong("read-only"), help: "Read without the lock and write nothing (automatic when the directory is not writable or another process holds the store).")
+    @Flag(
+        name: .customLong("read-only"),
+        help:
+            "Read without the lock and write nothing (automatic when the directory is not writable or another process holds the store)."
+    )
     var readOnly = false
 
     func validate() throws {
@@ -54,13 +60,16 @@ struct GetCommand: ParsableCommand {
         let spec = try query.map(StoreAccess.query)
         let store = try StoreAccess.openForReading(self.store, readOnly: readOnly)
         let result = try store.query(spec ?? .default, at: path, includePending: !server)
-        let value = spec == nil ? (server ? try store.serverValue(at: path) : try store.value(at: path)) : result.window.node
+        let value =
+            spec == nil ? (server ? try store.serverValue(at: path) : try store.value(at: path)) : result.window.node
         try store.close()
 
         let out = Output()
         if json {
             var m: [JSONMember] = []
-            if spec != nil { m.append(JSONMember(key: "keys", value: .array(result.window.keys.map { .string($0.string) }))) }
+            if spec != nil {
+                m.append(JSONMember(key: "keys", value: .array(result.window.keys.map { .string($0.string) })))
+            }
             m.append(JSONMember(key: "value", value: value.exportJSON()))
             m.append(JSONMember(key: "complete", value: .bool(result.complete)))
             if hash { m.append(JSONMember(key: "hash", value: .string(value.hash))) }
@@ -69,7 +78,9 @@ struct GetCommand: ParsableCommand {
             out.line(value.hash)
         } else {
             out.line(value.exportJSONString())
-            if spec != nil { out.line("keys: " + JSONValue.array(result.window.keys.map { .string($0.string) }).serialized()) }
+            if spec != nil {
+                out.line("keys: " + JSONValue.array(result.window.keys.map { .string($0.string) }).serialized())
+            }
             out.line("complete: \(result.complete)")
         }
     }

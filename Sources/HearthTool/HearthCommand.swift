@@ -66,7 +66,9 @@ func runBlocking(_ body: @escaping @Sendable () async throws -> Void) throws {
     let result = Mutex<Result<Void, any Error>?>(nil)
     let done = DispatchSemaphore(value: 0)
     Task {
-        do { try await body(); result.withLock { $0 = .success(()) } } catch { result.withLock { $0 = .failure(error) } }
+        do { try await body(); result.withLock { $0 = .success(()) } } catch {
+            result.withLock { $0 = .failure(error) }
+        }
         done.signal()
     }
     done.wait()

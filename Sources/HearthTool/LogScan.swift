@@ -24,7 +24,9 @@ struct LogScan {
         do {
             if let progress {
                 progress.phase("segments", total: Int(clamping: LogScan.segmentBytes(directory)))
-                report = try Log.verify(directory: directory, fileSystem: POSIXFileSystem()) { progress.update(Int(clamping: $0)) }
+                report = try Log.verify(directory: directory, fileSystem: POSIXFileSystem()) {
+                    progress.update(Int(clamping: $0))
+                }
             } else {
                 report = try Log.verify(directory: directory)
             }
@@ -79,9 +81,12 @@ struct LogScan {
         let file: any StoreFile
         do { file = try files.open(directory + "/" + r.file, fs) } catch { throw .io(error) }
         let stored: [UInt8]
-        do { stored = try file.read(at: r.offset + UInt64(LogScan.recordHeaderSize), count: r.storedSize) } catch { throw .io(error) }
+        do { stored = try file.read(at: r.offset + UInt64(LogScan.recordHeaderSize), count: r.storedSize) } catch {
+            throw .io(error)
+        }
         guard stored.count == r.storedSize else {
-            throw .corruption(file: r.file, offset: r.offset, reason: "record payload is cut short (file changed during the scan?)")
+            throw .corruption(
+                file: r.file, offset: r.offset, reason: "record payload is cut short (file changed during the scan?)")
         }
         if r.flags & 1 == 0 { return stored }
         guard let raw = RawDeflate.decompress(stored, rawCount: r.rawSize) else {

@@ -111,12 +111,13 @@ enum Render {
     }
 
     static func trackedQuery(_ q: TrackedQuery) -> JSONValue {
-        .object([JSONMember(key: "id", value: int(q.id))] + location(q.location) + [
-            JSONMember(key: "complete", value: .bool(q.complete)),
-            JSONMember(key: "active", value: .bool(q.active)),
-            JSONMember(key: "lastUse", value: int(q.lastUse)),
-            JSONMember(key: "keys", value: keys(q.keys)),
-        ])
+        .object(
+            [JSONMember(key: "id", value: int(q.id))] + location(q.location) + [
+                JSONMember(key: "complete", value: .bool(q.complete)),
+                JSONMember(key: "active", value: .bool(q.active)),
+                JSONMember(key: "lastUse", value: int(q.lastUse)),
+                JSONMember(key: "keys", value: keys(q.keys)),
+            ])
     }
 
     static func statusName(_ s: QueuedTransaction.Status) -> String {
@@ -170,8 +171,12 @@ enum Render {
         case .writeReverted(let w): return ev("writeReverted", id(w))
         case .trackedQuerySaved(let q): return ev("trackedQuerySaved", members(trackedQuery(q)))
         case let .trackedQueryKeysChanged(q, added, removed):
-            return ev("trackedQueryKeysChanged", id(q) + [JSONMember(key: "added", value: keys(Set(added))),
-                                                          JSONMember(key: "removed", value: keys(Set(removed)))])
+            return ev(
+                "trackedQueryKeysChanged",
+                id(q) + [
+                    JSONMember(key: "added", value: keys(Set(added))),
+                    JSONMember(key: "removed", value: keys(Set(removed))),
+                ])
         case .trackedQueryRemoved(let q): return ev("trackedQueryRemoved", id(q))
         case let .pinChanged(l, on): return ev("pinChanged", location(l) + [JSONMember(key: "on", value: .bool(on))])
         case .authSaved(let t): return ev("authSaved", members(auth(t, showSecrets: showSecrets)))
@@ -184,15 +189,18 @@ enum Render {
         case .serverTimeOffset(let ms): return ev("serverTimeOffset", [JSONMember(key: "ms", value: .number(ms))])
         case .sessionStarted(let at): return ev("sessionStarted", [JSONMember(key: "at", value: int(at))])
         case .cachePruned(let r):
-            return ev("cachePruned", members([
-                "prunedPaths": .array(r.prunedPaths.map(path)),
-                "keptPaths": .array(r.keptPaths.map(path)),
-                "removedQueryIds": .array(r.removedQueryIDs.map(int)),
-            ]))
+            return ev(
+                "cachePruned",
+                members([
+                    "prunedPaths": .array(r.prunedPaths.map(path)),
+                    "keptPaths": .array(r.keptPaths.map(path)),
+                    "removedQueryIds": .array(r.removedQueryIDs.map(int)),
+                ]))
         case let .writerWatermark(writer, w, at):
             return ev("writerWatermark", members(["writer": .string(writer), "id": int(w), "at": int(at)]))
         case .writerWatermarksRemoved(let writers):
-            return ev("writerWatermarksRemoved", [JSONMember(key: "writers", value: .array(writers.map { .string($0) }))])
+            return ev(
+                "writerWatermarksRemoved", [JSONMember(key: "writers", value: .array(writers.map { .string($0) }))])
         case .writerIdentity(let writer):
             return ev("writerIdentity", [JSONMember(key: "writer", value: .string(writer))])
         }
@@ -231,9 +239,10 @@ enum Render {
             ],
             "untracked": .array(s.untrackedEntries.map { ["path": path($0.path), "lastWrite": int($0.lastWrite)] }),
             "writerID": s.writerID.map { .string($0) } ?? .null,
-            "writerWatermarks": .array(s.writerWatermarks.keys.sorted().map { w in
-                ["writer": .string(w), "id": int(s.writerWatermarks[w]!.id), "at": int(s.writerWatermarks[w]!.at)]
-            }),
+            "writerWatermarks": .array(
+                s.writerWatermarks.keys.sorted().map { w in
+                    ["writer": .string(w), "id": int(s.writerWatermarks[w]!.id), "at": int(s.writerWatermarks[w]!.at)]
+                }),
         ]
     }
 }

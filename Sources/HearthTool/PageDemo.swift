@@ -27,7 +27,11 @@ struct PageDemo {
     final class Lines: Sendable {
         private let lines = Mutex<[String]>([])
         func add(_ s: String) { lines.withLock { $0.append(s) } }
-        func take() -> [String] { lines.withLock { l in defer { l = [] }; return l } }
+        func take() -> [String] {
+            lines.withLock { l in
+                defer { l = [] }; return l
+            }
+        }
         var count: Int { lines.withLock { $0.count } }
         var last: String? { lines.withLock { $0.last } }
     }
@@ -47,7 +51,9 @@ struct PageDemo {
         return condition()
     }
 
-    func open(_ name: String, url: String, online: Bool, tokens: (@Sendable (Bool) async throws -> String?)? = nil) throws -> Database {
+    func open(
+        _ name: String, url: String, online: Bool, tokens: (@Sendable (Bool) async throws -> String?)? = nil
+    ) throws -> Database {
         var o = Database.Options()
         o.storeDirectory = directory + "/" + name
         o.connectAtOpen = online
@@ -57,13 +63,15 @@ struct PageDemo {
 
     func describe(_ snap: DataSnapshot, _ kind: String, _ previous: String?) -> String {
         let prev = previous.map { " (after \($0))" } ?? ""
-        return "  \(kind.padding(toLength: 12, withPad: " ", startingAt: 0)) The \(snap.key ?? "?") dinosaur's score is \(snap.databaseValue)\(prev)"
+        return
+            "  \(kind.padding(toLength: 12, withPad: " ", startingAt: 0)) The \(snap.key ?? "?") dinosaur's score is \(snap.databaseValue)\(prev)"
     }
 
     /// Observes child_added and value on `limitToLast(n)` and prints what arrives.
     func observeTop(_ db: Database, _ n: Int, _ lines: Lines) {
         let q = db.reference(withPath: "scores").queryOrderedByValue().queryLimited(toLast: n)
-        q.observe(.childAdded, andPreviousSiblingKeyWith: { snap, prev in lines.add(describe(snap, "child_added", prev)) })
+        q.observe(
+            .childAdded, andPreviousSiblingKeyWith: { snap, prev in lines.add(describe(snap, "child_added", prev)) })
         q.observe(.value) { snap in lines.add("  value        \(snap.childrenCount) children: \(snap.databaseValue)") }
     }
 
@@ -77,7 +85,9 @@ struct PageDemo {
         var configuration = ServerCore.Configuration()
         configuration.emulator = true
         configuration.idleTimeoutMs = 5_000
-        let runtime = try ServerRuntime(store: serverStore, configuration: configuration, verifier: try await FirebaseTokenVerifier(secret: nil, emulator: true))
+        let runtime = try ServerRuntime(
+            store: serverStore, configuration: configuration,
+            verifier: try await FirebaseTokenVerifier(secret: nil, emulator: true))
         let server = try await NetworkServer.start(host: "127.0.0.1", port: 0, runtime: runtime)
         let url = "ws://127.0.0.1:\(server.port)?ns=demo"
         say("hearth serve listening on \(url)")
@@ -85,7 +95,8 @@ struct PageDemo {
         // Seed the scores through an admin client.
         let admin = try open("admin", url: url, online: true)
         try await admin.reference(withPath: "scores").setValue([
-            "bruhathkayosaurus": 55, "lambeosaurus": 21, "linhenykus": 80, "pterodactyl": 93, "stegosaurus": 5, "triceratops": 22,
+            "bruhathkayosaurus": 55, "lambeosaurus": 21, "linhenykus": 80, "pterodactyl": 93, "stegosaurus": 5,
+            "triceratops": 22,
         ])
 
         heading(1, "Online: the last four scores")
@@ -105,7 +116,7 @@ struct PageDemo {
         let two = Lines()
         observeTop(app, 2, two)
         wait(30) { two.count >= 2 }  // the two cached children…
-        wait(1) { two.count >= 3 }   // …and, for a second, nothing more (no value event)
+        wait(1) { two.count >= 3 }  // …and, for a second, nothing more (no value event)
         say("queryLimited(toLast: 2), offline, from the cache:")
         for l in two.take() { say(l) }
         say("  → no value event: the app never ran this query online")
@@ -125,11 +136,17 @@ struct PageDemo {
         try app.close()
         app = try open("app", url: url, online: false)
         app.observeWriteResults { r in results.add("  write \(r.id): \(r.error.map { "\($0)" } ?? "acknowledged")") }
-        app.observeTransactionResults { r in results.add("  transaction \(r.id): \(r.committed ? "committed" : "not committed \(r.error.map { "\($0)" } ?? "")")") }
+        app.observeTransactionResults { r in
+            results.add(
+                "  transaction \(r.id): \(r.committed ? "committed" : "not committed \(r.error.map { "\($0)" } ?? "")")"
+            )
+        }
         app.registerTransactionFunction("increment") { current, argument in
             .success(withValue: .int((current.int64Value ?? 0) + (argument.int64Value ?? 1)))
         }
-        say("after the restart, still offline: \(app.pendingWriteIDs.count) pending writes (the set, and the two transactions' results run again on the local data)")
+        say(
+            "after the restart, still offline: \(app.pendingWriteIDs.count) pending writes (the set, and the two transactions' results run again on the local data)"
+        )
         let sixAgain = Lines()
         observeTop(app, 6, sixAgain)
         wait(30) { sixAgain.count >= 4 }
@@ -155,7 +172,9 @@ struct PageDemo {
         try app.close()
         app = try open("app", url: url, online: false)
         let cached = Lines()
-        app.reference(withPath: "scores/stegosaurus").observe(.value) { cached.add("  offline after a restart: stegosaurus = \($0.databaseValue)") }
+        app.reference(withPath: "scores/stegosaurus").observe(.value) {
+            cached.add("  offline after a restart: stegosaurus = \($0.databaseValue)")
+        }
         wait { cached.count >= 1 }
         for l in cached.take() { say(l) }
 
@@ -171,7 +190,9 @@ struct PageDemo {
         heading(7, "An expired token pauses writes until the user signs in again")
         // The provider hands out tokens that expire at `expiry` (seconds): 2 s from now at first.
         let expiry = Mutex(Int64(Date().timeIntervalSince1970) + 2)
-        let tokens: @Sendable (Bool) async throws -> String? = { _ in PageDemo.unsignedToken(uid: "ada", expires: expiry.withLock { $0 }) }
+        let tokens: @Sendable (Bool) async throws -> String? = { _ in
+            PageDemo.unsignedToken(uid: "ada", expires: expiry.withLock { $0 })
+        }
         let authed = try open("authed", url: url, online: true, tokens: tokens)
         let paused = Lines()
         authed.observeWritesPaused { paused.add("  writes paused: \($0)") }
@@ -179,7 +200,9 @@ struct PageDemo {
         wait(5) { authed.writesPaused }
         say("the token expired (writesPaused = \(authed.writesPaused))")
         let acked = Lines()
-        try authed.reference(withPath: "notes/ada").setValue("written while the token was expired") { e, _ in acked.add("  write: \(e.map { "\($0)" } ?? "acknowledged")") }
+        try authed.reference(withPath: "notes/ada").setValue("written while the token was expired") { e, _ in
+            acked.add("  write: \(e.map { "\($0)" } ?? "acknowledged")")
+        }
         pause(0.5)
         say("a write made now: \(acked.count == 0 ? "held in the store, not sent" : "sent?!")")
         say("the user signs in again")
@@ -230,10 +253,13 @@ struct PageDemo {
     /// at `expires` (seconds since the epoch).
     static func unsignedToken(uid: String, expires: Int64) -> String {
         func b64(_ s: String) -> String {
-            Data(s.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-                .replacingOccurrences(of: "=", with: "")
+            Data(s.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
+                of: "/", with: "_"
+            )
+            .replacingOccurrences(of: "=", with: "")
         }
         let now = Int64(Date().timeIntervalSince1970)
-        return b64(#"{"alg":"none","typ":"JWT"}"#) + "." + b64(#"{"uid":"\#(uid)","iat":\#(now - 1),"exp":\#(expires)}"#) + "."
+        return b64(#"{"alg":"none","typ":"JWT"}"#) + "."
+            + b64(#"{"uid":"\#(uid)","iat":\#(now - 1),"exp":\#(expires)}"#) + "."
     }
 }

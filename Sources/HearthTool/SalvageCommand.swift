@@ -12,7 +12,8 @@ import Darwin
 struct SalvageCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "salvage",
-        abstract: "Repair a damaged store: keep its longest valid prefix, move damaged files aside as *.broken, and say what was lost.",
+        abstract:
+            "Repair a damaged store: keep its longest valid prefix, move damaged files aside as *.broken, and say what was lost.",
         discussion: """
             Runs the checks `verify` runs; if the store is damaged, opens it in salvage mode \
             (taking its lock): a damaged or missing MANIFEST is rebuilt from the files present; a \
@@ -57,9 +58,11 @@ struct SalvageCommand: ParsableCommand {
         let out = Output()
         guard let damage = before.damage else {
             if json {
-                out.json(["salvaged": .bool(false), "damage": .null, "movedAside": .array([]), "lostRecords": Render.int(0),
-                          "lostBytes": Render.int(0), "lostLSNs": .null, "lostCheckpointLSN": .null,
-                          "lastLSN": Render.int(before.scan.report.lastLSN)])
+                out.json([
+                    "salvaged": .bool(false), "damage": .null, "movedAside": .array([]), "lostRecords": Render.int(0),
+                    "lostBytes": Render.int(0), "lostLSNs": .null, "lostCheckpointLSN": .null,
+                    "lastLSN": Render.int(before.scan.report.lastLSN),
+                ])
             } else {
                 out.line("nothing to salvage: the store is sound (run `hearth verify \(store)` for details)")
             }
@@ -93,7 +96,7 @@ struct SalvageCommand: ParsableCommand {
                 }
                 let first = max(scan.baseLSN, lastLSN + 1)
                 if let highest = scan.highestLSN, highest >= first {
-                    m.lostLSNs = first ... highest
+                    m.lostLSNs = first...highest
                     m.lostBytes = bytes - m.keptBytes
                 } else {
                     m.lostBytes = scan.size - scan.validEnd  // its records are all in the kept state
@@ -105,7 +108,7 @@ struct SalvageCommand: ParsableCommand {
         }
         let lostCount = moved.reduce(0) { $0 + $1.lostCount }
         let lostLSNs: ClosedRange<LSN>? = moved.compactMap(\.lostLSNs).reduce(nil) { acc, r in
-            acc.map { min($0.lowerBound, r.lowerBound) ... max($0.upperBound, r.upperBound) } ?? r
+            acc.map { min($0.lowerBound, r.lowerBound)...max($0.upperBound, r.upperBound) } ?? r
         }
         let lostBytes = moved.reduce(0) { $0 + $1.lostBytes }
         let lostCheckpointLSN = moved.compactMap(\.checkpointLSN).filter { $0 > lastLSN }.max()
@@ -113,8 +116,10 @@ struct SalvageCommand: ParsableCommand {
 
         let after = try VerifyCommand.examine(store)
         if json {
-            out.json(Self.json(damage: damage, moved: moved, lostCount: lostCount, lostLSNs: lostLSNs, lostBytes: lostBytes,
-                               lostCheckpointLSN: lostCheckpointLSN, lastLSN: lastLSN, after: after))
+            out.json(
+                Self.json(
+                    damage: damage, moved: moved, lostCount: lostCount, lostLSNs: lostLSNs, lostBytes: lostBytes,
+                    lostCheckpointLSN: lostCheckpointLSN, lastLSN: lastLSN, after: after))
         } else {
             out.line("damage: \(damage.file) offset \(damage.offset): \(damage.reason)")
             for m in moved {
@@ -133,7 +138,9 @@ struct SalvageCommand: ParsableCommand {
             }
             var lost = "lost: \(Self.records(lostCount, lostLSNs)), \(lostBytes) bytes"
             if !uncounted.isEmpty { lost += ", and the uncounted records of \(uncounted.joined(separator: ", "))" }
-            if let c = lostCheckpointLSN { lost += "; the checkpoint's state through LSN \(c) (the records it covered are no longer on disk)" }
+            if let c = lostCheckpointLSN {
+                lost += "; the checkpoint's state through LSN \(c) (the records it covered are no longer on disk)"
+            }
             out.line(lost)
             out.line("kept: the store's state through LSN \(lastLSN)")
             if let d = after.damage {
@@ -151,14 +158,16 @@ struct SalvageCommand: ParsableCommand {
     /// "N records (LSN a…b)".
     static func records(_ count: Int, _ lsns: ClosedRange<LSN>?) -> String {
         guard let r = lsns else { return "\(count) records" }
-        return "\(count) record\(count == 1 ? "" : "s") (LSN \(r.lowerBound == r.upperBound ? "\(r.lowerBound)" : "\(r.lowerBound)…\(r.upperBound)"))"
+        return
+            "\(count) record\(count == 1 ? "" : "s") (LSN \(r.lowerBound == r.upperBound ? "\(r.lowerBound)" : "\(r.lowerBound)…\(r.upperBound)"))"
     }
 
     /// `seg-….log.broken` or `seg-….log.3.broken` → `seg-….log`.
     static func originalName(_ broken: String) -> String {
         var name = String(broken.dropLast(".broken".count))
         if let dot = name.lastIndex(of: "."), name[name.index(after: dot)...].allSatisfy(\.isNumber),
-           name.index(after: dot) < name.endIndex {
+            name.index(after: dot) < name.endIndex
+        {
             name = String(name[..<dot])
         }
         return name
@@ -175,23 +184,28 @@ struct SalvageCommand: ParsableCommand {
         return result
     }
 
-    static func json(damage: VerifyCommand.Finding, moved: [Moved], lostCount: Int, lostLSNs: ClosedRange<LSN>?, lostBytes: UInt64,
-                     lostCheckpointLSN: LSN?, lastLSN: LSN, after: VerifyCommand.Examination) -> JSONValue {
+    static func json(
+        damage: VerifyCommand.Finding, moved: [Moved], lostCount: Int, lostLSNs: ClosedRange<LSN>?, lostBytes: UInt64,
+        lostCheckpointLSN: LSN?, lastLSN: LSN, after: VerifyCommand.Examination
+    ) -> JSONValue {
         func lsns(_ r: ClosedRange<LSN>?) -> JSONValue {
             guard let r else { return .null }
             return ["first": Render.int(r.lowerBound), "last": Render.int(r.upperBound)]
         }
         return [
             "salvaged": .bool(true),
-            "damage": ["file": .string(damage.file), "offset": Render.int(damage.offset), "reason": .string(damage.reason)],
-            "movedAside": .array(moved.map { m in
-                [
-                    "file": .string(m.file), "movedTo": .string(m.movedTo), "bytes": Render.int(m.bytes),
-                    "keptBytes": Render.int(m.keptBytes), "lostBytes": Render.int(m.lostBytes),
-                    "lostRecords": m.counted ? Render.int(m.lostCount) : .null, "lostLSNs": lsns(m.lostLSNs),
-                    "checkpointLSN": m.checkpointLSN.map(Render.int) ?? .null,
-                ]
-            }),
+            "damage": [
+                "file": .string(damage.file), "offset": Render.int(damage.offset), "reason": .string(damage.reason),
+            ],
+            "movedAside": .array(
+                moved.map { m in
+                    [
+                        "file": .string(m.file), "movedTo": .string(m.movedTo), "bytes": Render.int(m.bytes),
+                        "keptBytes": Render.int(m.keptBytes), "lostBytes": Render.int(m.lostBytes),
+                        "lostRecords": m.counted ? Render.int(m.lostCount) : .null, "lostLSNs": lsns(m.lostLSNs),
+                        "checkpointLSN": m.checkpointLSN.map(Render.int) ?? .null,
+                    ]
+                }),
             "lostRecords": Render.int(lostCount),
             "lostBytes": Render.int(lostBytes),
             "lostLSNs": lsns(lostLSNs),

@@ -8,7 +8,8 @@ import HearthServer
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve a Realtime Database from a Hearth store: WebSocket protocol v5 at /.ws, REST and event streams at /<path>.json.",
+        abstract:
+            "Serve a Realtime Database from a Hearth store: WebSocket protocol v5 at /.ws, REST and event streams at /<path>.json.",
         discussion: """
             The data directory is a Hearth store (created if missing) holding the whole database: \
             nothing is pruned, and every write is durable before it is acknowledged or pushed. \
@@ -31,19 +32,34 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The address to bind.")
     var host: String = "127.0.0.1"
 
-    @Option(name: .customLong("secret-file"), help: ArgumentHelp("A file holding the HS256 secret tokens are signed with.", valueName: "FILE"))
+    @Option(
+        name: .customLong("secret-file"),
+        help: ArgumentHelp("A file holding the HS256 secret tokens are signed with.", valueName: "FILE"))
     var secretFile: String?
 
-    @Flag(help: "Emulator mode: accept unsigned tokens and the admin credential `owner`; without --rules, allow everything.")
+    @Flag(
+        help:
+            "Emulator mode: accept unsigned tokens and the admin credential `owner`; without --rules, allow everything."
+    )
     var emulator = false
 
-    @Option(help: ArgumentHelp("A security rules file (Firebase's JSON format, // comments allowed), enforced on every read, listen, write and onDisconnect.", valueName: "FILE"))
+    @Option(
+        help: ArgumentHelp(
+            "A security rules file (Firebase's JSON format, // comments allowed), enforced on every read, listen, write and onDisconnect.",
+            valueName: "FILE"))
     var rules: String?
 
-    @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds of silence after which a WebSocket connection is closed and its onDisconnect operations run.", valueName: "SECONDS"))
+    @Option(
+        name: .customLong("idle-timeout"),
+        help: ArgumentHelp(
+            "Seconds of silence after which a WebSocket connection is closed and its onDisconnect operations run.",
+            valueName: "SECONDS"))
     var idleTimeout: Int = 120
 
-    @Option(name: .customLong("port-file"), help: ArgumentHelp("Write the bound port to this file once listening (for scripts using --port 0).", valueName: "FILE"))
+    @Option(
+        name: .customLong("port-file"),
+        help: ArgumentHelp(
+            "Write the bound port to this file once listening (for scripts using --port 0).", valueName: "FILE"))
     var portFile: String?
 
     func run() async throws {
@@ -84,7 +100,10 @@ struct ServeCommand: AsyncParsableCommand {
         if let portFile {
             try String(server.port).write(toFile: portFile, atomically: true, encoding: .utf8)
         }
-        FileHandle.standardError.write(Data("hearth serve: listening on \(host):\(server.port) (ws://\(host):\(server.port)/.ws, http://\(host):\(server.port)/.json)\(emulator ? ", emulator mode" : "")\n".utf8))
+        FileHandle.standardError.write(
+            Data(
+                "hearth serve: listening on \(host):\(server.port) (ws://\(host):\(server.port)/.ws, http://\(host):\(server.port)/.json)\(emulator ? ", emulator mode" : "")\n"
+                    .utf8))
         // A failed commit stops the runtime (nothing unacknowledged is ever answered); the
         // process then exits with an error rather than linger refusing everything.
         let watchdog = Task {
@@ -100,7 +119,10 @@ struct ServeCommand: AsyncParsableCommand {
         try await server.stop()
         try? store.close()
         if let failure = runtime.failure {
-            throw ToolError(message: "\(failure); the store refuses writes until it is reopened: restart the server (recovery keeps every acknowledged write)", code: ExitCodes.failure)
+            throw ToolError(
+                message:
+                    "\(failure); the store refuses writes until it is reopened: restart the server (recovery keeps every acknowledged write)",
+                code: ExitCodes.failure)
         }
     }
 }

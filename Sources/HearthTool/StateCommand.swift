@@ -22,7 +22,11 @@ struct StateCommand: ParsableCommand {
     @Flag(name: .customLong("show-secrets"), help: "Show the auth token instead of redacting it.")
     var showSecrets = false
 
-    @Flag(name: .customLong("read-only"), help: "Read without the lock and write nothing (automatic when the directory is not writable or another process holds the store).")
+    @Flag(
+        name: .customLong("read-only"),
+        help:
+            "Read without the lock and write nothing (automatic when the directory is not writable or another process holds the store)."
+    )
     var readOnly = false
 
     func run() throws {
@@ -36,9 +40,11 @@ struct StateCommand: ParsableCommand {
             return
         }
         out.line("server cache: " + (j["serverCache"] ?? .null).serialized())
-        for (title, key) in [("pending writes", "pendingWrites"), ("tracked queries", "trackedQueries"), ("pins", "pins"),
-                             ("transactions", "transactions"), ("onDisconnect operations", "onDisconnect"),
-                             ("untracked cache entries", "untracked")] {
+        for (title, key) in [
+            ("pending writes", "pendingWrites"), ("tracked queries", "trackedQueries"), ("pins", "pins"),
+            ("transactions", "transactions"), ("onDisconnect operations", "onDisconnect"),
+            ("untracked cache entries", "untracked"),
+        ] {
             let items = j[key]?.arrayValue ?? []
             out.line("\(title): \(items.count)")
             for item in items { out.line("  " + item.serialized()) }

@@ -5,7 +5,8 @@ import Hearth
 struct StatsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stats",
-        abstract: "Print files and sizes, record counts, compression, live and dead bytes, the footprint against the cap, and state counts.",
+        abstract:
+            "Print files and sizes, record counts, compression, live and dead bytes, the footprint against the cap, and state counts.",
         discussion: """
             Opens the store (taking its lock; recovery may truncate a torn tail and maintenance may \
             run); with --read-only, or when the directory is not writable or another process holds \
@@ -15,7 +16,11 @@ struct StatsCommand: ParsableCommand {
 
     @OptionGroup var options: CappedStoreArguments
 
-    @Flag(name: .customLong("read-only"), help: "Read without the lock and write nothing (automatic when the directory is not writable or another process holds the store).")
+    @Flag(
+        name: .customLong("read-only"),
+        help:
+            "Read without the lock and write nothing (automatic when the directory is not writable or another process holds the store)."
+    )
     var readOnly = false
 
     func run() throws {
@@ -57,9 +62,10 @@ struct StatsCommand: ParsableCommand {
                 "records": Render.int(live + dead),
                 "liveRecords": Render.int(live),
                 "deadRecords": Render.int(dead),
-                "recordsByType": .object(byType.sorted { $0.key < $1.key }.map {
-                    JSONMember(key: Render.recordTypeName($0.key), value: Render.int($0.value))
-                }),
+                "recordsByType": .object(
+                    byType.sorted { $0.key < $1.key }.map {
+                        JSONMember(key: Render.recordTypeName($0.key), value: Render.int($0.value))
+                    }),
                 "compressionRatio": ratio.map { .number($0) } ?? .null,
                 "checkpointLSN": Render.int(checkpointLSN),
                 "lastLSN": Render.int(s.lastLSN),
@@ -75,15 +81,20 @@ struct StatsCommand: ParsableCommand {
             ])
         } else {
             let percent = Double(s.footprintBytes) * 100 / Double(s.cacheSizeBytes)
-            out.line("footprint: \(s.footprintBytes) bytes of a \(s.cacheSizeBytes)-byte cap (\(Self.fixed(percent, 1))%)"
-                + (s.capExceededByUnprunableData ? " — exceeded by unprunable data" : ""))
+            out.line(
+                "footprint: \(s.footprintBytes) bytes of a \(s.cacheSizeBytes)-byte cap (\(Self.fixed(percent, 1))%)"
+                    + (s.capExceededByUnprunableData ? " — exceeded by unprunable data" : ""))
             out.line("files:")
             for f in s.files { out.line("  \(f.name)  \(f.bytes) bytes") }
             out.line("live bytes: \(liveBytes); dead bytes: \(deadBytes) (records already in the checkpoint)")
-            out.line("records: \(live + dead) (\(live) live, \(dead) dead)"
-                + byType.sorted { $0.key < $1.key }.map { "; \(Render.recordTypeName($0.key)): \($0.value)" }.joined())
+            out.line(
+                "records: \(live + dead) (\(live) live, \(dead) dead)"
+                    + byType.sorted { $0.key < $1.key }.map { "; \(Render.recordTypeName($0.key)): \($0.value)" }
+                    .joined())
             out.line("compression ratio (stored/raw, live records): " + (ratio.map { Self.fixed($0, 3) } ?? "n/a"))
-            out.line("checkpoint LSN: \(checkpointLSN); last LSN: \(s.lastLSN); log bytes since checkpoint: \(s.logBytesSinceCheckpoint)")
+            out.line(
+                "checkpoint LSN: \(checkpointLSN); last LSN: \(s.lastLSN); log bytes since checkpoint: \(s.logBytesSinceCheckpoint)"
+            )
             out.line("server cache: \(s.serverCacheBytes) bytes encoded; untracked entries: \(s.untrackedEntries)")
             out.line("pending writes: \(s.pendingWrites)")
             out.line("tracked queries: \(s.trackedQueries) (\(s.activeQueries) active)")

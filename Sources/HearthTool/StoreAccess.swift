@@ -26,7 +26,9 @@ enum StoreAccess {
             if let torn = store.recovery.truncatedTail {
                 // A record cut short by a crash was dropped: the store is consistent, but its
                 // last write is gone — say so rather than silently answer one record earlier.
-                Output.stderr("hearth: note: recovery dropped a torn tail: \(torn.bytes) bytes at \(torn.file):\(torn.offset) (a write interrupted by a crash; everything before it is intact)")
+                Output.stderr(
+                    "hearth: note: recovery dropped a torn tail: \(torn.bytes) bytes at \(torn.file):\(torn.offset) (a write interrupted by a crash; everything before it is intact)"
+                )
             }
             return store
         } catch {
@@ -45,7 +47,9 @@ enum StoreAccess {
         if readOnly { return try openReadOnly(directory, cacheSizeBytes: cacheSizeBytes) }
         if access(directory, F_OK) == 0, access(directory, W_OK | X_OK) != 0 {
             let why = String(cString: strerror(errno))
-            Output.stderr("hearth: note: \(directory) is not writable (\(why)); reading the store read-only (no lock, nothing written)")
+            Output.stderr(
+                "hearth: note: \(directory) is not writable (\(why)); reading the store read-only (no lock, nothing written)"
+            )
             return try openReadOnly(directory, cacheSizeBytes: cacheSizeBytes)
         }
         do {
@@ -53,9 +57,12 @@ enum StoreAccess {
         } catch let error as StoreError {
             switch error {
             case .log(.storeLocked):
-                Output.stderr("hearth: note: another process has the store open (it holds the lock); reading its last consistent state read-only — commits that process makes meanwhile may be missing")
+                Output.stderr(
+                    "hearth: note: another process has the store open (it holds the lock); reading its last consistent state read-only — commits that process makes meanwhile may be missing"
+                )
             case .log(.io(let e)) where e.code == .permissionDenied || e.code == .other(EROFS):
-                Output.stderr("hearth: note: the store cannot be written (\(e)); reading it read-only (no lock, nothing written)")
+                Output.stderr(
+                    "hearth: note: the store cannot be written (\(e)); reading it read-only (no lock, nothing written)")
             default:
                 throw error
             }
@@ -74,7 +81,9 @@ enum StoreAccess {
         do {
             let store = try Store.open(directory: directory, options: options)
             if let torn = store.recovery.ignoredTornTail {
-                Output.stderr("hearth: note: read-only: ignored a torn tail of \(torn.bytes) bytes at \(torn.file):\(torn.offset) (a write in progress or interrupted by a crash; not truncated, not read)")
+                Output.stderr(
+                    "hearth: note: read-only: ignored a torn tail of \(torn.bytes) bytes at \(torn.file):\(torn.offset) (a write in progress or interrupted by a crash; not truncated, not read)"
+                )
             }
             return store
         } catch {

@@ -45,7 +45,11 @@ struct VerifyCommand: ParsableCommand {
             attempt += 1
             let before = Log.manifestGeneration(store, POSIXFileSystem())
             pass = try Self.examine(store, progress: progress)
-            if pass.damage != nil, attempt < Log.verifyAttempts, Log.manifestGeneration(store, POSIXFileSystem()) != before { continue }
+            if pass.damage != nil, attempt < Log.verifyAttempts,
+                Log.manifestGeneration(store, POSIXFileSystem()) != before
+            {
+                continue
+            }
             break
         }
         progress.finish()
@@ -61,11 +65,15 @@ struct VerifyCommand: ParsableCommand {
         } else {
             if let d = damage {
                 out.line("DAMAGED: \(d.file) offset \(d.offset): \(d.reason)")
-                out.line("valid prefix: \(d.file) bytes 0..<\(d.validBytes); \(d.validRecords) records before the damage"
-                    + (d.validRecords > 0 || d.validLastLSN > 0 ? ", through LSN \(d.validLastLSN)" : ""))
-                out.line("to repair: hearth salvage \(store) (keeps the longest valid prefix; damaged files are moved aside as *.broken)")
+                out.line(
+                    "valid prefix: \(d.file) bytes 0..<\(d.validBytes); \(d.validRecords) records before the damage"
+                        + (d.validRecords > 0 || d.validLastLSN > 0 ? ", through LSN \(d.validLastLSN)" : ""))
+                out.line(
+                    "to repair: hearth salvage \(store) (keeps the longest valid prefix; damaged files are moved aside as *.broken)"
+                )
             } else {
-                var line = "ok: \(report.segments.count) segment\(report.segments.count == 1 ? "" : "s"), \(records.count) record\(records.count == 1 ? "" : "s")"
+                var line =
+                    "ok: \(report.segments.count) segment\(report.segments.count == 1 ? "" : "s"), \(records.count) record\(records.count == 1 ? "" : "s")"
                 if let first = records.first { line += " (LSN \(first.lsn)…\(records.last!.lsn))" }
                 if let c = report.checkpoint {
                     line += ", checkpoint \(c.file) at LSN \(c.lsn) (\(chunks ?? 0) chunk\(chunks == 1 ? "" : "s"))"
@@ -75,15 +83,20 @@ struct VerifyCommand: ParsableCommand {
                 out.line(line)
             }
             if let t = torn {
-                out.line("torn tail (recovery would truncate \(t.bytes) bytes at \(t.file):\(t.offset)); valid prefix through LSN \(report.lastLSN)")
+                out.line(
+                    "torn tail (recovery would truncate \(t.bytes) bytes at \(t.file):\(t.offset)); valid prefix through LSN \(report.lastLSN)"
+                )
             }
-            for f in report.strayFiles { out.line("note: stray file \(f) (not named by the MANIFEST; opening the store removes it)") }
+            for f in report.strayFiles {
+                out.line("note: stray file \(f) (not named by the MANIFEST; opening the store removes it)")
+            }
             for f in report.tempFiles { out.line("note: temp file \(f) (opening the store removes it)") }
             for f in report.brokenFiles { out.line("note: \(f) was moved aside by an earlier salvage") }
         }
         out.flush()
         if let d = damage {
-            throw ToolError.failed("store is damaged: \(d.file) offset \(d.offset): \(d.reason); run `hearth salvage \(store)` to repair")
+            throw ToolError.failed(
+                "store is damaged: \(d.file) offset \(d.offset): \(d.reason); run `hearth salvage \(store)` to repair")
         }
     }
 
@@ -133,17 +146,23 @@ struct VerifyCommand: ParsableCommand {
                 progress?.update(i - skipped)
                 if r.type != EventCodec.recordType {
                     if r.flags & 2 != 0 { continue }  // skippable: recovery skips it too
-                    damage = Finding(file: r.file, offset: r.offset, reason: "unknown record type \(r.type) (not skippable)",
-                                     validBytes: r.offset, validRecords: i, validLastLSN: r.lsn - 1)
+                    damage = Finding(
+                        file: r.file, offset: r.offset, reason: "unknown record type \(r.type) (not skippable)",
+                        validBytes: r.offset, validRecords: i, validLastLSN: r.lsn - 1)
                     break
                 }
                 do {
                     _ = try scan.events(r)
                 } catch {
                     let reason: String
-                    if case let .corruptRecord(_, _, _, why) = error as? StoreError { reason = "undecodable events: \(why)" } else { reason = "\(error)" }
-                    damage = Finding(file: r.file, offset: r.offset, reason: reason,
-                                     validBytes: r.offset, validRecords: i, validLastLSN: r.lsn - 1)
+                    if case let .corruptRecord(_, _, _, why) = error as? StoreError {
+                        reason = "undecodable events: \(why)"
+                    } else {
+                        reason = "\(error)"
+                    }
+                    damage = Finding(
+                        file: r.file, offset: r.offset, reason: reason,
+                        validBytes: r.offset, validRecords: i, validLastLSN: r.lsn - 1)
                     break
                 }
             }
@@ -161,36 +180,56 @@ struct VerifyCommand: ParsableCommand {
         switch e {
         case let .corruptCheckpoint(f, bodyOffset, reason):
             let offset = bodyOffset + LogScan.checkpointHeaderSize
-            return Finding(file: f, offset: offset, reason: "corrupt checkpoint (body offset \(bodyOffset)): \(reason)",
-                           validBytes: offset, validRecords: 0, validLastLSN: 0)
+            return Finding(
+                file: f, offset: offset, reason: "corrupt checkpoint (body offset \(bodyOffset)): \(reason)",
+                validBytes: offset, validRecords: 0, validLastLSN: 0)
         case .log(let l):
             let offset = l.offset ?? 0
-            return Finding(file: l.file ?? file, offset: offset, reason: reason(l), validBytes: offset, validRecords: 0, validLastLSN: 0)
+            return Finding(
+                file: l.file ?? file, offset: offset, reason: reason(l), validBytes: offset, validRecords: 0,
+                validLastLSN: 0)
         default:
-            return Finding(file: file, offset: 0, reason: e.description, validBytes: 0, validRecords: 0, validLastLSN: 0)
+            return Finding(
+                file: file, offset: 0, reason: e.description, validBytes: 0, validRecords: 0, validLastLSN: 0)
         }
     }
 
-    static func json(report: ScanReport, records: [RecordInfo], chunks: Int?, damage: Finding?,
-                     torn: (file: String, offset: UInt64, bytes: UInt64)?) -> JSONValue {
-        let damageJSON: JSONValue = damage.map { d in
-            [
-                "file": .string(d.file), "offset": Render.int(d.offset), "reason": .string(d.reason),
-                "validPrefix": ["bytes": Render.int(d.validBytes), "records": Render.int(d.validRecords), "lastLSN": Render.int(d.validLastLSN)],
-            ]
-        } ?? .null
-        let tornJSON: JSONValue = torn.map { ["file": .string($0.file), "offset": Render.int($0.offset), "bytes": Render.int($0.bytes)] } ?? .null
-        let checkpoint: JSONValue = report.checkpoint.map { c in
-            ["file": .string(c.file), "lsn": Render.int(c.lsn), "bodyBytes": Render.int(c.bodyLength), "chunks": chunks.map(Render.int) ?? .null]
-        } ?? .null
+    static func json(
+        report: ScanReport, records: [RecordInfo], chunks: Int?, damage: Finding?,
+        torn: (file: String, offset: UInt64, bytes: UInt64)?
+    ) -> JSONValue {
+        let damageJSON: JSONValue =
+            damage.map { d in
+                [
+                    "file": .string(d.file), "offset": Render.int(d.offset), "reason": .string(d.reason),
+                    "validPrefix": [
+                        "bytes": Render.int(d.validBytes), "records": Render.int(d.validRecords),
+                        "lastLSN": Render.int(d.validLastLSN),
+                    ],
+                ]
+            } ?? .null
+        let tornJSON: JSONValue =
+            torn.map { ["file": .string($0.file), "offset": Render.int($0.offset), "bytes": Render.int($0.bytes)] }
+            ?? .null
+        let checkpoint: JSONValue =
+            report.checkpoint.map { c in
+                [
+                    "file": .string(c.file), "lsn": Render.int(c.lsn), "bodyBytes": Render.int(c.bodyLength),
+                    "chunks": chunks.map(Render.int) ?? .null,
+                ]
+            } ?? .null
         return [
             "ok": .bool(damage == nil),
             "damage": damageJSON,
             "tornTail": tornJSON,
             "checkpoint": checkpoint,
-            "segments": .array(report.segments.map {
-                ["file": .string($0.file), "bytes": Render.int($0.size), "records": Render.int($0.recordCount), "validEnd": Render.int($0.validEnd)]
-            }),
+            "segments": .array(
+                report.segments.map {
+                    [
+                        "file": .string($0.file), "bytes": Render.int($0.size), "records": Render.int($0.recordCount),
+                        "validEnd": Render.int($0.validEnd),
+                    ]
+                }),
             "records": Render.int(records.count),
             "firstLSN": records.first.map { Render.int($0.lsn) } ?? .null,
             "lastLSN": Render.int(max(report.lastLSN, records.last?.lsn ?? 0)),

@@ -77,7 +77,9 @@ public final class WebSocketTestClient: Sendable {
             var headers = HTTPHeaders()
             headers.add(name: "Host", value: host)
             headers.add(name: "Content-Length", value: "0")
-            context.write(wrapOutboundOut(.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: uri, headers: headers))), promise: nil)
+            context.write(
+                wrapOutboundOut(.head(HTTPRequestHead(version: .http1_1, method: .GET, uri: uri, headers: headers))),
+                promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
@@ -105,9 +107,12 @@ public final class WebSocketTestClient: Sendable {
                 // forwarded to the WebSocket handlers, not dropped (NIOHTTP1's default).
                 try channel.pipeline.syncOperations.addHTTPClientHandlers(
                     leftOverBytesStrategy: .forwardBytes,
-                    withClientUpgrade: (upgraders: [upgrader], completionHandler: { context in
-                        context.pipeline.syncOperations.removeHandler(requester, promise: nil)
-                    }))
+                    withClientUpgrade: (
+                        upgraders: [upgrader],
+                        completionHandler: { context in
+                            context.pipeline.syncOperations.removeHandler(requester, promise: nil)
+                        }
+                    ))
                 try channel.pipeline.syncOperations.addHandler(requester)
             }
         }
@@ -118,7 +123,8 @@ public final class WebSocketTestClient: Sendable {
 
     /// Sends one text frame, exactly as given.
     public func sendFrame(_ text: String) throws {
-        let frame = WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: channel.allocator.buffer(string: text))
+        let frame = WebSocketFrame(
+            fin: true, opcode: .text, maskKey: .random(), data: channel.allocator.buffer(string: text))
         try channel.writeAndFlush(frame).wait()
     }
 
@@ -137,7 +143,9 @@ public final class WebSocketTestClient: Sendable {
     }
 
     /// Messages until one answers request `number`: the pushes before it, its status and data.
-    public func response(_ number: Int, timeout: Double = 5) -> (pushes: [ServerMessage], status: String?, data: JSONValue?) {
+    public func response(
+        _ number: Int, timeout: Double = 5
+    ) -> (pushes: [ServerMessage], status: String?, data: JSONValue?) {
         var pushes: [ServerMessage] = []
         while let m = receive(timeout: timeout) {
             if case let .response(n, s, d) = m, n == number { return (pushes, s, d) }

@@ -8,7 +8,7 @@ import HearthTesting
         #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
         #expect(CRC32C.checksum([UInt8](repeating: 0, count: 32)) == 0x8A91_36AA)
         #expect(CRC32C.checksum([UInt8](repeating: 0xFF, count: 32)) == 0x62A8_AB43)
-        #expect(CRC32C.checksum(Array(0 ..< 32)) == 0x46DD_794E)
+        #expect(CRC32C.checksum(Array(0..<32)) == 0x46DD_794E)
         let data = randomBytes(1000, seed: 7)
         #expect(CRC32C.extend(CRC32C.checksum(Array(data[..<333])), Array(data[333...])) == CRC32C.checksum(data))
         for v: UInt32 in [0, 1, 0xE306_9283, 0xFFFF_FFFF] { #expect(CRC32C.unmask(CRC32C.mask(v)) == v) }
@@ -18,7 +18,7 @@ import HearthTesting
     @Test func deflateRoundTripAndRawFallback() throws {
         let d = Deflater(level: 6)
         let inf = Inflater()
-        for i in 0 ..< 50 {
+        for i in 0..<50 {
             let p = jsonPayload(i, extra: i % 7)
             if let c = d.compress(p) {
                 #expect(c.count < p.count)
@@ -35,13 +35,18 @@ import HearthTesting
         var b = h.encode()
         #expect(try SegmentHeader.decode(b, file: "s") == h)
         b[8] = 2
-        #expect(throws: LogError.unsupportedVersion(file: "s", offset: 8, version: 2)) { try SegmentHeader.decode(b, file: "s") }
-        let m = Manifest(generation: 3, checkpoint: .init(id: 2, lsn: 50, bodyLength: 10, bodyCRC: 9),
-                         segments: [.init(number: 4, baseLSN: 40), .init(number: 5, baseLSN: 60)])
+        #expect(throws: LogError.unsupportedVersion(file: "s", offset: 8, version: 2)) {
+            try SegmentHeader.decode(b, file: "s")
+        }
+        let m = Manifest(
+            generation: 3, checkpoint: .init(id: 2, lsn: 50, bodyLength: 10, bodyCRC: 9),
+            segments: [.init(number: 4, baseLSN: 40), .init(number: 5, baseLSN: 60)])
         var mb = m.encode()
         #expect(try Manifest.decode(mb) == m)
         mb[8] = 9
-        #expect(throws: LogError.unsupportedVersion(file: "MANIFEST", offset: 8, version: 9)) { try Manifest.decode(mb) }
+        #expect(throws: LogError.unsupportedVersion(file: "MANIFEST", offset: 8, version: 9)) {
+            try Manifest.decode(mb)
+        }
         let c = CheckpointHeader(id: 2, lsn: 50, bodyLength: 10, bodyCRC: 9)
         #expect(try CheckpointHeader.decode(c.encode(), file: "c") == c)
     }
@@ -54,7 +59,7 @@ import HearthTesting
         do {
             let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test())
             #expect(log.recovery.createdStore)
-            for i in 0 ..< 200 {
+            for i in 0..<200 {
                 let p = i % 10 == 9 ? randomBytes(3000, seed: UInt64(i)) : jsonPayload(i)
                 let lsn = try log.append(p, type: UInt8(i % 5))
                 expected.append(p)
@@ -69,9 +74,9 @@ import HearthTesting
         let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test())
         let all = try readAll(log)
         #expect(all.map(\.payload) == expected)
-        #expect(all.map(\.lsn) == Array(1 ... 200))
-        #expect(all.map(\.type) == (0 ..< 200).map { UInt8($0 % 5) })
-        #expect(try readAll(log, after: 150).map(\.lsn) == Array(151 ... 200))
+        #expect(all.map(\.lsn) == Array(1...200))
+        #expect(all.map(\.type) == (0..<200).map { UInt8($0 % 5) })
+        #expect(try readAll(log, after: 150).map(\.lsn) == Array(151...200))
         #expect(try log.append([9, 9], type: 1) == 201)
         let report = try Log.verify(directory: storeDir, fileSystem: fs)
         #expect(report.damage == nil)
@@ -96,8 +101,10 @@ import HearthTesting
         defer { removeTree(dir) }
         do {
             let log = try Log.open(directory: dir + "/a/b")
-            #expect(throws: LogError.storeAlreadyOpen(path: dir + "/a/b/LOCK")) { try Log.open(directory: dir + "/a/b") }
-            for i in 0 ..< 20 { _ = try log.append(jsonPayload(i), type: 1) }
+            #expect(throws: LogError.storeAlreadyOpen(path: dir + "/a/b/LOCK")) {
+                try Log.open(directory: dir + "/a/b")
+            }
+            for i in 0..<20 { _ = try log.append(jsonPayload(i), type: 1) }
             _ = try log.installCheckpoint(lsn: 10, body: Array("state".utf8))
             try log.close()
         }
@@ -115,7 +122,7 @@ import HearthTesting
         #expect(throws: LogError.recordTooLarge(size: Log.maxPayloadSize + 1, limit: Log.maxPayloadSize)) {
             try log.append([UInt8](repeating: 0, count: Log.maxPayloadSize + 1), type: 0)
         }
-        let big = randomBytes(20_000, seed: 9) // larger than the 4 KiB segment: a segment of its own
+        let big = randomBytes(20_000, seed: 9)  // larger than the 4 KiB segment: a segment of its own
         #expect(try log.append(big, type: 2) == 1)
         #expect(try log.appendBatch([([1, 2, 3], 1), ([4, 5], 2), ([], 3)]) == 4)
         let all = try readAll(log)

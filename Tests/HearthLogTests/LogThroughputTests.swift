@@ -22,7 +22,9 @@ final class SyncCountingFileSystem: FileSystem {
         let owner: SyncCountingFileSystem
         init(_ f: any StoreFile, _ owner: SyncCountingFileSystem) { self.f = f; self.owner = owner }
         var path: String { f.path }
-        func read(at offset: UInt64, count: Int) throws(FileSystemError) -> [UInt8] { try f.read(at: offset, count: count) }
+        func read(at offset: UInt64, count: Int) throws(FileSystemError) -> [UInt8] {
+            try f.read(at: offset, count: count)
+        }
         func write(_ bytes: [UInt8], at offset: UInt64) throws(FileSystemError) { try f.write(bytes, at: offset) }
         func size() throws(FileSystemError) -> UInt64 { try f.size() }
         func truncate(to size: UInt64) throws(FileSystemError) { try f.truncate(to: size) }
@@ -33,7 +35,9 @@ final class SyncCountingFileSystem: FileSystem {
     func createDirectory(_ path: String) throws(FileSystemError) { try base.createDirectory(path) }
     func directoryExists(_ path: String) -> Bool { base.directoryExists(path) }
     func listDirectory(_ path: String) throws(FileSystemError) -> [String] { try base.listDirectory(path) }
-    func open(_ path: String, mode: OpenMode) throws(FileSystemError) -> any StoreFile { File(try base.open(path, mode: mode), self) }
+    func open(_ path: String, mode: OpenMode) throws(FileSystemError) -> any StoreFile {
+        File(try base.open(path, mode: mode), self)
+    }
     func rename(from: String, to: String) throws(FileSystemError) { try base.rename(from: from, to: to) }
     func unlink(_ path: String) throws(FileSystemError) { try base.unlink(path) }
     func syncDirectory(_ path: String) throws(FileSystemError) { try base.syncDirectory(path) }
@@ -60,7 +64,7 @@ let benchEnabled = getenv("HEARTH_LOG_BENCH").map { String(cString: $0) == "1" }
         let fs = SyncCountingFileSystem(POSIXFileSystem())
         let log = try Log.open(directory: dir, fileSystem: fs, options: o)
         let syncsBefore = fs.syncs.load(ordering: .relaxed)
-        let payloads = (0 ..< 256).map { jsonPayload($0) }
+        let payloads = (0..<256).map { jsonPayload($0) }
         let count = Atomic<Int>(0)
         let start = monotonicNanos()
         let deadline = start + UInt64(Self.seconds * 1e9)
@@ -108,30 +112,34 @@ let benchEnabled = getenv("HEARTH_LOG_BENCH").map { String(cString: $0) == "1" }
         // Compression ratio on JSON-like payloads: per record, as the log stores them.
         let d = Deflater(level: 6)
         var raw = 0, stored = 0
-        for i in 0 ..< 5000 {
+        for i in 0..<5000 {
             let p = jsonPayload(i)
             raw += p.count
             stored += d.compress(p)?.count ?? p.count
         }
         let avgRaw = raw / 5000
         let framed = Layout.aligned(Layout.recordHeaderSize + stored / 5000)
-        print("compression: \(raw) raw bytes -> \(stored) stored (ratio \(Double(stored) / Double(raw)), mean raw record \(avgRaw) B)")
+        print(
+            "compression: \(raw) raw bytes -> \(stored) stored (ratio \(Double(stored) / Double(raw)), mean raw record \(avgRaw) B)"
+        )
         var bigRaw = 0, bigStored = 0
-        for i in 0 ..< 500 {
+        for i in 0..<500 {
             let p = jsonPayload(i, extra: 40)
             bigRaw += p.count
             bigStored += d.compress(p)?.count ?? p.count
         }
         print("compression (larger records, mean \(bigRaw / 500) B): ratio \(Double(bigStored) / Double(bigRaw))")
 
-        let rawRate = median(try (0 ..< Self.runs).map { _ in try rawSyncRate(recordBytes: framed) })
+        let rawRate = median(try (0..<Self.runs).map { _ in try rawSyncRate(recordBytes: framed) })
         print("raw write+fdatasync of \(framed) B: \(Int(rawRate)) /s (median of \(Self.runs))")
         for tier in [Durability.full, .batched(interval: .milliseconds(10)), .buffered] {
             for writers in [1, 16] {
-                let results = try (0 ..< Self.runs).map { _ in try appendRate(writers: writers, tier: tier) }
+                let results = try (0..<Self.runs).map { _ in try appendRate(writers: writers, tier: tier) }
                 let rate = median(results.map(\.rate))
                 let perSync = median(results.map(\.recordsPerSync))
-                print("append \(tier) writers=\(writers): \(Int(rate)) /s, \(Int(perSync)) records per fsync (medians of \(Self.runs))")
+                print(
+                    "append \(tier) writers=\(writers): \(Int(rate)) /s, \(Int(perSync)) records per fsync (medians of \(Self.runs))"
+                )
             }
         }
     }

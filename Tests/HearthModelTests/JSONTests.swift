@@ -26,8 +26,9 @@ struct JSONParsingTests {
         #expect(try parsed("\"hi\"") == .string("hi"))
         #expect(try parsed("[]") == .array([]))
         #expect(try parsed("{ }") == .object([]))
-        #expect(try parsed(#"[1, "a", [true, null], {"k": {}}]"#)
-            == [1, "a", [true, .null], ["k": .object([])]])
+        #expect(
+            try parsed(#"[1, "a", [true, null], {"k": {}}]"#)
+                == [1, "a", [true, .null], ["k": .object([])]])
         let v = try parsed(#"{"b": 1, "a": [2, 3], "c": {"d": "e"}}"#)
         #expect(v.objectMembers?.map(\.key) == ["b", "a", "c"])  // document order kept
         #expect(v["a"]?[1] == 3)
@@ -79,8 +80,8 @@ struct JSONParsingTests {
 
     @Test("canonically equivalent keys are distinct and kept byte-for-byte")
     func exactKeys() throws {
-        let composed = "\u{E9}"       // é, U+00E9
-        let decomposed = "e\u{301}"   // e + COMBINING ACUTE ACCENT
+        let composed = "\u{E9}"  // é, U+00E9
+        let decomposed = "e\u{301}"  // e + COMBINING ACUTE ACCENT
         #expect(composed == decomposed)  // Swift's String == says equal; we must not.
 
         for text in [#"{"\u00e9": 1, "e\u0301": 2}"#, "{\"\(composed)\": 1, \"\(decomposed)\": 2}"] {
@@ -270,19 +271,21 @@ struct JSONRejectionTests {
         #expect(try JSONValue.parse(distinct).objectMembers?.count == 102)
     }
 
-    @Test("invalid UTF-8 in byte input", arguments: [
-        ([0x22, 0xFF, 0x22], 1),              // never valid
-        ([0x22, 0x61, 0x80, 0x22], 2),        // lone continuation byte
-        ([0x22, 0xC0, 0x80, 0x22], 1),        // overlong NUL
-        ([0x22, 0xC1, 0xBF, 0x22], 1),        // overlong
-        ([0x22, 0xE0, 0x80, 0x80, 0x22], 1),  // overlong 3-byte
-        ([0x22, 0xED, 0xA0, 0x80, 0x22], 1),  // encoded surrogate U+D800
-        ([0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], 1),  // above U+10FFFF
-        ([0x22, 0xF0, 0x80, 0x80, 0x80, 0x22], 1),  // overlong 4-byte
-        ([0x22, 0xE2, 0x82, 0x22], 1),        // truncated before the quote
-        ([0x22, 0xE2, 0x82], 1),              // truncated at the end
-        ([0x22, 0x5C, 0x6E, 0xC3, 0x22], 3),  // invalid after an escape (slow path)
-    ] as [([UInt8], Int)])
+    @Test(
+        "invalid UTF-8 in byte input",
+        arguments: [
+            ([0x22, 0xFF, 0x22], 1),  // never valid
+            ([0x22, 0x61, 0x80, 0x22], 2),  // lone continuation byte
+            ([0x22, 0xC0, 0x80, 0x22], 1),  // overlong NUL
+            ([0x22, 0xC1, 0xBF, 0x22], 1),  // overlong
+            ([0x22, 0xE0, 0x80, 0x80, 0x22], 1),  // overlong 3-byte
+            ([0x22, 0xED, 0xA0, 0x80, 0x22], 1),  // encoded surrogate U+D800
+            ([0x22, 0xF4, 0x90, 0x80, 0x80, 0x22], 1),  // above U+10FFFF
+            ([0x22, 0xF0, 0x80, 0x80, 0x80, 0x22], 1),  // overlong 4-byte
+            ([0x22, 0xE2, 0x82, 0x22], 1),  // truncated before the quote
+            ([0x22, 0xE2, 0x82], 1),  // truncated at the end
+            ([0x22, 0x5C, 0x6E, 0xC3, 0x22], 3),  // invalid after an escape (slow path)
+        ] as [([UInt8], Int)])
     func invalidUTF8(_ bytes: [UInt8], offset: Int) {
         #expect(throws: JSONError.invalidUTF8(offset: offset)) { try JSONValue.parse(bytes) }
     }
@@ -309,28 +312,34 @@ struct JSONRejectionTests {
 
     @Test("error messages are readable")
     func messages() {
-        #expect(JSONError.unexpectedCharacter(offset: 3, found: byte("]"), expected: "a value").description
-            == "JSON error at byte 3: expected a value but found ']' (0x5D)")
-        #expect(JSONError.unexpectedCharacter(offset: 0, found: 0x0A, expected: "a value").description
-            == "JSON error at byte 0: expected a value but found byte 0x0A")
-        #expect(JSONError.duplicateKey("a", offset: 7).description
-            == "JSON error at byte 7: duplicate object key \"a\"")
+        #expect(
+            JSONError.unexpectedCharacter(offset: 3, found: byte("]"), expected: "a value").description
+                == "JSON error at byte 3: expected a value but found ']' (0x5D)")
+        #expect(
+            JSONError.unexpectedCharacter(offset: 0, found: 0x0A, expected: "a value").description
+                == "JSON error at byte 0: expected a value but found byte 0x0A")
+        #expect(
+            JSONError.duplicateKey("a", offset: 7).description
+                == "JSON error at byte 7: duplicate object key \"a\"")
         #expect(JSONError.tooDeep(maxDepth: 512, offset: 512).description.contains("512"))
-        #expect(JSONError.unexpectedEnd(expected: "':'").description
-            == "JSON error: the text ended early; expected ':'")
+        #expect(
+            JSONError.unexpectedEnd(expected: "':'").description
+                == "JSON error: the text ended early; expected ':'")
     }
 }
 
 @Suite("JSON writing")
 struct JSONWritingTests {
-    @Test("number formatting", arguments: [
-        (4.0, "4"), (-12, "-12"), (0, "0"), (-0.0, "0"), (4.5623, "4.5623"), (0.1, "0.1"),
-        (1e-7, "1e-7"), (1e300, "1e+300"), (-1e300, "-1e+300"), (.leastNonzeroMagnitude, "5e-324"),
-        (1.7976931348623157e308, "1.7976931348623157e+308"),
-        (9_007_199_254_740_991, "9007199254740991"), (-9_007_199_254_740_991, "-9007199254740991"),
-        (4_010_000_000_000_000, "4010000000000000"), (1e16, "10000000000000000"),
-        (123_456_789_012_345.6, "123456789012345.6"), (.nan, "null"), (.infinity, "null"),
-    ] as [(Double, String)])
+    @Test(
+        "number formatting",
+        arguments: [
+            (4.0, "4"), (-12, "-12"), (0, "0"), (-0.0, "0"), (4.5623, "4.5623"), (0.1, "0.1"),
+            (1e-7, "1e-7"), (1e300, "1e+300"), (-1e300, "-1e+300"), (.leastNonzeroMagnitude, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (9_007_199_254_740_991, "9007199254740991"), (-9_007_199_254_740_991, "-9007199254740991"),
+            (4_010_000_000_000_000, "4010000000000000"), (1e16, "10000000000000000"),
+            (123_456_789_012_345.6, "123456789012345.6"), (.nan, "null"), (.infinity, "null"),
+        ] as [(Double, String)])
     func numbers(_ value: Double, _ text: String) throws {
         #expect(JSONValue.number(value).serialized() == text)
         if value.isFinite {
@@ -353,8 +362,9 @@ struct JSONWritingTests {
     @Test("string escaping")
     func strings() {
         let s = "a\"b\\c/\n\r\t\u{8}\u{C}\u{0}\u{1}\u{1F}\u{7F}é😀\u{2028}\u{2029}"
-        #expect(JSONValue.string(s).serialized()
-            == "\"a\\\"b\\\\c/\\n\\r\\t\\b\\f\\u0000\\u0001\\u001f\u{7F}é😀\u{2028}\u{2029}\"")
+        #expect(
+            JSONValue.string(s).serialized()
+                == "\"a\\\"b\\\\c/\\n\\r\\t\\b\\f\\u0000\\u0001\\u001f\u{7F}é😀\u{2028}\u{2029}\"")
         #expect(JSONValue.string("").serialized() == "\"\"")
         #expect(JSONValue.string("\u{1A}x").serialized() == "\"\\u001ax\"")
     }
@@ -372,8 +382,9 @@ struct JSONWritingTests {
         // U+FF61 sorts before U+1F600 by scalar value, but after it by UTF-16 code units
         // (0xFF61 > 0xD83D), which is JavaScript's order.
         let v = try JSONValue.parse(#"{"｡":1,"😀":2,"b":{"z":1,"A":2},"a":3,"e\u0301":4,"\u00e9":5}"#)
-        #expect(v.serialized(sortKeys: true)
-            == "{\"a\":3,\"b\":{\"A\":2,\"z\":1},\"e\u{301}\":4,\"\u{E9}\":5,\"😀\":2,\"｡\":1}")
+        #expect(
+            v.serialized(sortKeys: true)
+                == "{\"a\":3,\"b\":{\"A\":2,\"z\":1},\"e\u{301}\":4,\"\u{E9}\":5,\"😀\":2,\"｡\":1}")
         #expect(v.serialized() == "{\"｡\":1,\"😀\":2,\"b\":{\"z\":1,\"A\":2},\"a\":3,\"e\u{301}\":4,\"\u{E9}\":5}")
     }
 
@@ -387,21 +398,24 @@ struct JSONWritingTests {
         #expect(text == #"y={"k":null}"#)
     }
 
-    @Test("round trips: parse → serialize → parse is equal and serialization is stable", arguments: [
-        "null", "true", "[]", "{}", "0", "-0", "1.5", "-2.5e-8", "1e300", "5e-324",
-        #""\u0000\u001f\"\\ é 😀 \u2028""#,
-        #"[1,[2,[3,[4,{"a":[{"b":null}]}]]]]"#,
-        #"{"z":1,"a":{"y":[true,false,null,"s"],"x":-3.25},"\u00e9":1,"e\u0301":2}"#,
-        "  {\n  \"pretty\" : [ 1 , 2 ] ,\n  \"x\" : { }\n}\n",
-    ])
+    @Test(
+        "round trips: parse → serialize → parse is equal and serialization is stable",
+        arguments: [
+            "null", "true", "[]", "{}", "0", "-0", "1.5", "-2.5e-8", "1e300", "5e-324",
+            #""\u0000\u001f\"\\ é 😀 \u2028""#,
+            #"[1,[2,[3,[4,{"a":[{"b":null}]}]]]]"#,
+            #"{"z":1,"a":{"y":[true,false,null,"s"],"x":-3.25},"\u00e9":1,"e\u0301":2}"#,
+            "  {\n  \"pretty\" : [ 1 , 2 ] ,\n  \"x\" : { }\n}\n",
+        ])
     func roundTrip(_ text: String) throws {
         let v = try JSONValue.parse(text)
         let once = v.serialized()
         let w = try JSONValue.parse(once)
         #expect(w == v)
         #expect(w.serialized() == once)
-        #expect(try JSONValue.parse(v.serialized(sortKeys: true)).serialized(sortKeys: true)
-            == v.serialized(sortKeys: true))
+        #expect(
+            try JSONValue.parse(v.serialized(sortKeys: true)).serialized(sortKeys: true)
+                == v.serialized(sortKeys: true))
     }
 }
 

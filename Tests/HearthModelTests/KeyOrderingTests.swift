@@ -21,7 +21,7 @@ import HearthTesting
         #expect(ChildKey("07") < ChildKey("007"))
         #expect(ChildKey("0") < ChildKey("-0"))
         #expect(ChildKey("7") < ChildKey("8"))
-        #expect(ChildKey("07") < ChildKey("8"))   // numeric value first, length only on ties
+        #expect(ChildKey("07") < ChildKey("8"))  // numeric value first, length only on ties
         #expect(ChildKey("-1") < ChildKey("0"))
         #expect(ChildKey("-10") < ChildKey("-9"))
     }
@@ -31,13 +31,13 @@ import HearthTesting
         #expect(ChildKey("2147483648").integerValue == nil)
         #expect(ChildKey("-2147483648").integerValue == Int32.min)
         #expect(ChildKey("-2147483649").integerValue == nil)
-        #expect(ChildKey("0000000000007").integerValue == 7)   // leading zeros allowed
-        #expect(ChildKey("12345678901").integerValue == nil)   // 11 significant digits
+        #expect(ChildKey("0000000000007").integerValue == 7)  // leading zeros allowed
+        #expect(ChildKey("12345678901").integerValue == nil)  // 11 significant digits
         #expect(ChildKey("-").integerValue == nil)
         #expect(ChildKey("+1").integerValue == nil)
         #expect(ChildKey("1.0").integerValue == nil)
         #expect(ChildKey(" 1").integerValue == nil)
-        #expect(ChildKey("１").integerValue == nil)   // fullwidth digit is not an integer key
+        #expect(ChildKey("１").integerValue == nil)  // fullwidth digit is not an integer key
         // Past 2^31 sorts among strings, after every integer key.
         #expect(ChildKey("2147483647") < ChildKey("2147483648"))
         #expect(ChildKey("99") < ChildKey("2147483648"))
@@ -45,11 +45,11 @@ import HearthTesting
     }
 
     @Test func canonicallyEquivalentKeysAreDistinct() {
-        let precomposed = ChildKey("\u{E9}")      // é
-        let decomposed = ChildKey("e\u{301}")     // e + combining acute
+        let precomposed = ChildKey("\u{E9}")  // é
+        let decomposed = ChildKey("e\u{301}")  // e + combining acute
         #expect(precomposed.string == decomposed.string)  // Swift says equal…
-        #expect(precomposed != decomposed)                // …Firebase does not.
-        #expect(decomposed < precomposed)                 // 'e' (0x65) < 0xE9
+        #expect(precomposed != decomposed)  // …Firebase does not.
+        #expect(decomposed < precomposed)  // 'e' (0x65) < 0xE9
         var set = Set<ChildKey>()
         set.insert(precomposed)
         set.insert(decomposed)
@@ -77,8 +77,10 @@ import HearthTesting
     /// Cross-checks the fast comparison with a direct UTF-16 comparison on random strings.
     @Test func utf16ComparisonMatchesReference() {
         var rng = SplitMix64(seed: 42)
-        let alphabet: [Unicode.Scalar] = ["a", "b", "0", "9", "-", "\u{E9}", "\u{301}", "\u{7FF}", "\u{800}",
-                                          "\u{D7FF}", "\u{E000}", "\u{FFFD}", "\u{FFFF}", "\u{10000}", "\u{1F600}", "\u{10FFFF}"]
+        let alphabet: [Unicode.Scalar] = [
+            "a", "b", "0", "9", "-", "\u{E9}", "\u{301}", "\u{7FF}", "\u{800}",
+            "\u{D7FF}", "\u{E000}", "\u{FFFD}", "\u{FFFF}", "\u{10000}", "\u{1F600}", "\u{10FFFF}",
+        ]
         for _ in 0..<5_000 {
             func make() -> String {
                 var s = String.UnicodeScalarView()
@@ -86,8 +88,12 @@ import HearthTesting
                 return String(s)
             }
             let a = make(), b = make()
-            let expected: Int = Array(a.utf16).lexicographicallyPrecedes(Array(b.utf16)) ? -1 : (Array(a.utf16) == Array(b.utf16) ? 0 : 1)
-            #expect(ChildKey.compareUTF16(a, b).signum() == expected, "\(Array(a.unicodeScalars)) vs \(Array(b.unicodeScalars))")
+            let expected: Int =
+                Array(a.utf16).lexicographicallyPrecedes(Array(b.utf16))
+                ? -1 : (Array(a.utf16) == Array(b.utf16) ? 0 : 1)
+            #expect(
+                ChildKey.compareUTF16(a, b).signum() == expected,
+                "\(Array(a.unicodeScalars)) vs \(Array(b.unicodeScalars))")
         }
     }
 

@@ -22,7 +22,9 @@ import Testing
         #expect(Node.bool(true).hashText() == "boolean:true")
         #expect(Node.string("hey guys").hashText() == "string:hey guys")
         #expect(Node(.number(1), priority: .string("p")).hashText() == "priority:string:p:number:3ff0000000000000")
-        #expect(Node(.number(1), priority: .number(2)).hashText() == "priority:number:4000000000000000:number:3ff0000000000000")
+        #expect(
+            Node(.number(1), priority: .number(2)).hashText()
+                == "priority:number:4000000000000000:number:3ff0000000000000")
     }
 
     /// Children hash in priority order, so the same data with other priorities differs, and

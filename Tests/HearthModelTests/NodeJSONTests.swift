@@ -21,7 +21,9 @@ import Testing
 
     @Test func wholeNumbersPrintWithoutFraction() throws {
         #expect(try Node(jsonText: "4.0").plainJSONString() == "4")
-        #expect(try Node(jsonText: #"{"a":4,"b":4.5,"c":-0.0,"d":1e21}"#).plainJSONString() == #"{"a":4,"b":4.5,"c":0,"d":1e+21}"#)
+        #expect(
+            try Node(jsonText: #"{"a":4,"b":4.5,"c":-0.0,"d":1e21}"#).plainJSONString()
+                == #"{"a":4,"b":4.5,"c":0,"d":1e+21}"#)
     }
 
     @Test func boolStaysDistinctFromNumbers() throws {

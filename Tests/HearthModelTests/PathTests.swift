@@ -70,11 +70,17 @@ import Testing
     @Test func metadataKeys() throws {
         #expect(try Path(validating: ".info/connected").isInfo)
         #expect(try Path(validating: "a/.priority").isPriority)
-        #expect(throws: PathError.misplacedMetadataKey(key: ".priority", path: "a/.priority/b")) { try Path(validating: "a/.priority/b") }
-        #expect(throws: PathError.misplacedMetadataKey(key: ".info", path: "a/.info")) { try Path(validating: "a/.info") }
+        #expect(throws: PathError.misplacedMetadataKey(key: ".priority", path: "a/.priority/b")) {
+            try Path(validating: "a/.priority/b")
+        }
+        #expect(throws: PathError.misplacedMetadataKey(key: ".info", path: "a/.info")) {
+            try Path(validating: "a/.info")
+        }
         #expect(throws: PathError.self) { try Path(validating: "a/.value") }
         #expect(throws: PathError.self) { try Path(validating: "a/.sv") }
-        #expect(throws: PathError.notWritable(path: ".info/connected")) { try Path(validating: ".info/connected").validateWritable() }
+        #expect(throws: PathError.notWritable(path: ".info/connected")) {
+            try Path(validating: ".info/connected").validateWritable()
+        }
         try Path(validating: "a/b").validateWritable()
     }
 

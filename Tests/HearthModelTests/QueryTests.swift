@@ -3,19 +3,29 @@ import Testing
 import HearthTesting
 
 @Suite struct QueryTests {
-    let scores = try! Node(jsonText: #"{"bruhathkayosaurus":55,"lambeosaurus":21,"linhenykus":80,"pterodactyl":93,"stegosaurus":5,"triceratops":22}"#)
+    let scores = try! Node(
+        jsonText:
+            #"{"bruhathkayosaurus":55,"lambeosaurus":21,"linhenykus":80,"pterodactyl":93,"stegosaurus":5,"triceratops":22}"#
+    )
 
     @Test func identifiers() throws {
         #expect(QuerySpec.default.identifier == "default")
         #expect(QuerySpec(orderBy: .value).identifier == #"{"i":".value"}"#)
         #expect(try QuerySpec(orderBy: .value).limitToLast(4).identifier == #"{"i":".value","l":4,"vf":"r"}"#)
         #expect(try QuerySpec(orderBy: .priority).limitToFirst(2).identifier == #"{"l":2,"vf":"l"}"#)
-        #expect(try QuerySpec(orderBy: .child("height")).startAt(.number(1.5), key: "a").endAt(.number(5)).identifier
-            == #"{"ep":5,"i":"height","sn":"a","sp":1.5}"#)
-        #expect(try QuerySpec(orderBy: .child("a/b")).equalTo(.string("x")).identifier == #"{"ep":"x","i":"a/b","sp":"x"}"#)
-        #expect(try QuerySpec(orderBy: .value).startAfter(.number(3)).identifier == #"{"i":".value","sn":"[MAX_NAME]","sp":3}"#)
-        #expect(try QuerySpec(orderBy: .value).endBefore(.number(3)).identifier == #"{"en":"[MIN_NAME]","ep":3,"i":".value"}"#)
-        #expect(try QuerySpec(orderBy: .key).startAfter(.string("b")).identifier == #"{"i":".key","sin":false,"sp":"b"}"#)
+        #expect(
+            try QuerySpec(orderBy: .child("height")).startAt(.number(1.5), key: "a").endAt(.number(5)).identifier
+                == #"{"ep":5,"i":"height","sn":"a","sp":1.5}"#)
+        #expect(
+            try QuerySpec(orderBy: .child("a/b")).equalTo(.string("x")).identifier == #"{"ep":"x","i":"a/b","sp":"x"}"#)
+        #expect(
+            try QuerySpec(orderBy: .value).startAfter(.number(3)).identifier
+                == #"{"i":".value","sn":"[MAX_NAME]","sp":3}"#)
+        #expect(
+            try QuerySpec(orderBy: .value).endBefore(.number(3)).identifier
+                == #"{"en":"[MIN_NAME]","ep":3,"i":".value"}"#)
+        #expect(
+            try QuerySpec(orderBy: .key).startAfter(.string("b")).identifier == #"{"i":".key","sin":false,"sp":"b"}"#)
         #expect(try QuerySpec(orderBy: .key).startAt(.string("b")).identifier == #"{"i":".key","sp":"b"}"#)
         #expect(try QuerySpec(orderBy: .priority).startAt(.empty).identifier == #"{"sp":null}"#)
         #expect(try QuerySpec(orderBy: .value).startAt(.number(1e-7)).identifier == #"{"i":".value","sp":1e-7}"#)
@@ -24,20 +34,32 @@ import HearthTesting
     @Test func validation() throws {
         let value = QuerySpec(orderBy: .value)
         #expect(throws: QueryError.limitAlreadySet(field: "limitToLast")) { try value.limitToFirst(1).limitToLast(1) }
-        #expect(throws: QueryError.limitNotPositiveInteger(field: "limitToFirst", value: "0")) { try value.limitToFirst(0) }
-        #expect(throws: QueryError.limitNotPositiveInteger(field: "limitToLast", value: "-3")) { try value.limitToLast(-3) }
-        #expect(throws: QueryError.startAlreadySet(field: "equalTo")) { try value.startAt(.number(1)).equalTo(.number(1)) }
+        #expect(throws: QueryError.limitNotPositiveInteger(field: "limitToFirst", value: "0")) {
+            try value.limitToFirst(0)
+        }
+        #expect(throws: QueryError.limitNotPositiveInteger(field: "limitToLast", value: "-3")) {
+            try value.limitToLast(-3)
+        }
+        #expect(throws: QueryError.startAlreadySet(field: "equalTo")) {
+            try value.startAt(.number(1)).equalTo(.number(1))
+        }
         #expect(throws: QueryError.endAlreadySet(field: "equalTo")) { try value.endAt(.number(1)).equalTo(.number(1)) }
-        #expect(throws: QueryError.startAlreadySet(field: "startAfter")) { try value.startAt(.number(1)).startAfter(.number(2)) }
+        #expect(throws: QueryError.startAlreadySet(field: "startAfter")) {
+            try value.startAt(.number(1)).startAfter(.number(2))
+        }
         #expect(throws: QueryError.endAlreadySet(field: "endAt")) { try value.equalTo(.number(1)).endAt(.number(2)) }
         let key = QuerySpec(orderBy: .key)
         #expect(throws: QueryError.keyOrderingNeedsString(field: "startAt")) { try key.startAt(.number(1)) }
-        #expect(throws: QueryError.keyOrderingTakesOneArgument(field: "endAt")) { try key.endAt(.string("a"), key: "b") }
+        #expect(throws: QueryError.keyOrderingTakesOneArgument(field: "endAt")) {
+            try key.endAt(.string("a"), key: "b")
+        }
         #expect(throws: QueryError.self) { try key.startAt(.string("a.b")) }
         let priority = QuerySpec(orderBy: .priority)
         #expect(throws: QueryError.invalidPriorityBound(field: "startAt")) { try priority.startAt(.bool(true)) }
         _ = try priority.startAt(.empty).endAt(.string("z"))
-        #expect(throws: QueryError.objectBound(field: "startAt")) { try value.startAt(Node(children: [("a", .number(1))])) }
+        #expect(throws: QueryError.objectBound(field: "startAt")) {
+            try value.startAt(Node(children: [("a", .number(1))]))
+        }
         #expect(throws: QueryError.self) { try value.startAt(.number(1), key: "bad/key") }
         #expect(throws: QueryError.self) { try QuerySpec.parseChildPath("$key") }
         #expect(throws: QueryError.self) { try QuerySpec.parseChildPath("") }
@@ -49,8 +71,9 @@ import HearthTesting
         func q(_ text: String) throws -> QuerySpec { try QuerySpec(json: JSONValue.parse(text)) }
         #expect(try q("{}") == .default)
         #expect(try q(#"{"orderBy":"value","limitToLast":4}"#) == QuerySpec(orderBy: .value).limitToLast(4))
-        #expect(try q(#"{"orderBy":{"child":"a/b"},"startAt":{"value":1,"key":"k"}}"#)
-            == QuerySpec(orderBy: .child("a/b")).startAt(.number(1), key: "k"))
+        #expect(
+            try q(#"{"orderBy":{"child":"a/b"},"startAt":{"value":1,"key":"k"}}"#)
+                == QuerySpec(orderBy: .child("a/b")).startAt(.number(1), key: "k"))
         #expect(try q(#"{"orderBy":"key","equalTo":"x"}"#) == QuerySpec(orderBy: .key).equalTo(.string("x")))
         #expect(throws: QueryError.unknownField("limit")) { try q(#"{"limit":3}"#) }
         #expect(throws: QueryError.self) { try q(#"{"limitToFirst":1.5}"#) }
@@ -81,7 +104,8 @@ import HearthTesting
     }
 
     @Test func valueOrderAcrossTypes() throws {
-        let node = try Node(jsonText: #"{"o":{"x":1},"s":"a","n2":2,"n1":1,"t":true,"f":false,"o2":{"y":1},"s0":"","b":true}"#)
+        let node = try Node(
+            jsonText: #"{"o":{"x":1},"s":"a","n2":2,"n1":1,"t":true,"f":false,"o2":{"y":1},"s0":"","b":true}"#)
         let keys = QuerySpec(orderBy: .value).window(of: node).keys
         #expect(keys == ["f", "b", "t", "n1", "n2", "s0", "s", "o", "o2"])
     }
@@ -101,7 +125,10 @@ import HearthTesting
     }
 
     @Test func priorityOrder() throws {
-        let node = try Node(jsonText: #"{"a":{".value":1,".priority":"z"},"b":{".value":1,".priority":5},"c":1,"d":{".value":1,".priority":-1},"e":{".value":1,".priority":"a"}}"#)
+        let node = try Node(
+            jsonText:
+                #"{"a":{".value":1,".priority":"z"},"b":{".value":1,".priority":5},"c":1,"d":{".value":1,".priority":-1},"e":{".value":1,".priority":"a"}}"#
+        )
         #expect(QuerySpec.default.window(of: node).keys == ["c", "d", "b", "e", "a"])
         let limited = try QuerySpec(orderBy: .priority).startAt(.number(0)).limitToFirst(2).window(of: node)
         #expect(limited.keys == ["b", "e"])

@@ -154,10 +154,12 @@ struct Base64Tests {
         #expect(Base64.encode(all.lazy.map { $0 }) == Base64.encode(all))
     }
 
-    @Test("decode rejects invalid input", arguments: [
-        "Zg", "Zg=", "Zm9", "Z===", "====", "Zg==Zg==", "Zm=v", "Zh==", "Zm9=",
-        "Zm9v\n", " Zm9v", "Zm9v-_==", "Zm 9v", "é===",
-    ])
+    @Test(
+        "decode rejects invalid input",
+        arguments: [
+            "Zg", "Zg=", "Zm9", "Z===", "====", "Zg==Zg==", "Zm=v", "Zh==", "Zm9=",
+            "Zm9v\n", " Zm9v", "Zm9v-_==", "Zm 9v", "é===",
+        ])
     func rejects(_ text: String) {
         #expect(Base64.decode(text) == nil)
     }

@@ -25,29 +25,41 @@ func oneRule(_ kind: String, _ expression: String, at location: [String] = ["t"]
 }
 
 /// A read of `/t` decided by the `.read` expression at `/t`.
-func readRow(_ expression: String, _ allowed: Bool, auth: RulesAuth? = alice,
-             data: String = expressionData, reason: String? = nil) -> Row {
-    Row(name: "\(expression) [auth \(auth?.uid ?? "null")] → \(allowed)", rules: oneRule(".read", expression),
+func readRow(
+    _ expression: String, _ allowed: Bool, auth: RulesAuth? = alice,
+    data: String = expressionData, reason: String? = nil
+) -> Row {
+    Row(
+        name: "\(expression) [auth \(auth?.uid ?? "null")] → \(allowed)", rules: oneRule(".read", expression),
         data: data, auth: auth, operation: .read("t"),
         expected: allowed ? .allowed(by: "/t/.read") : .denied(by: "/t/.read"), reasonContains: reason)
 }
 
 /// A set of `/t` to `json`, decided by the `.write` expression at `/t`.
-func writeRow(_ expression: String, _ json: String, _ allowed: Bool, auth: RulesAuth? = alice,
-              data: String = expressionData) -> Row {
-    Row(name: "\(expression) writing \(json) → \(allowed)", rules: oneRule(".write", expression),
+func writeRow(
+    _ expression: String, _ json: String, _ allowed: Bool, auth: RulesAuth? = alice,
+    data: String = expressionData
+) -> Row {
+    Row(
+        name: "\(expression) writing \(json) → \(allowed)", rules: oneRule(".write", expression),
         data: data, auth: auth, operation: .set("t", json),
         expected: allowed ? .allowed(by: "/t/.write") : .denied(by: "/t/.write"))
 }
 
-let googleUser = RulesAuth(uid: "g1", provider: "google.com", token: .object([
-    JSONMember(key: "firebase", value: .object([
-        JSONMember(key: "sign_in_provider", value: .string("google.com")),
-        JSONMember(key: "identities", value: .object([
-            JSONMember(key: "email", value: .array([.string("g1@example.com")])),
-        ])),
-    ])),
-]))
+let googleUser = RulesAuth(
+    uid: "g1", provider: "google.com",
+    token: .object([
+        JSONMember(
+            key: "firebase",
+            value: .object([
+                JSONMember(key: "sign_in_provider", value: .string("google.com")),
+                JSONMember(
+                    key: "identities",
+                    value: .object([
+                        JSONMember(key: "email", value: .array([.string("g1@example.com")]))
+                    ])),
+            ]))
+    ]))
 
 /// `databaseAuthVariableOverride: {"uid": "my-service-worker"}`.
 let serviceWorker = RulesAuth(variable: [JSONMember(key: "uid", value: .string("my-service-worker"))])
@@ -61,9 +73,11 @@ let literalRows: [Row] = [
     readRow(#"'a' === "a""#, true),
     readRow("null === null", true),
     readRow("'it\\'s' === \"it's\"", true),
-    Row(name: "boolean true (not a string) as the rule", rules: #"{"rules":{"t":{".read":true}}}"#,
+    Row(
+        name: "boolean true (not a string) as the rule", rules: #"{"rules":{"t":{".read":true}}}"#,
         operation: .read("t"), expected: .allowed(by: "/t/.read")),
-    Row(name: "boolean false as the rule", rules: #"{"rules":{"t":{".read":false}}}"#,
+    Row(
+        name: "boolean false as the rule", rules: #"{"rules":{"t":{".read":false}}}"#,
         operation: .read("t"), expected: .denied(by: "/t/.read")),
 ]
 
@@ -92,17 +106,24 @@ let authRows: [Row] = [
 ]
 
 let variableRows: [Row] = [
-    Row(name: "$room + '/' + $msg", rules: oneRule(".read", "$room + '/' + $msg === 'r1/m1'", at: ["rooms", "$room", "$msg"]),
+    Row(
+        name: "$room + '/' + $msg",
+        rules: oneRule(".read", "$room + '/' + $msg === 'r1/m1'", at: ["rooms", "$room", "$msg"]),
         operation: .read("rooms/r1/m1"), expected: .allowed(by: "/rooms/$room/$msg/.read")),
-    Row(name: "$room + '/' + $msg (other keys)", rules: oneRule(".read", "$room + '/' + $msg === 'r1/m1'", at: ["rooms", "$room", "$msg"]),
+    Row(
+        name: "$room + '/' + $msg (other keys)",
+        rules: oneRule(".read", "$room + '/' + $msg === 'r1/m1'", at: ["rooms", "$room", "$msg"]),
         operation: .read("rooms/r1/m2"), expected: .denied(by: "/rooms/$room/$msg/.read")),
-    Row(name: "a named child wins over the wildcard",
+    Row(
+        name: "a named child wins over the wildcard",
         rules: #"{"rules":{"u":{"$id":{".read":"$id === 'x'"},"special":{".read":true}}}}"#,
         operation: .read("u/special"), expected: .allowed(by: "/u/special/.read")),
-    Row(name: "the wildcard takes every other key",
+    Row(
+        name: "the wildcard takes every other key",
         rules: #"{"rules":{"u":{"$id":{".read":"$id === 'x'"},"special":{".read":true}}}}"#,
         operation: .read("u/x"), expected: .allowed(by: "/u/$id/.read")),
-    Row(name: "the wildcard's rule denies",
+    Row(
+        name: "the wildcard's rule denies",
         rules: #"{"rules":{"u":{"$id":{".read":"$id === 'x'"},"special":{".read":true}}}}"#,
         operation: .read("u/y"), expected: .denied(by: "/u/$id/.read")),
     readRow("now === 1700000000000", true),
@@ -218,24 +239,30 @@ let newDataRows: [Row] = [
     writeRow("newData.parent().child('admins').hasChild(auth.uid)", "1", true),
     writeRow("newData.getPriority() === 3", #"{".value":1,".priority":3}"#, true),
     writeRow("newData.val() === data.val() + 1", "8", false),
-    Row(name: ".write evaluates newData at its own location when a deeper path is written",
+    Row(
+        name: ".write evaluates newData at its own location when a deeper path is written",
         rules: oneRule(".write", "newData.child('x').val() === 1", at: ["a"]),
         operation: .set("a/x", "1"), expected: .allowed(by: "/a/.write")),
-    Row(name: "newData.parent() of a wildcard write sees the sibling",
+    Row(
+        name: "newData.parent() of a wildcard write sees the sibling",
         rules: #"{"rules":{"items":{"$i":{".write":"newData.parent().child('owner').val() === auth.uid"}}}}"#,
         data: #"{"items":{"owner":"alice"}}"#, auth: alice,
         operation: .set("items/x", "1"), expected: .allowed(by: "/items/$i/.write")),
-    Row(name: "newData.parent() of a wildcard write sees the sibling (other user)",
+    Row(
+        name: "newData.parent() of a wildcard write sees the sibling (other user)",
         rules: #"{"rules":{"items":{"$i":{".write":"newData.parent().child('owner').val() === auth.uid"}}}}"#,
         data: #"{"items":{"owner":"alice"}}"#, auth: bob,
         operation: .set("items/x", "1"), expected: .denied(by: "/items/$i/.write")),
-    Row(name: "now in .validate: a timestamp in the past passes",
+    Row(
+        name: "now in .validate: a timestamp in the past passes",
         rules: #"{"rules":{".write":true,"ts":{".validate":"newData.isNumber() && newData.val() <= now"}}}"#,
         operation: .set("ts", "1600000000000"), expected: .allowed(by: "/.write")),
-    Row(name: "now in .validate: a timestamp in the future fails",
+    Row(
+        name: "now in .validate: a timestamp in the future fails",
         rules: #"{"rules":{".write":true,"ts":{".validate":"newData.isNumber() && newData.val() <= now"}}}"#,
         operation: .set("ts", "1800000000000"), expected: .denied(by: "/ts/.validate")),
-    Row(name: "the rule evaluates to a non-boolean: false", rules: oneRule(".read", "data.child('s').val()"),
+    Row(
+        name: "the rule evaluates to a non-boolean: false", rules: oneRule(".read", "data.child('s').val()"),
         data: expressionData, operation: .read("t"), expected: .denied(by: "/t/.read"), reasonContains: "not a boolean"),
 ]
 

@@ -89,11 +89,14 @@ let badExpressions: [BadExpression] = [
         #expect(message.contains(bad.message), "\(message)")
         // Markers are searched from the rule's opening quote on line 5.
         let lineText = source.split(separator: "\n", omittingEmptySubsequences: false)[4]
-        let quote = lineText.unicodeScalars.distance(from: lineText.unicodeScalars.startIndex,
-                                                     to: lineText.unicodeScalars.firstRange(of: ": \"".unicodeScalars)!.lowerBound) + 3
+        let quote =
+            lineText.unicodeScalars.distance(
+                from: lineText.unicodeScalars.startIndex,
+                to: lineText.unicodeScalars.firstRange(of: ": \"".unicodeScalars)!.lowerBound) + 3
         let rest = String(lineText.unicodeScalars.dropFirst(quote))
         let marker = try #require(rest.unicodeScalars.firstRange(of: bad.pointsAt.unicodeScalars))
-        let expected = quote + rest.unicodeScalars.distance(from: rest.unicodeScalars.startIndex, to: marker.lowerBound) + 1
+        let expected =
+            quote + rest.unicodeScalars.distance(from: rest.unicodeScalars.startIndex, to: marker.lowerBound) + 1
         #expect(line == 5)
         #expect(column == expected, "\(error)")
         #expect(error.description.contains("line 5, column \(expected)"))
@@ -126,22 +129,26 @@ let badExpressions: [BadExpression] = [
     }
 
     @Test func commentsAreAllowedWhereWhitespaceIs() throws {
-        let rules = try RulesSet.parse(source: """
-            // leading comment
-            { /* before a key */ "rules" /* between key and colon */ : {
-                ".read": true, // trailing comment, then a URL in a string must survive:
-                "links": { ".write": "newData.val() === 'http://x/*y*/'" }
-                /* a block
-                   over lines */
-              }
-            }
-            // trailing comment without newline
-            """)
+        let rules = try RulesSet.parse(
+            source: """
+                // leading comment
+                { /* before a key */ "rules" /* between key and colon */ : {
+                    ".read": true, // trailing comment, then a URL in a string must survive:
+                    "links": { ".write": "newData.val() === 'http://x/*y*/'" }
+                    /* a block
+                       over lines */
+                  }
+                }
+                // trailing comment without newline
+                """)
         #expect(rules.ruleCount == 2)
         let path: Path = "links"
         let url = Node.string("http://x/*y*/")
-        #expect(rules.canWrite(path: path, newRoot: Node.empty.updating(path, with: url), oldRoot: .empty,
-                               auth: nil, now: 0).isAllowed)
+        #expect(
+            rules.canWrite(
+                path: path, newRoot: Node.empty.updating(path, with: url), oldRoot: .empty,
+                auth: nil, now: 0
+            ).isAllowed)
     }
 
     @Test func anUnterminatedBlockCommentPointsAtItsStart() throws {
@@ -161,16 +168,31 @@ let badExpressions: [BadExpression] = [
 
     static let badStructures: [BadStructure] = [
         BadStructure(source: #"{"roles": {}}"#, rulePath: "/", message: "no top-level \"rules\"", pointsAt: "{"),
-        BadStructure(source: #"{"rules": {}, "extra": 1}"#, rulePath: "/", message: "unknown top-level key \"extra\"", pointsAt: "\"extra\""),
+        BadStructure(
+            source: #"{"rules": {}, "extra": 1}"#, rulePath: "/", message: "unknown top-level key \"extra\"",
+            pointsAt: "\"extra\""),
         BadStructure(source: #"[1]"#, rulePath: "/", message: "must be an object", pointsAt: "["),
-        BadStructure(source: #"{"rules": {"a": {".wrte": true}}}"#, rulePath: "/a", message: "unknown rule type \".wrte\"", pointsAt: "\".wrte\""),
-        BadStructure(source: #"{"rules": {"a": {".read": 1}}}"#, rulePath: "/a/.read", message: "string expression or a boolean", pointsAt: "1}"),
-        BadStructure(source: #"{"rules": {"a": {"$x": {}, "$y": {}}}}"#, rulePath: "/a", message: "two wildcards", pointsAt: "\"$y\""),
-        BadStructure(source: #"{"rules": {"$x": {"$x": {}}}}"#, rulePath: "/$x", message: "already used", pointsAt: "\"$x\": {}"),
-        BadStructure(source: #"{"rules": {"a": {".indexOn": 5}}}"#, rulePath: "/a", message: ".indexOn must be", pointsAt: "5"),
-        BadStructure(source: #"{"rules": {"a": {".indexOn": ["x", 5]}}}"#, rulePath: "/a", message: "entries must be strings", pointsAt: "5"),
-        BadStructure(source: #"{"rules": {"a#b": {}}}"#, rulePath: "/", message: "invalid child key \"a#b\"", pointsAt: "\"a#b\""),
-        BadStructure(source: #"{"rules": {"a": true}}"#, rulePath: "/a", message: "expected an object", pointsAt: "true"),
+        BadStructure(
+            source: #"{"rules": {"a": {".wrte": true}}}"#, rulePath: "/a", message: "unknown rule type \".wrte\"",
+            pointsAt: "\".wrte\""),
+        BadStructure(
+            source: #"{"rules": {"a": {".read": 1}}}"#, rulePath: "/a/.read", message: "string expression or a boolean",
+            pointsAt: "1}"),
+        BadStructure(
+            source: #"{"rules": {"a": {"$x": {}, "$y": {}}}}"#, rulePath: "/a", message: "two wildcards",
+            pointsAt: "\"$y\""),
+        BadStructure(
+            source: #"{"rules": {"$x": {"$x": {}}}}"#, rulePath: "/$x", message: "already used", pointsAt: "\"$x\": {}"),
+        BadStructure(
+            source: #"{"rules": {"a": {".indexOn": 5}}}"#, rulePath: "/a", message: ".indexOn must be", pointsAt: "5"),
+        BadStructure(
+            source: #"{"rules": {"a": {".indexOn": ["x", 5]}}}"#, rulePath: "/a", message: "entries must be strings",
+            pointsAt: "5"),
+        BadStructure(
+            source: #"{"rules": {"a#b": {}}}"#, rulePath: "/", message: "invalid child key \"a#b\"", pointsAt: "\"a#b\""
+        ),
+        BadStructure(
+            source: #"{"rules": {"a": true}}"#, rulePath: "/a", message: "expected an object", pointsAt: "true"),
     ]
 
     @Test(arguments: badStructures)

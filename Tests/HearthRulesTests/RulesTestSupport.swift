@@ -86,7 +86,10 @@ func check(_ row: Row) throws {
     }
 }
 
-let alice = RulesAuth(uid: "alice", provider: "password",
-                      token: .object([JSONMember(key: "email", value: .string("alice@example.com")),
-                                      JSONMember(key: "email_verified", value: .bool(true))]))
+let alice = RulesAuth(
+    uid: "alice", provider: "password",
+    token: .object([
+        JSONMember(key: "email", value: .string("alice@example.com")),
+        JSONMember(key: "email_verified", value: .bool(true)),
+    ]))
 let bob = RulesAuth(uid: "bob")

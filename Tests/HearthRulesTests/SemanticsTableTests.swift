@@ -41,72 +41,107 @@ let profileRules = #"""
 func orderByChild(_ path: String) -> QuerySpec { QuerySpec(orderBy: .child(Path(stringLiteral: path))) }
 
 let updateRows: [Row] = [
-    Row(name: "each written location is granted", rules: updateRules,
+    Row(
+        name: "each written location is granted", rules: updateRules,
         operation: .update([("a", "1"), ("b", "1")]), expected: .allowed(by: "/a/.write")),
-    Row(name: "newData is the whole resulting tree: a and b written together agree", rules: updateRules,
+    Row(
+        name: "newData is the whole resulting tree: a and b written together agree", rules: updateRules,
         data: #"{"a":0,"b":0}"#, operation: .update([("a", "5"), ("b", "5")]), expected: .allowed(by: "/a/.write")),
-    Row(name: "the same a alone disagrees with the old b", rules: updateRules,
+    Row(
+        name: "the same a alone disagrees with the old b", rules: updateRules,
         data: #"{"a":0,"b":0}"#, operation: .update([("a", "5")]), expected: .denied(by: "/a/.validate")),
-    Row(name: "a set of a alone is checked against the old b", rules: updateRules,
+    Row(
+        name: "a set of a alone is checked against the old b", rules: updateRules,
         data: #"{"b":5}"#, operation: .set("a", "5"), expected: .allowed(by: "/a/.write")),
-    Row(name: "one refused location refuses the whole update", rules: updateRules,
+    Row(
+        name: "one refused location refuses the whole update", rules: updateRules,
         operation: .update([("b", "1"), ("locked/x", "1")]), expected: .denied(by: "/locked/.write")),
-    Row(name: "a location with no rule refuses the whole update", rules: updateRules,
+    Row(
+        name: "a location with no rule refuses the whole update", rules: updateRules,
         operation: .update([("b", "1"), ("elsewhere", "1")]), expected: .denied(by: nil)),
-    Row(name: "one failed .validate refuses the whole update", rules: updateRules,
+    Row(
+        name: "one failed .validate refuses the whole update", rules: updateRules,
         operation: .update([("b", "1"), ("c", "2")]), expected: .denied(by: "/c/.validate")),
-    Row(name: "a delete inside an update runs no .validate there", rules: updateRules,
+    Row(
+        name: "a delete inside an update runs no .validate there", rules: updateRules,
         data: #"{"a":1,"c":"s"}"#, operation: .update([("c", "null"), ("b", "1")]), expected: .allowed(by: "/c/.write")),
-    Row(name: "deep update paths", rules: updateRules,
+    Row(
+        name: "deep update paths", rules: updateRules,
         operation: .update([("c/x/y", "1")]), expected: .denied(by: "/c/.validate")),
 ]
 
 let queryRows: [Row] = [
-    Row(name: "orderByChild on an indexed child", rules: queryRules,
+    Row(
+        name: "orderByChild on an indexed child", rules: queryRules,
         operation: .query("scores", orderByChild("score")), expected: .allowed(by: "/scores/.read")),
-    Row(name: "orderByChild on an indexed deep child", rules: queryRules,
+    Row(
+        name: "orderByChild on an indexed deep child", rules: queryRules,
         operation: .query("scores", orderByChild("meta/level")), expected: .allowed(by: "/scores/.read")),
-    Row(name: "orderByChild on an unindexed child warns no_index", rules: queryRules,
+    Row(
+        name: "orderByChild on an unindexed child warns no_index", rules: queryRules,
         operation: .query("scores", orderByChild("name")), expected: .allowed(by: "/scores/.read"), noIndex: true),
-    Row(name: "limited orderByChild on an unindexed child warns no_index", rules: queryRules,
+    Row(
+        name: "limited orderByChild on an unindexed child warns no_index", rules: queryRules,
         operation: .query("scores", try! orderByChild("name").limitToLast(3)), expected: .allowed(by: "/scores/.read"),
         noIndex: true),
-    Row(name: ".indexOn as a single string", rules: queryRules,
+    Row(
+        name: ".indexOn as a single string", rules: queryRules,
         operation: .query("single", orderByChild("age")), expected: .allowed(by: "/single/.read")),
-    Row(name: "orderByValue without .value index warns", rules: queryRules,
+    Row(
+        name: "orderByValue without .value index warns", rules: queryRules,
         operation: .query("scores", QuerySpec(orderBy: .value)), expected: .allowed(by: "/scores/.read"), noIndex: true),
-    Row(name: "orderByValue with a .value index under a wildcard", rules: queryRules, auth: alice,
+    Row(
+        name: "orderByValue with a .value index under a wildcard", rules: queryRules, auth: alice,
         operation: .query("people/g1", QuerySpec(orderBy: .value)), expected: .allowed(by: "/people/$group/.read")),
-    Row(name: "orderByKey needs no index", rules: queryRules,
-        operation: .query("scores", try! QuerySpec(orderBy: .key).limitToFirst(2)), expected: .allowed(by: "/scores/.read")),
-    Row(name: "orderByPriority needs no index", rules: queryRules,
-        operation: .query("scores", try! QuerySpec(orderBy: .priority).limitToFirst(2)), expected: .allowed(by: "/scores/.read")),
-    Row(name: "an index is needed at the query's own location, not an ancestor's", rules: queryRules,
+    Row(
+        name: "orderByKey needs no index", rules: queryRules,
+        operation: .query("scores", try! QuerySpec(orderBy: .key).limitToFirst(2)),
+        expected: .allowed(by: "/scores/.read")),
+    Row(
+        name: "orderByPriority needs no index", rules: queryRules,
+        operation: .query("scores", try! QuerySpec(orderBy: .priority).limitToFirst(2)),
+        expected: .allowed(by: "/scores/.read")),
+    Row(
+        name: "an index is needed at the query's own location, not an ancestor's", rules: queryRules,
         operation: .query("scores/x", orderByChild("score")), expected: .allowed(by: "/scores/.read"), noIndex: true),
-    Row(name: "a denied query carries no warning", rules: queryRules, auth: nil,
+    Row(
+        name: "a denied query carries no warning", rules: queryRules, auth: nil,
         operation: .query("people/g1", orderByChild("x")), expected: .denied(by: "/people/$group/.read")),
-    Row(name: "a query is allowed only where the read is: not at the root", rules: queryRules,
+    Row(
+        name: "a query is allowed only where the read is: not at the root", rules: queryRules,
         operation: .query("/", orderByChild("x")), expected: .denied(by: nil)),
 ]
 
 let miscRows: [Row] = [
-    Row(name: "admin bypasses rules", rules: updateRules, auth: .admin,
+    Row(
+        name: "admin bypasses rules", rules: updateRules, auth: .admin,
         operation: .set("locked", "1"), expected: .allowed(by: nil), reasonContains: "admin"),
-    Row(name: "admin reads where no rule grants", rules: updateRules, auth: .admin,
+    Row(
+        name: "admin reads where no rule grants", rules: updateRules, auth: .admin,
         operation: .read("anything"), expected: .allowed(by: nil)),
-    Row(name: "$other .validate false: only known children", rules: profileRules, auth: alice,
+    Row(
+        name: "$other .validate false: only known children", rules: profileRules, auth: alice,
         operation: .set("profile", #"{"name":"A"}"#), expected: .allowed(by: "/.write")),
-    Row(name: "$other .validate false: an unknown child is refused", rules: profileRules, auth: alice,
+    Row(
+        name: "$other .validate false: an unknown child is refused", rules: profileRules, auth: alice,
         operation: .set("profile", #"{"name":"A","extra":1}"#), expected: .denied(by: "/profile/$other/.validate")),
-    Row(name: "$other .validate false: a named child's own .validate still runs", rules: profileRules, auth: alice,
+    Row(
+        name: "$other .validate false: a named child's own .validate still runs", rules: profileRules, auth: alice,
         operation: .set("profile/name", "1"), expected: .denied(by: "/profile/name/.validate")),
-    Row(name: "a .priority write is checked as a write of its node", rules: profileRules, data: #"{"p":1}"#, auth: alice, operation: .set("p/.priority", "5"), expected: .allowed(by: "/.write")),
-    Row(name: "a .priority write by no one", rules: #"{"rules":{"p":{".write":"auth != null"}}}"#, data: #"{"p":1}"#, auth: nil, operation: .set("p/.priority", "5"), expected: .denied(by: "/p/.write")),
-    Row(name: ".info is read-only", rules: #"{"rules":{".write":true}}"#,
+    Row(
+        name: "a .priority write is checked as a write of its node", rules: profileRules, data: #"{"p":1}"#,
+        auth: alice, operation: .set("p/.priority", "5"), expected: .allowed(by: "/.write")),
+    Row(
+        name: "a .priority write by no one", rules: #"{"rules":{"p":{".write":"auth != null"}}}"#, data: #"{"p":1}"#,
+        auth: nil, operation: .set("p/.priority", "5"), expected: .denied(by: "/p/.write")),
+    Row(
+        name: ".info is read-only", rules: #"{"rules":{".write":true}}"#,
         operation: .set(".info/connected", "true"), expected: .denied(by: nil), reasonContains: ".info"),
-    Row(name: "a write at the root needs a root .write", rules: #"{"rules":{"a":{".write":true}}}"#,
+    Row(
+        name: "a write at the root needs a root .write", rules: #"{"rules":{"a":{".write":true}}}"#,
         operation: .set("/", #"{"a":1}"#), expected: .denied(by: nil)),
-    Row(name: "root .write grants everything", rules: #"{"rules":{".write":"auth.uid === 'alice'"}}"#, auth: alice,
+    Row(
+        name: "root .write grants everything", rules: #"{"rules":{".write":"auth.uid === 'alice'"}}"#, auth: alice,
         operation: .set("x/y/z", "1"), expected: .allowed(by: "/.write")),
 ]
 
@@ -149,15 +184,17 @@ let miscRows: [Row] = [
     }
 
     @Test func regexRulesAreSafeToEvaluateConcurrently() async throws {
-        let rules = try RulesSet.parse(source: #"{"rules":{"$k":{".write":"newData.val().matches(/^[a-z]+[0-9]*$/i)"}}}"#)
+        let rules = try RulesSet.parse(
+            source: #"{"rules":{"$k":{".write":"newData.val().matches(/^[a-z]+[0-9]*$/i)"}}}"#)
         let ok = await withTaskGroup(of: Bool.self) { group in
             for i in 0..<64 {
                 group.addTask {
                     let good = i % 3 != 0
                     let value = Node.string(good ? "Abc\(i)" : "\(i)abc")
                     let path = Path(keys: [ChildKey("k\(i)")])
-                    let d = rules.canWrite(path: path, newRoot: Node.empty.updating(path, with: value),
-                                           oldRoot: .empty, auth: nil, now: 0)
+                    let d = rules.canWrite(
+                        path: path, newRoot: Node.empty.updating(path, with: value),
+                        oldRoot: .empty, auth: nil, now: 0)
                     return d.isAllowed == good
                 }
             }

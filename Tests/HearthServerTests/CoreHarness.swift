@@ -10,8 +10,10 @@ struct CoreHarness {
     /// Every write the core asked to make durable, in order.
     var durable: [DurableWrite] = []
 
-    init(data: Node = .empty, emulator: Bool = true, policy: (any AccessPolicy)? = nil,
-         configure: (inout ServerCore.Configuration) -> Void = { _ in }) {
+    init(
+        data: Node = .empty, emulator: Bool = true, policy: (any AccessPolicy)? = nil,
+        configure: (inout ServerCore.Configuration) -> Void = { _ in }
+    ) {
         var c = ServerCore.Configuration()
         c.emulator = emulator
         configure(&c)
@@ -20,7 +22,9 @@ struct CoreHarness {
 
     /// Signs connection `n` in as `principal` (as if its token checked out).
     mutating func signIn(_ n: UInt64, _ principal: Principal, number: Int = 900) {
-        let out = core.receive(ConnectionID(n), frame: ClientRequest.auth(credential: "t", isJWT: true, override: nil).message(number: number), now: now)
+        let out = core.receive(
+            ConnectionID(n),
+            frame: ClientRequest.auth(credential: "t", isJWT: true, override: nil).message(number: number), now: now)
         _ = take(core.tokenChecked(out.tokenChecks[0].ticket, .valid(principal), now: now))
     }
 
@@ -54,8 +58,10 @@ struct CoreHarness {
         return (take(out).map { ($0.0.raw, $0.1) }, out.closes)
     }
 
-    mutating func rest(_ method: RESTRequest.Method, _ path: Path, _ parameters: [String: String] = [:], body: String? = nil,
-                       principal: Principal = .admin, edit: (inout RESTRequest) -> Void = { _ in }) -> RESTResponse {
+    mutating func rest(
+        _ method: RESTRequest.Method, _ path: Path, _ parameters: [String: String] = [:], body: String? = nil,
+        principal: Principal = .admin, edit: (inout RESTRequest) -> Void = { _ in }
+    ) -> RESTResponse {
         var r = RESTRequest(method: method, path: path, parameters: parameters, body: body, principal: principal)
         edit(&r)
         let (response, out) = core.rest(r, now: now)

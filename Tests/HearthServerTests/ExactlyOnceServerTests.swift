@@ -21,8 +21,9 @@ struct ExactlyOnceServerTests {
         var off = CoreHarness { $0.exactlyOnceWrites = false }
         guard case let .hello(_, _, _, none) = off.connect(1) else { Issue.record("no hello"); return }
         #expect(none.isEmpty)
-        #expect(ServerMessage.hello(timestamp: 5, host: "h", sessionID: "s", extensions: ["w"]).text
-            == #"{"t":"c","d":{"t":"h","d":{"ts":5,"v":"5","h":"h","s":"s","x":["w"]}}}"#)
+        #expect(
+            ServerMessage.hello(timestamp: 5, host: "h", sessionID: "s", extensions: ["w"]).text
+                == #"{"t":"c","d":{"t":"h","d":{"ts":5,"v":"5","h":"h","s":"s","x":["w"]}}}"#)
     }
 
     @Test("a re-sent increment is answered ok, seen, and applied once")
@@ -42,7 +43,8 @@ struct ExactlyOnceServerTests {
         #expect(h.durable.count == writesBefore, "nothing to make durable")
         #expect(h.core.data.child(at: "n") == .number(1))
         // A merge at or below the watermark too; a new id applies.
-        let merge = h.send(2, 2, .merge(path: "m", data: [(Path(keys: ["a"]), Self.increment)], stamp: Self.stamp("c1", 3)))
+        let merge = h.send(
+            2, 2, .merge(path: "m", data: [(Path(keys: ["a"]), Self.increment)], stamp: Self.stamp("c1", 3)))
         #expect(WriteStamp.isSeen(response(merge, 2)?.data))
         #expect(h.core.data.child(at: "m").isEmpty)
         _ = h.send(2, 3, .put(path: "n", data: Self.increment, hash: nil, stamp: Self.stamp("c1", 5)))
@@ -79,12 +81,17 @@ struct ExactlyOnceServerTests {
         // The written location is sent once, whatever listens overlap it (here k/list below it).
         _ = h.send(1, 7, .put(path: "k", data: json(#"{"list":{"y":2}}"#), hash: nil, stamp: Self.stamp("c1", 2)))
         _ = h.send(2, 2, .put(path: "k/list/z", data: 3, hash: nil))
-        let above = h.send(1, 8, .put(path: "k", data: json(#"{"list":{"y":2}}"#), hash: nil, stamp: Self.stamp("c1", 2))).map(\.1)
-        #expect(above.dropFirst().filter { if case .set(_, _, nil) = $0 { true } else { false } }
-            == [.set(path: "k", data: json(#"{"list":{"y":2,"z":3}}"#), tag: nil)])
+        let above = h.send(
+            1, 8, .put(path: "k", data: json(#"{"list":{"y":2}}"#), hash: nil, stamp: Self.stamp("c1", 2))
+        ).map(\.1)
+        #expect(
+            above.dropFirst().filter { if case .set(_, _, nil) = $0 { true } else { false } }
+                == [.set(path: "k", data: json(#"{"list":{"y":2,"z":3}}"#), tag: nil)])
         // Under a leaf: the leaf is sent, not null at the written location.
         _ = h.send(2, 3, .put(path: "k", data: "s2", hash: nil))
-        let underLeaf = h.send(1, 9, .merge(path: "k/list", data: [(Path(keys: ["y"]), JSONValue.number(2))], stamp: Self.stamp("c1", 2))).map(\.1)
+        let underLeaf = h.send(
+            1, 9, .merge(path: "k/list", data: [(Path(keys: ["y"]), JSONValue.number(2))], stamp: Self.stamp("c1", 2))
+        ).map(\.1)
         #expect(underLeaf.contains(.set(path: "k", data: "s2", tag: nil)))
         // No listen overlaps: only the ok.
         _ = h.send(1, 10, .put(path: "elsewhere", data: 1, hash: nil, stamp: Self.stamp("c1", 3)))
@@ -107,7 +114,9 @@ struct ExactlyOnceServerTests {
     func offIgnoresStamps() {
         var h = CoreHarness { $0.exactlyOnceWrites = false }
         _ = h.connect(1)
-        for r in 1...2 { _ = h.send(1, r, .put(path: "n", data: Self.increment, hash: nil, stamp: Self.stamp("c1", 1))) }
+        for r in 1...2 {
+            _ = h.send(1, r, .put(path: "n", data: Self.increment, hash: nil, stamp: Self.stamp("c1", 1)))
+        }
         #expect(h.core.data.child(at: "n") == .number(2))
         #expect(!h.durable.contains { if case .writerWatermark = $0 { true } else { false } })
     }
@@ -119,7 +128,8 @@ struct ExactlyOnceServerTests {
         let put = ClientRequest.put(path: "a", data: 1, hash: nil, stamp: Self.stamp("c1", 1))
         #expect(response(h.send(1, 1, put), 1)?.status == "permission_denied")
         #expect(h.core.writerWatermarks["c1"] == nil)
-        let invalid = ClientRequest.put(path: "a", data: json(#"{".sv":"nope"}"#), hash: nil, stamp: Self.stamp("c1", 1))
+        let invalid = ClientRequest.put(
+            path: "a", data: json(#"{".sv":"nope"}"#), hash: nil, stamp: Self.stamp("c1", 1))
         h.signIn(1, .admin)
         #expect(response(h.send(1, 2, invalid), 2)?.status == "invalid_data")
         #expect(h.core.writerWatermarks["c1"] == nil)
@@ -136,7 +146,10 @@ struct ExactlyOnceServerTests {
         var store = try Store.open(directory: dir)
         var h = CoreHarness()
         _ = h.connect(1)
-        let out = h.core.receive(ConnectionID(1), frame: ClientRequest.put(path: "n", data: Self.increment, hash: nil, stamp: Self.stamp("c1", 9)).message(number: 1), now: h.now)
+        let out = h.core.receive(
+            ConnectionID(1),
+            frame: ClientRequest.put(path: "n", data: Self.increment, hash: nil, stamp: Self.stamp("c1", 9)).message(
+                number: 1), now: h.now)
         #expect(out.writes == [.set("n", .number(1)), .writerWatermark(writer: "c1", id: 9)], "one output: one commit")
         try store.commit { (b: inout StoreBatch) throws(StoreError) in for w in out.writes { try b.apply(w) } }
         _ = try store.compact()
@@ -144,8 +157,9 @@ struct ExactlyOnceServerTests {
 
         store = try Store.open(directory: dir)
         var restarted = CoreHarness(data: try store.serverValue(at: .root))
-        restarted.core = ServerCore(data: try store.serverValue(at: .root), configuration: h.core.configuration, seed: 1,
-                                    writerWatermarks: store.writerWatermarks())
+        restarted.core = ServerCore(
+            data: try store.serverValue(at: .root), configuration: h.core.configuration, seed: 1,
+            writerWatermarks: store.writerWatermarks())
         _ = restarted.connect(1)
         let again = restarted.send(1, 1, .put(path: "n", data: Self.increment, hash: nil, stamp: Self.stamp("c1", 9)))
         #expect(WriteStamp.isSeen(response(again, 1)?.data))
@@ -153,14 +167,17 @@ struct ExactlyOnceServerTests {
         try store.close()
     }
 
-    @Test("the table keeps at most maxWriters: the least recently advanced are evicted, durably, and fall back to at-least-once")
+    @Test(
+        "the table keeps at most maxWriters: the least recently advanced are evicted, durably, and fall back to at-least-once"
+    )
     func tableIsBounded() {
         var h = CoreHarness { $0.maxWriters = 4 }
         _ = h.connect(1)
         var r = 0
         func write(_ writer: String, _ id: Int64) -> (status: String, data: JSONValue?)? {
             r += 1
-            return response(h.send(1, r, .put(path: "n", data: Self.increment, hash: nil, stamp: Self.stamp(writer, id))), r)
+            return response(
+                h.send(1, r, .put(path: "n", data: Self.increment, hash: nil, stamp: Self.stamp(writer, id))), r)
         }
         for (i, w) in ["a", "b", "c", "d"].enumerated() {
             _ = write(w, 1)
@@ -189,8 +206,10 @@ struct ExactlyOnceServerTests {
         #expect(try ClientMessage.decode(text) == .request(number: 3, put))
         let merge = ClientRequest.merge(path: "a", data: [(Path(keys: ["b"]), 1)], stamp: Self.stamp("xyz", 43))
         #expect(try ClientMessage.decode(merge.message(number: 4)) == .request(number: 4, merge))
-        for body in [#""w":"x""#, #""i":1"#, #""w":"","i":1"#, #""w":"x","i":0"#, #""w":"x","i":1.5"#, #""w":5,"i":1"#,
-                     #""w":"x","i":9007199254740993"#] {
+        for body in [
+            #""w":"x""#, #""i":1"#, #""w":"","i":1"#, #""w":"x","i":0"#, #""w":"x","i":1.5"#, #""w":5,"i":1"#,
+            #""w":"x","i":9007199254740993"#,
+        ] {
             let bad = #"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/a","d":1,"# + body + "}}}"
             #expect(throws: WireError.self, "\(body)") { try ClientMessage.decode(bad) }
         }

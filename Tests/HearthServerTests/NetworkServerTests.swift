@@ -18,8 +18,11 @@ final class LiveServer {
     let server: NetworkServer
     let clientGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
-    init(emulator: Bool = true, idleTimeoutMs: Int64 = 120_000, maxBuffered: Int = 64 << 20, directory: String? = nil) async throws {
-        self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID().uuidString)").path
+    init(
+        emulator: Bool = true, idleTimeoutMs: Int64 = 120_000, maxBuffered: Int = 64 << 20, directory: String? = nil
+    ) async throws {
+        self.directory =
+            directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID().uuidString)").path
         var options = Store.Options()
         options.authoritative = true
         store = try Store.open(directory: self.directory, options: options)
@@ -27,8 +30,9 @@ final class LiveServer {
         c.emulator = emulator
         c.idleTimeoutMs = idleTimeoutMs
         c.maxBufferedBytesPerConnection = maxBuffered
-        runtime = try ServerRuntime(store: store, configuration: c,
-                                    verifier: try await FirebaseTokenVerifier(secret: String(repeating: "k", count: 32), emulator: emulator))
+        runtime = try ServerRuntime(
+            store: store, configuration: c,
+            verifier: try await FirebaseTokenVerifier(secret: String(repeating: "k", count: 32), emulator: emulator))
         server = try await NetworkServer.start(host: "127.0.0.1", port: 0, runtime: runtime, threads: 2)
     }
 
@@ -44,7 +48,9 @@ final class LiveServer {
 
 @Suite("hearth serve over real sockets: WebSocket protocol v5 in raw frames", .serialized)
 struct NetworkServerTests {
-    @Test("hello, listen, put from another connection, split frames both ways, ping/pong, keepalive, durable after restart")
+    @Test(
+        "hello, listen, put from another connection, split frames both ways, ping/pong, keepalive, durable after restart"
+    )
     func endToEnd() async throws {
         let live = try await LiveServer()
         let a = try live.client()
@@ -68,7 +74,9 @@ struct NetworkServerTests {
         let pushed = a.receive()
         #expect(pushed == .set(path: "room/big", data: .string(big), tag: nil))
         let frames = a.inbox.frames.withLock { $0 }
-        #expect(frames.contains("3") || frames.contains("4") || frames.contains("5"), "the server split its push into frames after a count")
+        #expect(
+            frames.contains("3") || frames.contains("4") || frames.contains("5"),
+            "the server split its push into frames after a count")
         a.close()
         b.close()
         let dir = live.directory
@@ -84,13 +92,18 @@ struct NetworkServerTests {
         let live = try await LiveServer()
         let watcher = try live.client()
         _ = watcher.receive()
-        try watcher.send(ClientRequest.listen(path: "/status/u1", query: .default, tag: nil, hash: "").message(number: 1))
+        try watcher.send(
+            ClientRequest.listen(path: "/status/u1", query: .default, tag: nil, hash: "").message(number: 1))
         #expect(watcher.response(1).status == "ok")
         let user = try live.client()
         _ = user.receive()
-        try user.send(ClientRequest.onDisconnectPut(path: "/status/u1", data: json(#"{"state":"offline","at":{".sv":"timestamp"}}"#)).message(number: 1))
+        try user.send(
+            ClientRequest.onDisconnectPut(
+                path: "/status/u1", data: json(#"{"state":"offline","at":{".sv":"timestamp"}}"#)
+            ).message(number: 1))
         #expect(user.response(1).status == "ok")
-        try user.send(ClientRequest.put(path: "/status/u1", data: json(#"{"state":"online"}"#), hash: nil).message(number: 2))
+        try user.send(
+            ClientRequest.put(path: "/status/u1", data: json(#"{"state":"online"}"#), hash: nil).message(number: 2))
         #expect(user.response(2).status == "ok")
         #expect(watcher.receive() == .set(path: "status/u1", data: json(#"{"state":"online"}"#), tag: nil))
         user.close()  // the socket closes: the server runs the onDisconnect
@@ -134,11 +147,14 @@ struct NetworkServerTests {
         var n = 1
         // Well past socket buffers plus the 1 MiB budget: 40 MB pushed to a reader that reads nothing.
         while n <= 400 && live.runtime.connectionCount == 2 {
-            try writer.send(ClientRequest.put(path: Path(keys: ["feed", ChildKey("m\(n)")]), data: chunk, hash: nil).message(number: n))
+            try writer.send(
+                ClientRequest.put(path: Path(keys: ["feed", ChildKey("m\(n)")]), data: chunk, hash: nil).message(
+                    number: n))
             #expect(writer.response(n).status == "ok")
             n += 1
         }
-        #expect(live.runtime.connectionCount == 1, "the stalled reader is still connected after \(n - 1) pushes of 100 kB")
+        #expect(
+            live.runtime.connectionCount == 1, "the stalled reader is still connected after \(n - 1) pushes of 100 kB")
         writer.close()
         stalled.close()
         try await live.stop()

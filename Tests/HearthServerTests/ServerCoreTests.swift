@@ -12,8 +12,9 @@ struct ServerCoreTests {
         #expect(ts == h.now)
         #expect(host == "127.0.0.1")
         #expect(!session.isEmpty)
-        #expect(ServerMessage.hello(timestamp: 5, host: "h", sessionID: "s").text
-            == #"{"t":"c","d":{"t":"h","d":{"ts":5,"v":"5","h":"h","s":"s"}}}"#)
+        #expect(
+            ServerMessage.hello(timestamp: 5, host: "h", sessionID: "s").text
+                == #"{"t":"c","d":{"t":"h","d":{"ts":5,"v":"5","h":"h","s":"s"}}}"#)
     }
 
     @Test("listen: the data is pushed, then ok; a matching hash sends no data")
@@ -41,7 +42,9 @@ struct ServerCoreTests {
         _ = h.connect(2)
         _ = h.send(1, 1, .listen(path: "room", query: .default, tag: nil, hash: ""))
         _ = h.send(2, 1, .listen(path: "", query: .default, tag: nil, hash: ""))
-        let out = h.core.receive(ConnectionID(1), frame: ClientRequest.put(path: "room/m1", data: "hi", hash: nil).message(number: 2), now: h.now)
+        let out = h.core.receive(
+            ConnectionID(1), frame: ClientRequest.put(path: "room/m1", data: "hi", hash: nil).message(number: 2),
+            now: h.now)
         #expect(out.writes == [.set("room/m1", .string("hi"))])
         let msgs = out.messages.map { ($0.0.raw, try! ServerMessage.decode($0.1)) }
         #expect(msgs.map(\.0) == [1, 2, 1])
@@ -66,20 +69,24 @@ struct ServerCoreTests {
         var h = CoreHarness(data: node(#"{"u":{"name":"a","x":{"y":1,"z":2}}}"#))
         _ = h.connect(1)
         _ = h.send(1, 1, .listen(path: "u", query: .default, tag: nil, hash: ""))
-        let out = h.send(1, 2, .merge(path: "u", data: [(Path("x/y"), JSONValue.number(9)), (Path("name"), JSONValue.null)]))
+        let out = h.send(
+            1, 2, .merge(path: "u", data: [(Path("x/y"), JSONValue.number(9)), (Path("name"), JSONValue.null)]))
         guard case let .merge(path, children, nil) = out[0].1 else { Issue.record("expected m, got \(out)"); return }
         #expect(path == "u")
         #expect(children.map { $0.0 } == [Path("x/y"), Path("name")])
         #expect(h.core.data == node(#"{"u":{"x":{"y":9,"z":2}}}"#))
         #expect(response(out, 2)?.status == "ok")
-        #expect(h.durable.last == .merge("u", [ChildUpdate(path: "x/y", node: .number(9)), ChildUpdate(path: "name", node: .empty)]))
+        #expect(
+            h.durable.last
+                == .merge("u", [ChildUpdate(path: "x/y", node: .number(9)), ChildUpdate(path: "name", node: .empty)]))
     }
 
     @Test("a merge whose paths overlap is invalid_data, and changes nothing")
     func mergeOverlap() {
         var h = CoreHarness()
         _ = h.connect(1)
-        let out = h.send(1, 1, .merge(path: "u", data: [(Path("a"), JSONValue.number(1)), (Path("a/b"), JSONValue.number(2))]))
+        let out = h.send(
+            1, 1, .merge(path: "u", data: [(Path("a"), JSONValue.number(1)), (Path("a/b"), JSONValue.number(2))]))
         #expect(response(out, 1)?.status == "invalid_data")
         #expect(h.core.data.isEmpty && h.durable.isEmpty)
     }
@@ -141,7 +148,10 @@ struct ServerCoreTests {
         _ = h.connect(2)
         _ = h.send(2, 1, .listen(path: "", query: .default, tag: nil, hash: ""))
         #expect(response(h.send(1, 1, .onDisconnectPut(path: "presence/u1", data: .null)), 1)?.status == "ok")
-        #expect(response(h.send(1, 2, .onDisconnectMerge(path: "last", data: [(Path("u1"), json(#"{".sv":"timestamp"}"#))])), 2)?.status == "ok")
+        #expect(
+            response(
+                h.send(1, 2, .onDisconnectMerge(path: "last", data: [(Path("u1"), json(#"{".sv":"timestamp"}"#))])), 2)?
+                .status == "ok")
         #expect(response(h.send(1, 3, .onDisconnectPut(path: "cancel/me", data: .null)), 3)?.status == "ok")
         #expect(response(h.send(1, 4, .onDisconnectCancel(path: "cancel")), 4)?.status == "ok")
         #expect(h.core.data.child(at: "presence/u1") == .bool(true), "nothing runs before the close")
@@ -204,25 +214,33 @@ struct ServerCoreTests {
         _ = h.connect(1)
         #expect(h.frame(1, "9999").closes == [ConnectionID(1)], "9,999 frames cannot fit 100 kB")
         _ = h.connect(2)
-        let fits = FrameSplitter.frames(for: ClientRequest.put(path: "p", data: .string(String(repeating: "a", count: 60_000)), hash: nil).message(number: 1))
+        let fits = FrameSplitter.frames(
+            for: ClientRequest.put(path: "p", data: .string(String(repeating: "a", count: 60_000)), hash: nil).message(
+                number: 1))
         var out = ServerOutput()
         for f in fits { out.append(h.frame(2, f)) }
         #expect(out.closes.isEmpty && h.core.data.child(at: "p") != .empty, "60 kB in 4 frames fits")
         _ = h.connect(3)
         #expect(h.frame(3, "7").isEmpty)
         for _ in 0..<6 { #expect(h.frame(3, String(repeating: "a", count: 16_000)).isEmpty) }
-        #expect(h.frame(3, String(repeating: "a", count: 16_000)).closes == [ConnectionID(3)], "the 7th frame passes 100 kB")
+        #expect(
+            h.frame(3, String(repeating: "a", count: 16_000)).closes == [ConnectionID(3)], "the 7th frame passes 100 kB"
+        )
         var assembler = FrameAssembler(maxMessageLength: 20_000)
         #expect(throws: FrameError.self) { try assembler.receive(String(repeating: "b", count: 20_001)) }
     }
 
     @Test("limits: listens per connection and onDisconnect operations per connection")
     func limits() {
-        var h = CoreHarness { $0.maxListensPerConnection = 2; $0.maxOnDisconnectPerConnection = 1 }
+        var h = CoreHarness {
+            $0.maxListensPerConnection = 2; $0.maxOnDisconnectPerConnection = 1
+        }
         _ = h.connect(1)
         #expect(response(h.send(1, 1, .listen(path: "a", query: .default, tag: nil, hash: "")), 1)?.status == "ok")
         #expect(response(h.send(1, 2, .listen(path: "b", query: .default, tag: nil, hash: "")), 2)?.status == "ok")
-        #expect(response(h.send(1, 3, .listen(path: "c", query: .default, tag: nil, hash: "")), 3)?.status == "too_many_listens")
+        #expect(
+            response(h.send(1, 3, .listen(path: "c", query: .default, tag: nil, hash: "")), 3)?.status
+                == "too_many_listens")
         #expect(response(h.send(1, 4, .onDisconnectPut(path: "x", data: 1)), 4)?.status == "ok")
         #expect(response(h.send(1, 5, .onDisconnectPut(path: "y", data: 1)), 5)?.status == "too_many_operations")
     }
@@ -234,7 +252,9 @@ struct ServerAuthTests {
     func denied() {
         var h = CoreHarness(emulator: false)
         _ = h.connect(1)
-        #expect(response(h.send(1, 1, .listen(path: "a", query: .default, tag: nil, hash: "")), 1)?.status == "permission_denied")
+        #expect(
+            response(h.send(1, 1, .listen(path: "a", query: .default, tag: nil, hash: "")), 1)?.status
+                == "permission_denied")
         #expect(response(h.send(1, 2, .put(path: "a", data: 1, hash: nil)), 2)?.status == "permission_denied")
         #expect(response(h.send(1, 3, .onDisconnectPut(path: "a", data: 1)), 3)?.status == "permission_denied")
         #expect(h.core.data.isEmpty)
@@ -244,11 +264,15 @@ struct ServerAuthTests {
     func authQueues() {
         var h = CoreHarness(emulator: false)
         _ = h.connect(1)
-        let out = h.core.receive(ConnectionID(1), frame: ClientRequest.auth(credential: "tok", isJWT: true, override: nil).message(number: 1), now: h.now)
+        let out = h.core.receive(
+            ConnectionID(1),
+            frame: ClientRequest.auth(credential: "tok", isJWT: true, override: nil).message(number: 1), now: h.now)
         #expect(out.tokenChecks.count == 1)
         #expect(h.send(1, 2, .put(path: "a", data: 1, hash: nil)).isEmpty, "waits for the check")
         let user = Principal.User(uid: "u1", claims: json(#"{"uid":"u1"}"#), expiresAt: h.now + 5000)
-        let after = h.take(h.core.tokenChecked(out.tokenChecks[0].ticket, .valid(.user(user)), now: h.now)).map { ($0.0.raw, $0.1) }
+        let after = h.take(h.core.tokenChecked(out.tokenChecks[0].ticket, .valid(.user(user)), now: h.now)).map {
+            ($0.0.raw, $0.1)
+        }
         #expect(response(after, 1)?.status == "ok")
         #expect(response(after, 2)?.status == "ok")
         #expect(h.core.data.child(at: "a") == .number(1))
@@ -265,8 +289,12 @@ struct ServerAuthTests {
         var h = CoreHarness(emulator: false)
         _ = h.connect(1)
         for (n, result, status) in [(1, TokenCheck.expired, "expired_token"), (2, .invalid("bad"), "invalid_token")] {
-            let out = h.core.receive(ConnectionID(1), frame: ClientRequest.auth(credential: "t", isJWT: true, override: nil).message(number: n), now: h.now)
-            let answer = h.take(h.core.tokenChecked(out.tokenChecks[0].ticket, result, now: h.now)).map { ($0.0.raw, $0.1) }
+            let out = h.core.receive(
+                ConnectionID(1),
+                frame: ClientRequest.auth(credential: "t", isJWT: true, override: nil).message(number: n), now: h.now)
+            let answer = h.take(h.core.tokenChecked(out.tokenChecks[0].ticket, result, now: h.now)).map {
+                ($0.0.raw, $0.1)
+            }
             #expect(response(answer, n)?.status == status)
         }
     }
@@ -275,19 +303,28 @@ struct ServerAuthTests {
     func verifier() async throws {
         let now: Int64 = 1_700_000_000_000
         let signed = try await FirebaseTokenVerifier(secret: "a-secret-of-at-least-32-bytes-long!!", emulator: false)
-        let good = try await JWTFixtures.hs256(secret: "a-secret-of-at-least-32-bytes-long!!", .init(sub: "alice", exp: now / 1000 + 60, iat: now / 1000))
-        guard case .valid(.user(let u)) = await signed.check(good, now: now) else { Issue.record("expected a user"); return }
+        let good = try await JWTFixtures.hs256(
+            secret: "a-secret-of-at-least-32-bytes-long!!", .init(sub: "alice", exp: now / 1000 + 60, iat: now / 1000))
+        guard case .valid(.user(let u)) = await signed.check(good, now: now) else {
+            Issue.record("expected a user"); return
+        }
         #expect(u.uid == "alice" && u.expiresAt == (now / 1000 + 60) * 1000)
         #expect(await signed.check(good, now: now + 61_000) == .expired)
         let forged = try await JWTFixtures.hs256(secret: "another-secret-of-at-least-32-bytes", .init(sub: "alice"))
         #expect(await signed.check(forged, now: now) == .invalid("the token's signature does not verify"))
         let unsigned = JWTFixtures.unsigned(#"{"uid":"bob"}"#)
-        guard case .invalid = await signed.check(unsigned, now: now) else { Issue.record("unsigned accepted outside emulator mode"); return }
+        guard case .invalid = await signed.check(unsigned, now: now) else {
+            Issue.record("unsigned accepted outside emulator mode"); return
+        }
         #expect(await signed.check("owner", now: now) == .invalid("not a JWT"))
         let emulator = try await FirebaseTokenVerifier(secret: nil, emulator: true)
         #expect(await emulator.check("owner", now: now) == .valid(.admin))
-        await #expect(throws: FirebaseTokenVerifier.WeakSecret.self) { try await FirebaseTokenVerifier(secret: "short", emulator: false) }
-        guard case .valid(.user(let b)) = await emulator.check(unsigned, now: now) else { Issue.record("expected bob"); return }
+        await #expect(throws: FirebaseTokenVerifier.WeakSecret.self) {
+            try await FirebaseTokenVerifier(secret: "short", emulator: false)
+        }
+        guard case .valid(.user(let b)) = await emulator.check(unsigned, now: now) else {
+            Issue.record("expected bob"); return
+        }
         #expect(b.uid == "bob")
     }
 }

@@ -14,7 +14,8 @@ import HearthModel
 import HearthTesting
 
 @Suite struct FuzzRegressionTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     static func inputs(_ target: String) -> [URL] {
         var out: [URL] = []
@@ -42,11 +43,15 @@ import HearthTesting
         }
         let names = try swiftFiles(fuzz)
         #expect(names.count >= 5, "the fuzz checks are missing: \(names)")
-        #expect(try swiftFiles(here) == names, "Tests/HearthTests/FuzzChecks differs from Fuzz/Sources/FuzzChecks in its files: run Fuzz/sync-checks.sh")
+        #expect(
+            try swiftFiles(here) == names,
+            "Tests/HearthTests/FuzzChecks differs from Fuzz/Sources/FuzzChecks in its files: run Fuzz/sync-checks.sh")
         for name in names.sorted() {
             let original = try Data(contentsOf: fuzz.appendingPathComponent(name))
             let copy = try? Data(contentsOf: here.appendingPathComponent(name))
-            #expect(copy == original, "Tests/HearthTests/FuzzChecks/\(name) is not Fuzz/Sources/FuzzChecks/\(name): run Fuzz/sync-checks.sh")
+            #expect(
+                copy == original,
+                "Tests/HearthTests/FuzzChecks/\(name) is not Fuzz/Sources/FuzzChecks/\(name): run Fuzz/sync-checks.sh")
         }
     }
 
@@ -60,7 +65,9 @@ import HearthTesting
         let s = try Store.open(directory: "/db", options: o)
         try s.applyServerOverwrite(json(#"{"a":{"b":1},"c":2}"#), at: "x")
         try s.compact()
-        try s.commit { $0.append(.cachePruned(PruneResult(prunedPaths: ["x"], keptPaths: ["x/c"], removedQueryIDs: []))) }
+        try s.commit {
+            $0.append(.cachePruned(PruneResult(prunedPaths: ["x"], keptPaths: ["x/c"], removedQueryIDs: [])))
+        }
         let expected = try s.state()
         try s.close()
         o.lazyCacheLoad = true

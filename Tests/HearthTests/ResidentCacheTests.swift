@@ -15,12 +15,20 @@ import Testing
         for room in 0..<40 {
             var pairs: [(key: ChildKey, value: Node)] = []
             for m in 0..<200 {
-                pairs.append((ChildKey("m\(1000 + m)"), json(#"{"from":"u\#(m % 17)","text":"message \#(m) in room \#(room) \#(String(repeating: "lorem ", count: 20))"}"#)))
+                pairs.append(
+                    (
+                        ChildKey("m\(1000 + m)"),
+                        json(
+                            #"{"from":"u\#(m % 17)","text":"message \#(m) in room \#(room) \#(String(repeating: "lorem ", count: 20))"}"#
+                        )
+                    ))
             }
             try store.applyServerOverwrite(Node(children: pairs), at: Path(keys: ["rooms", ChildKey("r\(room)")]))
         }
         for room in 0..<10 {
-            try store.trackQuery(at: QueryLocation(path: Path(keys: ["rooms", ChildKey("r\(room)")]), query: .default), complete: true, active: false)
+            try store.trackQuery(
+                at: QueryLocation(path: Path(keys: ["rooms", ChildKey("r\(room)")]), query: .default), complete: true,
+                active: false)
         }
         try store.compact()
         try store.close()
@@ -69,8 +77,11 @@ import Testing
         try makeStore(dir)
         let store = try Store.open(directory: dir.path, options: options())
         try store.applyServerOverwrite(.string("changed"), at: "rooms/r5/m1010/text")
-        try store.applyServerMerge([ChildUpdate(path: "m1011", node: .empty), ChildUpdate(path: "extra", node: .number(4))], at: "rooms/r6")
-        let paths: [Path] = ["rooms/r5/m1010", "rooms/r6", "rooms/r6/extra", "rooms/r6/m1011", "rooms/r39", "rooms", "/"]
+        try store.applyServerMerge(
+            [ChildUpdate(path: "m1011", node: .empty), ChildUpdate(path: "extra", node: .number(4))], at: "rooms/r6")
+        let paths: [Path] = [
+            "rooms/r5/m1010", "rooms/r6", "rooms/r6/extra", "rooms/r6/m1011", "rooms/r39", "rooms", "/",
+        ]
         let before = try paths.map { try store.serverValue(at: $0) }
         #expect(!store.residentCacheStats.cacheResident)
 
@@ -159,7 +170,9 @@ import Testing
         var lazy = try Store.open(directory: lazyDir.path, options: lazyOptions)
         var eager = try Store.open(directory: eagerDir.path, options: eagerOptions)
         var random = SplitMix64(seed: seed)
-        func key(_ prefix: String, _ n: Int) -> ChildKey { ChildKey("\(prefix)\(Int.random(in: 0..<n, using: &random))") }
+        func key(_ prefix: String, _ n: Int) -> ChildKey {
+            ChildKey("\(prefix)\(Int.random(in: 0..<n, using: &random))")
+        }
         func path() -> Path {
             var keys = [key("a", 4)]
             for _ in 0..<Int.random(in: 0...2, using: &random) { keys.append(key("b", 6)) }
@@ -173,7 +186,13 @@ import Testing
             default:
                 var pairs: [(key: ChildKey, value: Node)] = []
                 for i in 0..<Int.random(in: 1..<8, using: &random) {
-                    pairs.append((ChildKey("c\(i)"), .string("v\(Int.random(in: 0..<1_000_000, using: &random))" + String(repeating: "q", count: Int.random(in: 0..<900, using: &random)))))
+                    pairs.append(
+                        (
+                            ChildKey("c\(i)"),
+                            .string(
+                                "v\(Int.random(in: 0..<1_000_000, using: &random))"
+                                    + String(repeating: "q", count: Int.random(in: 0..<900, using: &random)))
+                        ))
                 }
                 return Node(children: pairs)
             }
@@ -191,7 +210,9 @@ import Testing
                 try eager.applyServerOverwrite(v, at: p)
             case 40..<55:
                 let p = path()
-                let children = (0..<Int.random(in: 1...3, using: &random)).map { _ in ChildUpdate(path: Path(keys: [key("b", 6)]), node: value()) }
+                let children = (0..<Int.random(in: 1...3, using: &random)).map { _ in
+                    ChildUpdate(path: Path(keys: [key("b", 6)]), node: value())
+                }
                 try lazy.applyServerMerge(children, at: p)
                 try eager.applyServerMerge(children, at: p)
             case 55..<63:
@@ -226,7 +247,9 @@ import Testing
         #expect(l.trackedQueries == e.trackedQueries)
         #expect(l.untrackedEntries.map(\.path) == e.untrackedEntries.map(\.path))
         // Pruning ran (inactive queries over their limit of 6), and both modes were exercised.
-        #expect(tracked.count > lazyOptions.maxInactiveQueries && l.trackedQueries.count <= lazyOptions.maxInactiveQueries, "\(tracked.count) tracked, \(l.trackedQueries.count) kept")
+        #expect(
+            tracked.count > lazyOptions.maxInactiveQueries && l.trackedQueries.count <= lazyOptions.maxInactiveQueries,
+            "\(tracked.count) tracked, \(l.trackedQueries.count) kept")
         #expect(resident > 0 && notResident > 0, "resident \(resident), not \(notResident)")
         try lazy.close()
         try eager.close()

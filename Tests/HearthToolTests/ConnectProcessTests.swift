@@ -156,19 +156,24 @@ struct ConnectProcessTests {
         return reader.lines("get").first?["value"]
     }
 
-    @Test("one client writes (set, update, push, remove), another listens: the listener prints every change; acks echo the ids",
-          .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    @Test(
+        "one client writes (set, update, push, remove), another listens: the listener prints every change; acks echo the ids",
+        .enabled(if: Tool.binary != nil, Tool.missingMessage))
     func writerAndListener() throws {
         let scratch = try ConnectScratch()
         let server = try ServeProcess(directory: scratch.dir("server"))
         defer { server.stop() }
         let listener = try ConnectProcess(store: scratch.dir("listener"), url: Self.url(server.port))
-        try listener.send(#"{"op":"listen","path":"chat","events":["child_added","child_changed","child_removed"],"tag":"c"}"#)
+        try listener.send(
+            #"{"op":"listen","path":"chat","events":["child_added","child_changed","child_removed"],"tag":"c"}"#)
         try listener.send(#"{"op":"listen","path":"chat/m1","id":7}"#)
-        #expect(listener.wait { $0.contains { $0.type == "connected" && $0["connected"] == .bool(true) } }, "\(listener.transcript)")
+        #expect(
+            listener.wait { $0.contains { $0.type == "connected" && $0["connected"] == .bool(true) } },
+            "\(listener.transcript)")
         #expect(listener.wait { $0.filter { $0.type == "listening" }.count == 2 }, "\(listener.transcript)")
         let generated = listener.lines("listening").first { $0["id"] != nil }
-        #expect(generated?["tag"]?.stringValue?.isEmpty == false && generated?["id"]?.int == 7, "\(listener.transcript)")
+        #expect(
+            generated?["tag"]?.stringValue?.isEmpty == false && generated?["id"]?.int == 7, "\(listener.transcript)")
 
         let writer = try ConnectProcess(store: scratch.dir("writer"), url: Self.url(server.port))
         try writer.send([
@@ -189,24 +194,49 @@ struct ConnectProcessTests {
             #expect(id != nil && ack["id"] == id, "an ack echoes its write's id: \(writer.transcript)")
         }
         // Every saved line comes before its ack.
-        let order = writer.lines.filter { $0.type == "saved" || $0.type == "ack" }.map { "\($0.type!)\($0["writeId"]!.int!)" }
-        for s in saved { #expect(order.firstIndex(of: "saved\(s["writeId"]!.int!)")! < order.firstIndex(of: "ack\(s["writeId"]!.int!)")!, "\(order)") }
+        let order = writer.lines.filter { $0.type == "saved" || $0.type == "ack" }.map {
+            "\($0.type!)\($0["writeId"]!.int!)"
+        }
+        for s in saved {
+            #expect(
+                order.firstIndex(of: "saved\(s["writeId"]!.int!)")! < order.firstIndex(of: "ack\(s["writeId"]!.int!)")!,
+                "\(order)")
+        }
 
         // The listener saw the final data.
         func hasEvent(_ event: String, key: String, where match: @escaping (JSONValue) -> Bool) -> Bool {
-            listener.wait { $0.contains { $0.type == "event" && $0["tag"] == .string("c") && $0["event"] == .string(event) && $0["key"] == .string(key) && match($0) } }
+            listener.wait {
+                $0.contains {
+                    $0.type == "event" && $0["tag"] == .string("c") && $0["event"] == .string(event)
+                        && $0["key"] == .string(key) && match($0)
+                }
+            }
         }
-        #expect(hasEvent("child_added", key: "m1") { $0["value"]?["text"] == .string("hello") }, "\(listener.transcript)")
-        #expect(hasEvent("child_changed", key: "m1") { $0["value"]?["by"]?["name"] == .string("ada") && $0["value"]?["text"] == .string("hello again") },
-                "\(listener.transcript)")
-        #expect(hasEvent("child_added", key: pushKey) { $0["value"] == .string("pushed!") && $0["prev"] == .null }, "\(listener.transcript)")
+        #expect(
+            hasEvent("child_added", key: "m1") { $0["value"]?["text"] == .string("hello") }, "\(listener.transcript)")
+        #expect(
+            hasEvent("child_changed", key: "m1") {
+                $0["value"]?["by"]?["name"] == .string("ada") && $0["value"]?["text"] == .string("hello again")
+            },
+            "\(listener.transcript)")
+        #expect(
+            hasEvent("child_added", key: pushKey) { $0["value"] == .string("pushed!") && $0["prev"] == .null },
+            "\(listener.transcript)")
         // The value listen on chat/m1 (generated tag) printed its value.
         let tag = generated?["tag"] ?? .null
-        #expect(listener.wait { $0.contains { $0.type == "event" && $0["tag"] == tag && $0["event"] == .string("value") && $0["value"]?["n"]?.int == 1 } },
-                "\(listener.transcript)")
+        #expect(
+            listener.wait {
+                $0.contains {
+                    $0.type == "event" && $0["tag"] == tag && $0["event"] == .string("value")
+                        && $0["value"]?["n"]?.int == 1
+                }
+            },
+            "\(listener.transcript)")
 
         try writer.send(#"{"op":"remove","path":"chat/m1","id":"w4"}"#)
-        #expect(writer.wait { $0.contains { $0.type == "ack" && $0["id"] == .string("w4") && $0["ok"] == .bool(true) } }, "\(writer.transcript)")
+        #expect(
+            writer.wait { $0.contains { $0.type == "ack" && $0["id"] == .string("w4") && $0["ok"] == .bool(true) } },
+            "\(writer.transcript)")
         #expect(hasEvent("child_removed", key: "m1") { _ in true }, "\(listener.transcript)")
 
         for client in [writer, listener] {
@@ -216,19 +246,23 @@ struct ConnectProcessTests {
         }
     }
 
-    @Test("a client SIGKILLed mid-stream (writes acknowledged, in flight, only saved) and restarted loses nothing; restored writes report their acks",
-          .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    @Test(
+        "a client SIGKILLed mid-stream (writes acknowledged, in flight, only saved) and restarted loses nothing; restored writes report their acks",
+        .enabled(if: Tool.binary != nil, Tool.missingMessage))
     func killNineLosesNothing() throws {
         let scratch = try ConnectScratch()
         let server = try ServeProcess(directory: scratch.dir("server"))
         defer { server.stop() }
         let store = scratch.dir("client")
         let first = try ConnectProcess(store: store, url: Self.url(server.port))
-        #expect(first.wait { $0.contains { $0.type == "connected" && $0["connected"] == .bool(true) } }, "\(first.transcript)")
+        #expect(
+            first.wait { $0.contains { $0.type == "connected" && $0["connected"] == .bool(true) } },
+            "\(first.transcript)")
         // A burst of 150 writes, pipelined; then offline, 30 more that are only saved.
         try first.send((0..<150).map { #"{"op":"set","path":"k/n\#($0)","value":\#($0)}"# })
         #expect(first.wait { $0.contains { $0.type == "ack" } }, "\(first.transcript)")
-        try first.send([#"{"op":"goOffline"}"#] + (150..<180).map { #"{"op":"set","path":"k/n\#($0)","value":\#($0)}"# })
+        try first.send(
+            [#"{"op":"goOffline"}"#] + (150..<180).map { #"{"op":"set","path":"k/n\#($0)","value":\#($0)}"# })
         #expect(first.wait { $0.filter { $0.type == "saved" }.count == 180 }, "\(first.transcript)")
         first.kill9()
 
@@ -240,14 +274,21 @@ struct ConnectProcessTests {
         #expect(second.wait { $0.contains { $0.type == "ready" } }, "\(second.transcript)")
         let pending = Set(second.lines("ready").first?["pendingWrites"]?.arrayValue?.compactMap(\.int) ?? [])
         #expect(pending.count >= 30, "at least the 30 offline writes were pending: \(second.transcript)")
-        #expect(pending.isSubset(of: saved) && pending.isDisjoint(with: acked), "pending \(pending.sorted()), acked \(acked.sorted())")
+        #expect(
+            pending.isSubset(of: saved) && pending.isDisjoint(with: acked),
+            "pending \(pending.sorted()), acked \(acked.sorted())")
         #expect(saved.subtracting(acked).isSuperset(of: pending))
         // Every restored write reports its ack in the restarted run.
-        #expect(second.wait { lines in
-            Set(lines.filter { $0.type == "ack" && $0["ok"] == .bool(true) && $0["restored"] == .bool(true) }.compactMap { $0["writeId"]?.int }) == pending
-        }, "\(second.transcript)")
+        #expect(
+            second.wait { lines in
+                Set(
+                    lines.filter { $0.type == "ack" && $0["ok"] == .bool(true) && $0["restored"] == .bool(true) }
+                        .compactMap { $0["writeId"]?.int }) == pending
+            }, "\(second.transcript)")
         try second.send(#"{"op":"pending","id":"p"}"#)
-        #expect(second.wait { $0.contains { $0.type == "pending" && $0["writeIds"] == .array([]) } }, "\(second.transcript)")
+        #expect(
+            second.wait { $0.contains { $0.type == "pending" && $0["writeIds"] == .array([]) } }, "\(second.transcript)"
+        )
         try second.closeInput()
         #expect(second.waitForExit() == 0, "\(second.transcript)")
 
@@ -258,8 +299,9 @@ struct ConnectProcessTests {
         for i in 0..<180 { #expect(value?["n\(i)"]?.int == Int64(i), "n\(i)") }
     }
 
-    @Test("offline start: writes queued while the server is down drain when it starts",
-          .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    @Test(
+        "offline start: writes queued while the server is down drain when it starts",
+        .enabled(if: Tool.binary != nil, Tool.missingMessage))
     func offlineStartDrains() throws {
         let scratch = try ConnectScratch()
         // Learn a free port, then leave it unserved.
@@ -269,7 +311,9 @@ struct ConnectProcessTests {
         let client = try ConnectProcess(store: scratch.dir("client"), url: Self.url(port))
         try client.send((0..<50).map { #"{"op":"set","path":"q/n\#($0)","value":"v\#($0)","id":\#($0)}"# })
         #expect(client.wait { $0.filter { $0.type == "saved" }.count == 50 }, "\(client.transcript)")
-        #expect(client.lines("ack").isEmpty && !client.lines.contains { $0["connected"] == .bool(true) }, "\(client.transcript)")
+        #expect(
+            client.lines("ack").isEmpty && !client.lines.contains { $0["connected"] == .bool(true) },
+            "\(client.transcript)")
         // An offline read answers from the local data (pending writes shown).
         try client.send(#"{"op":"get","path":"q/n3"}"#)
         #expect(client.wait { $0.contains { $0.type == "get" } }, "\(client.transcript)")
@@ -277,8 +321,12 @@ struct ConnectProcessTests {
 
         let server = try ServeProcess(directory: scratch.dir("server"), port: port)
         defer { server.stop() }
-        #expect(client.wait { $0.contains { $0.type == "connected" && $0["connected"] == .bool(true) } }, "\(client.transcript)")
-        #expect(client.wait { $0.filter { $0.type == "ack" && $0["ok"] == .bool(true) }.count == 50 }, "\(client.transcript)")
+        #expect(
+            client.wait { $0.contains { $0.type == "connected" && $0["connected"] == .bool(true) } },
+            "\(client.transcript)")
+        #expect(
+            client.wait { $0.filter { $0.type == "ack" && $0["ok"] == .bool(true) }.count == 50 },
+            "\(client.transcript)")
         let ids = client.lines("ack").compactMap { $0["id"]?.int }
         #expect(ids == Array(0..<50), "acks arrive in write order, each with its id: \(ids)")
         try client.send(#"{"op":"quit"}"#)
@@ -288,50 +336,61 @@ struct ConnectProcessTests {
         #expect(value?.objectMembers?.count == 50 && value?["n49"] == .string("v49"), "\(String(describing: value))")
     }
 
-    @Test("malformed command lines print a JSON error line (with the line number and id) and the client keeps going; exit 0 at end of input",
-          .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    @Test(
+        "malformed command lines print a JSON error line (with the line number and id) and the client keeps going; exit 0 at end of input",
+        .enabled(if: Tool.binary != nil, Tool.missingMessage))
     func malformedLines() throws {
         let scratch = try ConnectScratch()
-        let client = try ConnectProcess(store: scratch.dir("client"), url: "ws://127.0.0.1:9?ns=x", arguments: ["--offline"])
+        let client = try ConnectProcess(
+            store: scratch.dir("client"), url: "ws://127.0.0.1:9?ns=x", arguments: ["--offline"])
         let bad = [
-            "not json",                                                      // 1
-            #"[1,2]"#,                                                       // 2
-            #"{"path":"a"}"#,                                                // 3 no op
-            #"{"op":"explode","id":"e4"}"#,                                  // 4
-            #"{"op":"set","path":"a","id":5}"#,                              // 5 no value
-            #"{"op":"set","path":"a/b.c","value":1}"#,                       // 6 bad key
-            #"{"op":"set","path":"a","value":1,"bogus":true}"#,              // 7 unknown field
-            #"{"op":"update","path":"a","values":3}"#,                       // 8
-            #"{"op":"update","path":"a","values":{"x":1,"x/y":2}}"#,         // 9 overlapping paths
-            #"{"op":"listen","path":"a","events":["nope"]}"#,                // 10
-            #"{"op":"listen","path":"a","query":{"limitToFirst":0}}"#,       // 11
-            #"{"op":"listen","path":"a","query":{"orderBy":"$key","startAt":1}}"#, // 12 key bound must be a string
-            #"{"op":"unlisten","tag":"nobody"}"#,                            // 13
-            #"{"op":"keepSynced","path":"a"}"#,                              // 14 no on
-            #"{"op":"set","path":".info/connected","value":true}"#,          // 15 read-only
-            #"{"op":"set","path":"a","value":{"n":1.5e400}}"#,               // 16 not JSON (overflow)
-            #"{"op":"auth","token":5}"#,                                     // 17
+            "not json",  // 1
+            #"[1,2]"#,  // 2
+            #"{"path":"a"}"#,  // 3 no op
+            #"{"op":"explode","id":"e4"}"#,  // 4
+            #"{"op":"set","path":"a","id":5}"#,  // 5 no value
+            #"{"op":"set","path":"a/b.c","value":1}"#,  // 6 bad key
+            #"{"op":"set","path":"a","value":1,"bogus":true}"#,  // 7 unknown field
+            #"{"op":"update","path":"a","values":3}"#,  // 8
+            #"{"op":"update","path":"a","values":{"x":1,"x/y":2}}"#,  // 9 overlapping paths
+            #"{"op":"listen","path":"a","events":["nope"]}"#,  // 10
+            #"{"op":"listen","path":"a","query":{"limitToFirst":0}}"#,  // 11
+            #"{"op":"listen","path":"a","query":{"orderBy":"$key","startAt":1}}"#,  // 12 key bound must be a string
+            #"{"op":"unlisten","tag":"nobody"}"#,  // 13
+            #"{"op":"keepSynced","path":"a"}"#,  // 14 no on
+            #"{"op":"set","path":".info/connected","value":true}"#,  // 15 read-only
+            #"{"op":"set","path":"a","value":{"n":1.5e400}}"#,  // 16 not JSON (overflow)
+            #"{"op":"auth","token":5}"#,  // 17
         ]
         try client.send(bad)
-        try client.sendBytes([0x7B, 0xFF, 0xFE, 0x7D, 0x0A])                // 18 invalid UTF-8
+        try client.sendBytes([0x7B, 0xFF, 0xFE, 0x7D, 0x0A])  // 18 invalid UTF-8
         try client.send([
-            "",                                                              // 19 blank: skipped
+            "",  // 19 blank: skipped
             #"{"op":"set","path":"ok","value":{"fine":true},"id":"good"}"#,  // 20
-            #"{"op":"listen","path":"ok","tag":"t"}"#,                       // 21
-            #"{"op":"listen","path":"ok","tag":"t"}"#,                       // 22 tag in use
+            #"{"op":"listen","path":"ok","tag":"t"}"#,  // 21
+            #"{"op":"listen","path":"ok","tag":"t"}"#,  // 22 tag in use
         ])
-        #expect(client.wait { $0.contains { $0.type == "saved" } && $0.contains { $0.type == "event" } && $0.filter { $0.type == "error" }.count == 19 },
-                "\(client.transcript)")
+        #expect(
+            client.wait {
+                $0.contains { $0.type == "saved" } && $0.contains { $0.type == "event" }
+                    && $0.filter { $0.type == "error" }.count == 19
+            },
+            "\(client.transcript)")
         let errors = client.lines("error")
         #expect(errors.compactMap { $0["line"]?.int } == Array(1...18) + [22], "\(client.transcript)")
         #expect(errors.first { $0["line"]?.int == 4 }?["id"] == .string("e4"), "\(client.transcript)")
         #expect(errors.first { $0["line"]?.int == 5 }?["id"]?.int == 5, "\(client.transcript)")
         #expect(errors.allSatisfy { ($0["error"]?.stringValue ?? "").isEmpty == false })
         #expect(client.lines("saved").first?["id"] == .string("good"), "\(client.transcript)")
-        #expect(client.lines.contains { $0.type == "event" && $0["tag"] == .string("t") && $0["value"]?["fine"] == .bool(true) }, "\(client.transcript)")
+        #expect(
+            client.lines.contains {
+                $0.type == "event" && $0["tag"] == .string("t") && $0["value"]?["fine"] == .bool(true)
+            }, "\(client.transcript)")
         try client.closeInput()
         #expect(client.waitForExit() == 0, "\(client.transcript)")
-        #expect(client.lines.last?.type == "closed" && client.lines.last?["pendingWrites"]?.int == 1, "\(client.transcript)")
+        #expect(
+            client.lines.last?.type == "closed" && client.lines.last?["pendingWrites"]?.int == 1, "\(client.transcript)"
+        )
         #expect(client.nonJSON.isEmpty, "\(client.nonJSON)")
     }
 }

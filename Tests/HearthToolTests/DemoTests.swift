@@ -17,13 +17,18 @@ struct DemoTests {
         let sections = out.components(separatedBy: "observe(…)")
         #expect(sections.count == 5, "\(out)")
         if sections.count == 5 {
-            #expect(sections[2].contains("linhenykus") && sections[2].contains("pterodactyl") && !sections[2].contains("triceratops"))
+            #expect(
+                sections[2].contains("linhenykus") && sections[2].contains("pterodactyl")
+                    && !sections[2].contains("triceratops"))
             #expect(sections[2].contains("no value event"))
-            #expect(sections[3].components(separatedBy: "child_added").count == 5 && sections[3].contains("no value event"))
+            #expect(
+                sections[3].components(separatedBy: "child_added").count == 5 && sections[3].contains("no value event"))
             #expect(sections[4].contains("a value event fired"))
         }
         // Pending writes in order, survived the restart.
-        #expect(out.contains("#1 set    players/ada") && out.contains("#2 update players/ada") && out.contains("#3 set    players/ada/lastSeen"))
+        #expect(
+            out.contains("#1 set    players/ada") && out.contains("#2 update players/ada")
+                && out.contains("#3 set    players/ada/lastSeen"))
         // Pruning under the small cap kept the pinned scores and pruned some news.
         #expect(out.contains(#"scores still cached: {"bruhathkayosaurus":55"#))
         #expect(out.contains("least recently written were pruned") && !out.contains("the 0 least"))
@@ -41,13 +46,21 @@ struct DemoTests {
         let sections = out.components(separatedBy: "\n\n")
         func section(_ n: Int) -> String { sections.first { $0.hasPrefix("\(n). ") } ?? "" }
         // 1: online, four child_added and the value.
-        #expect(section(1).contains("The pterodactyl dinosaur's score is 93 (after linhenykus)") && section(1).contains("value        4 children"))
+        #expect(
+            section(1).contains("The pterodactyl dinosaur's score is 93 (after linhenykus)")
+                && section(1).contains("value        4 children"))
         // 2: offline after a restart: the last two from the cache with no value; the last six gives the four cached.
-        #expect(section(2).contains("no value event") && section(2).components(separatedBy: "child_added").count == 7, "\(section(2))")
+        #expect(
+            section(2).contains("no value event") && section(2).components(separatedBy: "child_added").count == 7,
+            "\(section(2))")
         // 4: back online, the final two child_added and the value; queued work delivered in order.
-        #expect(section(4).contains("The stegosaurus dinosaur's score is 5") && section(4).contains("The lambeosaurus dinosaur's score is 21"))
+        #expect(
+            section(4).contains("The stegosaurus dinosaur's score is 5")
+                && section(4).contains("The lambeosaurus dinosaur's score is 21"))
         #expect(section(4).contains("value        6 children"))
-        #expect(section(4).contains("transaction 1: committed") && section(4).contains("transaction 2: committed") && section(4).contains("visits = 2"))
+        #expect(
+            section(4).contains("transaction 1: committed") && section(4).contains("transaction 2: committed")
+                && section(4).contains("visits = 2"))
         // 5: keepSynced data fresh offline after a restart.
         #expect(section(5).contains("stegosaurus = 6"))
         // 6: presence: the second client sees the first go away, with a server timestamp.

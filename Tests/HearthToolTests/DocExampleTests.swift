@@ -11,7 +11,7 @@ import Testing
         // --- verbatim from Sources/Hearth/Engine/Store.swift (path replaced) ---
         let store = try Store.open(directory: dir.path)
         let id = try store.saveWrite(.set(.string("hi")), at: "messages/m1")
-        try store.commit { batch in          // ack + the server's data: one atomic commit
+        try store.commit { batch in  // ack + the server's data: one atomic commit
             try batch.ackWrite(id)
             try batch.applyServerOverwrite(.string("hi"), at: "messages/m1")
         }
@@ -24,10 +24,14 @@ import Testing
 
     /// The example's text in the doc comment is the code above, line for line.
     @Test func theDocCommentStillSaysWhatThisTestRuns() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let source = try String(contentsOf: root.appendingPathComponent("Sources/Hearth/Engine/Store.swift"), encoding: .utf8)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let source = try String(
+            contentsOf: root.appendingPathComponent("Sources/Hearth/Engine/Store.swift"), encoding: .utf8)
         let test = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
-        guard let start = source.range(of: "/// ```swift\n"), let end = source.range(of: "/// ```\n", range: start.upperBound..<source.endIndex) else {
+        guard let start = source.range(of: "/// ```swift\n"),
+            let end = source.range(of: "/// ```\n", range: start.upperBound..<source.endIndex)
+        else {
             Issue.record("no swift example in Store's doc comment")
             return
         }
@@ -59,10 +63,13 @@ import Testing
     @Test func storeErrorsReadAsSentences() throws {
         let cases: [StoreError] = [
             .invalidOption("cacheSizeBytes 5 is outside 1 MiB … 100 MiB"), .unknownWrite(id: 7),
-            .unknownQuery(QueryLocation(path: "a", query: .default)), .unknownTransaction(id: 1), .unknownOnDisconnect(id: 2),
-            .poisoned("write failed: EIO"), .closed, .corruptCheckpoint(file: "ckpt-1.ckpt", offset: 64, reason: "bad chunk"),
+            .unknownQuery(QueryLocation(path: "a", query: .default)), .unknownTransaction(id: 1),
+            .unknownOnDisconnect(id: 2),
+            .poisoned("write failed: EIO"), .closed,
+            .corruptCheckpoint(file: "ckpt-1.ckpt", offset: 64, reason: "bad chunk"),
             .corruptRecord(file: "seg-1.log", offset: 96, lsn: 3, reason: "bad tag"),
-            .log(.storeLocked(path: "/tmp/s/LOCK")), .log(.io(FileSystemError(.ioError, .sync, "seg-1.log"))), .log(.io(FileSystemError(.other(20), .lock, "afile/LOCK"))),
+            .log(.storeLocked(path: "/tmp/s/LOCK")), .log(.io(FileSystemError(.ioError, .sync, "seg-1.log"))),
+            .log(.io(FileSystemError(.other(20), .lock, "afile/LOCK"))),
         ]
         for e in cases {
             let text = e.description

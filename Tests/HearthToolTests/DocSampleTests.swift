@@ -17,7 +17,8 @@ import Testing
 /// `B` reads as the document's `A`), must equal the block exactly, blank lines included. So a
 /// sample that stops compiling fails the build, and a document or test edited alone fails here.
 @Suite struct DocSampleTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     struct Block: CustomStringConvertible {
         var file: String
@@ -50,7 +51,9 @@ import Testing
     static func documents() throws -> [String] {
         var docs = ["README.md"]
         let sources = root.appendingPathComponent("Sources")
-        guard let walker = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil) else { return docs }
+        guard let walker = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil) else {
+            return docs
+        }
         for case let url as URL in walker where url.pathExtension == "md" && url.path.contains(".docc/") {
             docs.append(String(url.path.dropFirst(root.path.count + 1)))
         }
@@ -83,8 +86,11 @@ import Testing
     static func regions() throws -> [Region] {
         var regions: [Region] = []
         let tests = root.appendingPathComponent("Tests")
-        guard let walker = FileManager.default.enumerator(at: tests, includingPropertiesForKeys: nil) else { return regions }
-        for case let url as URL in walker where url.pathExtension == "swift" && url.lastPathComponent != "DocSampleTests.swift" {
+        guard let walker = FileManager.default.enumerator(at: tests, includingPropertiesForKeys: nil) else {
+            return regions
+        }
+        for case let url as URL in walker
+        where url.pathExtension == "swift" && url.lastPathComponent != "DocSampleTests.swift" {
             let text = try String(contentsOf: url, encoding: .utf8)
             guard text.contains("// doc-sample: ") else { continue }
             regions += Self.regions(text: text, file: String(url.path.dropFirst(root.path.count + 1)))
@@ -94,10 +100,11 @@ import Testing
 
     static func regions(text: String, file: String) -> [Region] {
         var regions: [Region] = []
-        let imports = Set(text.components(separatedBy: "\n").compactMap { line -> String? in
-            let plain = line.hasPrefix("@testable ") ? String(line.dropFirst("@testable ".count)) : line
-            return plain.hasPrefix("import ") ? plain : nil
-        })
+        let imports = Set(
+            text.components(separatedBy: "\n").compactMap { line -> String? in
+                let plain = line.hasPrefix("@testable ") ? String(line.dropFirst("@testable ".count)) : line
+                return plain.hasPrefix("import ") ? plain : nil
+            })
         var open: (region: Region, indent: Int, replacements: [(String, String)], body: Bool)?
         for (index, line) in text.components(separatedBy: "\n").enumerated() {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
@@ -116,7 +123,9 @@ import Testing
                     if !trimmed.hasSuffix(testOnly) {
                         let indented = line.prefix(while: { $0 == " " }).count >= state.indent
                         var own = indented ? String(line.dropFirst(state.indent)) : trimmed
-                        for (document, test) in state.replacements { own = own.replacingOccurrences(of: test, with: document) }
+                        for (document, test) in state.replacements {
+                            own = own.replacingOccurrences(of: test, with: document)
+                        }
                         state.region.lines.append(own)
                     }
                     open = state
@@ -147,12 +156,16 @@ import Testing
                     continue
                 }
                 // Say where the closest copy first differs, to make a drift easy to fix.
-                let hint = candidates.map { region -> (Int, String) in
-                    let same = zip(region.lines, block.body).prefix { $0 == $1 }.count
-                    let doc = same < block.body.count ? block.body[same] : "(end of block)"
-                    let test = same < region.lines.count ? region.lines[same] : "(end of region)"
-                    return (same, "\(region): line \(same + 1) of the block is\n  \(doc)\nbut the test has\n  \(test)")
-                }.max { $0.0 < $1.0 }?.1 ?? "no test file importing \(block.imports) has a `// doc-sample: \(document)` region"
+                let hint =
+                    candidates.map { region -> (Int, String) in
+                        let same = zip(region.lines, block.body).prefix { $0 == $1 }.count
+                        let doc = same < block.body.count ? block.body[same] : "(end of block)"
+                        let test = same < region.lines.count ? region.lines[same] : "(end of region)"
+                        return (
+                            same, "\(region): line \(same + 1) of the block is\n  \(doc)\nbut the test has\n  \(test)"
+                        )
+                    }.max { $0.0 < $1.0 }?.1
+                    ?? "no test file importing \(block.imports) has a `// doc-sample: \(document)` region"
                 Issue.record("the swift block at \(block) is not compiled verbatim in any test — \(hint)")
             }
         }

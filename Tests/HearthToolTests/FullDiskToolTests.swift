@@ -20,7 +20,8 @@ import Testing
 
     @Test func aFullTmpfsDoesNotBrickTheStore() throws {
         try #require(Tool.binary != nil, Tool.missingMessage)
-        let mount = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-tmpfs-\(UUID().uuidString)").path
+        let mount = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-tmpfs-\(UUID().uuidString)")
+            .path
         try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
         defer {
             _ = Self.sh("umount '\(mount)'")
@@ -34,7 +35,8 @@ import Testing
         _ = Self.sh("dd if=/dev/zero of='\(filler)' bs=1k count=1700")
         var lines: [String] = []
         for i in 0..<30_000 {
-            lines.append(#"{"op":"serverSet","path":"d/k\#(100_000 + i)","value":"\#(String(repeating: "v", count: 40))\#(i)"}"#)
+            lines.append(
+                #"{"op":"serverSet","path":"d/k\#(100_000 + i)","value":"\#(String(repeating: "v", count: 40))\#(i)"}"#)
         }
         let fill = try Tool.apply(store, lines, ["--cache-size", "104857600", "--durability", "buffered"])
         #expect(fill.status == 1, "the disk should have filled up: \(fill.stderr)")

@@ -6,10 +6,13 @@ import Testing
 /// README, and every operation the README documents for `apply` and `connect` must be listed.
 @Suite(.enabled(if: Tool.binary != nil, Tool.missingMessage))
 struct HelpTextTests {
-    static let subcommands = ["dump", "verify", "salvage", "stats", "state", "get", "apply", "compact", "demo", "serve", "connect"]
+    static let subcommands = [
+        "dump", "verify", "salvage", "stats", "state", "get", "apply", "compact", "demo", "serve", "connect",
+    ]
 
     static func readme() throws -> String {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         return try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
     }
 

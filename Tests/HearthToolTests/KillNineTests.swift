@@ -91,11 +91,11 @@ import HearthTesting
         try #require(try Tool.apply(store.path, [#"{"op":"serverSet","path":"seed","value":1}"#]).status == 0)
         var rng = Random(state: 0x4845_4152_5448)
         let rounds = 24
-        var serverSets: [String: String] = [:]       // acknowledged serverSets: key → value
-        var updates: [String: Int] = [:]             // acknowledged serverUpdates: key → value
-        var writes: [Int64: String] = [:]            // acknowledged sets: id → key
-        var ackable: [Int64] = []                    // acknowledged sets not yet acked
-        var acked: Set<Int64> = []                   // writes whose ack was acknowledged: must be gone
+        var serverSets: [String: String] = [:]  // acknowledged serverSets: key → value
+        var updates: [String: Int] = [:]  // acknowledged serverUpdates: key → value
+        var writes: [Int64: String] = [:]  // acknowledged sets: id → key
+        var ackable: [Int64] = []  // acknowledged sets not yet acked
+        var acked: Set<Int64> = []  // writes whose ack was acknowledged: must be gone
         var allWriteIDs: Set<Int64> = []
         var lastLSN = 0.0
         var totalAcks = 0, killedMidway = 0
@@ -118,7 +118,11 @@ import HearthTesting
                 case 1: ops.append(.set(key: key))
                 case 2: ops.append(.serverUpdate(key: key, value: rng.below(1000)))
                 default:
-                    if let id = pendingAcks.popLast() { ops.append(.ack(writeID: id)) } else { ops.append(.set(key: key)) }
+                    if let id = pendingAcks.popLast() {
+                        ops.append(.ack(writeID: id))
+                    } else {
+                        ops.append(.set(key: key))
+                    }
                 }
             }
             let delay = UInt32(2_000 + rng.below(150_000)) * delayScale
@@ -166,17 +170,23 @@ import HearthTesting
             let state = try stateRun.json()
             let cache = state["serverCache"]
             for (k, v) in serverSets where cache?["s"]?[k] != .string(v) {
-                Issue.record("round \(round): acknowledged serverSet s/\(k) = \(v) missing: \(String(describing: cache?["s"]?[k]))")
+                Issue.record(
+                    "round \(round): acknowledged serverSet s/\(k) = \(v) missing: \(String(describing: cache?["s"]?[k]))"
+                )
             }
             for (k, v) in updates where cache?["u"]?[k] != .number(Double(v)) {
                 Issue.record("round \(round): acknowledged serverUpdate u/\(k) = \(v) missing")
             }
             var pending: [Int64: String] = [:]
             if case .array(let ws)? = state["pendingWrites"] {
-                for w in ws { if case .number(let id)? = w["id"], case .string(let p)? = w["path"] { pending[Int64(id)] = p } }
+                for w in ws {
+                    if case .number(let id)? = w["id"], case .string(let p)? = w["path"] { pending[Int64(id)] = p }
+                }
             }
             for id in ackable {
-                #expect(pending[id].map { $0.hasSuffix("w/\(writes[id] ?? "?")") } == true, "round \(round): acknowledged write \(id) missing (\(String(describing: pending[id])))")
+                #expect(
+                    pending[id].map { $0.hasSuffix("w/\(writes[id] ?? "?")") } == true,
+                    "round \(round): acknowledged write \(id) missing (\(String(describing: pending[id])))")
             }
             for id in acked { #expect(pending[id] == nil, "round \(round): acknowledged ack of write \(id) lost") }
             // Writes whose ack was sent but not acknowledged may be either: ack again if pending.
@@ -188,7 +198,8 @@ import HearthTesting
         #expect(totalAcks > 100, "too few acknowledged operations (\(totalAcks)) to mean anything")
         // The delays adapt to the machine (above), so most kills land mid-input; on a loaded
         // machine a third is still a meaningful run.
-        #expect(killedMidway * 3 > played, "the kills mostly came after the input was done (\(killedMidway) of \(played))")
+        #expect(
+            killedMidway * 3 > played, "the kills mostly came after the input was done (\(killedMidway) of \(played))")
     }
 }
 

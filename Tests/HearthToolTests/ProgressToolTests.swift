@@ -27,12 +27,14 @@ struct ProgressToolTests {
             typealias OnFD = @convention(c) (Int32) -> Int32
             typealias PTSName = @convention(c) (Int32) -> UnsafeMutablePointer<CChar>?
             guard let libc = dlopen(nil, RTLD_NOW),
-                  let openpt = dlsym(libc, "posix_openpt"), let grant = dlsym(libc, "grantpt"),
-                  let unlock = dlsym(libc, "unlockpt"), let name = dlsym(libc, "ptsname") else { return nil }
+                let openpt = dlsym(libc, "posix_openpt"), let grant = dlsym(libc, "grantpt"),
+                let unlock = dlsym(libc, "unlockpt"), let name = dlsym(libc, "ptsname")
+            else { return nil }
             let m = unsafeBitCast(openpt, to: OpenPT.self)(O_RDWR | O_NOCTTY)
             guard m >= 0 else { return nil }
             guard unsafeBitCast(grant, to: OnFD.self)(m) == 0, unsafeBitCast(unlock, to: OnFD.self)(m) == 0,
-                  let path = unsafeBitCast(name, to: PTSName.self)(m) else {
+                let path = unsafeBitCast(name, to: PTSName.self)(m)
+            else {
                 close(m)
                 return nil
             }
@@ -80,13 +82,18 @@ struct ProgressToolTests {
         process.waitUntilExit()
         done.wait()
         let bytes = received.withLock { $0 }
-        return (String(decoding: out, as: UTF8.self), String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\r\n", with: "\n"))
+        return (
+            String(decoding: out, as: UTF8.self),
+            String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\r\n", with: "\n")
+        )
     }
 
     /// A store with a checkpoint and a long tail: enough output that `dump` flushes its
     /// results several times while the bar is up.
     static func makeStore(_ store: TempStore) throws {
-        var lines = (0..<300).map { #"{"op":"serverSet","path":"a/k\#($0)","value":"\#(String(repeating: "x", count: 40))"}"# }
+        var lines = (0..<300).map {
+            #"{"op":"serverSet","path":"a/k\#($0)","value":"\#(String(repeating: "x", count: 40))"}"#
+        }
         lines.append(#"{"op":"compact"}"#)
         lines += (0..<1500).map { #"{"op":"serverSet","path":"b/k\#($0)","value":\#($0)}"# }
         let r = try Tool.apply(store.path, lines, ["--durability", "buffered"])
@@ -100,7 +107,8 @@ struct ProgressToolTests {
         try Self.makeStore(store)
         for (command, phase) in [("dump", "records"), ("verify", "records")] {
             let reference = try Tool.run([command, store.path])
-            #expect(reference.status == 0 && !reference.stdout.contains("\r") && reference.stderr.isEmpty, "\(reference)")
+            #expect(
+                reference.status == 0 && !reference.stdout.contains("\r") && reference.stderr.isEmpty, "\(reference)")
             guard let run = try Self.runOnTerminal([command, store.path]) else {
                 print("skipped: no pseudo-terminal available")
                 return
@@ -109,9 +117,15 @@ struct ProgressToolTests {
             #expect(run.stdout == reference.stdout, "\(command): stdout differs when stderr is a terminal")
             #expect(!run.stdout.contains("\r") && !run.stdout.contains("\u{1B}") && !run.stdout.contains("%]"))
             // The terminal got the bar, in phases, and it was erased at the end.
-            #expect(run.terminal.contains(Self.erase + "\(command): segments ["), "\(command): \(run.terminal.debugDescription)")
-            #expect(run.terminal.contains(Self.erase + "\(command): \(phase) ["), "\(command): \(run.terminal.debugDescription)")
-            #expect(run.terminal.hasSuffix(Self.erase), "\(command): the bar is not erased: \(run.terminal.debugDescription)")
+            #expect(
+                run.terminal.contains(Self.erase + "\(command): segments ["),
+                "\(command): \(run.terminal.debugDescription)")
+            #expect(
+                run.terminal.contains(Self.erase + "\(command): \(phase) ["),
+                "\(command): \(run.terminal.debugDescription)")
+            #expect(
+                run.terminal.hasSuffix(Self.erase),
+                "\(command): the bar is not erased: \(run.terminal.debugDescription)")
         }
     }
 

@@ -24,10 +24,12 @@ import Testing
         "struct HearthLog.FileSystemError", "enum HearthLog.FileOperation",
     ]
 
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     @Test func hearthReexportsTheModelAndOnlyTheLogTypesItsAPINames() throws {
-        let source = try String(contentsOf: Self.root.appendingPathComponent("Sources/Hearth/Hearth.swift"), encoding: .utf8)
+        let source = try String(
+            contentsOf: Self.root.appendingPathComponent("Sources/Hearth/Hearth.swift"), encoding: .utf8)
         var modules: [String] = [], scoped: Set<String> = []
         for line in source.split(separator: "\n") where line.hasPrefix("@_exported import ") {
             let rest = line.dropFirst("@_exported import ".count)
@@ -42,8 +44,12 @@ import Testing
         guard let graph = try SymbolGraph.extract(module) else { return }
         #expect(graph.symbols.count > 30, "the symbol graph of \(module) looks empty")
         let topLevel = Set(graph.symbols.compactMap { $0.path.count == 1 ? $0.path[0] : nil })
-        #expect(topLevel.isDisjoint(with: Self.forbidden), "internals public in \(module): \(topLevel.intersection(Self.forbidden).sorted())")
-        let undocumented = graph.symbols.filter { $0.hasSourceLocation && !$0.documented }.map { $0.path.joined(separator: ".") }
+        #expect(
+            topLevel.isDisjoint(with: Self.forbidden),
+            "internals public in \(module): \(topLevel.intersection(Self.forbidden).sorted())")
+        let undocumented = graph.symbols.filter { $0.hasSourceLocation && !$0.documented }.map {
+            $0.path.joined(separator: ".")
+        }
         #expect(undocumented.isEmpty, "public symbols without a doc comment in \(module): \(undocumented.sorted())")
     }
 
@@ -73,7 +79,8 @@ struct SymbolGraph {
             return nil
         }
         guard let modules = Tool.binary?.deletingLastPathComponent().appendingPathComponent("Modules"),
-              FileManager.default.fileExists(atPath: modules.appendingPathComponent("\(module).swiftmodule").path) else {
+            FileManager.default.fileExists(atPath: modules.appendingPathComponent("\(module).swiftmodule").path)
+        else {
             print("skipped: no built \(module).swiftmodule next to the hearth binary")
             return nil
         }
@@ -97,34 +104,41 @@ struct SymbolGraph {
         // their build folders.
         var cModules: [String] = []
         let buildDir = modules.deletingLastPathComponent()
-        let checkouts = buildDir.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("checkouts")
+        let checkouts = buildDir.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
+            "checkouts")
         for dir in [buildDir, checkouts] {
             guard let walk = FileManager.default.enumerator(atPath: dir.path) else { continue }
             while let entry = walk.nextObject() as? String {
                 let parts = entry.split(separator: "/")
                 let generatedForC = dir == buildDir && parts.count == 2 && parts[0].hasSuffix(".build")
-                let shipped = dir == checkouts && parts.count >= 4 && parts[parts.count - 2] == "include" && parts.contains("Sources")
+                let shipped =
+                    dir == checkouts && parts.count >= 4 && parts[parts.count - 2] == "include"
+                    && parts.contains("Sources")
                 if entry.hasSuffix("module.modulemap"), generatedForC || shipped {
                     cModules += ["-Xcc", "-fmodule-map-file=\(dir.appendingPathComponent(entry).path)"]
                 }
             }
         }
-        p.arguments = ["-module-name", module, "-I", modules.path, "-Xcc", "-fmodule-map-file=\(zlibMap)"] + cModules
+        p.arguments =
+            ["-module-name", module, "-I", modules.path, "-Xcc", "-fmodule-map-file=\(zlibMap)"] + cModules
             + ["-target", target, "-minimum-access-level", "public", "-output-dir", out.path]
         try p.run()
         p.waitUntilExit()
         try #require(p.terminationStatus == 0, "swift-symbolgraph-extract failed for \(module)")
         let data = try Data(contentsOf: out.appendingPathComponent("\(module).symbols.json"))
         guard let top = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let list = top["symbols"] as? [[String: Any]] else {
+            let list = top["symbols"] as? [[String: Any]]
+        else {
             Issue.record("unexpected symbol graph shape")
             return nil
         }
         var symbols: [Symbol] = []
         for s in list {
             guard let access = s["accessLevel"] as? String, access == "public" || access == "open",
-                  let path = s["pathComponents"] as? [String] else { continue }
-            symbols.append(Symbol(path: path, documented: s["docComment"] != nil, hasSourceLocation: s["location"] != nil))
+                let path = s["pathComponents"] as? [String]
+            else { continue }
+            symbols.append(
+                Symbol(path: path, documented: s["docComment"] != nil, hasSourceLocation: s["location"] != nil))
         }
         return SymbolGraph(symbols: symbols)
     }

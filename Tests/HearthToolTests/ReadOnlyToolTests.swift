@@ -33,16 +33,18 @@ struct ReadOnlyToolTests {
     /// pin, an auth token and an onDisconnect operation, then a checkpoint and a few more
     /// commits after it — so a read-only open replays MANIFEST + checkpoint + segments.
     static func makeStore(_ store: TempStore) throws {
-        let r = try Tool.apply(store.path, [
-            #"{"op":"serverSet","path":"scores","value":\#(dinosaurScores)}"#,
-            #"{"op":"trackQuery","path":"scores","query":{"orderBy":"value","limitToLast":4},"complete":true}"#,
-            #"{"op":"keepSynced","path":"scores","query":{"orderBy":"value","limitToLast":4},"on":true}"#,
-            #"{"op":"auth","token":"secret-token","expiresAt":1700000000000}"#,
-            #"{"op":"compact"}"#,
-            #"{"op":"set","path":"scores/linhenykus","value":99}"#,
-            #"{"op":"serverUpdate","path":"scores","children":{"stegosaurus":6}}"#,
-            #"{"op":"onDisconnect","action":"set","path":"presence","value":"offline"}"#,
-        ])
+        let r = try Tool.apply(
+            store.path,
+            [
+                #"{"op":"serverSet","path":"scores","value":\#(dinosaurScores)}"#,
+                #"{"op":"trackQuery","path":"scores","query":{"orderBy":"value","limitToLast":4},"complete":true}"#,
+                #"{"op":"keepSynced","path":"scores","query":{"orderBy":"value","limitToLast":4},"on":true}"#,
+                #"{"op":"auth","token":"secret-token","expiresAt":1700000000000}"#,
+                #"{"op":"compact"}"#,
+                #"{"op":"set","path":"scores/linhenykus","value":99}"#,
+                #"{"op":"serverUpdate","path":"scores","children":{"stegosaurus":6}}"#,
+                #"{"op":"onDisconnect","action":"set","path":"presence","value":"offline"}"#,
+            ])
         #expect(r.status == 0, "\(r)")
     }
 
@@ -80,8 +82,11 @@ struct ReadOnlyToolTests {
         for (args, want) in zip(Self.commands(store.path), expected) {
             let r = try Tool.run(args)
             #expect(r.status == 0, "\(args): \(r)")
-            #expect(r.stdout == want, "\(args): read-only output differs from a normal open's:\n\(r.stdout)\nvs\n\(want)")
-            #expect(r.stderr.contains("another process has the store open") && r.stderr.contains("read-only"), "\(args): \(r)")
+            #expect(
+                r.stdout == want, "\(args): read-only output differs from a normal open's:\n\(r.stdout)\nvs\n\(want)")
+            #expect(
+                r.stderr.contains("another process has the store open") && r.stderr.contains("read-only"),
+                "\(args): \(r)")
         }
         // The same with the flag given explicitly: no note about the lock is needed.
         let explicit = try Tool.run(["get", store.path, "scores", "--json", "--hash", "--read-only"])
@@ -105,7 +110,8 @@ struct ReadOnlyToolTests {
         // Half a record at the end of the last segment, as a crash (or a writer mid-write) leaves it.
         let segment = try store.files().filter { $0.hasPrefix("seg-") }.last!
         var bytes = try store.read(segment)
-        bytes += [0x12, 0x34, 0x56, 0x78, 0x40, 0, 0, 0, 0x40, 0, 0, 0, 1, 0, 0, 0] + [UInt8](repeating: 0xAB, count: 20)
+        bytes +=
+            [0x12, 0x34, 0x56, 0x78, 0x40, 0, 0, 0, 0x40, 0, 0, 0, 1, 0, 0, 0] + [UInt8](repeating: 0xAB, count: 20)
         try store.write(segment, bytes)
         let before = try Self.listing(store.path)
         for (args, want) in zip(Self.commands(store.path), expected) {
@@ -115,7 +121,10 @@ struct ReadOnlyToolTests {
                 // The torn bytes are on disk: the files are 36 bytes larger; all else is the same.
                 let got = try r.json(), was = try JSONValue.parse(want)
                 #expect(got["footprintBytes"]?.doubleValue == (was["footprintBytes"]?.doubleValue ?? 0) + 36, "\(r)")
-                for key in ["records", "lastLSN", "checkpointLSN", "deadBytes", "pendingWrites", "serverCacheBytes", "recordsByType"] {
+                for key in [
+                    "records", "lastLSN", "checkpointLSN", "deadBytes", "pendingWrites", "serverCacheBytes",
+                    "recordsByType",
+                ] {
                     #expect(got[key] == was[key], "stats \(key): \(r.stdout) vs \(want)")
                 }
             } else {
@@ -127,7 +136,9 @@ struct ReadOnlyToolTests {
         #expect(try store.read(segment) == bytes, "the torn tail is still there")
         // A normal open truncates it, and says so.
         let normal = try Tool.run(["get", store.path, "scores", "--json", "--hash"])
-        #expect(normal.stdout == expected[0] && normal.stderr.contains("recovery dropped a torn tail: 36 bytes"), "\(normal)")
+        #expect(
+            normal.stdout == expected[0] && normal.stderr.contains("recovery dropped a torn tail: 36 bytes"),
+            "\(normal)")
     }
 
     @Test func readOnlyRefusesDamageAndMissingStores() throws {
@@ -144,7 +155,9 @@ struct ReadOnlyToolTests {
         try store.write("MANIFEST", manifest)
         let before = try Self.listing(store.path)
         let damaged = try Tool.run(["get", store.path, "scores", "--read-only"])
-        #expect(damaged.status == 1 && damaged.stderr.contains("store is damaged") && damaged.stderr.contains("MANIFEST"), "\(damaged)")
+        #expect(
+            damaged.status == 1 && damaged.stderr.contains("store is damaged") && damaged.stderr.contains("MANIFEST"),
+            "\(damaged)")
         #expect(try Self.listing(store.path) == before)
     }
 
@@ -164,8 +177,9 @@ struct ReadOnlyToolTests {
         try process.run()
         let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return ToolRun(status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-                       stderr: String(decoding: e, as: UTF8.self))
+        return ToolRun(
+            status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+            stderr: String(decoding: e, as: UTF8.self))
     }
 
     @Test func aDirectoryThatIsNotWritableIsReadReadOnly() throws {

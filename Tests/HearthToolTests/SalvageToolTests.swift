@@ -89,7 +89,10 @@ struct SalvageToolTests {
         let r = try Tool.run(["salvage", store.path])
         #expect(r.status == 0, "\(r)")
         #expect(r.stdout.contains("damage: MANIFEST"), "\(r)")
-        #expect(r.stdout.contains("moved aside: MANIFEST → MANIFEST.broken (84 bytes); a new MANIFEST was built from the files present"), "\(r)")
+        #expect(
+            r.stdout.contains(
+                "moved aside: MANIFEST → MANIFEST.broken (84 bytes); a new MANIFEST was built from the files present"),
+            "\(r)")
         #expect(r.stdout.contains("lost: 0 records, 0 bytes"), "\(r)")
         #expect(r.stdout.contains("kept: the store's state through LSN 20"), "\(r)")
         #expect(try store.files().contains("MANIFEST.broken"))
@@ -126,14 +129,18 @@ struct SalvageToolTests {
         do {
             let log = try Log.open(directory: store.path)
             _ = try log.append([0xFF, 0xFF, 0xFF], type: EventCodec.recordType)
-            _ = try log.append(EventCodec.encode([.serverOverwrite(path: "d/k99", node: .number(99), at: 0)]), type: EventCodec.recordType)
+            _ = try log.append(
+                EventCodec.encode([.serverOverwrite(path: "d/k99", node: .number(99), at: 0)]),
+                type: EventCodec.recordType)
             try log.close()
         }
         try Self.expectDamaged(store)
         let r = try Tool.run(["salvage", store.path, "--json"])
         #expect(r.status == 0, "\(r)")
         let j = try r.json()
-        #expect(j["lostRecords"] == .number(2) && j["lostLSNs"] == ["first": 21, "last": 22] && j["lastLSN"] == .number(20), "\(r)")
+        #expect(
+            j["lostRecords"] == .number(2) && j["lostLSNs"] == ["first": 21, "last": 22] && j["lastLSN"] == .number(20),
+            "\(r)")
         let reason: String = j["damage"]?["reason"]?.stringValue ?? ""
         #expect(reason.contains("undecodable events"), "\(r)")
         try Self.expectSalvaged(store, through: 20)

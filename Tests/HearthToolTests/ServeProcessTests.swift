@@ -48,17 +48,23 @@ enum FirebaseAdmin {
     /// The virtual environment .ci/run makes (or $HEARTH_PYTHON), when firebase-admin imports.
     static let python: String? = {
         let env = ProcessInfo.processInfo.environment["HEARTH_PYTHON"]
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         for candidate in [env, repo.appendingPathComponent(".venv/bin/python").path].compactMap({ $0 }) {
             guard FileManager.default.isExecutableFile(atPath: candidate) else { continue }
-            if let r = try? run(candidate, ["-c", "import firebase_admin"], env: [:]), r.status == 0 { return candidate }
+            if let r = try? run(candidate, ["-c", "import firebase_admin"], env: [:]), r.status == 0 {
+                return candidate
+            }
         }
         return nil
     }()
 
-    static let missing: Comment = "firebase-admin is not installed: run `python3 -m venv .venv && .venv/bin/pip install firebase-admin` (as .ci/run does) or set HEARTH_PYTHON"
+    static let missing: Comment =
+        "firebase-admin is not installed: run `python3 -m venv .venv && .venv/bin/pip install firebase-admin` (as .ci/run does) or set HEARTH_PYTHON"
 
-    static let suite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Python/firebase_admin_suite.py").path
+    static let suite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Python/firebase_admin_suite.py"
+    ).path
 
     static func run(_ executable: String, _ args: [String], env: [String: String]) throws -> ToolRun {
         let p = Process()
@@ -74,14 +80,18 @@ enum FirebaseAdmin {
         let o = out.fileHandleForReading.readDataToEndOfFile()
         let e = err.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        return ToolRun(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        return ToolRun(
+            status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+            stderr: String(decoding: e, as: UTF8.self))
     }
 }
 
 @Suite("hearth serve: real processes", .serialized)
 struct ServeProcessTests {
-    @Test("firebase-admin: get, set, update, push, delete, shallow, queries, ETag transactions, listen (SSE), server values",
-          .enabled(if: Tool.binary != nil, Tool.missingMessage), .enabled(if: FirebaseAdmin.python != nil, FirebaseAdmin.missing))
+    @Test(
+        "firebase-admin: get, set, update, push, delete, shallow, queries, ETag transactions, listen (SSE), server values",
+        .enabled(if: Tool.binary != nil, Tool.missingMessage),
+        .enabled(if: FirebaseAdmin.python != nil, FirebaseAdmin.missing))
     func firebaseAdmin() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-admin-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -94,12 +104,16 @@ struct ServeProcessTests {
         #expect(user.status == 0 && user.stdout.contains("ok user write"), "\(user)")
     }
 
-    @Test("firebase-admin under security rules: a user (databaseAuthVariableOverride) is held to them, an anonymous one too, the admin is not",
-          .enabled(if: Tool.binary != nil, Tool.missingMessage), .enabled(if: FirebaseAdmin.python != nil, FirebaseAdmin.missing))
+    @Test(
+        "firebase-admin under security rules: a user (databaseAuthVariableOverride) is held to them, an anonymous one too, the admin is not",
+        .enabled(if: Tool.binary != nil, Tool.missingMessage),
+        .enabled(if: FirebaseAdmin.python != nil, FirebaseAdmin.missing))
     func firebaseAdminWithRules() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-rules-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let rules = URL(fileURLWithPath: FirebaseAdmin.suite).deletingLastPathComponent().appendingPathComponent("presence.rules.json").path
+        let rules = URL(fileURLWithPath: FirebaseAdmin.suite).deletingLastPathComponent().appendingPathComponent(
+            "presence.rules.json"
+        ).path
         let server = try ServeProcess(directory: dir, arguments: ["--emulator", "--rules", rules])
         defer { server.stop() }
         let env = ["FIREBASE_DATABASE_EMULATOR_HOST": "127.0.0.1:\(server.port)"]
@@ -109,20 +123,27 @@ struct ServeProcessTests {
         }
     }
 
-    @Test("a rules file with an error stops the server before it starts, naming the line and column",
-          .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    @Test(
+        "a rules file with an error stops the server before it starts, naming the line and column",
+        .enabled(if: Tool.binary != nil, Tool.missingMessage))
     func badRules() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-badrules-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: dir); try? FileManager.default.removeItem(atPath: dir + ".rules") }
-        try #"{"rules": {"a": {".read": "auth.uid ==="}}}"#.write(toFile: dir + ".rules", atomically: true, encoding: .utf8)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-badrules-\(UUID().uuidString)")
+            .path
+        defer {
+            try? FileManager.default.removeItem(atPath: dir);
+            try? FileManager.default.removeItem(atPath: dir + ".rules")
+        }
+        try #"{"rules": {"a": {".read": "auth.uid ==="}}}"#.write(
+            toFile: dir + ".rules", atomically: true, encoding: .utf8)
         let run = try Tool.run(["serve", dir, "--port", "0", "--rules", dir + ".rules"])
         #expect(run.status == 2, "\(run)")
         #expect(run.stderr.contains("line 1") && run.stderr.contains("/a/.read"), "\(run)")
         #expect(!FileManager.default.fileExists(atPath: dir), "no store is created for a server that does not start")
     }
 
-    @Test("SIGKILL loses nothing acknowledged: 200 acknowledged REST writes survive, and hearth verify passes",
-          .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    @Test(
+        "SIGKILL loses nothing acknowledged: 200 acknowledged REST writes survive, and hearth verify passes",
+        .enabled(if: Tool.binary != nil, Tool.missingMessage))
     func killNine() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-kill-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -141,11 +162,16 @@ struct ServeProcessTests {
         #expect(writes.status == 0 && writes.stdout.contains("acked 200"), "\(writes)")
         server.kill9()
         let restarted = try ServeProcess(directory: dir)
-        let read = try FirebaseAdmin.run("/usr/bin/env", ["python3", "-c", """
-            import json, sys, urllib.request
-            with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/k.json") as r:
-                print(len(json.load(r)))
-            """, String(restarted.port)], env: [:])
+        let read = try FirebaseAdmin.run(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                """
+                import json, sys, urllib.request
+                with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/k.json") as r:
+                    print(len(json.load(r)))
+                """, String(restarted.port),
+            ], env: [:])
         #expect(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "200", "\(read)")
         restarted.stop()
         let verify = try Tool.run(["verify", dir])
@@ -155,10 +181,12 @@ struct ServeProcessTests {
 
 @Suite("hearth serve: a full disk", .serialized)
 struct ServeFullDiskTests {
-    @Test("a full disk stops the server with an error; nothing acknowledged is lost, and it serves again once space is freed",
-          .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    @Test(
+        "a full disk stops the server with an error; nothing acknowledged is lost, and it serves again once space is freed",
+        .enabled(if: Tool.binary != nil, Tool.missingMessage))
     func fullDisk() throws {
-        let mount = FileManager.default.temporaryDirectory.appendingPathComponent("serve-tmpfs-\(UUID().uuidString)").path
+        let mount = FileManager.default.temporaryDirectory.appendingPathComponent("serve-tmpfs-\(UUID().uuidString)")
+            .path
         try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
         defer {
             _ = FullDiskToolTests.sh("umount '\(mount)'")
@@ -196,11 +224,16 @@ struct ServeFullDiskTests {
         // Space freed: it starts again, with every acknowledged write.
         _ = FullDiskToolTests.sh("rm -f '\(filler)'")
         let again = try ServeProcess(directory: dir)
-        let count = try FirebaseAdmin.run("/usr/bin/env", ["python3", "-c", """
-            import json, sys, urllib.request
-            with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/d.json") as r:
-                print(len(json.load(r) or {}))
-            """, String(again.port)], env: [:])
+        let count = try FirebaseAdmin.run(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                """
+                import json, sys, urllib.request
+                with urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/d.json") as r:
+                    print(len(json.load(r) or {}))
+                """, String(again.port),
+            ], env: [:])
         let stored = Int(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
         #expect(stored >= acknowledged, "acknowledged \(acknowledged), found \(stored)")
         again.stop()

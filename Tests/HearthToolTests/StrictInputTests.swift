@@ -21,8 +21,9 @@ import Testing
         #expect(lines.count == 3)
         let errors = lines.compactMap { $0["error"]?.stringValue }
         #expect(errors.count == 2)
-        #expect(errors.first?.hasPrefix("line 2:") == true && errors.first?.contains("invalid UTF-8") == true
-            && errors.first?.contains("byte 27") == true, "\(errors)")
+        #expect(
+            errors.first?.hasPrefix("line 2:") == true && errors.first?.contains("invalid UTF-8") == true
+                && errors.first?.contains("byte 27") == true, "\(errors)")
         #expect(errors.last?.hasPrefix("line 3:") == true && errors.last?.contains("byte 39") == true, "\(errors)")
         // Nothing of the refused lines reached the store.
         let state = try Tool.run(["get", store.path, "/", "--json"])

@@ -11,7 +11,10 @@ struct ToolRun: CustomStringConvertible {
     let stderr: String
 
     /// The stdout lines (without the final empty one).
-    var lines: [String] { stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast(stdout.hasSuffix("\n") ? 1 : 0).map(String.init) }
+    var lines: [String] {
+        stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast(stdout.hasSuffix("\n") ? 1 : 0).map(
+            String.init)
+    }
 
     /// stdout parsed as one JSON value.
     func json() throws -> JSONValue { try JSONValue.parse(stdout) }
@@ -40,7 +43,8 @@ enum Tool {
         return candidates.first { fm.isExecutableFile(atPath: $0.path) && !isDirectory($0) }
     }()
 
-    static let missingMessage: Comment = "the hearth binary was not found next to the test bundle; run `swift build` first or set HEARTH_TOOL"
+    static let missingMessage: Comment =
+        "the hearth binary was not found next to the test bundle; run `swift build` first or set HEARTH_TOOL"
 
     private static func isDirectory(_ url: URL) -> Bool {
         var d: ObjCBool = false
@@ -100,11 +104,14 @@ final class TempStore {
     func read(_ name: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path + "/" + name))) }
 
     /// Replaces a file's bytes.
-    func write(_ name: String, _ bytes: [UInt8]) throws { try Data(bytes).write(to: URL(fileURLWithPath: path + "/" + name)) }
+    func write(_ name: String, _ bytes: [UInt8]) throws {
+        try Data(bytes).write(to: URL(fileURLWithPath: path + "/" + name))
+    }
 
     /// The store's files, sorted.
     func files() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: path).sorted() }
 }
 
 /// The dinosaur scores of Firebase's documentation.
-let dinosaurScores = #"{"bruhathkayosaurus":55,"lambeosaurus":21,"linhenykus":80,"pterodactyl":93,"stegosaurus":5,"triceratops":22}"#
+let dinosaurScores =
+    #"{"bruhathkayosaurus":55,"lambeosaurus":21,"linhenykus":80,"pterodactyl":93,"stegosaurus":5,"triceratops":22}"#

@@ -70,8 +70,10 @@ struct ToolTests {
 
     @Test func missingStoreExits1WithAClearMessage() throws {
         let missing = TempStore()
-        for args in [["dump", missing.path], ["verify", missing.path], ["stats", missing.path], ["state", missing.path],
-                     ["get", missing.path, "/"], ["compact", missing.path]] {
+        for args in [
+            ["dump", missing.path], ["verify", missing.path], ["stats", missing.path], ["state", missing.path],
+            ["get", missing.path, "/"], ["compact", missing.path],
+        ] {
             let r = try Tool.run(args)
             #expect(r.status == 1, "\(args): \(r)")
             #expect(r.stderr.contains("no store at \(missing.path)"), "\(args): \(r)")
@@ -84,34 +86,34 @@ struct ToolTests {
     @Test func applyEveryOperationAndBadLines() throws {
         let store = TempStore()
         let lines = [
-            #"{"op":"serverSet","path":"scores","value":\#(dinosaurScores)}"#,                 // 1
-            #"{"op":"set","path":"messages/m1","value":{"text":"hi",".priority":3}}"#,         // 2
-            #"{"op":"update","path":"messages","children":{"m2/text":"yo","m3":{".sv":"timestamp"}}}"#, // 3
-            #"this is not JSON"#,                                                             // 4
-            #"{"op":"frobnicate"}"#,                                                          // 5
-            #"{"op":"set","path":"a.b","value":1}"#,                                          // 6
-            #"{"op":"trackQuery","path":"scores","query":{"orderBy":"value","limitToLast":4},"complete":true,"active":true}"#, // 7
-            #"{"op":"ack","writeId":99}"#,                                                    // 8
-            #"{"op":"trackQuery","path":"scores","query":{"orderBy":"sideways"}}"#,           // 9
-            #"{"op":"ack","writeId":1}"#,                                                     // 10
-            #"{"op":"set","path":"messages/m4","value":"four"}"#,                             // 11
-            #"{"op":"revert","writeId":3}"#,                                                  // 12
-            #"{"op":"keepSynced","path":"scores","query":{},"on":true}"#,                     // 13
-            #"{"op":"auth","token":"SECRET-TOKEN-123","expiresAt":1700000000000}"#,           // 14
-            #"{"op":"serverTimeOffset","ms":-12.5}"#,                                         // 15
-            #"{"op":"onDisconnect","action":"set","path":"presence/me","value":false}"#,      // 16
+            #"{"op":"serverSet","path":"scores","value":\#(dinosaurScores)}"#,  // 1
+            #"{"op":"set","path":"messages/m1","value":{"text":"hi",".priority":3}}"#,  // 2
+            #"{"op":"update","path":"messages","children":{"m2/text":"yo","m3":{".sv":"timestamp"}}}"#,  // 3
+            #"this is not JSON"#,  // 4
+            #"{"op":"frobnicate"}"#,  // 5
+            #"{"op":"set","path":"a.b","value":1}"#,  // 6
+            #"{"op":"trackQuery","path":"scores","query":{"orderBy":"value","limitToLast":4},"complete":true,"active":true}"#,  // 7
+            #"{"op":"ack","writeId":99}"#,  // 8
+            #"{"op":"trackQuery","path":"scores","query":{"orderBy":"sideways"}}"#,  // 9
+            #"{"op":"ack","writeId":1}"#,  // 10
+            #"{"op":"set","path":"messages/m4","value":"four"}"#,  // 11
+            #"{"op":"revert","writeId":3}"#,  // 12
+            #"{"op":"keepSynced","path":"scores","query":{},"on":true}"#,  // 13
+            #"{"op":"auth","token":"SECRET-TOKEN-123","expiresAt":1700000000000}"#,  // 14
+            #"{"op":"serverTimeOffset","ms":-12.5}"#,  // 15
+            #"{"op":"onDisconnect","action":"set","path":"presence/me","value":false}"#,  // 16
             #"{"op":"onDisconnect","action":"update","path":"presence","value":{"x/y":1}}"#,  // 17
-            #"{"op":"onDisconnect","action":"remove","path":"presence/x"}"#,                  // 18
-            #"{"op":"onDisconnect","action":"cancel","path":"presence"}"#,                    // 19
-            #"{"op":"serverUpdate","path":"scores","children":{"stegosaurus":6}}"#,           // 20
-            #"{"op":"trackQuery","path":"other","complete":false}"#,                          // 21
-            #"{"op":"untrackQuery","path":"other","query":{}}"#,                              // 22
-            #"{"op":"untrackQuery","path":"never"}"#,                                         // 23
-            "",                                                                               // 24 (skipped)
-            #"{"op":"set","path":"x","value":1,"extra":true}"#,                               // 25
-            #"{"op":"compact"}"#,                                                             // 26
-            #"{"op":"signOut"}"#,                                                             // 27
-            #"{"op":"auth","token":"SECRET-TOKEN-123","expiresAt":1800000000000}"#,           // 28
+            #"{"op":"onDisconnect","action":"remove","path":"presence/x"}"#,  // 18
+            #"{"op":"onDisconnect","action":"cancel","path":"presence"}"#,  // 19
+            #"{"op":"serverUpdate","path":"scores","children":{"stegosaurus":6}}"#,  // 20
+            #"{"op":"trackQuery","path":"other","complete":false}"#,  // 21
+            #"{"op":"untrackQuery","path":"other","query":{}}"#,  // 22
+            #"{"op":"untrackQuery","path":"never"}"#,  // 23
+            "",  // 24 (skipped)
+            #"{"op":"set","path":"x","value":1,"extra":true}"#,  // 25
+            #"{"op":"compact"}"#,  // 26
+            #"{"op":"signOut"}"#,  // 27
+            #"{"op":"auth","token":"SECRET-TOKEN-123","expiresAt":1800000000000}"#,  // 28
         ]
         let r = try Tool.apply(store.path, lines)
         #expect(r.status == 1, "a failed line makes the exit code 1: \(r)")
@@ -139,7 +141,10 @@ struct ToolTests {
         #expect(out[4]["error"] == #"line 5: unknown op "frobnicate""#)
         #expect(out[5]["error"]?.stringValue?.contains(#"field "path""#) == true)
         #expect(out[5]["error"]?.stringValue?.contains("a.b") == true)
-        #expect(out[7]["error"] == "line 8: no pending write with id 99; use an id returned by saveWrite that has not been acknowledged or removed")
+        #expect(
+            out[7]["error"]
+                == "line 8: no pending write with id 99; use an id returned by saveWrite that has not been acknowledged or removed"
+        )
         #expect(out[8]["error"]?.stringValue?.contains(#"field "query""#) == true)
         #expect(out[22]["error"]?.stringValue?.contains("no tracked query") == true)
         #expect(out[23]["error"]?.stringValue?.contains(#"unknown field "extra""#) == true)
@@ -151,10 +156,15 @@ struct ToolTests {
         let state = try Tool.run(["state", store.path, "--json"])
         #expect(state.status == 0, "\(state)")
         let s = try state.json()
-        #expect(s["serverCache"] == (try JSONValue.parse(dinosaurScores.replacingOccurrences(of: #""stegosaurus":5"#, with: #""stegosaurus":6"#))).wrapped("scores"))
-        #expect(s["pendingWrites"] == [
-            ["id": 2, "path": "messages", "update": ["m2/text": "yo", "m3": [".sv": "timestamp"]]],
-        ])
+        #expect(
+            s["serverCache"]
+                == (try JSONValue.parse(
+                    dinosaurScores.replacingOccurrences(of: #""stegosaurus":5"#, with: #""stegosaurus":6"#))).wrapped(
+                    "scores"))
+        #expect(
+            s["pendingWrites"] == [
+                ["id": 2, "path": "messages", "update": ["m2/text": "yo", "m3": [".sv": "timestamp"]]]
+            ])
         // The complete filtered query got its window over the server cache as keys.
         #expect(s["trackedQueries"]?[0]?["keys"] == ["bruhathkayosaurus", "linhenykus", "pterodactyl", "triceratops"])
         #expect(s["trackedQueries"]?[0]?["query"] == ["orderBy": "value", "limitToLast": 4])
@@ -224,16 +234,19 @@ struct ToolTests {
 
     @Test func getValuesQueriesAndHash() throws {
         let store = TempStore()
-        let r = try Tool.apply(store.path, [
-            #"{"op":"serverSet","path":"scores","value":\#(dinosaurScores)}"#,
-            #"{"op":"set","path":"scores/linhenykus","value":1}"#,
-            #"{"op":"serverSet","path":"h","value":{"intNode":4,"doubleNode":4.5623,"stringNode":"hey guys","boolNode":true}}"#,
-            #"{"op":"trackQuery","path":"scores","query":{"orderBy":"value","limitToLast":4},"complete":true}"#,
-        ])
+        let r = try Tool.apply(
+            store.path,
+            [
+                #"{"op":"serverSet","path":"scores","value":\#(dinosaurScores)}"#,
+                #"{"op":"set","path":"scores/linhenykus","value":1}"#,
+                #"{"op":"serverSet","path":"h","value":{"intNode":4,"doubleNode":4.5623,"stringNode":"hey guys","boolNode":true}}"#,
+                #"{"op":"trackQuery","path":"scores","query":{"orderBy":"value","limitToLast":4},"complete":true}"#,
+            ])
         #expect(r.status == 0, "\(r)")
 
         // Pending writes overlaid, or the server cache alone.
-        #expect(try Tool.run(["get", store.path, "scores/linhenykus", "--json"]).json() == ["value": 1, "complete": true])
+        #expect(
+            try Tool.run(["get", store.path, "scores/linhenykus", "--json"]).json() == ["value": 1, "complete": true])
         #expect(try Tool.run(["get", store.path, "scores/linhenykus", "--server", "--json"]).json()["value"] == 80)
         let human = try Tool.run(["get", store.path, "scores/linhenykus", "--server"])
         #expect(human.status == 0 && human.lines.first == "80", "\(human)")
@@ -241,11 +254,12 @@ struct ToolTests {
         // The window, keys in query order: limitToLast(4) by value.
         let q = #"{"orderBy":"value","limitToLast":4}"#
         let server = try Tool.run(["get", store.path, "scores", "--query", q, "--server", "--json"]).json()
-        #expect(server == [
-            "keys": ["triceratops", "bruhathkayosaurus", "linhenykus", "pterodactyl"],
-            "value": ["bruhathkayosaurus": 55, "linhenykus": 80, "pterodactyl": 93, "triceratops": 22],
-            "complete": true,
-        ])
+        #expect(
+            server == [
+                "keys": ["triceratops", "bruhathkayosaurus", "linhenykus", "pterodactyl"],
+                "value": ["bruhathkayosaurus": 55, "linhenykus": 80, "pterodactyl": 93, "triceratops": 22],
+                "complete": true,
+            ])
         // With pending writes, through the view: a complete limitToLast(4) is served its four
         // tracked children only (Firebase's filtered server cache), so when the pending write
         // sinks linhenykus no fifth child can replace it offline.
@@ -254,26 +268,32 @@ struct ToolTests {
         #expect(local["complete"] == true)
         // A query never tracked is built from the children known complete at its path (the
         // tracked keys above), and is incomplete.
-        let untracked = try Tool.run(["get", store.path, "scores", "--query", #"{"orderBy":"key","limitToFirst":2}"#, "--json"]).json()
+        let untracked = try Tool.run([
+            "get", store.path, "scores", "--query", #"{"orderBy":"key","limitToFirst":2}"#, "--json",
+        ]).json()
         #expect(untracked["keys"] == ["bruhathkayosaurus", "linhenykus"])
         #expect(untracked["complete"] == false)
 
         // Firebase's node hash.
         let hash = try Tool.run(["get", store.path, "h", "--hash"])
         #expect(hash.stdout == "6Mc4jFmNdrLVIlJJjz2/MakTK9I=\n", "\(hash)")
-        #expect(try Tool.run(["get", store.path, "h", "--hash", "--json"]).json()["hash"] == "6Mc4jFmNdrLVIlJJjz2/MakTK9I=")
-        #expect(try Tool.run(["get", store.path, "nothing/here", "--json"]).json() == ["value": .null, "complete": false])
+        #expect(
+            try Tool.run(["get", store.path, "h", "--hash", "--json"]).json()["hash"] == "6Mc4jFmNdrLVIlJJjz2/MakTK9I=")
+        #expect(
+            try Tool.run(["get", store.path, "nothing/here", "--json"]).json() == ["value": .null, "complete": false])
     }
 
     // MARK: - dump, stats, compact
 
     @Test func dumpShowsEveryRecordAndRedactsTheToken() throws {
         let store = TempStore()
-        _ = try Tool.apply(store.path, [
-            #"{"op":"serverSet","path":"a","value":{"b":1}}"#,
-            #"{"op":"auth","token":"SECRET-TOKEN-123","expiresAt":5}"#,
-            #"{"op":"set","path":"a/c","value":"x"}"#,
-        ])
+        _ = try Tool.apply(
+            store.path,
+            [
+                #"{"op":"serverSet","path":"a","value":{"b":1}}"#,
+                #"{"op":"auth","token":"SECRET-TOKEN-123","expiresAt":5}"#,
+                #"{"op":"set","path":"a/c","value":"x"}"#,
+            ])
         let human = try Tool.run(["dump", store.path])
         #expect(human.status == 0, "\(human)")
         #expect(human.stdout.contains("LSN 1") && human.stdout.contains("serverOverwrite"))
@@ -284,8 +304,12 @@ struct ToolTests {
         let records = try dump.jsonLines()
         #expect(records.count == 3)
         #expect(records.map { $0["lsn"] } == [1, 2, 3])
-        #expect(records[0].objectMembers?.map(\.key) == ["file", "offset", "lsn", "type", "typeName", "flags", "storedSize", "rawSize", "inCheckpoint", "events"])
-        #expect(records[0]["file"] == "seg-0000000000000001.log" && records[0]["offset"] == 64 && records[0]["type"] == 1)
+        #expect(
+            records[0].objectMembers?.map(\.key) == [
+                "file", "offset", "lsn", "type", "typeName", "flags", "storedSize", "rawSize", "inCheckpoint", "events",
+            ])
+        #expect(
+            records[0]["file"] == "seg-0000000000000001.log" && records[0]["offset"] == 64 && records[0]["type"] == 1)
         #expect(records[0]["events"]?[0]?["event"] == "serverOverwrite")
         #expect(records[0]["events"]?[0]?["value"] == ["b": 1])
         #expect(records[1]["events"] == [["event": "authSaved", "token": "<redacted>", "expiresAt": 5]])
@@ -299,25 +323,32 @@ struct ToolTests {
 
     @Test func statsReportsSizesAndCounts() throws {
         let store = TempStore()
-        _ = try Tool.apply(store.path, [
-            #"{"op":"serverSet","path":"a","value":{"b":1}}"#,
-            #"{"op":"set","path":"a/c","value":"x"}"#,
-            #"{"op":"set","path":"a/d","value":"y"}"#,
-            #"{"op":"trackQuery","path":"a","complete":true}"#,
-            #"{"op":"keepSynced","path":"a","on":true}"#,
-            #"{"op":"onDisconnect","action":"remove","path":"a/c"}"#,
-        ])
+        _ = try Tool.apply(
+            store.path,
+            [
+                #"{"op":"serverSet","path":"a","value":{"b":1}}"#,
+                #"{"op":"set","path":"a/c","value":"x"}"#,
+                #"{"op":"set","path":"a/d","value":"y"}"#,
+                #"{"op":"trackQuery","path":"a","complete":true}"#,
+                #"{"op":"keepSynced","path":"a","on":true}"#,
+                #"{"op":"onDisconnect","action":"remove","path":"a/c"}"#,
+            ])
         let r = try Tool.run(["stats", store.path, "--json"])
         #expect(r.status == 0, "\(r)")
         let s = try r.json()
         let keys = Set(s.objectMembers?.map(\.key) ?? [])
-        for key in ["footprintBytes", "cacheSizeBytes", "pendingWrites", "trackedQueries", "activeQueries", "pins", "transactions",
-                    "onDisconnectOperations", "files", "recordsByType", "compressionRatio", "liveBytes", "deadBytes",
-                    "capExceededByUnprunableData", "checkpointLSN", "lastLSN"] {
+        for key in [
+            "footprintBytes", "cacheSizeBytes", "pendingWrites", "trackedQueries", "activeQueries", "pins",
+            "transactions",
+            "onDisconnectOperations", "files", "recordsByType", "compressionRatio", "liveBytes", "deadBytes",
+            "capExceededByUnprunableData", "checkpointLSN", "lastLSN",
+        ] {
             #expect(keys.contains(key), "stats --json has \(key)")
         }
         #expect(s["cacheSizeBytes"] == 10_485_760)
-        #expect(s["pendingWrites"] == 2 && s["trackedQueries"] == 1 && s["pins"] == 1 && s["onDisconnectOperations"] == 1 && s["transactions"] == 0)
+        #expect(
+            s["pendingWrites"] == 2 && s["trackedQueries"] == 1 && s["pins"] == 1 && s["onDisconnectOperations"] == 1
+                && s["transactions"] == 0)
         #expect(s["recordsByType"] == ["events": 6])
         #expect(s["capExceededByUnprunableData"] == false)
         let files = s["files"]?.arrayValue ?? []
@@ -331,10 +362,14 @@ struct ToolTests {
 
     @Test func compactPrintsTheFootprintBeforeAndAfter() throws {
         let store = TempStore()
-        _ = try Tool.apply(store.path, (1...40).map { #"{"op":"serverSet","path":"k\#($0)","value":"\#(String(repeating: "v", count: 200))"}"# })
+        _ = try Tool.apply(
+            store.path,
+            (1...40).map { #"{"op":"serverSet","path":"k\#($0)","value":"\#(String(repeating: "v", count: 200))"}"# })
         let human = try Tool.run(["compact", store.path])
         #expect(human.status == 0, "\(human)")
-        #expect(human.lines.count == 2 && human.lines[0].hasPrefix("footprint before: ") && human.lines[1].hasPrefix("footprint after: "), "\(human)")
+        #expect(
+            human.lines.count == 2 && human.lines[0].hasPrefix("footprint before: ")
+                && human.lines[1].hasPrefix("footprint after: "), "\(human)")
         let r = try Tool.run(["compact", store.path, "--json"])
         let j = try r.json()
         #expect(j.objectMembers?.map(\.key) == ["footprintBefore", "footprintAfter"])
@@ -358,7 +393,8 @@ struct ToolTests {
     /// records vouch for earlier ones).
     func soundStore() throws -> TempStore {
         let store = TempStore()
-        let r = try Tool.apply(store.path, (1...12).map { #"{"op":"serverSet","path":"k\#($0)","value":"value \#($0)"}"# })
+        let r = try Tool.apply(
+            store.path, (1...12).map { #"{"op":"serverSet","path":"k\#($0)","value":"value \#($0)"}"# })
         try #require(r.status == 0, "\(r)")
         return store
     }
@@ -369,7 +405,9 @@ struct ToolTests {
         #expect(r.status == 0, "\(r)")
         #expect(r.stdout.hasPrefix("ok: 1 segment, 12 records (LSN 1…12), no checkpoint"), "\(r)")
         let j = try Tool.run(["verify", store.path, "--json"]).json()
-        #expect(j["ok"] == true && j["damage"] == .null && j["tornTail"] == .null && j["records"] == 12 && j["lastLSN"] == 12)
+        #expect(
+            j["ok"] == true && j["damage"] == .null && j["tornTail"] == .null && j["records"] == 12
+                && j["lastLSN"] == 12)
         #expect(try store.files().contains("seg-0000000000000001.log"))
 
         // A leftover temp file is noted (opening would remove it), not damage, and left alone.
@@ -394,17 +432,24 @@ struct ToolTests {
         let r = try Tool.run(["verify", store.path])
         #expect(r.status == 1, "\(r)")
         #expect(r.stdout.contains("DAMAGED: \(seg) offset \(victim.offset)"), "\(r)")
-        #expect(r.stdout.contains("valid prefix: \(seg) bytes 0..<\(victim.offset); 5 records before the damage, through LSN 5"), "\(r)")
+        #expect(
+            r.stdout.contains(
+                "valid prefix: \(seg) bytes 0..<\(victim.offset); 5 records before the damage, through LSN 5"), "\(r)")
         #expect(r.stderr.contains(seg) && r.stderr.contains("offset \(victim.offset)"), "\(r)")
         let j = try Tool.run(["verify", store.path, "--json"])
         #expect(j.status == 1)
-        #expect(try j.json()["damage"] == [
-            "file": .string(seg), "offset": .number(Double(victim.offset)),
-            "reason": .string("record checksum mismatch; the record at \(records[6].offset) shows LSN 6 had been synced"),
-            "validPrefix": ["bytes": .number(Double(victim.offset)), "records": 5, "lastLSN": 5],
-        ])
+        #expect(
+            try j.json()["damage"] == [
+                "file": .string(seg), "offset": .number(Double(victim.offset)),
+                "reason": .string(
+                    "record checksum mismatch; the record at \(records[6].offset) shows LSN 6 had been synced"),
+                "validPrefix": ["bytes": .number(Double(victim.offset)), "records": 5, "lastLSN": 5],
+            ])
         // The other commands refuse the damaged store with file and offset.
-        for args in [["dump", store.path], ["stats", store.path], ["state", store.path], ["get", store.path, "k1"], ["compact", store.path]] {
+        for args in [
+            ["dump", store.path], ["stats", store.path], ["state", store.path], ["get", store.path, "k1"],
+            ["compact", store.path],
+        ] {
             let o = try Tool.run(args)
             #expect(o.status == 1, "\(args): \(o)")
             #expect(o.stderr.contains(seg) && o.stderr.contains("\(victim.offset)"), "\(args): \(o)")
@@ -425,7 +470,8 @@ struct ToolTests {
 
         let r = try Tool.run(["verify", store.path])
         #expect(r.status == 0, "\(r)")
-        let note = "torn tail (recovery would truncate \(size - 30 - Int(last.validEnd)) bytes at \(seg):\(last.validEnd))"
+        let note =
+            "torn tail (recovery would truncate \(size - 30 - Int(last.validEnd)) bytes at \(seg):\(last.validEnd))"
         #expect(r.stdout.contains(note), "\(r)")
         let j = try Tool.run(["verify", store.path, "--json"]).json()
         #expect(j["ok"] == true && j["damage"] == .null && j["lastLSN"] == 11)
@@ -438,7 +484,10 @@ struct ToolTests {
         let opened = try Store.open(directory: store.path)
         defer { try? opened.close() }
         let cut = try #require(opened.recovery.truncatedTail)
-        #expect(torn == ["file": .string(cut.file), "offset": .number(Double(cut.offset)), "bytes": .number(Double(cut.bytes))])
+        #expect(
+            torn == [
+                "file": .string(cut.file), "offset": .number(Double(cut.offset)), "bytes": .number(Double(cut.bytes)),
+            ])
         #expect(opened.lastLSN == 11)
     }
 

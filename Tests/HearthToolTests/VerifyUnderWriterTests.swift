@@ -52,6 +52,8 @@ import Testing
             let said = r.stdout.split(separator: "\n").first.map(String.init) ?? ""
             if said.hasPrefix("DAMAGED") || r.stderr.contains("store is damaged") { alarms.append(said + r.stderr) }
         }
-        #expect(alarms.isEmpty, "\(command[0]) reported damage on a healthy store \(alarms.count) times of \(runs): \(alarms.prefix(2))")
+        #expect(
+            alarms.isEmpty,
+            "\(command[0]) reported damage on a healthy store \(alarms.count) times of \(runs): \(alarms.prefix(2))")
     }
 }

@@ -29,14 +29,18 @@ struct CheckpointEncoder {
             written += UInt64(bytes.count)
         }
         let (chunks, priorities) = try writeCache(state.serverCache, offset: &offset, summary: &summary, write: put)
-        let writeChunks = bodyVersion >= 2 ? try writePendingWrites(state.pendingWrites, offset: &offset, write: put) : []
+        let writeChunks =
+            bodyVersion >= 2 ? try writePendingWrites(state.pendingWrites, offset: &offset, write: put) : []
         assert(offset == written, "the directory starts where the chunks end")
 
         let directoryRaw = encodeDirectory(state, priorities: priorities, chunks: chunks, writeChunks: writeChunks)
         let (directoryStored, directoryCompressed) = store(directoryRaw)
         try put(directoryStored)
 
-        try put(trailer(directoryAt: offset, stored: directoryStored, rawCount: directoryRaw.count, compressed: directoryCompressed))
+        try put(
+            trailer(
+                directoryAt: offset, stored: directoryStored, rawCount: directoryRaw.count,
+                compressed: directoryCompressed))
 
         summary.chunkCount = chunks.count
         summary.bodyBytes = offset + UInt64(directoryStored.count) + UInt64(CheckpointFormat.trailerSize)
@@ -56,9 +60,10 @@ struct CheckpointEncoder {
             let (stored, compressed) = store(raw)
             assert(!compressed || stored.count < raw.count, "a chunk is stored compressed only when that is smaller")
             try write(stored)
-            chunks.append(CheckpointFormat.Chunk(
-                path: path, kind: kind, offset: offset, storedLength: stored.count, rawLength: raw.count,
-                compressed: compressed, crc: CRC32C.mask(CRC32C.checksum(stored))))
+            chunks.append(
+                CheckpointFormat.Chunk(
+                    path: path, kind: kind, offset: offset, storedLength: stored.count, rawLength: raw.count,
+                    compressed: compressed, crc: CRC32C.mask(CRC32C.checksum(stored))))
             offset += UInt64(stored.count)
             summary.rawCacheBytes += raw.count
             summary.storedCacheBytes += stored.count
@@ -138,12 +143,15 @@ struct CheckpointEncoder {
             raw.raw(events.bytes)
             let (minPath, maxPath, filter) = Self.pathSummary(of: run)
             let (stored, compressed) = store(raw.bytes)
-            assert(writeChunks.last.map { $0.lastID < first.id } ?? true, "write chunks hold increasing, disjoint id ranges")
+            assert(
+                writeChunks.last.map { $0.lastID < first.id } ?? true,
+                "write chunks hold increasing, disjoint id ranges")
             try write(stored)
-            writeChunks.append(CheckpointFormat.WriteChunk(
-                firstID: first.id, lastID: last.id, count: run.count, minPath: minPath, maxPath: maxPath,
-                filter: filter, offset: offset, storedLength: stored.count,
-                rawLength: raw.bytes.count, compressed: compressed, crc: CRC32C.mask(CRC32C.checksum(stored))))
+            writeChunks.append(
+                CheckpointFormat.WriteChunk(
+                    firstID: first.id, lastID: last.id, count: run.count, minPath: minPath, maxPath: maxPath,
+                    filter: filter, offset: offset, storedLength: stored.count,
+                    rawLength: raw.bytes.count, compressed: compressed, crc: CRC32C.mask(CRC32C.checksum(stored))))
             offset += UInt64(stored.count)
             run.removeAll(keepingCapacity: true)
             events = ByteWriter(capacity: CheckpointFormat.writeChunkTarget + 1024)

@@ -25,16 +25,23 @@ final class CheckpointReader: Sendable {
             .corrupt(file: file, offset: offset, reason: reason)
         }
         let size = checkpoint.bodySize
-        guard size >= UInt64(CheckpointFormat.trailerSize) else { throw corrupt(0, "body of \(size) bytes has no trailer") }
+        guard size >= UInt64(CheckpointFormat.trailerSize) else {
+            throw corrupt(0, "body of \(size) bytes has no trailer")
+        }
         let trailerAt = size - UInt64(CheckpointFormat.trailerSize)
         let t: [UInt8]
-        do { t = try checkpoint.read(offset: trailerAt, count: CheckpointFormat.trailerSize) } catch { throw .log(error) }
+        do { t = try checkpoint.read(offset: trailerAt, count: CheckpointFormat.trailerSize) } catch {
+            throw .log(error)
+        }
         guard Array(t[0..<8]) == CheckpointFormat.magic else { throw corrupt(trailerAt, "bad trailer magic") }
         var r = ByteReader(t, from: 8)
         do {
             let version = try r.u32()
             guard CheckpointFormat.readableVersions.contains(version) else {
-                throw corrupt(trailerAt + 8, "unknown checkpoint body format version \(version) (this build reads \(CheckpointFormat.readableVersions.lowerBound)–\(CheckpointFormat.readableVersions.upperBound))")
+                throw corrupt(
+                    trailerAt + 8,
+                    "unknown checkpoint body format version \(version) (this build reads \(CheckpointFormat.readableVersions.lowerBound)–\(CheckpointFormat.readableVersions.upperBound))"
+                )
             }
             let dirOffset = try r.u64()
             let dirStored = Int(try r.u32())
@@ -43,23 +50,32 @@ final class CheckpointReader: Sendable {
             _ = try r.raw(3)
             let dirCRC = try r.u32()
             let trailerCRC = try r.u32()
-            guard CRC32C.mask(CRC32C.checksum(Array(t[0..<36]))) == trailerCRC else { throw corrupt(trailerAt, "trailer checksum mismatch") }
+            guard CRC32C.mask(CRC32C.checksum(Array(t[0..<36]))) == trailerCRC else {
+                throw corrupt(trailerAt, "trailer checksum mismatch")
+            }
             guard dirOffset <= trailerAt, UInt64(dirStored) == trailerAt - dirOffset else {
                 throw corrupt(trailerAt, "directory range \(dirOffset)+\(dirStored) does not end at the trailer")
             }
             guard dirRaw <= 256 << 20 else { throw corrupt(trailerAt, "directory raw size \(dirRaw) too large") }
             let stored: [UInt8]
-            do { stored = try checkpoint.read(offset: dirOffset, count: dirStored) } catch { throw CheckpointError.log(error) }
-            guard CRC32C.mask(CRC32C.checksum(stored)) == dirCRC else { throw corrupt(dirOffset, "directory checksum mismatch") }
+            do { stored = try checkpoint.read(offset: dirOffset, count: dirStored) } catch {
+                throw CheckpointError.log(error)
+            }
+            guard CRC32C.mask(CRC32C.checksum(stored)) == dirCRC else {
+                throw corrupt(dirOffset, "directory checksum mismatch")
+            }
             let raw: [UInt8]
             if dirCompressed {
-                guard let inflated = RawDeflate.decompress(stored, rawCount: dirRaw) else { throw corrupt(dirOffset, "directory does not inflate") }
+                guard let inflated = RawDeflate.decompress(stored, rawCount: dirRaw) else {
+                    throw corrupt(dirOffset, "directory does not inflate")
+                }
                 raw = inflated
             } else {
                 raw = stored
             }
             do {
-                directory = try CheckpointReader.decodeDirectory(raw, bodyEnd: dirOffset, bodyVersion: version, checkpoint: checkpoint)
+                directory = try CheckpointReader.decodeDirectory(
+                    raw, bodyEnd: dirOffset, bodyVersion: version, checkpoint: checkpoint)
             } catch {
                 throw corrupt(dirOffset, "directory: \(error)")
             }
@@ -77,7 +93,9 @@ final class CheckpointReader: Sendable {
     ) throws(DecodeError) -> CheckpointFormat.Directory {
         var r = ByteReader(raw)
         let version = try r.varint()
-        guard version == UInt64(bodyVersion) else { throw r.fail("directory version \(version) in a body of format \(bodyVersion)") }
+        guard version == UInt64(bodyVersion) else {
+            throw r.fail("directory version \(version) in a body of format \(bodyVersion)")
+        }
         func id() throws(DecodeError) -> Int64 { try EventCodec.id(&r) }
         let lastWrite = try id(), lastQuery = try id(), lastTx = try id(), lastOD = try id()
         let batchLength = try r.count(limit: r.remaining)
@@ -117,17 +135,23 @@ final class CheckpointReader: Sendable {
                 if let previous = writeChunks.last, previous.lastID >= first {
                     throw r.fail("write chunk ids \(first)…\(last) not above the previous chunk's")
                 }
-                guard CheckpointFormat.pathOrder(minPath, maxPath) <= 0 else { throw r.fail("write chunk path range \(minPath)…\(maxPath) is empty") }
+                guard CheckpointFormat.pathOrder(minPath, maxPath) <= 0 else {
+                    throw r.fail("write chunk path range \(minPath)…\(maxPath) is empty")
+                }
                 guard offset <= bodyEnd, UInt64(stored) <= bodyEnd - offset else {
                     throw r.fail("write chunk range \(offset)+\(stored) beyond the chunk area (\(bodyEnd) bytes)")
                 }
-                writeChunks.append(CheckpointFormat.WriteChunk(
-                    firstID: first, lastID: last, count: count, minPath: minPath, maxPath: maxPath, filter: filter,
-                    offset: offset, storedLength: stored, rawLength: rawLength, compressed: compressed, crc: crc))
+                writeChunks.append(
+                    CheckpointFormat.WriteChunk(
+                        firstID: first, lastID: last, count: count, minPath: minPath, maxPath: maxPath, filter: filter,
+                        offset: offset, storedLength: stored, rawLength: rawLength, compressed: compressed, crc: crc))
             }
             if !writeChunks.isEmpty {
-                guard let checkpoint else { throw r.fail("pending-write chunks without a checkpoint to read them from") }
-                state.writes = PendingWriteList(chunks: writeChunks.enumerated().map { LazyWriteChunk($1, number: $0, checkpoint: checkpoint) })
+                guard let checkpoint else {
+                    throw r.fail("pending-write chunks without a checkpoint to read them from")
+                }
+                state.writes = PendingWriteList(
+                    chunks: writeChunks.enumerated().map { LazyWriteChunk($1, number: $0, checkpoint: checkpoint) })
                 state.lastWriteID = max(state.lastWriteID, writeChunks[writeChunks.count - 1].lastID)
             }
         }
@@ -183,10 +207,14 @@ final class CheckpointReader: Sendable {
             guard offset <= bodyEnd, UInt64(stored) <= bodyEnd - offset else {
                 throw r.fail("chunk range \(offset)+\(stored) beyond the chunk area (\(bodyEnd) bytes)")
             }
-            chunks.append(CheckpointFormat.Chunk(path: path, kind: kind, offset: offset, storedLength: stored, rawLength: rawLength, compressed: compressed, crc: crc))
+            chunks.append(
+                CheckpointFormat.Chunk(
+                    path: path, kind: kind, offset: offset, storedLength: stored, rawLength: rawLength,
+                    compressed: compressed, crc: crc))
         }
         guard r.isAtEnd else { throw r.fail("\(r.remaining) trailing bytes in directory") }
-        return CheckpointFormat.Directory(state: state, priorities: priorities, chunks: chunks, writeChunks: writeChunks)
+        return CheckpointFormat.Directory(
+            state: state, priorities: priorities, chunks: chunks, writeChunks: writeChunks)
     }
 
     /// The node a chunk holds: the whole node at its path, or a children node of its range.
@@ -197,11 +225,14 @@ final class CheckpointReader: Sendable {
             .corrupt(file: checkpoint.fileName, offset: c.offset, reason: "chunk \(index) at \(c.path): \(reason)")
         }
         let raw = try CheckpointChunkBytes.read(
-            checkpoint, offset: c.offset, storedLength: c.storedLength, rawLength: c.rawLength, compressed: c.compressed, crc: c.crc,
+            checkpoint, offset: c.offset, storedLength: c.storedLength, rawLength: c.rawLength,
+            compressed: c.compressed, crc: c.crc,
             corrupt: corrupt)
         let node: Node
         do { node = try NodeCodec.decode(raw) } catch { throw corrupt("\(error)") }
-        if case .range = c.kind, node.isLeaf || node.priority != nil { throw corrupt("range chunk is not a plain children node") }
+        if case .range = c.kind, node.isLeaf || node.priority != nil {
+            throw corrupt("range chunk is not a plain children node")
+        }
         decoded.withLock { $0.put(index, node, bytes: c.rawLength) }
         return node
     }
@@ -218,7 +249,8 @@ final class CheckpointReader: Sendable {
         for (i, c) in directory.chunks.enumerated() where include(c) { byPath[c.path, default: []].append(i) }
         if byPath.isEmpty { return .empty }
         var priorities: [Path: Priority] = [:]
-        for (path, priority) in directory.priorities where prioritiesUnder.map({ $0.contains(path) || path.contains($0) }) ?? true {
+        for (path, priority) in directory.priorities
+        where prioritiesUnder.map({ $0.contains(path) || path.contains($0) }) ?? true {
             priorities[path] = priority
         }
         // Every ancestor of a chunk path is a node to build; record which child keys lead down.
@@ -254,7 +286,10 @@ final class CheckpointReader: Sendable {
             }
             var node = wholeNode ?? .empty
             if !unique.isEmpty {
-                node = wholeNode == nil ? Node(children: ChildMap(sortedPairs: unique)) : node.merging(unique.map { (Path(keys: [$0.key]), $0.value) })
+                node =
+                    wholeNode == nil
+                    ? Node(children: ChildMap(sortedPairs: unique))
+                    : node.merging(unique.map { (Path(keys: [$0.key]), $0.value) })
             }
             return node.withPriority(priorities[path] ?? node.priority)
         }

@@ -38,7 +38,9 @@ struct ChunkMemo: Sendable {
     /// Keeps chunk `index`, then evicts the least recently used others while over the budget.
     mutating func put(_ index: Int, _ node: Node, bytes chunkBytes: Int) {
         tick += 1
-        if let old = entries.updateValue(Entry(node: node, bytes: chunkBytes, used: tick), forKey: index) { bytes -= old.bytes }
+        if let old = entries.updateValue(Entry(node: node, bytes: chunkBytes, used: tick), forKey: index) {
+            bytes -= old.bytes
+        }
         bytes += chunkBytes
         while bytes > budget, entries.count > 1 {
             // Few chunks (a 10 MiB cache has ~200): a scan is cheaper than an ordered index.

@@ -13,7 +13,9 @@ enum CheckpointChunkBytes {
         do { stored = try checkpoint.read(offset: offset, count: storedLength) } catch { throw .log(error) }
         guard CRC32C.mask(CRC32C.checksum(stored)) == crc else { throw corrupt("checksum mismatch") }
         guard compressed else { return stored }
-        guard let inflated = RawDeflate.decompress(stored, rawCount: rawLength) else { throw corrupt("does not inflate") }
+        guard let inflated = RawDeflate.decompress(stored, rawCount: rawLength) else {
+            throw corrupt("does not inflate")
+        }
         return inflated
     }
 }

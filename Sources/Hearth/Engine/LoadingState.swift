@@ -196,7 +196,8 @@ struct LoadingState: Sendable {
                 value = StoreState.overlay(value, at: path, write: node, writtenAt: target, serverNow: nil)
             case let .serverMerge(target, children, _):
                 for child in children {
-                    value = StoreState.overlay(value, at: path, write: child.node, writtenAt: target.appending(child.path), serverNow: nil)
+                    value = StoreState.overlay(
+                        value, at: path, write: child.node, writtenAt: target.appending(child.path), serverNow: nil)
                 }
             default:
                 break

@@ -22,7 +22,8 @@ struct PersistedCacheReader: ServerCacheSource {
     func serverValue(at path: Path) throws(StoreError) -> Node {
         if loading.cacheLoaded { return loading.state.serverCache.child(at: path) }
         guard let reader else { return loading.serverValue(at: path, base: .empty) }
-        let base = try readingCheckpoint { () throws(CheckpointError) in try reader.partialCache(for: path) }.child(at: path)
+        let base = try readingCheckpoint { () throws(CheckpointError) in try reader.partialCache(for: path) }.child(
+            at: path)
         return loading.serverValue(at: path, base: base)
     }
 

@@ -172,9 +172,11 @@ enum Pruner {
                     freedCache -= NodeCodec.encodedSize(state.serverCache.child(at: k))
                 }
             }
-            assert(pruned.allSatisfy { keep.nearestAtOrAbove($0) == nil },
-                   "pruning never touches a protected or still-kept path, nor one below it")
-            assert(kept.allSatisfy { prunedTrie.nearestAtOrAbove($0) != nil }, "every kept path lies below a pruned one")
+            assert(
+                pruned.allSatisfy { keep.nearestAtOrAbove($0) == nil },
+                "pruning never touches a protected or still-kept path, nor one below it")
+            assert(
+                kept.allSatisfy { prunedTrie.nearestAtOrAbove($0) != nil }, "every kept path lies below a pruned one")
             var freedMeta = 0
             for p in pruned where state.untracked.value(at: p) != nil { freedMeta += 32 }
             var removed: [Int64] = []
@@ -186,8 +188,9 @@ enum Pruner {
             }
             let result = PruneResult(prunedPaths: pruned, keptPaths: kept, removedQueryIDs: removed)
             state.applyPrune(result)
-            return Round(result: result, chosen: chosen, untrackedAbove: untrackedAbove,
-                         freedCacheBytes: max(0, freedCache), freedMetaBytes: freedMeta)
+            return Round(
+                result: result, chosen: chosen, untrackedAbove: untrackedAbove,
+                freedCacheBytes: max(0, freedCache), freedMetaBytes: freedMeta)
         }
 
         /// Paths found kept since the pass began (see ``adjust(_:to:snapshot:)``).
@@ -240,7 +243,10 @@ enum Pruner {
             for c in round.chosen {
                 if let id = c.queryID {
                     if let q = current.trackedQueries[id], !q.active, q.lastUse == c.lastUse, q.path == c.path,
-                       !current.pins.contains(q.location) { continue }
+                        !current.pins.contains(q.location)
+                    {
+                        continue
+                    }
                     changedQueries.insert(id)
                     keepLate(c.path)
                 } else if current.untracked.value(at: c.path) != c.lastUse {

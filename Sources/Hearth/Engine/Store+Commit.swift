@@ -30,17 +30,21 @@ extension Store {
         if options.readOnly { throw .log(.readOnly(path: directory)) }
         let tier = durability ?? options.durability
         let now = options.clock()
-        let (pending, events, maintain, backpressure) = try core.withLock { (core: inout Core) throws(StoreError) -> (Log.PendingAppend?, [StoreEvent], Bool, Bool) in
+        let (pending, events, maintain, backpressure) = try core.withLock {
+            (core: inout Core) throws(StoreError) -> (Log.PendingAppend?, [StoreEvent], Bool, Bool) in
             if core.closed { throw .closed }
             if let why = core.poisoned { throw .poisoned(why) }
             // The batch shares the state's storage; it must be gone before the events are
             // applied below, or every commit copies the state's dictionaries (O(state) per
             // commit: quadratic for a long run of commits).
             let (events, viewOperations) = try Store.collectEvents(core.loading, reader: core.reader, now: now, build)
-            if events.contains(where: { if case .cachePruned = $0 { true } else { false } }) { try loadCacheUnderLock(&core) }
+            if events.contains(where: { if case .cachePruned = $0 { true } else { false } }) {
+                try loadCacheUnderLock(&core)
+            }
             if events.isEmpty {
                 // Nothing to persist; a listen's completion may still concern its view.
-                let deliveries = core.views.apply([], viewOperations, core.persisted, prior: ViewHost.Prior([], core.loading.state), now: now)
+                let deliveries = core.views.apply(
+                    [], viewOperations, core.persisted, prior: ViewHost.Prior([], core.loading.state), now: now)
                 if !deliveries.isEmpty { eventQueue.async { for (e, handler) in deliveries { handler(e) } } }
                 return (nil, [], false, false)
             }
@@ -68,7 +72,8 @@ extension Store {
             core.lastLSN = lsn
             core.logBytesSinceCheckpoint += payload.count
             core.bytesSinceSizeCheck += payload.count
-            let maintain = !core.maintenancePending
+            let maintain =
+                !core.maintenancePending
                 && (core.bytesSinceSizeCheck >= options.effectiveSizeCheckInterval
                     || core.logBytesSinceCheckpoint >= checkpointThreshold(core))
             // Backpressure (the disk bound's log term, Store+Maintenance.swift): writers wait
@@ -79,7 +84,8 @@ extension Store {
             if !options.authoritative {
                 if core.enforcingCap { core.bytesDuringEnforcement += payload.count }
                 let slack = options.cacheSizeBytes / 16
-                backpressure = core.bytesDuringEnforcement > slack
+                backpressure =
+                    core.bytesDuringEnforcement > slack
                     || core.logBytesSinceCheckpoint > checkpointThreshold(core) + slack
             }
             return (pending, events, maintain, backpressure)
@@ -105,7 +111,8 @@ extension Store {
     /// ``StoreError``s, and an error of another type thrown by `build` aborts the batch and is
     /// rethrown as it is. Nothing is committed when anything is thrown.
     @discardableResult
-    public func commit(durability: Durability? = nil, _ build: (inout StoreBatch) throws -> Void) throws -> CommitResult {
+    public func commit(durability: Durability? = nil, _ build: (inout StoreBatch) throws -> Void) throws -> CommitResult
+    {
         // The typed commit can only carry a StoreError out of `build`; any other error is
         // parked here, the batch aborted, and the parked error rethrown.
         var foreign: (any Error)?
@@ -131,7 +138,8 @@ extension Store {
     /// that the batch — and the copy of the state it holds — is gone before the events are
     /// applied: otherwise every commit would copy the state's storage.
     private static func collectEvents(
-        _ loading: LoadingState, reader: CheckpointReader?, now: Int64, _ build: (inout StoreBatch) throws(StoreError) -> Void
+        _ loading: LoadingState, reader: CheckpointReader?, now: Int64,
+        _ build: (inout StoreBatch) throws(StoreError) -> Void
     ) throws(StoreError) -> ([StoreEvent], [StoreBatch.ViewOperation]) {
         var batch = StoreBatch(base: loading.state, now: now) { path in
             (try? PersistedCacheReader(loading: loading, reader: reader).serverValue(at: path)) ?? .empty

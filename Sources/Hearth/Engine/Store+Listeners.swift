@@ -50,7 +50,9 @@ extension Store {
 
     /// The events of a query as an asynchronous sequence; ending the iteration (or dropping
     /// the sequence) removes the listener.
-    public func events(at path: Path, query: QuerySpec = .default, kinds: ViewEventKinds = .all) throws(StoreError) -> AsyncStream<ViewEvent> {
+    public func events(
+        at path: Path, query: QuerySpec = .default, kinds: ViewEventKinds = .all
+    ) throws(StoreError) -> AsyncStream<ViewEvent> {
         let (stream, continuation) = AsyncStream<ViewEvent>.makeStream()
         let token = try addListener(at: path, query: query, kinds: kinds) { continuation.yield($0) }
         continuation.onTermination = { [weak self] _ in try? self?.removeListener(token) }

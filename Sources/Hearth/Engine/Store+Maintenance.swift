@@ -180,7 +180,9 @@ extension Store {
     func prune(target: Double, footprint: Double = .infinity) throws(StoreError) -> Int {
         // Pending writes protect their locations: every one must be known.
         _ = try fullyLoadedCore()
-        let (snapshot, ratio, resident) = core.withLock { ($0.loading.state, $0.compressionRatio, $0.loading.cacheLoaded) }
+        let (snapshot, ratio, resident) = core.withLock {
+            ($0.loading.state, $0.compressionRatio, $0.loading.cacheLoaded)
+        }
         // Loaded above; dropped only at the end of a maintenance pass, which this is part of.
         guard resident else { return 0 }
         // The estimate walks the whole cache and every pending write: only when a size target
@@ -215,7 +217,8 @@ extension Store {
             case .update(let c): meta += c.reduce(16) { $0 + NodeCodec.encodedSize($1.node) + 16 }
             }
         }
-        meta += state.trackedQueries.count * 64 + state.trackedQueries.values.reduce(0) { $0 + ($1.keys?.count ?? 0) * 16 }
+        meta +=
+            state.trackedQueries.count * 64 + state.trackedQueries.values.reduce(0) { $0 + ($1.keys?.count ?? 0) * 16 }
         meta += state.untracked.count * 32
         return cache * ratio + Double(meta)
     }
@@ -304,7 +307,8 @@ extension Store {
         if options.readOnly { return }
         let due = core.withLock { core -> Bool in
             guard !core.closed, core.poisoned == nil, core.loadError == nil,
-                  core.logBytesSinceCheckpoint >= Store.openReplayCheckpointBytes else { return false }
+                core.logBytesSinceCheckpoint >= Store.openReplayCheckpointBytes
+            else { return false }
             // Commits made here (pruning) schedule no further maintenance.
             core.maintenancePending = true
             return true

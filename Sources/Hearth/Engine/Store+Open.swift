@@ -32,7 +32,9 @@ extension Store {
             do {
                 return try openOnce(directory: directory, options: options)
             } catch {
-                if attempt < Log.verifyAttempts, Log.manifestGeneration(directory, options.fileSystem) != before { continue }
+                if attempt < Log.verifyAttempts, Log.manifestGeneration(directory, options.fileSystem) != before {
+                    continue
+                }
                 throw error
             }
         }
@@ -48,7 +50,9 @@ extension Store {
         var earlier: RecoveryReport?
         while true {
             let log: Log
-            do { log = try Log.open(directory: directory, fileSystem: options.fileSystem, options: logOptions) } catch { throw .log(error) }
+            do { log = try Log.open(directory: directory, fileSystem: options.fileSystem, options: logOptions) } catch {
+                throw .log(error)
+            }
             var recovery = log.recovery
             if let first = earlier?.salvaged {
                 // Salvage ran twice: report the first damage and every file moved aside.
@@ -56,7 +60,8 @@ extension Store {
             }
             var unreplayable: Log.SalvageCut?
             do {
-                return try open(directory: directory, options: options, log: log, recovery: recovery, unreplayable: &unreplayable)
+                return try open(
+                    directory: directory, options: options, log: log, recovery: recovery, unreplayable: &unreplayable)
             } catch {
                 // Salvage: a record that passed its checksum but cannot be replayed is cut off
                 // with everything after it, as a damaged record is (once).
@@ -81,8 +86,10 @@ extension Store {
 
     /// Reads the state of the log just opened: the checkpoint, then the records after it.
     /// `unreplayable` is set when a record after the checkpoint cannot be replayed.
-    private static func open(directory: String, options: Options, log: Log, recovery: RecoveryReport,
-                             unreplayable: inout Log.SalvageCut?) throws(StoreError) -> Store {
+    private static func open(
+        directory: String, options: Options, log: Log, recovery: RecoveryReport,
+        unreplayable: inout Log.SalvageCut?
+    ) throws(StoreError) -> Store {
         var opening = try readCheckpoint(log, options: options)
         try replayTail(log, into: &opening, unreplayable: &unreplayable)
         let sessionLeftActive = opening.loading.state.trackedQueries.values.contains(where: \.active)
@@ -102,7 +109,9 @@ extension Store {
         guard let checkpoint = log.checkpoint else { return opening }
         let r = try readingCheckpoint { () throws(CheckpointError) in try CheckpointReader(checkpoint) }
         // Eager: the pending writes too (lazy: as reads, views and writes need them).
-        if !options.lazyCacheLoad { try readingCheckpoint { () throws(CheckpointError) in try r.directory.state.writes.decodeAll() } }
+        if !options.lazyCacheLoad {
+            try readingCheckpoint { () throws(CheckpointError) in try r.directory.state.writes.decodeAll() }
+        }
         opening.loading = LoadingState(state: r.directory.state, cacheLoaded: false)
         opening.checkpointLSN = checkpoint.lsn
         opening.lastLSN = checkpoint.lsn
@@ -110,7 +119,8 @@ extension Store {
         if r.directory.chunks.isEmpty {
             opening.loading.finishLoading(cache: .empty, base: options.lazyCacheLoad ? r : nil)
         } else if !options.lazyCacheLoad {
-            opening.loading.finishLoading(cache: try readingCheckpoint { () throws(CheckpointError) in try r.fullCache() })
+            opening.loading.finishLoading(
+                cache: try readingCheckpoint { () throws(CheckpointError) in try r.fullCache() })
         } else {
             opening.reader = r
         }
@@ -119,20 +129,24 @@ extension Store {
 
     /// Replays the log's records after the checkpoint onto `opening`. `unreplayable` is set
     /// when a record cannot be replayed (its events do not decode, or the log is damaged there).
-    private static func replayTail(_ log: Log, into opening: inout Opening, unreplayable: inout Log.SalvageCut?) throws(StoreError) {
+    private static func replayTail(
+        _ log: Log, into opening: inout Opening, unreplayable: inout Log.SalvageCut?
+    ) throws(StoreError) {
         do {
             try log.replay(after: opening.checkpointLSN, knownTypes: [EventCodec.recordType]) { record in
                 let events: [StoreEvent]
                 do {
                     events = try EventCodec.decode(record.payload)
                 } catch {
-                    throw StoreError.corruptRecord(file: record.file, offset: record.offset, lsn: record.lsn, reason: "\(error)")
+                    throw StoreError.corruptRecord(
+                        file: record.file, offset: record.offset, lsn: record.lsn, reason: "\(error)")
                 }
                 for e in events {
                     if case .cachePruned = e, !opening.loading.cacheLoaded, let r = opening.reader {
                         // A prune in the tail (a crash between a prune and its checkpoint)
                         // changes the cache, which must be loaded first.
-                        opening.loading.finishLoading(cache: try readingCheckpoint { () throws(CheckpointError) in try r.fullCache() })
+                        opening.loading.finishLoading(
+                            cache: try readingCheckpoint { () throws(CheckpointError) in try r.fullCache() })
                         opening.reader = nil
                     }
                     opening.loading.apply(e)
@@ -157,7 +171,9 @@ extension Store {
 
     /// The store over what open read, its views given the pending writes (region by region) and
     /// the list of views to rebuild.
-    private static func makeStore(directory: String, options: Options, log: Log, recovery: RecoveryReport, _ opening: Opening) -> Store {
+    private static func makeStore(
+        directory: String, options: Options, log: Log, recovery: RecoveryReport, _ opening: Opening
+    ) -> Store {
         var core = Core(
             loading: opening.loading, reader: opening.reader, lastLSN: max(opening.lastLSN, log.lastLSN),
             checkpointLSN: opening.checkpointLSN, checkpointBodyBytes: opening.checkpointBytes,

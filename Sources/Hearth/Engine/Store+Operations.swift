@@ -7,21 +7,33 @@ import HearthModel
 extension Store {
     /// Replaces the server's data at `path`.
     @discardableResult
-    public func applyServerOverwrite(_ node: Node, at path: Path, durability: Durability? = nil) throws(StoreError) -> LSN {
-        try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in try b.applyServerOverwrite(node, at: path) }.lsn
+    public func applyServerOverwrite(
+        _ node: Node, at path: Path, durability: Durability? = nil
+    ) throws(StoreError) -> LSN {
+        try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in
+            try b.applyServerOverwrite(node, at: path)
+        }.lsn
     }
 
     /// Merges children into the server's data at `path`.
     @discardableResult
-    public func applyServerMerge(_ children: [ChildUpdate], at path: Path, durability: Durability? = nil) throws(StoreError) -> LSN {
-        try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in try b.applyServerMerge(children, at: path) }.lsn
+    public func applyServerMerge(
+        _ children: [ChildUpdate], at path: Path, durability: Durability? = nil
+    ) throws(StoreError) -> LSN {
+        try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in
+            try b.applyServerMerge(children, at: path)
+        }.lsn
     }
 
     /// Saves a user write; returns its id.
     @discardableResult
-    public func saveWrite(_ operation: PendingWrite.Operation, at path: Path, durability: Durability? = nil) throws(StoreError) -> Int64 {
+    public func saveWrite(
+        _ operation: PendingWrite.Operation, at path: Path, durability: Durability? = nil
+    ) throws(StoreError) -> Int64 {
         var id: Int64 = 0
-        try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in id = try b.saveWrite(operation, at: path) }
+        try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in
+            id = try b.saveWrite(operation, at: path)
+        }
         return id
     }
 
@@ -37,9 +49,13 @@ extension Store {
 
     /// Creates or updates a tracked query (see ``StoreBatch/trackQuery(at:complete:active:keys:)``).
     @discardableResult
-    public func trackQuery(at location: QueryLocation, complete: Bool? = nil, active: Bool? = nil, keys: Set<ChildKey>? = nil) throws(StoreError) -> TrackedQuery {
+    public func trackQuery(
+        at location: QueryLocation, complete: Bool? = nil, active: Bool? = nil, keys: Set<ChildKey>? = nil
+    ) throws(StoreError) -> TrackedQuery {
         var q: TrackedQuery?
-        try commit { (b: inout StoreBatch) throws(StoreError) in q = try b.trackQuery(at: location, complete: complete, active: active, keys: keys) }
+        try commit { (b: inout StoreBatch) throws(StoreError) in
+            q = try b.trackQuery(at: location, complete: complete, active: active, keys: keys)
+        }
         return q!
     }
 
@@ -70,17 +86,22 @@ extension Store {
 
     /// Queues a transaction.
     @discardableResult
-    public func enqueueTransaction(at path: Path, functionName: String, argument: Node, localResult: Node) throws(StoreError) -> QueuedTransaction {
+    public func enqueueTransaction(
+        at path: Path, functionName: String, argument: Node, localResult: Node
+    ) throws(StoreError) -> QueuedTransaction {
         var tx: QueuedTransaction?
         try commit { (b: inout StoreBatch) throws(StoreError) in
-            tx = try b.enqueueTransaction(at: path, functionName: functionName, argument: argument, localResult: localResult)
+            tx = try b.enqueueTransaction(
+                at: path, functionName: functionName, argument: argument, localResult: localResult)
         }
         return tx!
     }
 
     /// Updates a queued transaction.
     @discardableResult
-    public func updateTransaction(_ id: Int64, localResult: Node? = nil, retryCount: Int? = nil, status: QueuedTransaction.Status? = nil) throws(StoreError) -> QueuedTransaction {
+    public func updateTransaction(
+        _ id: Int64, localResult: Node? = nil, retryCount: Int? = nil, status: QueuedTransaction.Status? = nil
+    ) throws(StoreError) -> QueuedTransaction {
         var tx: QueuedTransaction?
         try commit { (b: inout StoreBatch) throws(StoreError) in
             tx = try b.updateTransaction(id, localResult: localResult, retryCount: retryCount, status: status)
@@ -95,7 +116,9 @@ extension Store {
 
     /// Queues an onDisconnect operation.
     @discardableResult
-    public func queueOnDisconnect(_ action: OnDisconnectOperation.Action, at path: Path) throws(StoreError) -> OnDisconnectOperation {
+    public func queueOnDisconnect(
+        _ action: OnDisconnectOperation.Action, at path: Path
+    ) throws(StoreError) -> OnDisconnectOperation {
         var op: OnDisconnectOperation?
         try commit { (b: inout StoreBatch) throws(StoreError) in op = try b.queueOnDisconnect(action, at: path) }
         return op!

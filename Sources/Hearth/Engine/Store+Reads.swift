@@ -48,7 +48,8 @@ extension Store {
     /// Applies `query` at `path` to the local data, with pending writes (server values
     /// resolved) — computed by the same view code listeners get their events from — or, with
     /// `includePending` false, to the server cache alone.
-    public func query(_ query: QuerySpec, at path: Path, includePending: Bool = true) throws(StoreError) -> QueryResult {
+    public func query(_ query: QuerySpec, at path: Path, includePending: Bool = true) throws(StoreError) -> QueryResult
+    {
         try StoreBatch.validate(path)
         if includePending {
             let (window, complete) = try core.withLock { (core: inout Core) throws(StoreError) in
@@ -58,7 +59,9 @@ extension Store {
         }
         let persisted = core.withLock { $0.persisted }
         let server = try persisted.serverValue(at: path)
-        return QueryResult(window: query.window(of: server), complete: persisted.loading.state.isServerCacheComplete(path: path, query: query))
+        return QueryResult(
+            window: query.window(of: server),
+            complete: persisted.loading.state.isServerCacheComplete(path: path, query: query))
     }
 
     /// The whole state (loads the whole server cache if it is not resident).

@@ -57,7 +57,8 @@ extension Store {
             ResidentCacheStats(
                 cacheResident: core.loading.cacheLoaded, droppable: core.loading.canDropCache,
                 loads: counters.loads, drops: counters.drops, deferredEvents: core.loading.deferred.count,
-                decodedChunks: core.reader?.decodedChunkCount ?? 0, decodedChunkBytes: core.reader?.decodedChunkBytes ?? 0)
+                decodedChunks: core.reader?.decodedChunkCount ?? 0,
+                decodedChunkBytes: core.reader?.decodedChunkBytes ?? 0)
         }
     }
 
@@ -70,7 +71,9 @@ extension Store {
             if let failure { throw failure }
             guard let reader else { return }
             let cache: Node
-            do throws(StoreError) { cache = try readingCheckpoint { () throws(CheckpointError) in try reader.fullCache() } } catch {
+            do throws(StoreError) {
+                cache = try readingCheckpoint { () throws(CheckpointError) in try reader.fullCache() }
+            } catch {
                 core.withLock {
                     $0.loadError = error
                     $0.poisoned = $0.poisoned ?? "checkpoint load failed: \(error)"

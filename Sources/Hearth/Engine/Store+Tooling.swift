@@ -18,8 +18,10 @@ extension Store {
     }
 
     /// ``verifyCheckpoint(_:)``, calling `progress` with (chunks done, chunks) after each chunk.
-    package static func verifyCheckpoint(_ checkpoint: Checkpoint,
-                                         progress: ((_ done: Int, _ total: Int) -> Void)?) throws(StoreError) -> Int {
+    package static func verifyCheckpoint(
+        _ checkpoint: Checkpoint,
+        progress: ((_ done: Int, _ total: Int) -> Void)?
+    ) throws(StoreError) -> Int {
         try readingCheckpoint { () throws(CheckpointError) in
             let reader = try CheckpointReader(checkpoint)
             try reader.verifyAllChunks(progress: progress)

@@ -15,7 +15,7 @@ import HearthModel
 /// ```swift
 /// let store = try Store.open(directory: "/path/to/store")
 /// let id = try store.saveWrite(.set(.string("hi")), at: "messages/m1")
-/// try store.commit { batch in          // ack + the server's data: one atomic commit
+/// try store.commit { batch in  // ack + the server's data: one atomic commit
 ///     try batch.ackWrite(id)
 ///     try batch.applyServerOverwrite(.string("hi"), at: "messages/m1")
 /// }

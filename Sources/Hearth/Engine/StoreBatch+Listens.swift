@@ -34,19 +34,24 @@ extension StoreBatch {
     /// Data at a path outside the query's is true server data for no view in particular: an
     /// ordinary overwrite.
     /// - Throws: ``StoreError/invalidPath(_:)`` or ``StoreError/invalidData(_:)``.
-    public mutating func applyTaggedServerOverwrite(_ node: Node, at path: Path, for location: QueryLocation) throws(StoreError) {
+    public mutating func applyTaggedServerOverwrite(
+        _ node: Node, at path: Path, for location: QueryLocation
+    ) throws(StoreError) {
         if location.query.loadsAllData || !location.path.contains(path) {
             try applyServerOverwrite(node, at: path)
             return
         }
         if path == location.path {
             try StoreBatch.validate(node, at: path)
-            try applyServerMerge(node.children.map { ChildUpdate(path: Path(keys: [$0.key]), node: $0.value) }, at: path)
+            try applyServerMerge(
+                node.children.map { ChildUpdate(path: Path(keys: [$0.key]), node: $0.value) }, at: path)
             // The window is the server's word on which children the query holds: its tracked
             // keys become exactly those (a merge alone would keep a deleted child's key).
             if let q = trackedQuery(at: location), let old = q.keys {
                 let new = Set(node.children.map(\.key))
-                if new != old { try updateTrackedQueryKeys(at: location, added: new.subtracting(old), removed: old.subtracting(new)) }
+                if new != old {
+                    try updateTrackedQueryKeys(at: location, added: new.subtracting(old), removed: old.subtracting(new))
+                }
             }
         } else {
             try applyServerOverwrite(node, at: path)
@@ -57,9 +62,13 @@ extension StoreBatch {
     /// Tagged server merge: the server's `m` push for the filtered query at `location`.
     /// Persisted as a merge, and given to that query's view.
     /// - Throws: ``StoreError/invalidPath(_:)`` or ``StoreError/invalidData(_:)``.
-    public mutating func applyTaggedServerMerge(_ children: [ChildUpdate], at path: Path, for location: QueryLocation) throws(StoreError) {
+    public mutating func applyTaggedServerMerge(
+        _ children: [ChildUpdate], at path: Path, for location: QueryLocation
+    ) throws(StoreError) {
         try applyServerMerge(children, at: path)
-        if !location.query.loadsAllData && location.path.contains(path) { viewOperations.append(.taggedMerge(location, path: path, children: children)) }
+        if !location.query.loadsAllData && location.path.contains(path) {
+            viewOperations.append(.taggedMerge(location, path: path, children: children))
+        }
     }
 
     /// The server answered `ok` to the listen at `location`: the tracked query becomes

@@ -94,7 +94,10 @@ extension StoreBatch {
             try applyUserWriteToServerCache(resolved, at: write.path)
         case .update(let children):
             let resolved = children.map { child in
-                ChildUpdate(path: child.path, node: StoreState.resolve(child.node, existing: serverValue(at: write.path.appending(child.path)), serverNow: serverNow))
+                ChildUpdate(
+                    path: child.path,
+                    node: StoreState.resolve(
+                        child.node, existing: serverValue(at: write.path.appending(child.path)), serverNow: serverNow))
             }
             try applyUserWriteToServerCache(resolved, at: write.path)
         }
@@ -153,7 +156,8 @@ extension StoreBatch {
         if location.query.loadsAllData {
             try applyServerOverwrite(node, at: location.path)
         } else {
-            try applyServerMerge(node.children.map { ChildUpdate(path: Path(keys: [$0.key]), node: $0.value) }, at: location.path)
+            try applyServerMerge(
+                node.children.map { ChildUpdate(path: Path(keys: [$0.key]), node: $0.value) }, at: location.path)
         }
         try setQueryComplete(location)
     }
@@ -199,7 +203,9 @@ extension StoreBatch {
     /// (`removed`) the window of the filtered query at `location`.
     /// - Throws: ``StoreError/unknownQuery(_:)`` when it is not tracked;
     ///   ``StoreError/invalidQuery(_:)`` for a query that loads all data (it has no keys).
-    public mutating func updateTrackedQueryKeys(at location: QueryLocation, added: Set<ChildKey>, removed: Set<ChildKey>) throws(StoreError) {
+    public mutating func updateTrackedQueryKeys(
+        at location: QueryLocation, added: Set<ChildKey>, removed: Set<ChildKey>
+    ) throws(StoreError) {
         guard var q = trackedQuery(at: location) else { throw .unknownQuery(location) }
         guard var keys = q.keys else { throw .invalidQuery(.unknownField("keys of a query that loads all data")) }
         keys.subtract(removed)
@@ -249,10 +255,14 @@ extension StoreBatch {
         let serverNow = Double(now) + serverTimeOffset
         switch op.action {
         case .set(let node):
-            try applyServerOverwrite(StoreState.resolve(node, existing: serverValue(at: op.path), serverNow: serverNow), at: op.path)
+            try applyServerOverwrite(
+                StoreState.resolve(node, existing: serverValue(at: op.path), serverNow: serverNow), at: op.path)
         case .update(let children):
             let resolved = children.map { child in
-                ChildUpdate(path: child.path, node: StoreState.resolve(child.node, existing: serverValue(at: op.path.appending(child.path)), serverNow: serverNow))
+                ChildUpdate(
+                    path: child.path,
+                    node: StoreState.resolve(
+                        child.node, existing: serverValue(at: op.path.appending(child.path)), serverNow: serverNow))
             }
             try applyServerMerge(resolved, at: op.path)
         case .remove:

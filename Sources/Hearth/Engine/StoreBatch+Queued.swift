@@ -14,12 +14,15 @@ extension StoreBatch {
 
     /// Queues a transaction; returns it with its new id.
     @discardableResult
-    public mutating func enqueueTransaction(at path: Path, functionName: String, argument: Node, localResult: Node) throws(StoreError) -> QueuedTransaction {
+    public mutating func enqueueTransaction(
+        at path: Path, functionName: String, argument: Node, localResult: Node
+    ) throws(StoreError) -> QueuedTransaction {
         try StoreBatch.validate(path)
         do { try path.validateWritable() } catch { throw .invalidPath(error) }
         try StoreBatch.validate(argument, at: path)
         try StoreBatch.validate(localResult, at: path)
-        let tx = QueuedTransaction(id: nextTransactionID, path: path, functionName: functionName, argument: argument, localResult: localResult)
+        let tx = QueuedTransaction(
+            id: nextTransactionID, path: path, functionName: functionName, argument: argument, localResult: localResult)
         nextTransactionID += 1
         transactions[tx.id] = tx
         events.append(.transactionSaved(tx))
@@ -37,7 +40,9 @@ extension StoreBatch {
             tx.localResult = localResult
         }
         if let retryCount {
-            guard retryCount >= 0, retryCount <= Int(Int32.max) else { throw .invalidOption("retry count must be in 0…\(Int32.max)") }
+            guard retryCount >= 0, retryCount <= Int(Int32.max) else {
+                throw .invalidOption("retry count must be in 0…\(Int32.max)")
+            }
             tx.retryCount = retryCount
         }
         if let status { tx.status = status }
@@ -63,7 +68,9 @@ extension StoreBatch {
 
     /// Queues an onDisconnect operation; returns it with its new id.
     @discardableResult
-    public mutating func queueOnDisconnect(_ action: OnDisconnectOperation.Action, at path: Path) throws(StoreError) -> OnDisconnectOperation {
+    public mutating func queueOnDisconnect(
+        _ action: OnDisconnectOperation.Action, at path: Path
+    ) throws(StoreError) -> OnDisconnectOperation {
         try StoreBatch.validate(path)
         do { try path.validateWritable() } catch { throw .invalidPath(error) }
         switch action {

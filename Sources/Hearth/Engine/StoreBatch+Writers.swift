@@ -8,7 +8,8 @@ import HearthModel
 extension StoreBatch {
     static func validateWriter(_ writer: String) throws(StoreError) {
         guard !writer.isEmpty, writer.utf8.count <= EventCodec.maxWriterLength else {
-            throw .invalidWriter("writer id of \(writer.utf8.count) UTF-8 bytes (allowed 1…\(EventCodec.maxWriterLength))")
+            throw .invalidWriter(
+                "writer id of \(writer.utf8.count) UTF-8 bytes (allowed 1…\(EventCodec.maxWriterLength))")
         }
     }
 

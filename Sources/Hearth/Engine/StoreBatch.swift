@@ -167,7 +167,8 @@ public struct StoreBatch {
         } else if trackedQuery(at: location) == nil, !location.query.loadsAllData {
             // A new filtered query's view starts from what is known complete at its path
             // (Firebase sets the keys when the view is created): its window over that.
-            let known = base.persistedServerCache(at: location.path, query: location.query, serverValue: serverValue(at: location.path))
+            let known = base.persistedServerCache(
+                at: location.path, query: location.query, serverValue: serverValue(at: location.path))
             q.keys = Set(location.query.window(of: known?.node ?? .empty).keys)
         }
         q.lastUse = max(q.lastUse, now)
@@ -197,7 +198,9 @@ public struct StoreBatch {
         }
         guard !written.isEmpty else { return }
         var candidates: [TrackedQuery] = []
-        for q in base.trackedQueries.values where !q.query.loadsAllData && queries[q.location] == nil { candidates.append(q) }
+        for q in base.trackedQueries.values where !q.query.loadsAllData && queries[q.location] == nil {
+            candidates.append(q)
+        }
         for case let q? in queries.values where !q.query.loadsAllData { candidates.append(q) }
         for q in candidates.sorted(by: { $0.id < $1.id }) where !keysSetExplicitly.contains(q.location) {
             let old = q.keys ?? []
@@ -218,17 +221,20 @@ public struct StoreBatch {
             if replaced {
                 held = value
             } else {
-                held = Node(children: old.union(touched).sorted().compactMap { key in
-                    let child = value.child(key)
-                    return child.isEmpty ? nil : (key, child)
-                })
+                held = Node(
+                    children: old.union(touched).sorted().compactMap { key in
+                        let child = value.child(key)
+                        return child.isEmpty ? nil : (key, child)
+                    })
             }
             let new = Set(q.query.window(of: held).keys)
             guard new != old else { continue }
             var updated = q
             updated.keys = new
             queries[q.location] = updated
-            events.append(.trackedQueryKeysChanged(id: q.id, added: new.subtracting(old).sorted(), removed: old.subtracting(new).sorted()))
+            events.append(
+                .trackedQueryKeysChanged(
+                    id: q.id, added: new.subtracting(old).sorted(), removed: old.subtracting(new).sorted()))
         }
     }
 

@@ -40,7 +40,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     var whatHappened: String {
         switch self {
         case .log(let e): e.description
-        case let .corruptCheckpoint(file, offset, reason): "checkpoint \(file) is damaged at offset \(offset): \(reason)"
+        case let .corruptCheckpoint(file, offset, reason):
+            "checkpoint \(file) is damaged at offset \(offset): \(reason)"
         case let .corruptRecord(file, offset, lsn, reason):
             "log record \(lsn) in \(file) at offset \(offset) passed its checksum but its events cannot be decoded: \(reason)"
         case .invalidOption(let s): "invalid store option: \(s)"
@@ -69,7 +70,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             case .io: "check the disk (space, permissions, hardware), then reopen the store"
             case .poisoned: "reopen the store; recovery keeps every commit that returned"
             case .closed: "open the store again"
-            case .readOnly: "open the store without readOnly to write to it (it needs a writable directory and its lock)"
+            case .readOnly:
+                "open the store without readOnly to write to it (it needs a writable directory and its lock)"
             case .recordTooLarge: "split the change into smaller commits"
             case .invalidArgument: "fix the argument"
             case .corruption, .lsnGap, .missingFile, .unknownRecordType, .manifestMissing:
@@ -84,15 +86,18 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .unknownWrite: "use an id returned by saveWrite that has not been acknowledged or removed"
         case .unknownQuery: "track the query first (trackQuery), or use the location it was tracked at"
         case .unknownTransaction: "use an id returned when the transaction was queued that is not yet finished"
-        case .unknownOnDisconnect: "use an id returned when the onDisconnect operation was queued that is not yet cancelled"
-        case .invalidWriter: "use a writer id of 1…\(EventCodec.maxWriterLength) UTF-8 bytes and a write id ≥ 0; nothing was written"
+        case .unknownOnDisconnect:
+            "use an id returned when the onDisconnect operation was queued that is not yet cancelled"
+        case .invalidWriter:
+            "use a writer id of 1…\(EventCodec.maxWriterLength) UTF-8 bytes and a write id ≥ 0; nothing was written"
         case .poisoned: "close and reopen the store; recovery keeps every commit that returned"
         case .closed: "open the store again"
         }
     }
 
     /// What to do about damage on disk.
-    static let damagedAdvice = "the store is damaged on disk; run `hearth verify` on it, then `hearth salvage` to keep"
+    static let damagedAdvice =
+        "the store is damaged on disk; run `hearth verify` on it, then `hearth salvage` to keep"
         + " its longest valid prefix (open with `salvage`; damaged files are moved aside as *.broken), or restore it"
         + " from a copy, or delete it and sync again from the server"
 

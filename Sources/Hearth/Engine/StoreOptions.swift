@@ -72,7 +72,9 @@ extension Store {
 
         func validate() throws(StoreError) {
             guard authoritative || (Store.minimumCacheSize...Store.maximumCacheSize).contains(cacheSizeBytes) else {
-                throw .invalidOption("cacheSizeBytes \(cacheSizeBytes) is outside \(Store.minimumCacheSize)…\(Store.maximumCacheSize) (1 MiB … 100 MiB)")
+                throw .invalidOption(
+                    "cacheSizeBytes \(cacheSizeBytes) is outside \(Store.minimumCacheSize)…\(Store.maximumCacheSize) (1 MiB … 100 MiB)"
+                )
             }
             guard segmentSize >= 4096 else { throw .invalidOption("segmentSize \(segmentSize) is below 4096") }
             guard checkpointMinimumBytes >= 4096 else { throw .invalidOption("checkpointMinimumBytes below 4096") }
@@ -86,7 +88,9 @@ extension Store {
 
         /// How many bytes of commits pass between footprint checks: at most 1/64 of the cap,
         /// so the footprint overshoots by no more than that between checks.
-        var effectiveSizeCheckInterval: Int { authoritative ? sizeCheckIntervalBytes : min(sizeCheckIntervalBytes, max(1024, cacheSizeBytes / 64)) }
+        var effectiveSizeCheckInterval: Int {
+            authoritative ? sizeCheckIntervalBytes : min(sizeCheckIntervalBytes, max(1024, cacheSizeBytes / 64))
+        }
 
         /// The cap in bytes: unbounded for an authoritative store.
         var capBytes: UInt64 { authoritative ? .max : UInt64(cacheSizeBytes) }

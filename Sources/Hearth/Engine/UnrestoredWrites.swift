@@ -95,7 +95,8 @@ struct UnrestoredWrites {
                 i += 1
                 continue
             }
-            for write in try readingCheckpoint({ () throws(CheckpointError) in try lazy[i].writes() }) where !removed.contains(write.id) { add(write) }
+            for write in try readingCheckpoint({ () throws(CheckpointError) in try lazy[i].writes() })
+            where !removed.contains(write.id) { add(write) }
             lazy.remove(at: i)
         }
         if lazy.isEmpty { removed = [] }
@@ -116,7 +117,9 @@ struct UnrestoredWrites {
         }
         let reached = ancestors.filter { lazyMayReach($0, below: false) }
         if lazyMayReach(path, below: true) || !reached.isEmpty {
-            try decode { chunk in chunk.mayHoldWrites(atOrBelow: path) || reached.contains { chunk.mayHoldWrite(at: $0) } }
+            try decode { chunk in
+                chunk.mayHoldWrites(atOrBelow: path) || reached.contains { chunk.mayHoldWrite(at: $0) }
+            }
         }
         // The highest location on the way to `path` holding a write.
         var top = path

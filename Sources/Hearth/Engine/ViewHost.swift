@@ -50,7 +50,8 @@ final class ViewHost: @unchecked Sendable {
             assert(events.isEmpty, "a restored write raised view events")
         }
         if unrestored.isEmpty { restoreContext = nil }
-        assert(restoreContext == nil || !unrestored.isEmpty, "a restore context is kept only while writes are unrestored")
+        assert(
+            restoreContext == nil || !unrestored.isEmpty, "a restore context is kept only while writes are unrestored")
     }
 
     /// Restores what committing `events` will need (before the commit is logged, so that a
@@ -83,14 +84,16 @@ final class ViewHost: @unchecked Sendable {
         }
         switch write.operation {
         case .set(let node):
-            let resolved = StoreState.containsServerValue(node)
+            let resolved =
+                StoreState.containsServerValue(node)
                 ? StoreState.resolve(node, existing: local(write.path), serverNow: serverNow) : node
             return tree.applyUserOverwrite(resolved, at: write.path, writeID: write.id)
         case .update(let children):
             let resolved = children.map { child -> ChildUpdate in
                 guard StoreState.containsServerValue(child.node) else { return child }
                 let path = write.path.appending(child.path)
-                return ChildUpdate(path: child.path, node: StoreState.resolve(child.node, existing: local(path), serverNow: serverNow))
+                return ChildUpdate(
+                    path: child.path, node: StoreState.resolve(child.node, existing: local(path), serverNow: serverNow))
             }
             return tree.applyUserMerge(resolved, at: write.path, writeID: write.id)
         }
@@ -115,7 +118,9 @@ final class ViewHost: @unchecked Sendable {
         }
         let queries = loading.state.trackedQueries.values.sorted { $0.lastUse > $1.lastUse }.map(\.location)
         var seen = Set<QueryLocation>()
-        pendingRebuild = (queries + loading.state.pins.sorted { $0.description < $1.description }).filter { seen.insert($0).inserted }
+        pendingRebuild = (queries + loading.state.pins.sorted { $0.description < $1.description }).filter {
+            seen.insert($0).inserted
+        }
     }
 
     /// Builds the next not-yet-built view; returns false when all are built.
@@ -152,21 +157,26 @@ final class ViewHost: @unchecked Sendable {
 
     /// Adds a client listener; returns its registration and the initial events.
     /// - Throws: what restoring the pending writes at its location throws (nothing is added).
-    func addListener(_ listener: Listener, kinds: ViewEventKinds, _ cache: PersistedCacheReader) throws(StoreError) -> (RegistrationID, [ViewEvent]) {
+    func addListener(
+        _ listener: Listener, kinds: ViewEventKinds, _ cache: PersistedCacheReader
+    ) throws(StoreError) -> (RegistrationID, [ViewEvent]) {
         try restoreRegion(listener.location.path)
         let id = newRegistration()
         assert(listeners[id] == nil && !materialized.values.contains(id), "registration ids are never reused")
         listeners[id] = listener
         // A view asked for first is built first.
         pendingRebuild.removeAll { $0 == listener.location }
-        let events = tree.addListener(at: listener.location.path, query: listener.query, registration: id, kinds: kinds, cache: cache)
+        let events = tree.addListener(
+            at: listener.location.path, query: listener.query, registration: id, kinds: kinds, cache: cache)
         return (id, events)
     }
 
     /// The window and completeness of `query` at `path` as a view computes them: from the
     /// existing view, or from a view built for the occasion and dropped again.
     /// - Throws: what restoring the pending writes at `path` throws.
-    func window(_ query: QuerySpec, at path: Path, _ cache: PersistedCacheReader) throws(StoreError) -> (window: QueryWindow, complete: Bool) {
+    func window(
+        _ query: QuerySpec, at path: Path, _ cache: PersistedCacheReader
+    ) throws(StoreError) -> (window: QueryWindow, complete: Bool) {
         try restoreRegion(path)
         if let cache = tree.eventCache(at: path, query: query) { return cache }
         let id = newRegistration()
@@ -212,7 +222,8 @@ final class ViewHost: @unchecked Sendable {
     /// `viewOperations` (a listen's tagged data and completion) go to their views after the
     /// events' server data and before their acks.
     func apply(
-        _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation] = [], _ cache: PersistedCacheReader, prior: Prior, now: Int64
+        _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation] = [], _ cache: PersistedCacheReader,
+        prior: Prior, now: Int64
     ) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
         applyToTree(events, viewOperations, cache, prior: prior, now: now)
     }
@@ -235,7 +246,8 @@ final class ViewHost: @unchecked Sendable {
     }
 
     private func applyToTree(
-        _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation], _ cache: PersistedCacheReader, prior: Prior, now: Int64
+        _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation], _ cache: PersistedCacheReader,
+        prior: Prior, now: Int64
     ) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
         let loading = cache.loading
         let serverNow = Double(now) + loading.state.serverTimeOffsetMs
@@ -276,9 +288,12 @@ final class ViewHost: @unchecked Sendable {
                 }
             case .cachePruned(let result):
                 for id in result.removedQueryIDs {
-                    if let location = prior.removed[id], !loading.state.pins.contains(location) { dematerialize(location) }
+                    if let location = prior.removed[id], !loading.state.pins.contains(location) {
+                        dematerialize(location)
+                    }
                 }
-            case .trackedQueryKeysChanged, .authSaved, .authCleared, .transactionSaved, .transactionRemoved, .onDisconnectSaved,
+            case .trackedQueryKeysChanged, .authSaved, .authCleared, .transactionSaved, .transactionRemoved,
+                .onDisconnectSaved,
                 .onDisconnectAcked, .onDisconnectRemoved, .serverTimeOffset, .sessionStarted, .writerWatermark,
                 .writerWatermarksRemoved, .writerIdentity:
                 break

@@ -216,7 +216,9 @@ import HearthModel
     /// A writer id: a non-empty string of at most ``maxWriterLength`` bytes.
     static func writer(_ r: inout ByteReader) throws(DecodeError) -> String {
         let s = try r.string()
-        guard !s.isEmpty, s.utf8.count <= maxWriterLength else { throw r.fail("writer id of \(s.utf8.count) bytes (1…\(maxWriterLength))") }
+        guard !s.isEmpty, s.utf8.count <= maxWriterLength else {
+            throw r.fail("writer id of \(s.utf8.count) bytes (1…\(maxWriterLength))")
+        }
         return s
     }
 
@@ -237,7 +239,8 @@ import HearthModel
             let writeID = try id(&r)
             let p = try path(&r)
             switch try r.u8() {
-            case 0: return .writeSaved(PendingWrite(id: writeID, path: p, operation: .set(try NodeCodec.decode(from: &r))))
+            case 0:
+                return .writeSaved(PendingWrite(id: writeID, path: p, operation: .set(try NodeCodec.decode(from: &r))))
             case 1: return .writeSaved(PendingWrite(id: writeID, path: p, operation: .update(try children(&r))))
             case let b: throw DecodeError(offset: r.offset - 1, reason: "unknown write operation \(b)")
             }
@@ -258,7 +261,9 @@ import HearthModel
                 keys = set
             case let b: throw DecodeError(offset: r.offset - 1, reason: "unknown keys flag \(b)")
             }
-            return .trackedQuerySaved(TrackedQuery(id: queryID, location: loc, complete: complete, active: active, lastUse: lastUse, keys: keys))
+            return .trackedQuerySaved(
+                TrackedQuery(
+                    id: queryID, location: loc, complete: complete, active: active, lastUse: lastUse, keys: keys))
         case .trackedQueryKeysChanged:
             return .trackedQueryKeysChanged(id: try id(&r), added: try keys(&r), removed: try keys(&r))
         case .trackedQueryRemoved: return .trackedQueryRemoved(id: try id(&r))
@@ -276,7 +281,10 @@ import HearthModel
             guard let status = QueuedTransaction.Status(rawValue: try r.u8()) else {
                 throw DecodeError(offset: statusOffset, reason: "unknown transaction status")
             }
-            return .transactionSaved(QueuedTransaction(id: txID, path: p, functionName: name, argument: arg, localResult: result, retryCount: retries, status: status))
+            return .transactionSaved(
+                QueuedTransaction(
+                    id: txID, path: p, functionName: name, argument: arg, localResult: result, retryCount: retries,
+                    status: status))
         case .transactionRemoved: return .transactionRemoved(id: try id(&r))
         case .onDisconnectSaved:
             let opID = try id(&r)
@@ -289,7 +297,8 @@ import HearthModel
             case 3: action = .cancel
             case let b: throw DecodeError(offset: r.offset - 1, reason: "unknown onDisconnect action \(b)")
             }
-            return .onDisconnectSaved(OnDisconnectOperation(id: opID, path: p, action: action, acknowledged: try r.bool()))
+            return .onDisconnectSaved(
+                OnDisconnectOperation(id: opID, path: p, action: action, acknowledged: try r.bool()))
         case .onDisconnectAcked: return .onDisconnectAcked(id: try id(&r))
         case .onDisconnectRemoved: return .onDisconnectRemoved(id: try id(&r))
         case .serverTimeOffset:

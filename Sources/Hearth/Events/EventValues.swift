@@ -88,7 +88,9 @@ public struct TrackedQuery: Sendable, Hashable {
     public var keys: Set<ChildKey>?
 
     /// Creates a tracked query.
-    public init(id: Int64, location: QueryLocation, complete: Bool, active: Bool, lastUse: Int64, keys: Set<ChildKey>? = nil) {
+    public init(
+        id: Int64, location: QueryLocation, complete: Bool, active: Bool, lastUse: Int64, keys: Set<ChildKey>? = nil
+    ) {
         self.id = id
         self.location = location
         self.complete = complete
@@ -147,7 +149,10 @@ public struct QueuedTransaction: Sendable, Hashable {
     public var status: Status
 
     /// Creates a queued transaction.
-    public init(id: Int64, path: Path, functionName: String, argument: Node, localResult: Node, retryCount: Int = 0, status: Status = .queued) {
+    public init(
+        id: Int64, path: Path, functionName: String, argument: Node, localResult: Node, retryCount: Int = 0,
+        status: Status = .queued
+    ) {
         self.id = id
         self.path = path
         self.functionName = functionName

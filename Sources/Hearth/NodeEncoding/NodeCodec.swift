@@ -95,7 +95,9 @@ enum NodeCodec {
 
     /// Writes a children node from its children's encodings (keys ascending, as in `node`'s
     /// own encoding): the same bytes ``encode(_:into:)`` writes for that node.
-    static func encodeChildren(_ parts: [(key: ChildKey, bytes: [UInt8])], priority: Priority?, into w: inout ByteWriter) {
+    static func encodeChildren(
+        _ parts: [(key: ChildKey, bytes: [UInt8])], priority: Priority?, into w: inout ByteWriter
+    ) {
         guard !parts.isEmpty else {
             w.u8(0x00)
             return
@@ -161,7 +163,8 @@ enum NodeCodec {
                 guard !keyString.isEmpty else { throw DecodeError(offset: keyOffset, reason: "empty child key") }
                 let key = ChildKey(keyString)
                 if let last = pairs.last, ChildKey.compare(last.key, key) >= 0 {
-                    throw DecodeError(offset: keyOffset, reason: "child keys not strictly ascending (\(last.key) then \(key))")
+                    throw DecodeError(
+                        offset: keyOffset, reason: "child keys not strictly ascending (\(last.key) then \(key))")
                 }
                 let child = try decode(from: &r, depth: depth + 1)
                 guard !child.isEmpty else { throw r.fail("empty child \(key)") }

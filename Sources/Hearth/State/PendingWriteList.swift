@@ -39,17 +39,22 @@ final class LazyWriteChunk: Sendable {
             .corrupt(file: checkpoint.fileName, offset: c.offset, reason: "pending-write chunk \(number): \(reason)")
         }
         let raw = try CheckpointChunkBytes.read(
-            checkpoint, offset: c.offset, storedLength: c.storedLength, rawLength: c.rawLength, compressed: c.compressed, crc: c.crc,
+            checkpoint, offset: c.offset, storedLength: c.storedLength, rawLength: c.rawLength,
+            compressed: c.compressed, crc: c.crc,
             corrupt: corrupt)
         let events: [StoreEvent]
         do { events = try EventCodec.decode(raw) } catch { throw corrupt("\(error)") }
-        guard events.count == c.count else { throw corrupt("\(events.count) writes where the directory says \(c.count)") }
+        guard events.count == c.count else {
+            throw corrupt("\(events.count) writes where the directory says \(c.count)")
+        }
         var writes: [PendingWrite] = []
         writes.reserveCapacity(events.count)
         for event in events {
             guard case .writeSaved(let w) = event else { throw corrupt("an event other than a pending write") }
             if let last = writes.last, last.id >= w.id { throw corrupt("write ids not increasing at \(w.id)") }
-            guard w.id >= c.firstID, w.id <= c.lastID else { throw corrupt("write \(w.id) outside \(c.firstID)…\(c.lastID)") }
+            guard w.id >= c.firstID, w.id <= c.lastID else {
+                throw corrupt("write \(w.id) outside \(c.firstID)…\(c.lastID)")
+            }
             // The directory's summary must hold every write, or reads would miss it.
             var ancestor = w.path
             var covered = c.mayHoldWrite(at: w.path)
@@ -57,10 +62,14 @@ final class LazyWriteChunk: Sendable {
                 covered = c.mayHoldWrites(atOrBelow: ancestor)
                 ancestor = ancestor.parent ?? .root
             }
-            guard covered else { throw corrupt("write \(w.id) at \(w.path) is outside the chunk's path range or filter") }
+            guard covered else {
+                throw corrupt("write \(w.id) at \(w.path) is outside the chunk's path range or filter")
+            }
             writes.append(w)
         }
-        guard writes.first?.id == c.firstID, writes.last?.id == c.lastID else { throw corrupt("first or last write id differs from the directory") }
+        guard writes.first?.id == c.firstID, writes.last?.id == c.lastID else {
+            throw corrupt("first or last write id differs from the directory")
+        }
         return writes
     }
 }
@@ -86,8 +95,9 @@ struct PendingWriteList: Sendable {
 
     init(chunks: [LazyWriteChunk]) {
         // The directory's decoder refuses any other chunks; the binary search relies on it.
-        assert(zip(chunks, chunks.dropFirst()).allSatisfy { $0.entry.lastID < $1.entry.firstID },
-               "write chunks hold increasing, disjoint id ranges")
+        assert(
+            zip(chunks, chunks.dropFirst()).allSatisfy { $0.entry.lastID < $1.entry.firstID },
+            "write chunks hold increasing, disjoint id ranges")
         self.chunks = chunks
     }
 
@@ -181,7 +191,9 @@ struct PendingWriteList: Sendable {
 
 extension PendingWriteList: Equatable {
     static func == (a: PendingWriteList, b: PendingWriteList) -> Bool {
-        if a.chunks.count == b.chunks.count, zip(a.chunks, b.chunks).allSatisfy({ $0 === $1 }), a.hidden == b.hidden, a.loose == b.loose {
+        if a.chunks.count == b.chunks.count, zip(a.chunks, b.chunks).allSatisfy({ $0 === $1 }), a.hidden == b.hidden,
+            a.loose == b.loose
+        {
             return true
         }
         return a.allReadable() == b.allReadable()

@@ -78,8 +78,10 @@ struct SegmentedWrites: Sendable, Equatable, Sequence {
             return
         }
         segments[s].insert(write, at: at)
-        assert((at == 0 || segments[s][at - 1].id < write.id) && (at + 1 == segments[s].count || segments[s][at + 1].id > write.id),
-               "a segment stays sorted by strictly increasing id")
+        assert(
+            (at == 0 || segments[s][at - 1].id < write.id)
+                && (at + 1 == segments[s].count || segments[s][at + 1].id > write.id),
+            "a segment stays sorted by strictly increasing id")
         count += 1
         if segments[s].count > 2 * Self.segmentCapacity {
             let upper = Array(segments[s][Self.segmentCapacity...])

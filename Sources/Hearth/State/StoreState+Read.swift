@@ -39,7 +39,9 @@ extension StoreState {
                 value = StoreState.overlay(value, at: path, write: node, writtenAt: write.path, serverNow: serverNow)
             case .update(let children):
                 for child in children {
-                    value = StoreState.overlay(value, at: path, write: child.node, writtenAt: write.path.appending(child.path), serverNow: serverNow)
+                    value = StoreState.overlay(
+                        value, at: path, write: child.node, writtenAt: write.path.appending(child.path),
+                        serverNow: serverNow)
                 }
             }
         }
@@ -48,7 +50,9 @@ extension StoreState {
 
     /// Projects a write of `node` at `target` onto the value at `path`, resolving server
     /// values against what is there when `serverNow` is given.
-    static func overlay(_ value: Node, at path: Path, write node: Node, writtenAt target: Path, serverNow: Double?) -> Node {
+    static func overlay(
+        _ value: Node, at path: Path, write node: Node, writtenAt target: Path, serverNow: Double?
+    ) -> Node {
         if let rel = target.relativePath(to: path) {
             // The write covers the whole location.
             let written = node.child(at: rel)
@@ -73,7 +77,9 @@ extension StoreState {
         case .some:
             return node
         case nil:
-            guard !node.isEmpty, node.children.contains(where: { Self.containsServerValue($0.value) }) else { return node }
+            guard !node.isEmpty, node.children.contains(where: { Self.containsServerValue($0.value) }) else {
+                return node
+            }
             var out = node
             for (key, child) in node.children where containsServerValue(child) {
                 out = out.updatingChild(key, resolve(child, existing: existing.child(key), serverNow: serverNow))

@@ -24,7 +24,9 @@ extension StoreState {
     func isCoveredByCompleteDefaultQuery(_ path: Path) -> Bool {
         var keys = path.keys
         while true {
-            if let q = trackedQuery(at: QueryLocation(path: Path(keys: keys), query: .default)), q.complete { return true }
+            if let q = trackedQuery(at: QueryLocation(path: Path(keys: keys), query: .default)), q.complete {
+                return true
+            }
             if keys.isEmpty { return false }
             keys.removeLast()
         }
@@ -45,7 +47,9 @@ extension StoreState {
         for q in trackedQueries.values {
             if q.path == path, !q.query.loadsAllData {
                 keys.formUnion(q.keys ?? [])
-            } else if q.complete, q.query.loadsAllData, let parent = q.path.parent, parent == path, let key = q.path.back {
+            } else if q.complete, q.query.loadsAllData, let parent = q.path.parent, parent == path,
+                let key = q.path.back
+            {
                 keys.insert(key)
             }
         }
@@ -54,7 +58,9 @@ extension StoreState {
 
     /// The persisted server data for `query` at `path` and whether it is complete, given
     /// `serverValue` — the cached server data at `path`. `nil` when nothing is known.
-    public func persistedServerCache(at path: Path, query: QuerySpec, serverValue: Node) -> (node: Node, complete: Bool)? {
+    public func persistedServerCache(
+        at path: Path, query: QuerySpec, serverValue: Node
+    ) -> (node: Node, complete: Bool)? {
         persistedServerCache(at: path, query: query) { _ in serverValue }
     }
 
@@ -73,7 +79,9 @@ extension StoreState {
         return own.keys != nil
     }
 
-    func persistedServerCache(at path: Path, query: QuerySpec, read: (Set<ChildKey>?) -> Node) -> (node: Node, complete: Bool)? {
+    func persistedServerCache(
+        at path: Path, query: QuerySpec, read: (Set<ChildKey>?) -> Node
+    ) -> (node: Node, complete: Bool)? {
         let complete = isServerCacheComplete(path: path, query: query)
         let keys: Set<ChildKey>?
         if complete {

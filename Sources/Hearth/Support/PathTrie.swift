@@ -250,7 +250,9 @@ extension PathTrie {
 extension PathTrie {
     /// The children in Firebase's `ImmutableTree` traversal order (UTF-16 order of the key strings).
     var sortedChildren: [(key: ChildKey, tree: PathTrie<Value>)] {
-        children.map { (key: $0.key, tree: $0.value) }.sorted { ChildKey.compareUTF16($0.key.string, $1.key.string) < 0 }
+        children.map { (key: $0.key, tree: $0.value) }.sorted {
+            ChildKey.compareUTF16($0.key.string, $1.key.string) < 0
+        }
     }
 
     /// Calls `body` for every value: children first (in UTF-16 order), then this location's own

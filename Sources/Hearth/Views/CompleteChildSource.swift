@@ -7,13 +7,17 @@ protocol CompleteChildSource {
     func completeChild(_ key: ChildKey) -> Node?
     /// The complete child ordered just after `child` in `index` order (just before it when
     /// `reverse`), when known.
-    func childAfterChild(_ child: (key: ChildKey, value: Node), index: QueryIndex, reverse: Bool) -> (key: ChildKey, value: Node)?
+    func childAfterChild(
+        _ child: (key: ChildKey, value: Node), index: QueryIndex, reverse: Bool
+    ) -> (key: ChildKey, value: Node)?
 }
 
 /// A source that knows nothing.
 struct NoCompleteChildSource: CompleteChildSource {
     func completeChild(_ key: ChildKey) -> Node? { nil }
-    func childAfterChild(_ child: (key: ChildKey, value: Node), index: QueryIndex, reverse: Bool) -> (key: ChildKey, value: Node)? { nil }
+    func childAfterChild(
+        _ child: (key: ChildKey, value: Node), index: QueryIndex, reverse: Bool
+    ) -> (key: ChildKey, value: Node)? { nil }
 }
 
 /// The complete children a view can see: its event cache where complete, else the server data
@@ -33,10 +37,14 @@ struct WriteTreeCompleteChildSource: CompleteChildSource {
         return writes.calcCompleteChild(key, serverCache: viewCache.serverCache)
     }
 
-    func childAfterChild(_ child: (key: ChildKey, value: Node), index: QueryIndex, reverse: Bool) -> (key: ChildKey, value: Node)? {
+    func childAfterChild(
+        _ child: (key: ChildKey, value: Node), index: QueryIndex, reverse: Bool
+    ) -> (key: ChildKey, value: Node)? {
         let post = IndexPost(child: child.key, child.value, index: index)
         if let completeServerCache {
-            return writes.calcNextChild(completeServerData: completeServerCache, indexedServer: nil, after: post, reverse: reverse, index: index)
+            return writes.calcNextChild(
+                completeServerData: completeServerCache, indexedServer: nil, after: post, reverse: reverse, index: index
+            )
         }
         let server = viewCache.serverCache
         return writes.calcNextChild(

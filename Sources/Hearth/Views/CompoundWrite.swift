@@ -69,7 +69,9 @@ struct CompoundWrite: Sendable {
 
     /// The node at `path` when a write covers it completely.
     func completeNode(at path: Path) -> Node? {
-        guard let (at, value) = tree.rootMostValue(on: path), let relative = at.relativePath(to: path) else { return nil }
+        guard let (at, value) = tree.rootMostValue(on: path), let relative = at.relativePath(to: path) else {
+            return nil
+        }
         return value.child(at: relative)
     }
 

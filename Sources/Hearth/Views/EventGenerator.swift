@@ -21,7 +21,9 @@ struct EventGenerator {
         let index = query.index
         var moves: [Change] = []
         for change in changes where change.kind == .childChanged {
-            if let key = change.childKey, let old = change.oldNode, index.indexedValueChanged(from: old, to: change.node) {
+            if let key = change.childKey, let old = change.oldNode,
+                index.indexedValueChanged(from: old, to: change.node)
+            {
                 moves.append(.moved(key, change.node))
             }
         }
@@ -43,9 +45,10 @@ struct EventGenerator {
                     previous = eventCache.predecessorKey(of: key, change.node)
                 }
                 for registration in registrations where registration.kinds.contains(wanted) {
-                    out.append(ViewEvent(
-                        kind: eventKind, path: path, query: query, registration: registration.id,
-                        childKey: change.childKey, previousChildKey: previous, node: change.node))
+                    out.append(
+                        ViewEvent(
+                            kind: eventKind, path: path, query: query, registration: registration.id,
+                            childKey: change.childKey, previousChildKey: previous, node: change.node))
                 }
             }
         }

@@ -12,7 +12,8 @@ struct IndexedFilter: NodeFilter {
         let oldChild = snap.child(key)
         // Firebase compares only at the affected path: a change elsewhere in the child is not
         // this operation's business.
-        if oldChild.child(at: affectedPath) == newChild.child(at: affectedPath) && oldChild.isEmpty == newChild.isEmpty {
+        if oldChild.child(at: affectedPath) == newChild.child(at: affectedPath) && oldChild.isEmpty == newChild.isEmpty
+        {
             return snap
         }
         if let accumulator {

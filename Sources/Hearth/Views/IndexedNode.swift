@@ -63,7 +63,8 @@ struct IndexedNode {
     /// Firebase's node rules (see ``Node/updatingChild(_:_:)``). O(log n).
     func updatingChild(_ key: ChildKey, _ child: Node) -> IndexedNode {
         if key.string == ".priority" {
-            return IndexedNode(node: node.updatingChild(key, child), index: index, order: order, prioritized: prioritized)
+            return IndexedNode(
+                node: node.updatingChild(key, child), index: index, order: order, prioritized: prioritized)
         }
         let old = node.child(key)
         let newNode = node.updatingChild(key, child)
@@ -77,10 +78,14 @@ struct IndexedNode {
         }
         guard var order else {
             if index == .priority && count > 0 {
-                return IndexedNode(node: newNode, index: index, order: IndexOrderedChildren(newNode.children, index: index), prioritized: count)
+                return IndexedNode(
+                    node: newNode, index: index, order: IndexOrderedChildren(newNode.children, index: index),
+                    prioritized: count)
             }
             if index != .priority && index != .key && !newNode.children.isEmpty {
-                return IndexedNode(node: newNode, index: index, order: IndexOrderedChildren(newNode.children, index: index), prioritized: count)
+                return IndexedNode(
+                    node: newNode, index: index, order: IndexOrderedChildren(newNode.children, index: index),
+                    prioritized: count)
             }
             return IndexedNode(node: newNode, index: index, order: nil, prioritized: count)
         }

@@ -40,7 +40,8 @@ struct LimitedFilter: NodeFilter {
         let child = rangedFilter.matches(key, newChild) ? newChild : .empty
         if snap.child(key) == child { return snap }
         if snap.childCount < limit {
-            return indexedFilter.updateChild(snap, key, child, affectedPath: affectedPath, source: source, accumulator: accumulator)
+            return indexedFilter.updateChild(
+                snap, key, child, affectedPath: affectedPath, source: source, accumulator: accumulator)
         }
         return fullLimitUpdateChild(snap, key, child, source: source, accumulator: accumulator)
     }

@@ -46,7 +46,8 @@ struct RangedFilter: NodeFilter {
         source: any CompleteChildSource, accumulator: ChildChangeAccumulator?
     ) -> IndexedNode {
         let child = matches(key, newChild) ? newChild : .empty
-        return indexedFilter.updateChild(snap, key, child, affectedPath: affectedPath, source: source, accumulator: accumulator)
+        return indexedFilter.updateChild(
+            snap, key, child, affectedPath: affectedPath, source: source, accumulator: accumulator)
     }
 
     func updateFullNode(_ oldSnap: IndexedNode, _ newSnap: Node, accumulator: ChildChangeAccumulator?) -> IndexedNode {

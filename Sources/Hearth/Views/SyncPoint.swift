@@ -66,7 +66,8 @@ final class SyncPoint {
     /// pending writes when it does not exist (`serverCacheFiltered`: the cache holds only the
     /// query's own children, see ``ServerCacheSource/serverCacheIsFiltered(at:query:)``).
     func viewCreatingIfNeeded(
-        for query: QuerySpec, writes: WriteTreeRef, serverCache: Node, serverCacheComplete: Bool, serverCacheFiltered: Bool = false
+        for query: QuerySpec, writes: WriteTreeRef, serverCache: Node, serverCacheComplete: Bool,
+        serverCacheFiltered: Bool = false
     ) -> (view: View, created: Bool) {
         if let existing = view(identifier: query.identifier) { return (existing, false) }
         let eventCache: Node
@@ -90,11 +91,13 @@ final class SyncPoint {
     /// Adds a registration to the query's view (created when needed) and returns the
     /// initial events.
     func addRegistration(
-        _ registration: ViewRegistration, query: QuerySpec, writes: WriteTreeRef, serverCache: Node, serverCacheComplete: Bool,
+        _ registration: ViewRegistration, query: QuerySpec, writes: WriteTreeRef, serverCache: Node,
+        serverCacheComplete: Bool,
         serverCacheFiltered: Bool = false
     ) -> [ViewEvent] {
         let (view, created) = viewCreatingIfNeeded(
-            for: query, writes: writes, serverCache: serverCache, serverCacheComplete: serverCacheComplete, serverCacheFiltered: serverCacheFiltered)
+            for: query, writes: writes, serverCache: serverCache, serverCacheComplete: serverCacheComplete,
+            serverCacheFiltered: serverCacheFiltered)
         if created { views.append(view) }
         return view.addRegistration(registration)
     }

@@ -69,7 +69,8 @@ package final class SyncTree {
     /// call), else the one the engine was created with.
     @discardableResult
     package func addListener(
-        at path: Path, query: QuerySpec, registration: RegistrationID, kinds: ViewEventKinds = .all, cache: (any ServerCacheSource)? = nil
+        at path: Path, query: QuerySpec, registration: RegistrationID, kinds: ViewEventKinds = .all,
+        cache: (any ServerCacheSource)? = nil
     ) -> [ViewEvent] {
         let source = cache ?? self.source
         var serverCache: Node?
@@ -95,7 +96,8 @@ package final class SyncTree {
             serverCacheComplete = true
         } else {
             // The source is only asked for a view about to be created.
-            let stored = syncPoint.view(identifier: query.identifier) == nil ? source?.serverCache(at: path, query: query) : nil
+            let stored =
+                syncPoint.view(identifier: query.identifier) == nil ? source?.serverCache(at: path, query: query) : nil
             if let stored, stored.complete {
                 initialServerCache = stored.node
                 serverCacheComplete = true
@@ -124,7 +126,8 @@ package final class SyncTree {
         }
         return syncPoint.addRegistration(
             ViewRegistration(id: registration, kinds: kinds), query: query, writes: writes(at: path),
-            serverCache: initialServerCache, serverCacheComplete: serverCacheComplete, serverCacheFiltered: serverCacheFiltered)
+            serverCache: initialServerCache, serverCacheComplete: serverCacheComplete,
+            serverCacheFiltered: serverCacheFiltered)
     }
 
     /// Removes a registration (every registration of the query when `registration` is nil).
@@ -173,7 +176,8 @@ package final class SyncTree {
     /// A server merge for the query tagged `tag` only. Unknown tags are ignored.
     package func applyTaggedServerMerge(_ children: [ChildUpdate], at path: Path, tag: Int) -> [ViewEvent] {
         guard let key = tagToQuery[tag], let relative = key.path.relativePath(to: path) else { return [] }
-        return applyTagged(.merge(.taggedServer(key.identifier), path: relative, children: Self.mergeTree(children)), at: key.path)
+        return applyTagged(
+            .merge(.taggedServer(key.identifier), path: relative, children: Self.mergeTree(children)), at: key.path)
     }
 
     /// The server said the listen for `query` at `path` is complete (even if it sent no data:
@@ -293,7 +297,9 @@ package final class SyncTree {
         Self.apply(operation, tree: syncPoints, serverCache: nil, writes: writes(at: .root))
     }
 
-    private static func apply(_ operation: ViewOperation, tree: PathTrie<SyncPoint>, serverCache: Node?, writes: WriteTreeRef) -> [ViewEvent] {
+    private static func apply(
+        _ operation: ViewOperation, tree: PathTrie<SyncPoint>, serverCache: Node?, writes: WriteTreeRef
+    ) -> [ViewEvent] {
         guard let childKey = operation.path.front else {
             return applyToDescendants(operation, tree: tree, serverCache: serverCache, writes: writes)
         }
@@ -302,7 +308,9 @@ package final class SyncTree {
         if serverCache == nil, let syncPoint { serverCache = syncPoint.completeServerCache(at: .root) }
         var events: [ViewEvent] = []
         if let childTree = tree.children[childKey], let childOperation = operation.forChild(childKey) {
-            events += apply(childOperation, tree: childTree, serverCache: serverCache?.child(childKey), writes: writes.child(childKey))
+            events += apply(
+                childOperation, tree: childTree, serverCache: serverCache?.child(childKey),
+                writes: writes.child(childKey))
         }
         if let syncPoint {
             events += syncPoint.apply(operation, writes: writes, completeServerCache: serverCache)
@@ -319,7 +327,8 @@ package final class SyncTree {
         var events: [ViewEvent] = []
         for (key, childTree) in tree.sortedChildren {
             if let childOperation = operation.forChild(key) {
-                events += applyToDescendants(childOperation, tree: childTree, serverCache: serverCache?.child(key), writes: writes.child(key))
+                events += applyToDescendants(
+                    childOperation, tree: childTree, serverCache: serverCache?.child(key), writes: writes.child(key))
             }
         }
         if let syncPoint {
@@ -336,8 +345,12 @@ extension SyncTree {
         var problem: String?
         syncPoints.forEach { path, syncPoint in
             for view in syncPoint.views where problem == nil {
-                if let e = view.viewCache.eventCache.indexed.checkInvariants() { problem = "\(path) \(view.query) event cache: \(e)" }
-                if let e = view.viewCache.serverCache.indexed.checkInvariants() { problem = "\(path) \(view.query) server cache: \(e)" }
+                if let e = view.viewCache.eventCache.indexed.checkInvariants() {
+                    problem = "\(path) \(view.query) event cache: \(e)"
+                }
+                if let e = view.viewCache.serverCache.indexed.checkInvariants() {
+                    problem = "\(path) \(view.query) server cache: \(e)"
+                }
             }
         }
         return problem

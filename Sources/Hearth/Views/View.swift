@@ -24,7 +24,8 @@ final class View {
     /// (Firebase's View resets the mark, so a deep update for another listener could complete
     /// such a child from nothing and bring it into a window).
     init(
-        path: Path, query: QuerySpec, serverCache: Node, serverCacheComplete: Bool, serverCacheFiltered: Bool = false, eventCache: Node,
+        path: Path, query: QuerySpec, serverCache: Node, serverCacheComplete: Bool, serverCacheFiltered: Bool = false,
+        eventCache: Node,
         eventCacheComplete: Bool
     ) {
         self.path = path
@@ -38,7 +39,9 @@ final class View {
         let event = filter.updateFullNode(empty, eventCache, accumulator: nil)
         viewCache = ViewCache(
             eventCache: CacheNode(indexed: event, fullyInitialized: eventCacheComplete, filtered: filter.filtersNodes),
-            serverCache: CacheNode(indexed: server, fullyInitialized: serverCacheComplete, filtered: indexFilter.filtersNodes || serverCacheFiltered))
+            serverCache: CacheNode(
+                indexed: server, fullyInitialized: serverCacheComplete,
+                filtered: indexFilter.filtersNodes || serverCacheFiltered))
     }
 
     /// Whether no registration is left.
@@ -85,6 +88,7 @@ final class View {
             result.viewCache.serverCache.fullyInitialized || !viewCache.serverCache.fullyInitialized,
             "once a server cache is complete it never goes back")
         viewCache = result.viewCache
-        return generator.events(for: result.changes, eventCache: result.viewCache.eventCache.indexed, registrations: registrations)
+        return generator.events(
+            for: result.changes, eventCache: result.viewCache.eventCache.indexed, registrations: registrations)
     }
 }

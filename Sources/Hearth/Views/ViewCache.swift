@@ -11,12 +11,16 @@ struct ViewCache {
 
     /// The caches with a new event cache.
     func updatingEventCache(_ node: IndexedNode, complete: Bool, filtered: Bool) -> ViewCache {
-        ViewCache(eventCache: CacheNode(indexed: node, fullyInitialized: complete, filtered: filtered), serverCache: serverCache)
+        ViewCache(
+            eventCache: CacheNode(indexed: node, fullyInitialized: complete, filtered: filtered),
+            serverCache: serverCache)
     }
 
     /// The caches with a new server cache.
     func updatingServerCache(_ node: IndexedNode, complete: Bool, filtered: Bool) -> ViewCache {
-        ViewCache(eventCache: eventCache, serverCache: CacheNode(indexed: node, fullyInitialized: complete, filtered: filtered))
+        ViewCache(
+            eventCache: eventCache,
+            serverCache: CacheNode(indexed: node, fullyInitialized: complete, filtered: filtered))
     }
 
     /// The event node when the event cache is complete.

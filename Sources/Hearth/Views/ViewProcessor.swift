@@ -59,7 +59,8 @@ struct ViewProcessor {
         let node = eventSnap.node
         let isLeafOrEmpty = node.isLeaf || node.isEmpty
         let oldComplete = old.completeEventNode
-        let changed = !changes.isEmpty
+        let changed =
+            !changes.isEmpty
             || !old.eventCache.fullyInitialized
             || (isLeafOrEmpty && node != (oldComplete ?? .empty))
             || node.priority != oldComplete?.priority
@@ -87,7 +88,9 @@ struct ViewProcessor {
         if let childKey = changePath.front, !belowLeaf {
             if childKey.string == ".priority" {
                 let oldEventNode = oldEventSnap.indexed
-                if let updatedPriority = writes.calcEventCacheAfterServerOverwrite(changePath, existingServerSnap: viewCache.serverCache.node) {
+                if let updatedPriority = writes.calcEventCacheAfterServerOverwrite(
+                    changePath, existingServerSnap: viewCache.serverCache.node)
+                {
                     newEventCache = filter.updatePriority(oldEventNode, updatedPriority)
                 } else {
                     newEventCache = oldEventNode
@@ -107,7 +110,9 @@ struct ViewProcessor {
                         // sync simulator, seed 2092: `d = 2`, `d/x = 5`, `d/x = null`, acked
                         // between the server's pushes, left `d: 2` in the view for good.)
                         newEventChild = complete
-                    } else if let update = writes.calcEventCacheAfterServerOverwrite(changePath, existingServerSnap: viewCache.serverCache.node) {
+                    } else if let update = writes.calcEventCacheAfterServerOverwrite(
+                        changePath, existingServerSnap: viewCache.serverCache.node)
+                    {
                         newEventChild = old.updating(childChangePath, with: update)
                     } else {
                         newEventChild = old
@@ -183,8 +188,10 @@ struct ViewProcessor {
             }
         }
         let newViewCache = old.updatingServerCache(
-            newServerCache, complete: oldServerSnap.fullyInitialized || changePath.isRoot, filtered: serverFilter.filtersNodes)
-        let source = WriteTreeCompleteChildSource(writes: writes, viewCache: newViewCache, completeServerCache: completeCache)
+            newServerCache, complete: oldServerSnap.fullyInitialized || changePath.isRoot,
+            filtered: serverFilter.filtersNodes)
+        let source = WriteTreeCompleteChildSource(
+            writes: writes, viewCache: newViewCache, completeServerCache: completeCache)
         return generateEventCacheAfterServerEvent(newViewCache, changePath, writes, source, accumulator)
     }
 
@@ -204,13 +211,15 @@ struct ViewProcessor {
         // Children the cache holds first: in a limit window they may make room for others.
         for (key, childTree) in children where serverNode.hasChild(key) {
             let newChild = Self.applyMerge(childTree, to: serverNode.child(key))
-            current = applyServerOverwrite(current, Path(keys: [key]), newChild, writes, completeCache, filterServerNode, accumulator)
+            current = applyServerOverwrite(
+                current, Path(keys: [key]), newChild, writes, completeCache, filterServerNode, accumulator)
         }
         for (key, childTree) in children where !serverNode.hasChild(key) {
             let isUnknownDeepMerge = !viewCache.serverCache.isCompleteForChild(key) && childTree.value == nil
             if isUnknownDeepMerge { continue }
             let newChild = Self.applyMerge(childTree, to: serverNode.child(key))
-            current = applyServerOverwrite(current, Path(keys: [key]), newChild, writes, completeCache, filterServerNode, accumulator)
+            current = applyServerOverwrite(
+                current, Path(keys: [key]), newChild, writes, completeCache, filterServerNode, accumulator)
         }
         return current
     }
@@ -244,7 +253,8 @@ struct ViewProcessor {
         }
         if childKey.string == ".priority" {
             let newEventCache = filter.updatePriority(oldEventSnap.indexed, changedSnap)
-            return old.updatingEventCache(newEventCache, complete: oldEventSnap.fullyInitialized, filtered: oldEventSnap.filtered)
+            return old.updatingEventCache(
+                newEventCache, complete: oldEventSnap.fullyInitialized, filtered: oldEventSnap.filtered)
         }
         let childChangePath = changePath.popFront
         let oldChild = oldEventSnap.node.child(childKey)
@@ -265,8 +275,10 @@ struct ViewProcessor {
         }
         if oldChild == newChild { return old }
         let newEventSnap = filter.updateChild(
-            oldEventSnap.indexed, childKey, newChild, affectedPath: childChangePath, source: source, accumulator: accumulator)
-        return old.updatingEventCache(newEventSnap, complete: oldEventSnap.fullyInitialized, filtered: filter.filtersNodes)
+            oldEventSnap.indexed, childKey, newChild, affectedPath: childChangePath, source: source,
+            accumulator: accumulator)
+        return old.updatingEventCache(
+            newEventSnap, complete: oldEventSnap.fullyInitialized, filtered: filter.filtersNodes)
     }
 
     private func applyUserMerge(
@@ -303,13 +315,15 @@ struct ViewProcessor {
             // A set.
             if (ackPath.isRoot && serverCache.fullyInitialized) || serverCache.isCompleteForPath(ackPath) {
                 return applyServerOverwrite(
-                    viewCache, ackPath, serverCache.node.child(at: ackPath), writes, completeCache, filterServerNode, accumulator)
+                    viewCache, ackPath, serverCache.node.child(at: ackPath), writes, completeCache, filterServerNode,
+                    accumulator)
             }
             if ackPath.isRoot {
                 // Acking at this location without full data: re-apply what is cached as a merge.
                 var changed = PathTrie<Node>()
                 for (key, child) in serverCache.node.children { changed.set(Path(keys: [key]), child) }
-                return applyServerMerge(viewCache, ackPath, changed, writes, completeCache, filterServerNode, accumulator)
+                return applyServerMerge(
+                    viewCache, ackPath, changed, writes, completeCache, filterServerNode, accumulator)
             }
             return viewCache
         }
@@ -329,7 +343,8 @@ struct ViewProcessor {
         _ accumulator: ChildChangeAccumulator
     ) -> ViewCache {
         if writes.shadowingWrite(path) != nil { return viewCache }
-        let source = WriteTreeCompleteChildSource(writes: writes, viewCache: viewCache, completeServerCache: completeServerCache)
+        let source = WriteTreeCompleteChildSource(
+            writes: writes, viewCache: viewCache, completeServerCache: completeServerCache)
         let oldEventCache = viewCache.eventCache.indexed
         var newEventCache: IndexedNode
         if path.isRoot || path.front?.string == ".priority" {
@@ -348,11 +363,13 @@ struct ViewProcessor {
             }
             if let newChild {
                 newEventCache = filter.updateChild(
-                    oldEventCache, childKey, newChild, affectedPath: path.popFront, source: source, accumulator: accumulator)
+                    oldEventCache, childKey, newChild, affectedPath: path.popFront, source: source,
+                    accumulator: accumulator)
             } else if viewCache.eventCache.node.hasChild(childKey) {
                 // No complete child available: delete the existing one.
                 newEventCache = filter.updateChild(
-                    oldEventCache, childKey, .empty, affectedPath: path.popFront, source: source, accumulator: accumulator)
+                    oldEventCache, childKey, .empty, affectedPath: path.popFront, source: source,
+                    accumulator: accumulator)
             } else {
                 newEventCache = oldEventCache
             }

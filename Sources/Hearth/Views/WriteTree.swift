@@ -191,7 +191,8 @@ final class WriteTree {
     }
 
     /// The overlay of the records passing `include`, as seen from `root`.
-    static func layer(_ writes: ArraySlice<WriteRecord>, at root: Path, include: (WriteRecord) -> Bool) -> CompoundWrite {
+    static func layer(_ writes: ArraySlice<WriteRecord>, at root: Path, include: (WriteRecord) -> Bool) -> CompoundWrite
+    {
         var result = CompoundWrite.empty
         for write in writes where include(write) {
             switch write.operation {
@@ -352,7 +353,8 @@ struct WriteTreeRef {
     }
 
     func calcCompleteChild(_ key: ChildKey, serverCache: CacheNode) -> Node? {
-        writeTree.calcCompleteChild(treePath, key, serverNode: serverCache.node, serverCompleteForChild: serverCache.isCompleteForChild(key))
+        writeTree.calcCompleteChild(
+            treePath, key, serverNode: serverCache.node, serverCompleteForChild: serverCache.isCompleteForChild(key))
     }
 
     func calcCompleteChild(_ key: ChildKey, completeServerNode: Node) -> Node? {
@@ -362,6 +364,8 @@ struct WriteTreeRef {
     func calcNextChild(
         completeServerData: Node?, indexedServer: IndexedNode?, after post: IndexPost, reverse: Bool, index: QueryIndex
     ) -> (key: ChildKey, value: Node)? {
-        writeTree.calcNextChild(treePath, completeServerData: completeServerData, indexedServer: indexedServer, after: post, reverse: reverse, index: index)
+        writeTree.calcNextChild(
+            treePath, completeServerData: completeServerData, indexedServer: indexedServer, after: post,
+            reverse: reverse, index: index)
     }
 }

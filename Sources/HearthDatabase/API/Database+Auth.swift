@@ -17,7 +17,9 @@ extension Database {
     /// Observes ``writesPaused``: `handler` runs with the current value at once, then on
     /// every change.
     @discardableResult
-    public func observeWritesPaused(on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (Bool) -> Void) -> DatabaseHandle {
+    public func observeWritesPaused(
+        on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (Bool) -> Void
+    ) -> DatabaseHandle {
         let q = queue ?? callbacks
         let (handle, now) = state.withLock { s in
             let h = s.newHandle()

@@ -54,7 +54,10 @@ extension Database {
     }
 
     /// Registers an observer of a `.info` location and raises its initial events.
-    func observeInfo(_ ref: DatabaseReference, _ kind: DataEventType, queue: DispatchQueue, handler: @escaping @Sendable (DataSnapshot, String?) -> Void) -> DatabaseHandle {
+    func observeInfo(
+        _ ref: DatabaseReference, _ kind: DataEventType, queue: DispatchQueue,
+        handler: @escaping @Sendable (DataSnapshot, String?) -> Void
+    ) -> DatabaseHandle {
         let relative = Path(keys: Array(ref.path.keys.dropFirst()))
         let (handle, observer) = state.withLock { s in
             let node = s.info.node.child(at: relative)
@@ -78,7 +81,9 @@ extension Database {
             var previous: String?
             for (key, child) in new.children {
                 let before = old.child(key)
-                let hit = o.kind == .childAdded ? before.isEmpty : (o.kind == .childChanged && !before.isEmpty && before != child)
+                let hit =
+                    o.kind == .childAdded
+                    ? before.isEmpty : (o.kind == .childChanged && !before.isEmpty && before != child)
                 if hit {
                     let snap = DataSnapshot(ref: o.ref.child(key.string), node: child, index: .priority)
                     let prev = previous

@@ -16,14 +16,17 @@ extension Database {
         }
         if let invalid = query.invalid { return fail(invalid) }
         if state.withLock({ $0.closed }) { return fail(.closed) }
-        if query.ref.path.keys.first == Database.infoKey { return observeInfo(query.ref, kind, queue: q, handler: handler) }
+        if query.ref.path.keys.first == Database.infoKey {
+            return observeInfo(query.ref, kind, queue: q, handler: handler)
+        }
         let location = QueryLocation(path: query.ref.path, query: query.spec)
         let ref = query.ref
         let index = query.spec.index
         let token: ListenerToken
         do {
             token = try store.addListener(at: location.path, query: location.query, kinds: kind.viewKind) { event in
-                let snapRef = event.childKey.map { DatabaseReference(database: ref.database, path: ref.path.child($0)) } ?? ref
+                let snapRef =
+                    event.childKey.map { DatabaseReference(database: ref.database, path: ref.path.child($0)) } ?? ref
                 let snap = DataSnapshot(ref: snapRef, node: event.node, index: index)
                 let previous = event.previousChildKey?.string
                 q.async { handler(snap, previous) }
@@ -54,7 +57,9 @@ extension Database {
     /// `removeAllObservers` on a reference does) or of exactly `location` (on a query).
     func removeAllObservers(at path: Path, query: QuerySpec?) {
         let handles: [DatabaseHandle] = state.withLock { s in
-            var h = s.registrations.filter { $0.value.location.path == path && (query == nil || $0.value.location.query == query) }.map(\.key)
+            var h = s.registrations.filter {
+                $0.value.location.path == path && (query == nil || $0.value.location.query == query)
+            }.map(\.key)
             h += s.infoObservers.filter { Path(keys: [Database.infoKey] + $0.value.path.keys) == path }.map(\.key)
             return h
         }

@@ -27,7 +27,8 @@ struct RuntimeState: Sendable {
     var transactionFunctions: [String: TransactionFunction] = [:]
     var restoredTransactions: [QueuedTransaction] = []
     var unknownTransactions: [Int64] = []
-    var transactionObservers: [DatabaseHandle: (queue: DispatchQueue, handler: @Sendable (TransactionOutcome) -> Void)] = [:]
+    var transactionObservers:
+        [DatabaseHandle: (queue: DispatchQueue, handler: @Sendable (TransactionOutcome) -> Void)] = [:]
     /// Writes held for an expired token, and who wants to know.
     var writesPaused = false
     var writesPausedObservers: [DatabaseHandle: (queue: DispatchQueue, handler: @Sendable (Bool) -> Void)] = [:]
@@ -104,7 +105,8 @@ extension Database {
         if let force = out.fetchToken { fetchToken(force: force) }
         if !out.commits.isEmpty { commit(out.commits) }
         if !out.messages.isEmpty {
-            let link = state.withLock { s in s.connection.flatMap { $0.id == s.core.currentConnection ? $0.link : nil } }
+            let link = state.withLock { s in s.connection.flatMap { $0.id == s.core.currentConnection ? $0.link : nil }
+            }
             if let link { for m in out.messages { link.send(m) } }
         }
         for event in out.events { deliver(event) }
@@ -148,7 +150,9 @@ extension Database {
             }
             return out
         }
-        let closedLinks: [ConnectionID] = batch.compactMap { if case .closed = $0.1 { return $0.0 } else { return nil } }
+        let closedLinks: [ConnectionID] = batch.compactMap {
+            if case .closed = $0.1 { return $0.0 } else { return nil }
+        }
         if !closedLinks.isEmpty {
             state.withLock { s in
                 if let c = s.connection, closedLinks.contains(c.id) { s.connection = nil }
@@ -230,11 +234,17 @@ extension Database {
         // Transactions continue off the sync queue: a retry takes the write lock and steps
         // the core, and ending one removes its listener.
         case let .writeCompleted(id, error) where state.withLock({ $0.transactions.contains(id) }):
-            DispatchQueue.global().async { [weak self] in self?.transactionAnswered(writeID: id, error: error, interrupted: false) }
+            DispatchQueue.global().async { [weak self] in
+                self?.transactionAnswered(writeID: id, error: error, interrupted: false)
+            }
         case .conditionalWriteInterrupted(let id):
-            DispatchQueue.global().async { [weak self] in self?.transactionAnswered(writeID: id, error: nil, interrupted: true) }
+            DispatchQueue.global().async { [weak self] in
+                self?.transactionAnswered(writeID: id, error: nil, interrupted: true)
+            }
         case let .writeCompleted(id, error):
-            let (callback, observers) = state.withLock { s in (s.writeCallbacks.removeValue(forKey: id), Array(s.writeResultObservers.values)) }
+            let (callback, observers) = state.withLock { s in
+                (s.writeCallbacks.removeValue(forKey: id), Array(s.writeResultObservers.values))
+            }
             if let callback { callback.queue.async { callback.handler(error) } }
             let result = WriteResult(id: WriteID(rawValue: id), error: error)
             for o in observers { o.queue.async { o.handler(result) } }

@@ -27,7 +27,8 @@ public struct TransactionOutcome: Sendable, Equatable {
 
 /// An update function: the current value at the location (`.null` when empty) and the
 /// argument it was started with.
-public typealias TransactionFunction = @Sendable (_ current: DatabaseValue, _ argument: DatabaseValue) -> TransactionResult
+public typealias TransactionFunction =
+    @Sendable (_ current: DatabaseValue, _ argument: DatabaseValue) -> TransactionResult
 
 /// A transaction in flight, kept in the runtime's ``TransactionQueue`` under its current write
 /// id (which decides its steps).
@@ -57,7 +58,9 @@ extension Database {
         for tx in restored.sorted(by: { $0.id < $1.id }) {
             let ref = DatabaseReference(database: self, path: tx.path)
             let argument = DatabaseValue(node: tx.argument)
-            var t = RunningTransaction(ref: ref, update: { function($0, argument) }, storeID: tx.id, retries: tx.retryCount, queue: callbacks, completion: nil)
+            var t = RunningTransaction(
+                ref: ref, update: { function($0, argument) }, storeID: tx.id, retries: tx.retryCount, queue: callbacks,
+                completion: nil)
             t.listener = ref.observe(.value) { _ in }
             run(t, persist: nil)
         }
@@ -66,7 +69,9 @@ extension Database {
     /// Observes the outcome of every named transaction, including those queued by an earlier
     /// run.
     @discardableResult
-    public func observeTransactionResults(on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (TransactionOutcome) -> Void) -> DatabaseHandle {
+    public func observeTransactionResults(
+        on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (TransactionOutcome) -> Void
+    ) -> DatabaseHandle {
         let q = queue ?? callbacks
         let (h, unknown) = state.withLock { s in
             let h = s.newHandle()
@@ -75,7 +80,9 @@ extension Database {
             return (h, s.unknownTransactions)
         }
         // Transactions an earlier run had in flight when it stopped: outcome unknown.
-        for id in unknown { q.async { handler(TransactionOutcome(id: id, committed: false, error: .transactionAborted("disconnect"))) } }
+        for id in unknown {
+            q.async { handler(TransactionOutcome(id: id, committed: false, error: .transactionAborted("disconnect"))) }
+        }
         return h
     }
 
@@ -84,7 +91,9 @@ extension Database {
     /// write); queued ones wait for their function's registration and run again; one that was
     /// in flight when the app stopped may or may not have been applied, so it ends with
     /// `disconnect` (at most once).
-    static func restoreTransactions(_ store: Store) throws(StoreError) -> (queued: [QueuedTransaction], unknown: [Int64]) {
+    static func restoreTransactions(
+        _ store: Store
+    ) throws(StoreError) -> (queued: [QueuedTransaction], unknown: [Int64]) {
         let txs = store.transactions().sorted { $0.id < $1.id }
         guard !txs.isEmpty else { return ([], []) }
         var writes = store.pendingWrites().sorted { $0.id < $1.id }
@@ -101,7 +110,9 @@ extension Database {
         try store.commit { (b: inout StoreBatch) throws(StoreError) in
             for id in revert { try b.revertWrite(id) }
             for id in unknown { try b.completeTransaction(id) }
-            for tx in txs where tx.status != .sent && tx.status != .queued { try b.updateTransaction(tx.id, status: .queued) }
+            for tx in txs where tx.status != .sent && tx.status != .queued {
+                try b.updateTransaction(tx.id, status: .queued)
+            }
         }
         return (txs.filter { $0.status != .sent }, unknown)
     }
@@ -136,7 +147,9 @@ extension Database {
                 try store.commit { (b: inout StoreBatch) throws(StoreError) in
                     writeID = try b.saveWrite(.set(result), at: path)
                     if let persist {
-                        t.storeID = try b.enqueueTransaction(at: path, functionName: persist.name, argument: persist.argument, localResult: result).id
+                        t.storeID = try b.enqueueTransaction(
+                            at: path, functionName: persist.name, argument: persist.argument, localResult: result
+                        ).id
                     } else if let id = t.storeID, b.transaction(id) != nil {
                         try b.updateTransaction(id, localResult: result, retryCount: t.retries, status: .queued)
                     }
@@ -156,11 +169,15 @@ extension Database {
     /// The server answered (or the connection dropped under) a transaction's write: the
     /// queue decides (``TransactionQueue``).
     func transactionAnswered(writeID: Int64, error: DatabaseError?, interrupted: Bool) {
-        let decided = state.withLock { s in interrupted ? s.transactions.interrupted(writeID) : s.transactions.answered(writeID, error: error) }
+        let decided = state.withLock { s in
+            interrupted ? s.transactions.interrupted(writeID) : s.transactions.answered(writeID, error: error)
+        }
         guard let (entry, step) = decided else { return }
         if interrupted {
             // The core forgot the write; the store still holds it.
-            _ = try? store.commit { (b: inout StoreBatch) throws(StoreError) in if b.pendingWrite(writeID) != nil { try b.revertWrite(writeID) } }
+            _ = try? store.commit { (b: inout StoreBatch) throws(StoreError) in
+                if b.pendingWrite(writeID) != nil { try b.revertWrite(writeID) }
+            }
         }
         var t = entry.payload
         switch step {
@@ -177,7 +194,9 @@ extension Database {
     /// Ends a transaction: its record leaves the store, its listener stops, the app hears.
     private func finish(_ t: RunningTransaction, committed: Bool, error: DatabaseError?) {
         if let id = t.storeID {
-            _ = try? store.commit { (b: inout StoreBatch) throws(StoreError) in if b.transaction(id) != nil { try b.completeTransaction(id) } }
+            _ = try? store.commit { (b: inout StoreBatch) throws(StoreError) in
+                if b.transaction(id) != nil { try b.completeTransaction(id) }
+            }
         }
         if let h = t.listener { removeObserver(h) }
         let snapshot = DataSnapshot(ref: t.ref, node: (try? store.value(at: t.ref.path)) ?? .empty, index: .priority)
@@ -204,11 +223,12 @@ extension Database {
                     return out
                 }
             }
-            let aborted: (TransactionQueue<RunningTransaction>.Entry, TransactionQueue<RunningTransaction>.Step)? = state.withLock { s in
-                if withdrawn { return s.transactions.withdrawn(id) }
-                s.transactions.markOverwritten(id)
-                return nil
-            }
+            let aborted: (TransactionQueue<RunningTransaction>.Entry, TransactionQueue<RunningTransaction>.Step)? =
+                state.withLock { s in
+                    if withdrawn { return s.transactions.withdrawn(id) }
+                    s.transactions.markOverwritten(id)
+                    return nil
+                }
             if case let (entry, .aborted(error))? = aborted { finish(entry.payload, committed: false, error: error) }
         }
     }
@@ -237,7 +257,9 @@ extension DatabaseReference {
     }
 
     /// ``runTransactionBlock(_:on:andCompletionBlock:)`` that waits for the outcome.
-    public func runTransactionBlock(_ block: @escaping @Sendable (DatabaseValue) -> TransactionResult) async throws(DatabaseError) -> (committed: Bool, snapshot: DataSnapshot?) {
+    public func runTransactionBlock(
+        _ block: @escaping @Sendable (DatabaseValue) -> TransactionResult
+    ) async throws(DatabaseError) -> (committed: Bool, snapshot: DataSnapshot?) {
         try check()
         let r: Result<(Bool, DataSnapshot?), DatabaseError> = await withCheckedContinuation { c in
             do throws(DatabaseError) {
@@ -265,7 +287,8 @@ extension DatabaseReference {
             throw .invalidValue("no transaction function is registered as \"\(name)\"")
         }
         let arg = try HearthDatabase.node(from: argument, at: path)
-        var t = RunningTransaction(ref: self, update: { function($0, argument) }, queue: queue ?? database.callbacks, completion: completion)
+        var t = RunningTransaction(
+            ref: self, update: { function($0, argument) }, queue: queue ?? database.callbacks, completion: completion)
         t.listener = observe(.value) { _ in }
         return database.run(t, persist: (name, arg))
     }

@@ -56,7 +56,9 @@ extension Database {
     /// Observes the outcome of every write: those made in this run and those restored from
     /// an earlier one. Handlers run on `queue` (default: the database's callback queue).
     @discardableResult
-    public func observeWriteResults(on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (WriteResult) -> Void) -> DatabaseHandle {
+    public func observeWriteResults(
+        on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (WriteResult) -> Void
+    ) -> DatabaseHandle {
         state.withLock { s in
             let h = s.newHandle()
             s.writeResultObservers[h] = WriteResultObserver(queue: queue ?? callbacks, handler: handler)

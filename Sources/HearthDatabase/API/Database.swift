@@ -114,10 +114,14 @@ public final class Database: Sendable {
             writerID = try WriterIdentity.load(store) { system.next() }
         } catch { throw DatabaseError(error) }
         let core = ClientCore(
-            configuration: configuration, pendingWrites: store.pendingWrites(), onDisconnect: store.onDisconnectOperations(),
-            token: store.auth(), seed: seed, writerID: writerID, hash: { location in Database.cachedHash(store, location) }
+            configuration: configuration, pendingWrites: store.pendingWrites(),
+            onDisconnect: store.onDisconnectOperations(),
+            token: store.auth(), seed: seed, writerID: writerID,
+            hash: { location in Database.cachedHash(store, location) }
         )
-        state = Mutex(RuntimeState(core: core, pushIDs: PushIDGenerator(), random: SeededRandom(seed: seed ^ 0x5DEE_CE66_D1CE_4E5B)))
+        state = Mutex(
+            RuntimeState(
+                core: core, pushIDs: PushIDGenerator(), random: SeededRandom(seed: seed ^ 0x5DEE_CE66_D1CE_4E5B)))
         state.withLock { s in
             s.info.serverTimeOffset = store.serverTimeOffset()
             s.restoredTransactions = restored.queued

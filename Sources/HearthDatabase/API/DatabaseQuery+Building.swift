@@ -35,7 +35,9 @@ extension DatabaseReference {
     }
     /// A query at this location starting after a value. See
     /// ``DatabaseQuery/queryStarting(afterValue:)``.
-    public func queryStarting(afterValue value: DatabaseValue) -> DatabaseQuery { query.queryStarting(afterValue: value) }
+    public func queryStarting(afterValue value: DatabaseValue) -> DatabaseQuery {
+        query.queryStarting(afterValue: value)
+    }
     /// A query at this location starting after a value and key. See
     /// ``DatabaseQuery/queryStarting(afterValue:childKey:)``.
     public func queryStarting(afterValue value: DatabaseValue, childKey: String?) -> DatabaseQuery {
@@ -124,7 +126,8 @@ extension DatabaseQuery {
     /// This query starting at the child whose ordered value is `value` and key is at least
     /// `childKey` (not allowed when ordering by key).
     public func queryStarting(atValue value: DatabaseValue, childKey: String?) -> DatabaseQuery {
-        bounding(value, childKey: childKey, method: "queryStarting(atValue:childKey:)") { spec, node, key throws(QueryError) in
+        bounding(value, childKey: childKey, method: "queryStarting(atValue:childKey:)") {
+            spec, node, key throws(QueryError) in
             try spec.startAt(node, key: key)
         }
     }
@@ -140,7 +143,8 @@ extension DatabaseQuery {
     /// This query starting after the child whose ordered value is `value` and key is
     /// `childKey` (not allowed when ordering by key).
     public func queryStarting(afterValue value: DatabaseValue, childKey: String?) -> DatabaseQuery {
-        bounding(value, childKey: childKey, method: "queryStarting(afterValue:childKey:)") { spec, node, key throws(QueryError) in
+        bounding(value, childKey: childKey, method: "queryStarting(afterValue:childKey:)") {
+            spec, node, key throws(QueryError) in
             try spec.startAfter(node, key: key)
         }
     }
@@ -156,7 +160,8 @@ extension DatabaseQuery {
     /// This query ending at the child whose ordered value is `value` and key is at most
     /// `childKey` (not allowed when ordering by key).
     public func queryEnding(atValue value: DatabaseValue, childKey: String?) -> DatabaseQuery {
-        bounding(value, childKey: childKey, method: "queryEnding(atValue:childKey:)") { spec, node, key throws(QueryError) in
+        bounding(value, childKey: childKey, method: "queryEnding(atValue:childKey:)") {
+            spec, node, key throws(QueryError) in
             try spec.endAt(node, key: key)
         }
     }
@@ -172,7 +177,8 @@ extension DatabaseQuery {
     /// This query ending before the child whose ordered value is `value` and key is
     /// `childKey` (not allowed when ordering by key).
     public func queryEnding(beforeValue value: DatabaseValue, childKey: String?) -> DatabaseQuery {
-        bounding(value, childKey: childKey, method: "queryEnding(beforeValue:childKey:)") { spec, node, key throws(QueryError) in
+        bounding(value, childKey: childKey, method: "queryEnding(beforeValue:childKey:)") {
+            spec, node, key throws(QueryError) in
             try spec.endBefore(node, key: key)
         }
     }
@@ -188,7 +194,8 @@ extension DatabaseQuery {
     /// This query limited to the child whose ordered value is `value` and key is `childKey`
     /// (not allowed when ordering by key).
     public func queryEqual(toValue value: DatabaseValue, childKey: String?) -> DatabaseQuery {
-        bounding(value, childKey: childKey, method: "queryEqual(toValue:childKey:)") { spec, node, key throws(QueryError) in
+        bounding(value, childKey: childKey, method: "queryEqual(toValue:childKey:)") {
+            spec, node, key throws(QueryError) in
             try spec.equalTo(node, key: key)
         }
     }
@@ -255,13 +262,15 @@ extension DatabaseQuery {
             if let start = old.start {
                 let key: ChildKey? = if case .key(let k) = start.key { k } else { nil }
                 // A start at [MAX_NAME] is what startAfter(value) without a key makes.
-                spec = start.exclusive || start.key == .max
+                spec =
+                    start.exclusive || start.key == .max
                     ? try spec.startAfter(start.value, key: key) : try spec.startAt(start.value, key: key)
             }
             if let end = old.end {
                 let key: ChildKey? = if case .key(let k) = end.key { k } else { nil }
                 // An end at [MIN_NAME] is what endBefore(value) without a key makes.
-                spec = end.exclusive || end.key == .min
+                spec =
+                    end.exclusive || end.key == .min
                     ? try spec.endBefore(end.value, key: key) : try spec.endAt(end.value, key: key)
             }
             switch old.limit {

@@ -27,7 +27,8 @@ extension DatabaseQueryConvertible {
     /// database's callback queue). Returns the handle for ``removeObserver(withHandle:)``.
     @discardableResult
     public func observe(
-        _ eventType: DataEventType, on queue: DispatchQueue? = nil, with block: @escaping @Sendable (DataSnapshot) -> Void
+        _ eventType: DataEventType, on queue: DispatchQueue? = nil,
+        with block: @escaping @Sendable (DataSnapshot) -> Void
     ) -> DatabaseHandle {
         let q = databaseQuery
         return q.ref.database.observe(q, eventType, queue: queue, handler: { snap, _ in block(snap) }, cancel: nil)
@@ -37,11 +38,13 @@ extension DatabaseQueryConvertible {
     /// the server revokes the listen (`permission_denied`), or at once for an invalid query.
     @discardableResult
     public func observe(
-        _ eventType: DataEventType, on queue: DispatchQueue? = nil, with block: @escaping @Sendable (DataSnapshot) -> Void,
+        _ eventType: DataEventType, on queue: DispatchQueue? = nil,
+        with block: @escaping @Sendable (DataSnapshot) -> Void,
         withCancel cancelBlock: @escaping @Sendable (DatabaseError) -> Void
     ) -> DatabaseHandle {
         let q = databaseQuery
-        return q.ref.database.observe(q, eventType, queue: queue, handler: { snap, _ in block(snap) }, cancel: cancelBlock)
+        return q.ref.database.observe(
+            q, eventType, queue: queue, handler: { snap, _ in block(snap) }, cancel: cancelBlock)
     }
 
     /// ``observe(_:on:with:withCancel:)`` whose block also gets the key of the previous
@@ -59,17 +62,20 @@ extension DatabaseQueryConvertible {
 
     /// Observes one event and then stops (Firebase's `observeSingleEvent`).
     public func observeSingleEvent(
-        of eventType: DataEventType, on queue: DispatchQueue? = nil, with block: @escaping @Sendable (DataSnapshot) -> Void,
+        of eventType: DataEventType, on queue: DispatchQueue? = nil,
+        with block: @escaping @Sendable (DataSnapshot) -> Void,
         withCancel cancelBlock: (@Sendable (DatabaseError) -> Void)? = nil
     ) {
         let q = databaseQuery
         let database = q.ref.database
         let once = OnceBox()
-        let handle = database.observe(q, eventType, queue: queue, handler: { snap, _ in
-            guard once.fire() else { return }
-            block(snap)
-            once.handle.map { database.removeObserver($0) }
-        }, cancel: cancelBlock)
+        let handle = database.observe(
+            q, eventType, queue: queue,
+            handler: { snap, _ in
+                guard once.fire() else { return }
+                block(snap)
+                once.handle.map { database.removeObserver($0) }
+            }, cancel: cancelBlock)
         if once.set(handle) { database.removeObserver(handle) }
     }
 
@@ -80,9 +86,11 @@ extension DatabaseQueryConvertible {
         let q = databaseQuery
         let database = q.ref.database
         let (stream, continuation) = AsyncThrowingStream<(DataSnapshot, String?), any Error>.makeStream()
-        let handle = database.observe(q, eventType, queue: nil, handler: { snap, previous in
-            continuation.yield((snap, previous))
-        }, cancel: { error in continuation.finish(throwing: error) })
+        let handle = database.observe(
+            q, eventType, queue: nil,
+            handler: { snap, previous in
+                continuation.yield((snap, previous))
+            }, cancel: { error in continuation.finish(throwing: error) })
         continuation.onTermination = { _ in database.removeObserver(handle) }
         return stream
     }
@@ -131,8 +139,16 @@ extension DatabaseQueryConvertible {
 final class OnceBox: Sendable {
     private let state = Mutex<(fired: Bool, handle: DatabaseHandle?)>((false, nil))
     /// True the first time only.
-    func fire() -> Bool { state.withLock { s in defer { s.fired = true }; return !s.fired } }
+    func fire() -> Bool {
+        state.withLock { s in
+            defer { s.fired = true }; return !s.fired
+        }
+    }
     /// Records the handle; true when the event already fired (remove now).
-    func set(_ h: DatabaseHandle) -> Bool { state.withLock { s in s.handle = h; return s.fired } }
+    func set(_ h: DatabaseHandle) -> Bool {
+        state.withLock { s in
+            s.handle = h; return s.fired
+        }
+    }
     var handle: DatabaseHandle? { state.withLock { $0.handle } }
 }

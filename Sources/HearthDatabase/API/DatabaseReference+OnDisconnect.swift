@@ -19,9 +19,13 @@ extension DatabaseReference {
 
     /// ``onDisconnectSetValue(_:andPriority:on:withCompletionBlock:)`` that waits until the
     /// server holds it.
-    public func onDisconnectSetValue(_ value: DatabaseValue, andPriority priority: DatabaseValue? = nil) async throws(DatabaseError) {
+    public func onDisconnectSetValue(
+        _ value: DatabaseValue, andPriority priority: DatabaseValue? = nil
+    ) async throws(DatabaseError) {
         let node = try valueNode(value, priority: priority)
-        try await awaitServer { done throws(DatabaseError) in try database.saveOnDisconnect(.set(node), at: self, queue: nil, completion: done) }
+        try await awaitServer { done throws(DatabaseError) in
+            try database.saveOnDisconnect(.set(node), at: self, queue: nil, completion: done)
+        }
     }
 
     /// When this client disconnects, write these children (paths relative to here).
@@ -29,52 +33,65 @@ extension DatabaseReference {
         _ values: [String: DatabaseValue], on queue: DispatchQueue? = nil,
         withCompletionBlock block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)? = nil
     ) throws(DatabaseError) {
-        try database.saveOnDisconnect(.update(try childUpdates(from: values, at: path)), at: self, queue: queue, completion: completion(block))
+        try database.saveOnDisconnect(
+            .update(try childUpdates(from: values, at: path)), at: self, queue: queue, completion: completion(block))
     }
 
     /// ``onDisconnectUpdateChildValues(_:on:withCompletionBlock:)`` that waits until the
     /// server holds it.
     public func onDisconnectUpdateChildValues(_ values: [String: DatabaseValue]) async throws(DatabaseError) {
         let children = try childUpdates(from: values, at: path)
-        try await awaitServer { done throws(DatabaseError) in try database.saveOnDisconnect(.update(children), at: self, queue: nil, completion: done) }
+        try await awaitServer { done throws(DatabaseError) in
+            try database.saveOnDisconnect(.update(children), at: self, queue: nil, completion: done)
+        }
     }
 
     /// When this client disconnects, remove the data here.
     public func onDisconnectRemoveValue(
-        on queue: DispatchQueue? = nil, withCompletionBlock block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)? = nil
+        on queue: DispatchQueue? = nil,
+        withCompletionBlock block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)? = nil
     ) throws(DatabaseError) {
         try database.saveOnDisconnect(.remove, at: self, queue: queue, completion: completion(block))
     }
 
     /// ``onDisconnectRemoveValue(on:withCompletionBlock:)`` that waits until the server holds it.
     public func onDisconnectRemoveValue() async throws(DatabaseError) {
-        try await awaitServer { done throws(DatabaseError) in try database.saveOnDisconnect(.remove, at: self, queue: nil, completion: done) }
+        try await awaitServer { done throws(DatabaseError) in
+            try database.saveOnDisconnect(.remove, at: self, queue: nil, completion: done)
+        }
     }
 
     /// Cancels every onDisconnect operation at and below this location.
     public func cancelDisconnectOperations(
-        on queue: DispatchQueue? = nil, withCompletionBlock block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)? = nil
+        on queue: DispatchQueue? = nil,
+        withCompletionBlock block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)? = nil
     ) throws(DatabaseError) {
         try database.saveOnDisconnect(.cancel, at: self, queue: queue, completion: completion(block))
     }
 
     /// ``cancelDisconnectOperations(on:withCompletionBlock:)`` that waits for the server.
     public func cancelDisconnectOperations() async throws(DatabaseError) {
-        try await awaitServer { done throws(DatabaseError) in try database.saveOnDisconnect(.cancel, at: self, queue: nil, completion: done) }
+        try await awaitServer { done throws(DatabaseError) in
+            try database.saveOnDisconnect(.cancel, at: self, queue: nil, completion: done)
+        }
     }
 
 }
 
 extension DatabaseReference {
     /// A completion of the database's shape for a reference's handler.
-    func completion(_ block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)?) -> (@Sendable (DatabaseError?) -> Void)? {
+    func completion(
+        _ block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)?
+    ) -> (@Sendable (DatabaseError?) -> Void)? {
         guard let block else { return nil }
         let ref = self
         return { error in block(error, ref) }
     }
 
     /// Starts an operation whose completion resumes the caller.
-    func awaitServer(_ start: (@escaping @Sendable (DatabaseError?) -> Void) throws(DatabaseError) -> Void) async throws(DatabaseError) {
+    func awaitServer(
+        _ start: (@escaping @Sendable (DatabaseError?) -> Void) throws(DatabaseError) -> Void
+    ) async throws(DatabaseError) {
         let result: Result<Void, DatabaseError> = await withCheckedContinuation { continuation in
             do throws(DatabaseError) {
                 try start { error in continuation.resume(returning: error.map { .failure($0) } ?? .success(())) }
@@ -98,13 +115,17 @@ extension Database {
             if state.withLock({ $0.closed }) { return .failure(.closed) }
             var op: OnDisconnectOperation?
             do throws(StoreError) {
-                try store.commit { (b: inout StoreBatch) throws(StoreError) in op = try b.queueOnDisconnect(action, at: ref.path) }
+                try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                    op = try b.queueOnDisconnect(action, at: ref.path)
+                }
             } catch {
                 return .failure(DatabaseError(error))
             }
             guard let op else { return .failure(.storage("onDisconnect not saved")) }
             if let completion {
-                state.withLock { $0.onDisconnectCallbacks[op.id] = WriteCallback(queue: queue ?? callbacks, handler: completion) }
+                state.withLock {
+                    $0.onDisconnectCallbacks[op.id] = WriteCallback(queue: queue ?? callbacks, handler: completion)
+                }
             }
             work.sync { step { (core, now) in core.onDisconnect(op, now: now) } }
             return .success(())

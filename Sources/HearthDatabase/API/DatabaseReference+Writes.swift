@@ -17,13 +17,15 @@ extension DatabaseReference {
         _ value: DatabaseValue, andPriority priority: DatabaseValue? = nil, on queue: DispatchQueue? = nil,
         withCompletionBlock block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)? = nil
     ) throws(DatabaseError) -> WriteID {
-        try database.saveWrite(.set(try valueNode(value, priority: priority)), at: self, queue: queue, completion: completion(block))
+        try database.saveWrite(
+            .set(try valueNode(value, priority: priority)), at: self, queue: queue, completion: completion(block))
     }
 
     /// Replaces the data here with `value` and waits for the server's answer.
     /// - Throws: ``DatabaseError`` — what the server refused it with, or why it could not be
     ///   written.
-    public func setValue(_ value: DatabaseValue, andPriority priority: DatabaseValue? = nil) async throws(DatabaseError) {
+    public func setValue(_ value: DatabaseValue, andPriority priority: DatabaseValue? = nil) async throws(DatabaseError)
+    {
         let node = try valueNode(value, priority: priority)
         try await awaitServer { (done: @escaping @Sendable (DatabaseError?) -> Void) throws(DatabaseError) in
             _ = try database.saveWrite(.set(node), at: self, queue: nil, completion: done)
@@ -36,7 +38,8 @@ extension DatabaseReference {
         from value: some Encodable, on queue: DispatchQueue? = nil,
         withCompletionBlock block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)? = nil
     ) throws(DatabaseError) -> WriteID {
-        try database.saveWrite(.set(try node(encoding: value, at: path)), at: self, queue: queue, completion: completion(block))
+        try database.saveWrite(
+            .set(try node(encoding: value, at: path)), at: self, queue: queue, completion: completion(block))
     }
 
     /// Replaces the data here with an `Encodable` value and waits for the server's answer.
@@ -54,7 +57,8 @@ extension DatabaseReference {
         _ values: [String: DatabaseValue], on queue: DispatchQueue? = nil,
         withCompletionBlock block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)? = nil
     ) throws(DatabaseError) -> WriteID {
-        try database.saveWrite(.update(try childUpdates(from: values, at: path)), at: self, queue: queue, completion: completion(block))
+        try database.saveWrite(
+            .update(try childUpdates(from: values, at: path)), at: self, queue: queue, completion: completion(block))
     }
 
     /// ``updateChildValues(_:on:withCompletionBlock:)`` that waits for the server's answer.
@@ -68,7 +72,8 @@ extension DatabaseReference {
     /// Removes the data here (a set of `null`).
     @discardableResult
     public func removeValue(
-        on queue: DispatchQueue? = nil, withCompletionBlock block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)? = nil
+        on queue: DispatchQueue? = nil,
+        withCompletionBlock block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)? = nil
     ) throws(DatabaseError) -> WriteID {
         try setValue(.null, on: queue, withCompletionBlock: block)
     }

@@ -67,7 +67,9 @@ extension ClientCore {
             out.open = id
         case .connected:
             if let token {
-                send(.auth(credential: token.token, isJWT: ClientCore.isJWT(token.token), override: nil), as: .auth, now: now, into: &out)
+                send(
+                    .auth(credential: token.token, isJWT: ClientCore.isJWT(token.token), override: nil), as: .auth,
+                    now: now, into: &out)
             } else {
                 send(.unauth, as: .auth, now: now, into: &out)
             }
@@ -78,7 +80,9 @@ extension ClientCore {
         return out
     }
 
-    static func isJWT(_ token: String) -> Bool { token.split(separator: ".", omittingEmptySubsequences: false).count == 3 }
+    static func isJWT(_ token: String) -> Bool {
+        token.split(separator: ".", omittingEmptySubsequences: false).count == 3
+    }
 
     /// The token provider failed: retry later, as after a failed connection.
     public mutating func tokenFetchFailed(now: Int64) -> ClientOutput {
@@ -198,7 +202,8 @@ extension ClientCore {
     /// The server's hello: the connection is up. Records the server time offset, then
     /// restores state in Firebase's order: auth, listens, writes, gets.
     mutating func helloReceived(
-        _ id: ConnectionID, timestamp: Int64, sessionID: String, extensions: [String], now: Int64, into out: inout ClientOutput
+        _ id: ConnectionID, timestamp: Int64, sessionID: String, extensions: [String], now: Int64,
+        into out: inout ClientOutput
     ) {
         phase = .connected(id)
         stampsWrites = writerID != nil && extensions.contains(ServerMessage.writeIDsExtension)
@@ -209,7 +214,9 @@ extension ClientCore {
         out.commits.append(.serverTimeOffset(serverTimeOffsetMs))
         out.events.append(.serverTimeOffset(serverTimeOffsetMs))
         if let token {
-            send(.auth(credential: token.token, isJWT: ClientCore.isJWT(token.token), override: nil), as: .auth, now: now, into: &out)
+            send(
+                .auth(credential: token.token, isJWT: ClientCore.isJWT(token.token), override: nil), as: .auth,
+                now: now, into: &out)
         }
         for (location, listen) in listens.sorted(by: { $0.value.order < $1.value.order }) {
             sendListen(location, tag: listen.tag, now: now, into: &out)

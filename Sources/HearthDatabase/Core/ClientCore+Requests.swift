@@ -52,7 +52,8 @@ extension ClientCore {
         checkPause(now: now, into: &out)
         guard isConnected, !writesPaused(now: now) else { return }
         for id in writes.keys.sorted() where !sentWrites.contains(id) { sendWrite(writes[id]!, now: now, into: &out) }
-        for id in onDisconnects.keys.sorted() where !sentOnDisconnects.contains(id) && !onDisconnects[id]!.acknowledged {
+        for id in onDisconnects.keys.sorted() where !sentOnDisconnects.contains(id) && !onDisconnects[id]!.acknowledged
+        {
             sendOnDisconnect(onDisconnects[id]!, now: now, into: &out)
         }
     }
@@ -150,7 +151,8 @@ extension ClientCore {
         let request: ClientRequest
         switch op.action {
         case .set(let node): request = .onDisconnectPut(path: op.path, data: node.exportJSON())
-        case .update(let children): request = .onDisconnectMerge(path: op.path, data: children.map { ($0.path, $0.node.exportJSON()) })
+        case .update(let children):
+            request = .onDisconnectMerge(path: op.path, data: children.map { ($0.path, $0.node.exportJSON()) })
         case .remove: request = .onDisconnectPut(path: op.path, data: .null)
         case .cancel: request = .onDisconnectCancel(path: op.path)
         }
@@ -180,7 +182,8 @@ extension ClientCore {
         switch message {
         case let .hello(timestamp, _, sessionID, extensions):
             if case .connecting = phase {
-                helloReceived(id, timestamp: timestamp, sessionID: sessionID, extensions: extensions, now: now, into: &out)
+                helloReceived(
+                    id, timestamp: timestamp, sessionID: sessionID, extensions: extensions, now: now, into: &out)
             }
         case let .response(number, status, data):
             guard let request = requests.removeValue(forKey: number) else {
@@ -196,7 +199,8 @@ extension ClientCore {
             }
         case let .merge(path, data, tag):
             let children: () throws -> [ChildUpdate] = {
-                try data.map { rel, json in ChildUpdate(path: rel, node: try Node(json: json, at: path.appending(rel))) }
+                try data.map { rel, json in ChildUpdate(path: rel, node: try Node(json: json, at: path.appending(rel)))
+                }
             }
             dataPushed(path: path, tag: tag, into: &out) { location in
                 [.taggedMerge(path, try children(), for: location)]
@@ -245,10 +249,13 @@ extension ClientCore {
 
     static func error(status: String, data: JSONValue?) -> DatabaseError {
         let message = data?.stringValue ?? status
-        return status == "permission_denied" ? .permissionDenied(message) : .serverError(status: status, message: message)
+        return status == "permission_denied"
+            ? .permissionDenied(message) : .serverError(status: status, message: message)
     }
 
-    private mutating func responded(_ request: Request, status: String, data: JSONValue?, now: Int64, into out: inout ClientOutput) {
+    private mutating func responded(
+        _ request: Request, status: String, data: JSONValue?, now: Int64, into out: inout ClientOutput
+    ) {
         let ok = status == "ok"
         switch request {
         case .auth:
@@ -294,7 +301,8 @@ extension ClientCore {
                 // them: so does the client.
                 onDisconnects[id] = nil
                 out.commits.append(.removeOnDisconnect(id))
-                for (other, o) in onDisconnects.sorted(by: { $0.key < $1.key }) where o.acknowledged && op.path.contains(o.path) {
+                for (other, o) in onDisconnects.sorted(by: { $0.key < $1.key })
+                where o.acknowledged && op.path.contains(o.path) {
                     onDisconnects[other] = nil
                     out.commits.append(.removeOnDisconnect(other))
                 }
@@ -315,11 +323,15 @@ extension ClientCore {
                     out.commits.append(.serverOverwrite(g.location.path, node))
                 } else {
                     // A window says nothing of the children outside it: merge what it holds.
-                    out.commits.append(.serverMerge(g.location.path, node.children.map { ChildUpdate(path: Path(keys: [$0.key]), node: $0.value) }))
+                    out.commits.append(
+                        .serverMerge(
+                            g.location.path,
+                            node.children.map { ChildUpdate(path: Path(keys: [$0.key]), node: $0.value) }))
                 }
                 out.events.append(.getCompleted(id: id, .success(node)))
             } catch {
-                out.events.append(.getCompleted(id: id, .failure(.serverError(status: "invalid_data", message: "\(error)"))))
+                out.events.append(
+                    .getCompleted(id: id, .failure(.serverError(status: "invalid_data", message: "\(error)"))))
             }
         }
     }

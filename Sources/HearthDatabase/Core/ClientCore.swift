@@ -167,7 +167,8 @@ public struct ClientCore: Sendable {
     /// `writerID` is the store's writer id (``WriterIdentity/load(_:random:)``): with it, writes
     /// to a server that offers exactly-once writes carry ``WriteStamp``s.
     public init(
-        configuration: Configuration = Configuration(), pendingWrites: [PendingWrite], onDisconnect: [OnDisconnectOperation] = [],
+        configuration: Configuration = Configuration(), pendingWrites: [PendingWrite],
+        onDisconnect: [OnDisconnectOperation] = [],
         token: AuthToken?, seed: UInt64, writerID: String? = nil, hash: @escaping @Sendable (QueryLocation) -> String
     ) {
         self.configuration = configuration

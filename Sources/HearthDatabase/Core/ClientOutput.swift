@@ -124,7 +124,9 @@ extension ClientCommit {
     /// needs no sync: losing it loses only cache.
     public var needsDurability: Bool {
         switch self {
-        case .ackWrite, .revertWrite, .saveAuth, .clearAuth, .ackOnDisconnect, .removeOnDisconnect, .applyOnDisconnectLocally, .transactionSent: true
+        case .ackWrite, .revertWrite, .saveAuth, .clearAuth, .ackOnDisconnect, .removeOnDisconnect,
+            .applyOnDisconnectLocally, .transactionSent:
+            true
         default: false
         }
     }
@@ -147,7 +149,8 @@ extension ClientCommit {
         case .transactionSent(let id): if b.transaction(id) != nil { try b.updateTransaction(id, status: .sent) }
         case .ackOnDisconnect(let id): if b.onDisconnectOperation(id) != nil { try b.ackOnDisconnect(id) }
         case .removeOnDisconnect(let id): if b.onDisconnectOperation(id) != nil { try b.removeOnDisconnect(id) }
-        case .applyOnDisconnectLocally(let id): if b.onDisconnectOperation(id) != nil { try b.applyOnDisconnectLocally(id) }
+        case .applyOnDisconnectLocally(let id):
+            if b.onDisconnectOperation(id) != nil { try b.applyOnDisconnectLocally(id) }
         }
     }
 }

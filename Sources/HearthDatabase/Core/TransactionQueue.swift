@@ -72,7 +72,9 @@ struct TransactionQueue<Payload: Sendable>: Sendable {
             return (entry, .aborted(.transactionAborted("set")))
         case .serverError(status: "datastale", _)?:
             entry.retries += 1
-            guard entry.retries < TransactionQueue.maxRetries else { return (entry, .aborted(.transactionAborted("maxretry"))) }
+            guard entry.retries < TransactionQueue.maxRetries else {
+                return (entry, .aborted(.transactionAborted("maxretry")))
+            }
             return (entry, .runAgain)
         case let error?:
             return (entry, .aborted(error))
@@ -107,5 +109,7 @@ struct TransactionQueue<Payload: Sendable>: Sendable {
 
 extension DatabaseError {
     /// A transaction's abort reason.
-    static func transactionAborted(_ reason: String) -> DatabaseError { .serverError(status: reason, message: "transaction aborted: \(reason)") }
+    static func transactionAborted(_ reason: String) -> DatabaseError {
+        .serverError(status: reason, message: "transaction aborted: \(reason)")
+    }
 }

@@ -20,7 +20,8 @@ public enum EndpointError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unsupportedScheme(let s):
-            s.isEmpty ? "the URL has no scheme (use ws://, wss://, http:// or https://)"
+            s.isEmpty
+                ? "the URL has no scheme (use ws://, wss://, http:// or https://)"
                 : "unsupported scheme \(s) (use ws://, wss://, http:// or https://)"
         case .invalidHost(let h): "invalid host \"\(h)\""
         case .invalidPort(let p): "invalid port \"\(p)\""

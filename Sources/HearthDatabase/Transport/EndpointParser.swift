@@ -53,7 +53,7 @@ enum EndpointParser {
     private static func isHostByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
             true
         default:
             false
@@ -63,7 +63,8 @@ enum EndpointParser {
     private static func parsePort(_ text: Substring?, secure: Bool) throws(EndpointError) -> Int {
         guard let text else { return secure ? 443 : 80 }
         guard !text.isEmpty, text.utf8.count <= 5, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
-              let port = Int(text), (1...65_535).contains(port) else { throw .invalidPort(String(text)) }
+            let port = Int(text), (1...65_535).contains(port)
+        else { throw .invalidPort(String(text)) }
         return port
     }
 
@@ -90,9 +91,11 @@ enum EndpointParser {
     /// characters.
     private static func validateNamespace(_ namespace: String) throws(EndpointError) {
         let forbidden: Set<Unicode.Scalar> = [".", "#", "$", "[", "]", "/"]
-        let valid = !namespace.isEmpty && namespace.unicodeScalars.allSatisfy { scalar in
-            !forbidden.contains(scalar) && scalar.value > 0x1F && scalar.value != 0x7F
-        }
+        let valid =
+            !namespace.isEmpty
+            && namespace.unicodeScalars.allSatisfy { scalar in
+                !forbidden.contains(scalar) && scalar.value > 0x1F && scalar.value != 0x7F
+            }
         guard valid else { throw .invalidNamespace(namespace) }
     }
 

@@ -25,7 +25,9 @@ enum PercentEncoding {
                 out.append(byte)
                 continue
             }
-            guard let high = bytes.next().flatMap(hexValue), let low = bytes.next().flatMap(hexValue) else { return nil }
+            guard let high = bytes.next().flatMap(hexValue), let low = bytes.next().flatMap(hexValue) else {
+                return nil
+            }
             out.append(high << 4 | low)
         }
         return String(validating: out, as: UTF8.self)
@@ -34,8 +36,8 @@ enum PercentEncoding {
     private static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-             UInt8(ascii: "_"), UInt8(ascii: "~"):
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+            UInt8(ascii: "_"), UInt8(ascii: "~"):
             true
         default:
             false

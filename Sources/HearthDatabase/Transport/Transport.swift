@@ -23,5 +23,7 @@ public protocol TransportConnection: Sendable {
 public protocol Transport: Sendable {
     /// Starts connecting to `endpoint`. `events` receives `.opened`, then messages, then exactly
     /// one `.closed` (or only `.closed` when the connection fails), one call at a time.
-    func connect(to endpoint: ServerEndpoint, lastSessionID: String?, events: @escaping @Sendable (TransportEvent) -> Void) -> any TransportConnection
+    func connect(
+        to endpoint: ServerEndpoint, lastSessionID: String?, events: @escaping @Sendable (TransportEvent) -> Void
+    ) -> any TransportConnection
 }

@@ -87,7 +87,10 @@ final class WebSocketSession {
     /// The channel closed: report why.
     func channelClosed(_ channel: any Channel) {
         guard owns(channel) else { return }
-        finish(reason: reason ?? (upgraded ? "the connection was lost" : "the connection closed before the WebSocket handshake finished"))
+        finish(
+            reason: reason
+                ?? (upgraded
+                    ? "the connection was lost" : "the connection closed before the WebSocket handshake finished"))
     }
 
     /// Delivers `.closed` unless it already was.
@@ -123,6 +126,7 @@ final class WebSocketSession {
     static func writeCloseFrame(code: WebSocketErrorCode, on channel: any Channel) {
         var data = channel.allocator.buffer(capacity: 2)
         data.write(webSocketErrorCode: code)
-        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: data), promise: nil)
+        channel.writeAndFlush(
+            WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: data), promise: nil)
     }
 }

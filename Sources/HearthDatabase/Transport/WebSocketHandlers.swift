@@ -33,7 +33,10 @@ final class UpgradeRequester: ChannelInboundHandler, RemovableChannelHandler, Se
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         // Only a response that refused the upgrade gets here.
         if case .head(let head) = unwrapInboundIn(data) {
-            box.value.fail(reason: "the server refused the WebSocket upgrade: HTTP \(head.status.code) \(head.status.reasonPhrase)", on: context.channel)
+            box.value.fail(
+                reason:
+                    "the server refused the WebSocket upgrade: HTTP \(head.status.code) \(head.status.reasonPhrase)",
+                on: context.channel)
         }
     }
 
@@ -64,16 +67,21 @@ final class FrameHandler: ChannelInboundHandler {
         switch frame.opcode {
         case .text:
             guard let text = String(validating: frame.unmaskedData.readableBytesView, as: UTF8.self) else {
-                refuse(context: context, code: .dataInconsistentWithMessage, reason: "the server sent a text frame that is not UTF-8")
+                refuse(
+                    context: context, code: .dataInconsistentWithMessage,
+                    reason: "the server sent a text frame that is not UTF-8")
                 return
             }
             do {
                 if let message = try assembler.receive(text) { box.value.received(message, on: context.channel) }
             } catch {
-                refuse(context: context, code: .messageTooLarge, reason: "the server sent too large a message: \(error)")
+                refuse(
+                    context: context, code: .messageTooLarge, reason: "the server sent too large a message: \(error)")
             }
         case .binary:
-            refuse(context: context, code: .unacceptableData, reason: "the server sent a binary frame (protocol v5 is text)")
+            refuse(
+                context: context, code: .unacceptableData,
+                reason: "the server sent a binary frame (protocol v5 is text)")
         case .ping:
             let pong = WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)
             context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
@@ -81,7 +89,8 @@ final class FrameHandler: ChannelInboundHandler {
             var data = frame.unmaskedData
             let code = data.readWebSocketErrorCode()
             let text = data.readString(length: data.readableBytes) ?? ""
-            let described = code.map { " (code \(UInt16(webSocketErrorCode: $0))\(text.isEmpty ? "" : ": \(text)"))" } ?? ""
+            let described =
+                code.map { " (code \(UInt16(webSocketErrorCode: $0))\(text.isEmpty ? "" : ": \(text)"))" } ?? ""
             closing = true
             // Echo the code (RFC 6455 section 5.5.1), then close the socket.
             WebSocketSession.writeCloseFrame(code: code ?? .normalClosure, on: context.channel)
@@ -93,10 +102,11 @@ final class FrameHandler: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let error = error as? NIOWebSocketFrameAggregator.Error {
-            let code: WebSocketErrorCode = switch error {
-            case .accumulatedFrameSizeIsTooLarge, .tooManyFragments: .messageTooLarge
-            default: .protocolError
-            }
+            let code: WebSocketErrorCode =
+                switch error {
+                case .accumulatedFrameSizeIsTooLarge, .tooManyFragments: .messageTooLarge
+                default: .protocolError
+                }
             refuse(context: context, code: code, reason: "the server sent an unacceptable fragmented message: \(error)")
         } else {
             // NIOWebSocketError: WebSocketProtocolErrorHandler already sent the close frame.

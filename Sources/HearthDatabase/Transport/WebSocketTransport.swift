@@ -67,14 +67,16 @@ public struct WebSocketTransport: Transport {
         let connection = WebSocketConnection(box: box)
         let tls: NIOSSLContext?
         do {
-            tls = endpoint.secure ? try NIOSSLContext(configuration: tlsConfiguration ?? .makeClientConfiguration()) : nil
+            tls =
+                endpoint.secure ? try NIOSSLContext(configuration: tlsConfiguration ?? .makeClientConfiguration()) : nil
         } catch {
             loop.execute { box.value.finish(reason: "TLS configuration refused: \(error)") }
             return connection
         }
         let timeout = connectTimeout
         loop.execute { [self] in
-            let bootstrap = makeBootstrap(loop: loop, endpoint: endpoint, lastSessionID: lastSessionID, tls: tls, box: box)
+            let bootstrap = makeBootstrap(
+                loop: loop, endpoint: endpoint, lastSessionID: lastSessionID, tls: tls, box: box)
             let timer = loop.scheduleTask(in: timeout) {
                 guard box.value.phase == .connecting else { return }
                 box.value.fail(reason: "timed out after \(timeout.nanoseconds / 1_000_000) ms opening the connection")
@@ -117,9 +119,10 @@ public struct WebSocketTransport: Transport {
                         upgradePipelineHandler: { channel, _ in
                             channel.eventLoop.makeCompletedFuture {
                                 let sync = channel.pipeline.syncOperations
-                                try sync.addHandler(NIOWebSocketFrameAggregator(
-                                    minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16,
-                                    maxAccumulatedFrameSize: maxMessageBytes))
+                                try sync.addHandler(
+                                    NIOWebSocketFrameAggregator(
+                                        minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16,
+                                        maxAccumulatedFrameSize: maxMessageBytes))
                                 try sync.addHandler(FrameHandler(box: box, maxMessageBytes: maxMessageBytes))
                                 box.value.opened(channel)
                             }
@@ -128,9 +131,12 @@ public struct WebSocketTransport: Transport {
                     // (its hello, often in the same packet) must reach the WebSocket decoder.
                     try sync.addHTTPClientHandlers(
                         leftOverBytesStrategy: .forwardBytes,
-                        withClientUpgrade: (upgraders: [upgrader], completionHandler: { context in
-                            context.pipeline.syncOperations.removeHandler(requester, promise: nil)
-                        }))
+                        withClientUpgrade: (
+                            upgraders: [upgrader],
+                            completionHandler: { context in
+                                context.pipeline.syncOperations.removeHandler(requester, promise: nil)
+                            }
+                        ))
                     try sync.addHandler(requester)
                 }
             }

@@ -141,7 +141,9 @@ extension DatabaseValue.ServerPlaceholder {
         case .timestamp:
             return .object([JSONMember(key: ".sv", value: .string("timestamp"))])
         case .increment(let n):
-            return .object([JSONMember(key: ".sv", value: .object([JSONMember(key: "increment", value: .integer(exactly: n))]))])
+            return .object([
+                JSONMember(key: ".sv", value: .object([JSONMember(key: "increment", value: .integer(exactly: n))]))
+            ])
         case .incrementDouble(let n):
             return .object([JSONMember(key: ".sv", value: .object([JSONMember(key: "increment", value: .number(n))]))])
         }

@@ -85,7 +85,9 @@ struct NodeDecodingCore {
             let value = try leaf()
             switch value {
             case .integer(let i):
-                guard let r = I(exactly: i) else { throw DecodingError.dataCorrupted(context("\(i) does not fit in \(I.self)")) }
+                guard let r = I(exactly: i) else {
+                    throw DecodingError.dataCorrupted(context("\(i) does not fit in \(I.self)"))
+                }
                 return r
             case .number(let d):
                 guard let r = I(exactly: d) else {
@@ -130,11 +132,15 @@ struct NodeDecodingCore {
             }
         case is URL.Type:
             let s = try string()
-            guard let url = URL(string: s) else { throw DecodingError.dataCorrupted(context("\"\(s)\" is not a valid URL")) }
+            guard let url = URL(string: s) else {
+                throw DecodingError.dataCorrupted(context("\"\(s)\" is not a valid URL"))
+            }
             result = url
         case is Data.Type:
             let s = try string()
-            guard let data = Data(base64Encoded: s) else { throw DecodingError.dataCorrupted(context("the string is not valid base64")) }
+            guard let data = Data(base64Encoded: s) else {
+                throw DecodingError.dataCorrupted(context("the string is not valid base64"))
+            }
             result = data
         case is Decimal.Type:
             let value = try leaf()
@@ -171,12 +177,14 @@ struct NodeDecoderImpl: Decoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         if node.isEmpty {
             throw DecodingError.valueNotFound(
-                [String: Any].self, .init(codingPath: codingPath, debugDescription: "expected an object but the value is null")
+                [String: Any].self,
+                .init(codingPath: codingPath, debugDescription: "expected an object but the value is null")
             )
         }
         if node.isLeaf {
             throw DecodingError.typeMismatch(
-                [String: Any].self, .init(codingPath: codingPath, debugDescription: "expected an object but found \(kind(of: node))")
+                [String: Any].self,
+                .init(codingPath: codingPath, debugDescription: "expected an object but found \(kind(of: node))")
             )
         }
         return KeyedDecodingContainer(NodeKeyedDecodingContainer<Key>(core: core, node: node, codingPath: codingPath))
@@ -207,7 +215,8 @@ struct NodeKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         let value = child(key)
         if value.isEmpty, T.self != DatabaseValue.self, !(T.self is any EmptyCollectionDecodable.Type) {
-            throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "no value for \"\(key.stringValue)\""))
+            throw DecodingError.keyNotFound(
+                key, .init(codingPath: codingPath, debugDescription: "no value for \"\(key.stringValue)\""))
         }
         return try core.unbox(value, as: T.self, codingPath: codingPath + [key])
     }
@@ -223,7 +232,9 @@ struct NodeKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
 
     func superDecoder() throws -> any Decoder {
-        NodeDecoderImpl(core: core, node: node.children[ChildKey("super")] ?? .empty, codingPath: codingPath + [NodeCodingKey.superKey])
+        NodeDecoderImpl(
+            core: core, node: node.children[ChildKey("super")] ?? .empty,
+            codingPath: codingPath + [NodeCodingKey.superKey])
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
@@ -247,13 +258,16 @@ struct NodeUnkeyedDecodingContainer: UnkeyedDecodingContainer {
         }
         if node.isLeaf {
             throw DecodingError.typeMismatch(
-                [Any].self, .init(codingPath: codingPath, debugDescription: "expected an array but found \(kind(of: node))")
+                [Any].self,
+                .init(codingPath: codingPath, debugDescription: "expected an array but found \(kind(of: node))")
             )
         }
         guard let length = DatabaseValue.arrayLength(node.children) else {
             throw DecodingError.typeMismatch(
                 [Any].self,
-                .init(codingPath: codingPath, debugDescription: "expected an array but found an object whose keys are not array indices")
+                .init(
+                    codingPath: codingPath,
+                    debugDescription: "expected an array but found an object whose keys are not array indices")
             )
         }
         var elements = [Node](repeating: .empty, count: length)
@@ -270,7 +284,8 @@ struct NodeUnkeyedDecodingContainer: UnkeyedDecodingContainer {
 
     private func current<T>(_ type: T.Type) throws -> Node {
         guard !isAtEnd else {
-            throw DecodingError.valueNotFound(type, .init(codingPath: currentPath, debugDescription: "the array has no more elements"))
+            throw DecodingError.valueNotFound(
+                type, .init(codingPath: currentPath, debugDescription: "the array has no more elements"))
         }
         return elements[currentIndex]
     }
@@ -287,14 +302,18 @@ struct NodeUnkeyedDecodingContainer: UnkeyedDecodingContainer {
         return value
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
-        let container = try NodeDecoderImpl(core: core, node: try current(NestedKey.self), codingPath: currentPath).container(keyedBy: type)
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type
+    ) throws -> KeyedDecodingContainer<NestedKey> {
+        let container = try NodeDecoderImpl(core: core, node: try current(NestedKey.self), codingPath: currentPath)
+            .container(keyedBy: type)
         currentIndex += 1
         return container
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let container = try NodeUnkeyedDecodingContainer(core: core, node: try current([Any].self), codingPath: currentPath)
+        let container = try NodeUnkeyedDecodingContainer(
+            core: core, node: try current([Any].self), codingPath: currentPath)
         currentIndex += 1
         return container
     }

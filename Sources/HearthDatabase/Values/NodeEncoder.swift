@@ -124,7 +124,8 @@ struct NodeEncodingCore {
     /// The database value of a primitive or special-cased type, or `nil` for other types.
     func primitive(_ value: Any, codingPath: [any CodingKey]) throws -> DatabaseValue? {
         func outOfRange(_ v: Any) -> EncodingError {
-            .invalidValue(v, .init(codingPath: codingPath, debugDescription: "\(v) does not fit in a 64-bit signed integer"))
+            .invalidValue(
+                v, .init(codingPath: codingPath, debugDescription: "\(v) does not fit in a 64-bit signed integer"))
         }
         func nonFinite(_ v: Any) -> EncodingError {
             .invalidValue(v, .init(codingPath: codingPath, debugDescription: "the database cannot store \(v)"))
@@ -208,7 +209,8 @@ struct NodeKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
         keyedBy keyType: NestedKey.Type, forKey key: Key
     ) -> KeyedEncodingContainer<NestedKey> {
         KeyedEncodingContainer(
-            NodeKeyedEncodingContainer<NestedKey>(core: core, box: box.slot(key.stringValue).object(), codingPath: codingPath + [key])
+            NodeKeyedEncodingContainer<NestedKey>(
+                core: core, box: box.slot(key.stringValue).object(), codingPath: codingPath + [key])
         )
     }
 
@@ -217,7 +219,9 @@ struct NodeKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     }
 
     mutating func superEncoder() -> any Encoder {
-        NodeEncoderImpl(core: core, slot: box.slot(NodeCodingKey.superKey.stringValue), codingPath: codingPath + [NodeCodingKey.superKey])
+        NodeEncoderImpl(
+            core: core, slot: box.slot(NodeCodingKey.superKey.stringValue),
+            codingPath: codingPath + [NodeCodingKey.superKey])
     }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
@@ -242,9 +246,12 @@ struct NodeUnkeyedEncodingContainer: UnkeyedEncodingContainer {
         try core.box(value, into: box.append(), codingPath: path)
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy keyType: NestedKey.Type
+    ) -> KeyedEncodingContainer<NestedKey> {
         let path = codingPath + [nextKey]
-        return KeyedEncodingContainer(NodeKeyedEncodingContainer<NestedKey>(core: core, box: box.append().object(), codingPath: path))
+        return KeyedEncodingContainer(
+            NodeKeyedEncodingContainer<NestedKey>(core: core, box: box.append().object(), codingPath: path))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {

@@ -63,7 +63,8 @@ enum Layout {
 
     private static func parseHex(_ name: String, prefix: String, suffix: String) -> UInt64? {
         guard name.hasPrefix(prefix), name.hasSuffix(suffix),
-              name.count == prefix.count + 16 + suffix.count else { return nil }
+            name.count == prefix.count + 16 + suffix.count
+        else { return nil }
         let hex = name.dropFirst(prefix.count).dropLast(suffix.count)
         guard hex.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
         return UInt64(hex, radix: 16)

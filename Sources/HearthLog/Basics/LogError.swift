@@ -60,7 +60,8 @@ public indirect enum LogError: Error, Sendable, Equatable, CustomStringConvertib
     public var file: String? {
         switch self {
         case let .unsupportedVersion(f, _, _), let .corruption(f, _, _), let .lsnGap(f, _, _, _),
-             let .unknownRecordType(f, _, _): f
+            let .unknownRecordType(f, _, _):
+            f
         case let .missingFile(f): f
         default: nil
         }
@@ -70,7 +71,8 @@ public indirect enum LogError: Error, Sendable, Equatable, CustomStringConvertib
     public var offset: UInt64? {
         switch self {
         case let .unsupportedVersion(_, o, _), let .corruption(_, o, _), let .lsnGap(_, o, _, _),
-             let .unknownRecordType(_, o, _): o
+            let .unknownRecordType(_, o, _):
+            o
         default: nil
         }
     }

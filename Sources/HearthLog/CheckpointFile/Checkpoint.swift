@@ -35,7 +35,9 @@ public final class Checkpoint: Sendable {
         }
         let at = UInt64(Layout.checkpointHeaderSize) + offset
         let b = try logIO { try file.read(at: at, count: count) }
-        guard b.count == count else { throw .corruption(file: fileName, offset: at, reason: "checkpoint file is shorter than its header says") }
+        guard b.count == count else {
+            throw .corruption(file: fileName, offset: at, reason: "checkpoint file is shorter than its header says")
+        }
         return b
     }
 
@@ -44,7 +46,9 @@ public final class Checkpoint: Sendable {
         guard bodySize <= UInt64(Int.max) else { throw .invalidArgument("checkpoint body too large to read whole") }
         let body = try read(offset: 0, count: Int(bodySize))
         guard CRC32C.mask(CRC32C.checksum(body)) == bodyCRC else {
-            throw .corruption(file: fileName, offset: UInt64(Layout.checkpointHeaderSize), reason: "checkpoint body checksum mismatch")
+            throw .corruption(
+                file: fileName, offset: UInt64(Layout.checkpointHeaderSize), reason: "checkpoint body checksum mismatch"
+            )
         }
         return body
     }

@@ -34,22 +34,25 @@ struct CheckpointHeader: Equatable, Sendable {
     }
 
     static func decode(_ b: [UInt8], file: String) throws(LogError) -> CheckpointHeader {
-        guard b.count >= 10, Array(b[0 ..< 8]) == Layout.checkpointMagic else {
+        guard b.count >= 10, Array(b[0..<8]) == Layout.checkpointMagic else {
             throw .corruption(file: file, offset: 0, reason: "bad checkpoint magic or truncated header")
         }
         let version = b.le(UInt16.self, at: 8)
-        guard version == Layout.formatVersion else { throw .unsupportedVersion(file: file, offset: 8, version: version) }
+        guard version == Layout.formatVersion else {
+            throw .unsupportedVersion(file: file, offset: 8, version: version)
+        }
         guard b.count >= Layout.checkpointHeaderSize else {
             throw .corruption(file: file, offset: 0, reason: "checkpoint header truncated")
         }
-        guard CRC32C.mask(CRC32C.checksum(Array(b[0 ..< 60]))) == b.le(UInt32.self, at: 60) else {
+        guard CRC32C.mask(CRC32C.checksum(Array(b[0..<60]))) == b.le(UInt32.self, at: 60) else {
             throw .corruption(file: file, offset: 0, reason: "checkpoint header checksum mismatch")
         }
         guard b.le(UInt32.self, at: 12) == UInt32(Layout.checkpointHeaderSize) else {
             throw .corruption(file: file, offset: 12, reason: "bad checkpoint header size")
         }
-        let h = CheckpointHeader(id: b.le(UInt64.self, at: 16), lsn: b.le(UInt64.self, at: 24),
-                                 bodyLength: b.le(UInt64.self, at: 32), bodyCRC: b.le(UInt32.self, at: 40))
+        let h = CheckpointHeader(
+            id: b.le(UInt64.self, at: 16), lsn: b.le(UInt64.self, at: 24),
+            bodyLength: b.le(UInt64.self, at: 32), bodyCRC: b.le(UInt32.self, at: 40))
         guard h.id < Layout.maxLSN, h.lsn < Layout.maxLSN, h.bodyLength < Layout.maxLSN else {
             throw .corruption(file: file, offset: 16, reason: "checkpoint header fields out of range")
         }

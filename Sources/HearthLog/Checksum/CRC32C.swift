@@ -13,14 +13,14 @@
     /// 8 × 256 lookup tables for slicing-by-8, built once. Immutable after initialisation.
     nonisolated(unsafe) private static let tables: UnsafeMutablePointer<UInt32> = {
         let t = UnsafeMutablePointer<UInt32>.allocate(capacity: 8 * 256)
-        for i in 0 ..< 256 {
+        for i in 0..<256 {
             var c = UInt32(i)
-            for _ in 0 ..< 8 { c = (c & 1) != 0 ? (c >> 1) ^ 0x82F6_3B78 : c >> 1 }
+            for _ in 0..<8 { c = (c & 1) != 0 ? (c >> 1) ^ 0x82F6_3B78 : c >> 1 }
             t[i] = c
         }
-        for i in 0 ..< 256 {
+        for i in 0..<256 {
             var c = t[i]
-            for k in 1 ..< 8 {
+            for k in 1..<8 {
                 c = t[Int(c & 0xFF)] ^ (c >> 8)
                 t[k * 256 + i] = c
             }
@@ -50,15 +50,19 @@
         let n = buffer.count
         guard n > 0, let base = buffer.baseAddress else { return crc }
         while n - p >= 8 {
-            let lo = c ^ (UInt32(base.load(fromByteOffset: p, as: UInt8.self))
-                | UInt32(base.load(fromByteOffset: p + 1, as: UInt8.self)) << 8
-                | UInt32(base.load(fromByteOffset: p + 2, as: UInt8.self)) << 16
-                | UInt32(base.load(fromByteOffset: p + 3, as: UInt8.self)) << 24)
-            let hi = UInt32(base.load(fromByteOffset: p + 4, as: UInt8.self))
+            let lo =
+                c
+                ^ (UInt32(base.load(fromByteOffset: p, as: UInt8.self))
+                    | UInt32(base.load(fromByteOffset: p + 1, as: UInt8.self)) << 8
+                    | UInt32(base.load(fromByteOffset: p + 2, as: UInt8.self)) << 16
+                    | UInt32(base.load(fromByteOffset: p + 3, as: UInt8.self)) << 24)
+            let hi =
+                UInt32(base.load(fromByteOffset: p + 4, as: UInt8.self))
                 | UInt32(base.load(fromByteOffset: p + 5, as: UInt8.self)) << 8
                 | UInt32(base.load(fromByteOffset: p + 6, as: UInt8.self)) << 16
                 | UInt32(base.load(fromByteOffset: p + 7, as: UInt8.self)) << 24
-            c = t[7 * 256 + Int(lo & 0xFF)] ^ t[6 * 256 + Int((lo >> 8) & 0xFF)]
+            c =
+                t[7 * 256 + Int(lo & 0xFF)] ^ t[6 * 256 + Int((lo >> 8) & 0xFF)]
                 ^ t[5 * 256 + Int((lo >> 16) & 0xFF)] ^ t[4 * 256 + Int(lo >> 24)]
                 ^ t[3 * 256 + Int(hi & 0xFF)] ^ t[2 * 256 + Int((hi >> 8) & 0xFF)]
                 ^ t[1 * 256 + Int((hi >> 16) & 0xFF)] ^ t[Int(hi >> 24)]

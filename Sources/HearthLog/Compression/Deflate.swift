@@ -24,8 +24,9 @@ final class Deflater: @unchecked Sendable {
     init(level: Int32, windowBits: Int32 = 15, memLevel: Int32 = 8) {
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
-        let rc = deflateInit2_(stream, level, Z_DEFLATED, -windowBits, memLevel, Z_DEFAULT_STRATEGY,
-                               ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        let rc = deflateInit2_(
+            stream, level, Z_DEFLATED, -windowBits, memLevel, Z_DEFAULT_STRATEGY,
+            ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
         // Only fails on out-of-memory or a bad level; the level is validated by Log.Options.
         precondition(rc == Z_OK, "deflateInit2_ failed: \(rc)")
     }
@@ -84,7 +85,8 @@ final class DeflaterPool: Sendable {
 
     func compress(_ input: [UInt8]) -> [UInt8]? {
         let small = input.count <= DeflaterPool.smallInput
-        let d = monitor.withLock { small ? idleSmall.popLast() : idle.popLast() }
+        let d =
+            monitor.withLock { small ? idleSmall.popLast() : idle.popLast() }
             ?? (small ? Deflater(level: level, windowBits: 12, memLevel: 3) : Deflater(level: level))
         defer {
             monitor.withLock {

@@ -227,7 +227,7 @@ private final class POSIXFile: StoreFile {
                     err = POSIXFileSystem.fail(.read, path)
                     return
                 }
-                if n == 0 { return } // end of file: the only way to return fewer bytes
+                if n == 0 { return }  // end of file: the only way to return fewer bytes
                 done += n
             }
         }

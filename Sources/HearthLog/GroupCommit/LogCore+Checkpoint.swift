@@ -32,13 +32,16 @@ extension LogCore {
     /// Step 1 of an install: the new checkpoint written and synced under its temp name, then
     /// renamed to its final one. On any failure the temp file is removed and nothing durable
     /// has changed (the MANIFEST does not name the new file yet).
-    func writeCheckpointFile(lsn: LSN, id: UInt64, writer body: (CheckpointWriter) throws -> Void) throws(LogError) -> (CheckpointHeader, StoreFile) {
+    func writeCheckpointFile(
+        lsn: LSN, id: UInt64, writer body: (CheckpointWriter) throws -> Void
+    ) throws(LogError) -> (CheckpointHeader, StoreFile) {
         let tmp = joinPath(directory, Layout.checkpointName(id)) + Layout.tempSuffix
         let file = try logIO { try fs.open(tmp, mode: .createTruncate) }
         let header: CheckpointHeader
         do throws(LogError) {
             let w = CheckpointWriter(file: file)
-            do { try body(w) } catch let e as LogError { throw e } catch let e as FileSystemError { throw .io(e) } catch {
+            do { try body(w) } catch let e as LogError { throw e } catch let e as FileSystemError { throw .io(e) } catch
+            {
                 throw .invalidArgument("checkpoint body writer failed: \(error)")
             }
             header = CheckpointHeader(id: id, lsn: lsn, bodyLength: w.bytesWritten, bodyCRC: CRC32C.mask(w.crc))
@@ -89,8 +92,9 @@ extension LogCore {
                 let isLast = i == segments.count - 1
                 if !isLast && segments[i + 1].baseLSN - 1 <= lsn { drop.append(e) } else { keep.append(e) }
             }
-            try ManifestWriter.replace(Manifest(generation: generation + 1, checkpoint: ref, segments: keep),
-                                       directory: directory, fs: fs)
+            try ManifestWriter.replace(
+                Manifest(generation: generation + 1, checkpoint: ref, segments: keep),
+                directory: directory, fs: fs)
             let old = checkpointRef
             assert(keep.last?.number == segments.last?.number, "the active (last) segment stays live")
             assert(id == nextCheckpointID, "installs are serialised: the id taken at the start is still the next")

@@ -28,19 +28,23 @@ extension LogCore {
         for r in group {
             for (i, rec) in r.records.enumerated() {
                 // All but the last record of one request carry `continued`: the batch is atomic.
-                let crc = framer.frame(rec, lsn: lsn, syncedThrough: syncedThrough,
-                                       continued: i < r.records.count - 1, into: &buffer)
+                let crc = framer.frame(
+                    rec, lsn: lsn, syncedThrough: syncedThrough,
+                    continued: i < r.records.count - 1, into: &buffer)
                 chain = RecordHeader.chain(chain, crc)
                 lsn += 1
             }
         }
-        assert(buffer.count == group.reduce(0) { $0 + $1.bytes } && buffer.count % Layout.recordAlignment == 0,
-               "the framed group is the requests' extents, 8-aligned")
+        assert(
+            buffer.count == group.reduce(0) { $0 + $1.bytes } && buffer.count % Layout.recordAlignment == 0,
+            "the framed group is the requests' extents, 8-aligned")
         assert(a.offset % UInt64(Layout.recordAlignment) == 0, "records start 8-aligned")
         assert(a.offset >= UInt64(Layout.segmentHeaderSize), "records follow the segment header")
         // rollIfNeeded ran first: only a group that starts an empty segment may overflow it.
-        assert(a.offset == UInt64(Layout.segmentHeaderSize) || a.offset + UInt64(buffer.count) <= UInt64(settings.segmentSize),
-               "a group fits in its segment unless it is the segment's first")
+        assert(
+            a.offset == UInt64(Layout.segmentHeaderSize)
+                || a.offset + UInt64(buffer.count) <= UInt64(settings.segmentSize),
+            "a group fits in its segment unless it is the segment's first")
         try logIO { try a.file.write(buffer, at: a.offset) }
         active = (a.file, a.header, a.offset + UInt64(buffer.count), chain)
     }

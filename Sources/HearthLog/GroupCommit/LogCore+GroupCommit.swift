@@ -115,10 +115,11 @@ extension LogCore {
         let count = group.reduce(0) { $0 + $1.records.count }
         nextLSN += LSN(count)
         assert(nextLSN - 1 <= reservedLSN, "a group writes only LSNs reserved when its requests were queued")
-        return GroupPlan(group: group, bytes: group.reduce(0) { $0 + $1.bytes }, firstLSN: first, count: count,
-                         needSync: group.contains { $0.sync } && (count > 0 || writtenLSN > durableLSN),
-                         rollRequested: group.contains { $0.roll },
-                         batched: group.compactMap(\.batchedInterval).min(), syncedThrough: durableLSN)
+        return GroupPlan(
+            group: group, bytes: group.reduce(0) { $0 + $1.bytes }, firstLSN: first, count: count,
+            needSync: group.contains { $0.sync } && (count > 0 || writtenLSN > durableLSN),
+            rollRequested: group.contains { $0.roll },
+            batched: group.compactMap(\.batchedInterval).min(), syncedThrough: durableLSN)
     }
 
     /// [leader, monitor unlocked] A requested roll, then the group's write and sync.
@@ -130,7 +131,7 @@ extension LogCore {
                     try roll(nextLSN: p.firstLSN)
                     // Sealing syncs the old segment, so everything written so far is durable.
                     outcome.sealedThrough = p.firstLSN - 1
-                } catch where !error.poisons {
+                } catch  where !error.poisons {
                     // A requested roll is an optimization (a checkpoint can then drop the
                     // segment it covers). It failed before anything durable changed, so the
                     // group goes on in the old segment and the log stays writable.
@@ -140,9 +141,11 @@ extension LogCore {
                 }
             }
             if p.count > 0 {
-                outcome.sealedThrough = try rollIfNeeded(groupBytes: p.bytes, nextLSN: p.firstLSN) ?? outcome.sealedThrough
-                try writeGroup(p.group, firstLSN: p.firstLSN,
-                               syncedThrough: max(p.syncedThrough, outcome.sealedThrough ?? 0))
+                outcome.sealedThrough =
+                    try rollIfNeeded(groupBytes: p.bytes, nextLSN: p.firstLSN) ?? outcome.sealedThrough
+                try writeGroup(
+                    p.group, firstLSN: p.firstLSN,
+                    syncedThrough: max(p.syncedThrough, outcome.sealedThrough ?? 0))
             }
             if p.needSync {
                 guard let f = active?.file else { preconditionFailure("a group is synced in the active segment") }
@@ -181,7 +184,8 @@ extension LogCore {
         var lsn = p.firstLSN
         for r in p.group {
             lsn += LSN(r.records.count)
-            assert(r.records.isEmpty || r.reservedLSN == lsn - 1, "records are written at the LSNs reserved when queued")
+            assert(
+                r.records.isEmpty || r.reservedLSN == lsn - 1, "records are written at the LSNs reserved when queued")
             r.result = .success(r.records.isEmpty ? writtenLSN : lsn - 1)
         }
         finish(p.group, nil)
@@ -193,8 +197,9 @@ extension LogCore {
             if let result { r.result = result }
             r.done = true
         }
-        assert(queue.count >= group.count && zip(queue, group).allSatisfy { $0 === $1 },
-               "the finished group is the front of the queue")
+        assert(
+            queue.count >= group.count && zip(queue, group).allSatisfy { $0 === $1 },
+            "the finished group is the front of the queue")
         queue.removeFirst(group.count)
         monitor.broadcast()
     }

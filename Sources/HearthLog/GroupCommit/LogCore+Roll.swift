@@ -33,8 +33,9 @@ extension LogCore {
         defer { manifestLock.unlock() }
         let number = (segments.last?.number ?? 0) + 1
         assert(segments.last.map { $0.baseLSN <= nextLSN } ?? true, "segments' base LSNs never fall")
-        let header = SegmentHeader(number: number, baseLSN: nextLSN, salt: fs.randomUInt64(),
-                                   previousLastLSN: nextLSN - 1, previousChain: active?.chain ?? 0)
+        let header = SegmentHeader(
+            number: number, baseLSN: nextLSN, salt: fs.randomUInt64(),
+            previousLastLSN: nextLSN - 1, previousChain: active?.chain ?? 0)
         let path = joinPath(directory, Layout.segmentName(number))
         let newSegments = segments + [Manifest.Entry(number: number, baseLSN: nextLSN)]
         // Until the rename in publishTemp, nothing recovery reads has changed: the new segment
@@ -51,8 +52,9 @@ extension LogCore {
                 try file.write(header.encode(), at: 0)
                 try file.sync()
             }
-            try ManifestWriter.writeTemp(Manifest(generation: generation + 1, checkpoint: checkpointRef, segments: newSegments),
-                                         directory: directory, fs: fs)
+            try ManifestWriter.writeTemp(
+                Manifest(generation: generation + 1, checkpoint: checkpointRef, segments: newSegments),
+                directory: directory, fs: fs)
         } catch {
             try? created?.close()
             // Best effort: left behind, it is a stray file the next open removes.

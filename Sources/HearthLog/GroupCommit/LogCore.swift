@@ -72,8 +72,10 @@ final class LogCore: @unchecked Sendable {
     var flusher: OSThread?
     var lock: (any StoreLock)?
 
-    init(fs: any FileSystem, directory: String, settings: WriterSettings, lastLSN: LSN, manifest: Manifest,
-         checkpoint: Checkpoint?, lock: any StoreLock) {
+    init(
+        fs: any FileSystem, directory: String, settings: WriterSettings, lastLSN: LSN, manifest: Manifest,
+        checkpoint: Checkpoint?, lock: any StoreLock
+    ) {
         self.fs = fs
         self.directory = directory
         self.settings = settings

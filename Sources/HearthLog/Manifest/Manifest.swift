@@ -56,33 +56,41 @@ struct Manifest: Equatable, Sendable {
 
     /// Decodes and validates a whole MANIFEST file.
     static func decode(_ b: [UInt8], file: String = Layout.manifestName) throws(LogError) -> Manifest {
-        guard b.count >= 10, Array(b[0 ..< 8]) == Layout.manifestMagic else {
+        guard b.count >= 10, Array(b[0..<8]) == Layout.manifestMagic else {
             throw .corruption(file: file, offset: 0, reason: "bad MANIFEST magic or truncated file (\(b.count) bytes)")
         }
         let version = b.le(UInt16.self, at: 8)
-        guard version == Layout.formatVersion else { throw .unsupportedVersion(file: file, offset: 8, version: version) }
+        guard version == Layout.formatVersion else {
+            throw .unsupportedVersion(file: file, offset: 8, version: version)
+        }
         guard b.count >= Layout.manifestFixedSize + 4 else {
             throw .corruption(file: file, offset: 0, reason: "MANIFEST truncated (\(b.count) bytes)")
         }
         let n = Int(b.le(UInt32.self, at: 12))
         guard n <= Layout.maxManifestSegments,
-              b.count == Layout.manifestFixedSize + Layout.manifestEntrySize * n + 4 else {
-            throw .corruption(file: file, offset: 12, reason: "segment count \(n) does not match the file size \(b.count)")
+            b.count == Layout.manifestFixedSize + Layout.manifestEntrySize * n + 4
+        else {
+            throw .corruption(
+                file: file, offset: 12, reason: "segment count \(n) does not match the file size \(b.count)")
         }
         let crcAt = b.count - 4
-        guard CRC32C.mask(CRC32C.checksum(Array(b[0 ..< crcAt]))) == b.le(UInt32.self, at: crcAt) else {
+        guard CRC32C.mask(CRC32C.checksum(Array(b[0..<crcAt]))) == b.le(UInt32.self, at: crcAt) else {
             throw .corruption(file: file, offset: UInt64(crcAt), reason: "MANIFEST checksum mismatch")
         }
         let ckptID = b.le(UInt64.self, at: 24)
-        let ckpt = ckptID == 0 ? nil : CheckpointRef(id: ckptID, lsn: b.le(UInt64.self, at: 32),
-                                                      bodyLength: b.le(UInt64.self, at: 40),
-                                                      bodyCRC: b.le(UInt32.self, at: 48))
+        let ckpt =
+            ckptID == 0
+            ? nil
+            : CheckpointRef(
+                id: ckptID, lsn: b.le(UInt64.self, at: 32),
+                bodyLength: b.le(UInt64.self, at: 40),
+                bodyCRC: b.le(UInt32.self, at: 48))
         if let c = ckpt, c.lsn >= Layout.maxLSN || c.bodyLength >= Layout.maxLSN || c.id >= Layout.maxLSN {
             throw .corruption(file: file, offset: 24, reason: "checkpoint fields out of range")
         }
         var segs: [Entry] = []
         segs.reserveCapacity(n)
-        for i in 0 ..< n {
+        for i in 0..<n {
             let o = Layout.manifestFixedSize + Layout.manifestEntrySize * i
             let e = Entry(number: b.le(UInt64.self, at: o), baseLSN: b.le(UInt64.self, at: o + 8))
             if e.number >= Layout.maxLSN || e.baseLSN >= Layout.maxLSN || e.baseLSN == 0 {

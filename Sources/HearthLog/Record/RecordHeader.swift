@@ -36,9 +36,10 @@ struct RecordHeader: Equatable, Sendable {
 
     static func decode(_ b: [UInt8]) -> RecordHeader {
         precondition(b.count >= Layout.recordHeaderSize)
-        return RecordHeader(maskedCRC: b.le(UInt32.self, at: 0), storedLength: b.le(UInt32.self, at: 4),
-                            rawLength: b.le(UInt32.self, at: 8), type: b[12], flags: b[13],
-                            lsn: b.le(UInt64.self, at: 16), syncedThrough: b.le(UInt64.self, at: 24))
+        return RecordHeader(
+            maskedCRC: b.le(UInt32.self, at: 0), storedLength: b.le(UInt32.self, at: 4),
+            rawLength: b.le(UInt32.self, at: 8), type: b[12], flags: b[13],
+            lsn: b.le(UInt64.self, at: 16), syncedThrough: b.le(UInt64.self, at: 24))
     }
 
     /// Why these header fields are impossible for a writer of this version, or nil if plausible.
@@ -48,7 +49,9 @@ struct RecordHeader: Equatable, Sendable {
         if flags & ~Layout.knownFlags != 0 { return "unknown flag bits \(flags)" }
         if rawLength > UInt32(Layout.maxPayloadSize) { return "raw length \(rawLength) exceeds the maximum" }
         if isCompressed {
-            if storedLength == 0 || storedLength >= rawLength { return "compressed length \(storedLength) not below raw length \(rawLength)" }
+            if storedLength == 0 || storedLength >= rawLength {
+                return "compressed length \(storedLength) not below raw length \(rawLength)"
+            }
         } else if storedLength != rawLength {
             return "stored length \(storedLength) differs from raw length \(rawLength) in an uncompressed record"
         }
@@ -62,7 +65,7 @@ struct RecordHeader: Equatable, Sendable {
         pre.u64(salt)
         pre.u64(segment)
         var c = CRC32C.checksum(pre.bytes)
-        c = CRC32C.extend(c, header[4 ..< Layout.recordHeaderSize])
+        c = CRC32C.extend(c, header[4..<Layout.recordHeaderSize])
         return CRC32C.extend(c, payload)
     }
 
@@ -91,8 +94,10 @@ struct RecordFramer {
     let segment: UInt64
 
     /// Frames `r` as record `lsn` at the end of `buffer` and returns its masked CRC field.
-    func frame(_ r: PreparedRecord, lsn: LSN, syncedThrough: LSN, continued: Bool,
-               into buffer: inout [UInt8]) -> UInt32 {
+    func frame(
+        _ r: PreparedRecord, lsn: LSN, syncedThrough: LSN, continued: Bool,
+        into buffer: inout [UInt8]
+    ) -> UInt32 {
         var h = ByteWriter(capacity: Layout.recordHeaderSize)
         h.u32(0)
         h.u32(UInt32(r.stored.count))
@@ -102,8 +107,10 @@ struct RecordFramer {
         h.u16(0)
         h.u64(lsn)
         h.u64(syncedThrough)
-        let crc = CRC32C.mask(RecordHeader.checksum(salt: salt, segment: segment, header: h.bytes,
-                                                    payload: r.stored[...]))
+        let crc = CRC32C.mask(
+            RecordHeader.checksum(
+                salt: salt, segment: segment, header: h.bytes,
+                payload: r.stored[...]))
         h.bytes.putLE32(crc, at: 0)
         let start = buffer.count
         buffer.append(contentsOf: h.bytes)

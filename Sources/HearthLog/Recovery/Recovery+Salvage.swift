@@ -7,15 +7,17 @@ extension Recovery {
     /// Salvages until the scan finds no damage other than a torn tail (bounded: a rebuilt MANIFEST
     /// may itself name damaged segments). Returns the damage first found and the files moved aside,
     /// or nil when there was nothing to salvage. Throws when damage remains.
-    static func salvageAll(_ report: inout ScanReport, cut: SalvageCut?, directory: String,
-                           fs: any FileSystem) throws(LogError) -> (damage: Damage, movedAside: [String])? {
+    static func salvageAll(
+        _ report: inout ScanReport, cut: SalvageCut?, directory: String,
+        fs: any FileSystem
+    ) throws(LogError) -> (damage: Damage, movedAside: [String])? {
         // Salvage also looks where the scan does not: the checkpoint body's checksum, and a
         // record the engine could not replay (the cut).
         var cut = cut
         try addSalvageFindings(&report, cut: &cut, directory: directory, fs: fs)
         guard let d = report.damage, !d.isTornTail else { return nil }
         var moved: [String] = []
-        for _ in 0 ..< 4 {
+        for _ in 0..<4 {
             guard let d2 = report.damage, !d2.isTornTail else { break }
             moved += try salvage(report, damage: d2, directory: directory, fs: fs)
             report = try Scanner.scan(directory: directory, fileSystem: fs, keepRecords: false)
@@ -29,34 +31,41 @@ extension Recovery {
     /// body fails its checksum (FORMAT.md §7) is damage, salvaged as a damaged checkpoint header
     /// is; then the cut the engine asked for (a record it could not replay), once, is damage at
     /// that record, salvaged as a damaged record is.
-    static func addSalvageFindings(_ report: inout ScanReport, cut: inout SalvageCut?,
-                                           directory: String, fs: any FileSystem) throws(LogError) {
+    static func addSalvageFindings(
+        _ report: inout ScanReport, cut: inout SalvageCut?,
+        directory: String, fs: any FileSystem
+    ) throws(LogError) {
         if let d = report.damage, !d.isTornTail { return }
         guard let manifest = report.manifest else { return }
         if let ref = manifest.checkpoint {
             let name = Layout.checkpointName(ref.id)
             if let reason = try checkpointBodyDamage(directory: directory, name: name, ref: ref, fs: fs) {
-                report.damage = Damage(file: name, offset: UInt64(Layout.checkpointHeaderSize),
-                                       error: .corruption(file: name, offset: UInt64(Layout.checkpointHeaderSize), reason: reason),
-                                       isTornTail: false)
+                report.damage = Damage(
+                    file: name, offset: UInt64(Layout.checkpointHeaderSize),
+                    error: .corruption(file: name, offset: UInt64(Layout.checkpointHeaderSize), reason: reason),
+                    isTornTail: false)
                 report.damagedSegment = nil
                 report.salvagePrefixEnd = nil
                 return
             }
         }
         if let c = cut, let i = report.segments.firstIndex(where: { $0.file == c.file }),
-           c.offset >= UInt64(Layout.segmentHeaderSize), c.offset < report.segments[i].validEnd {
+            c.offset >= UInt64(Layout.segmentHeaderSize), c.offset < report.segments[i].validEnd
+        {
             cut = nil
-            report.damage = Damage(file: c.file, offset: c.offset, error: .corruption(file: c.file, offset: c.offset, reason: c.reason),
-                                   isTornTail: false)
+            report.damage = Damage(
+                file: c.file, offset: c.offset, error: .corruption(file: c.file, offset: c.offset, reason: c.reason),
+                isTornTail: false)
             report.damagedSegment = i
             report.salvagePrefixEnd = c.offset > UInt64(Layout.segmentHeaderSize) ? c.offset : nil
         }
     }
 
     /// Why the checkpoint body fails its checksum, or nil when it holds. Reads the body in pieces.
-    static func checkpointBodyDamage(directory: String, name: String, ref: Manifest.CheckpointRef,
-                                             fs: any FileSystem) throws(LogError) -> String? {
+    static func checkpointBodyDamage(
+        directory: String, name: String, ref: Manifest.CheckpointRef,
+        fs: any FileSystem
+    ) throws(LogError) -> String? {
         let f = try logIO { try fs.open(joinPath(directory, name), mode: .readOnly) }
         defer { try? f.close() }
         var crc: UInt32 = 0
@@ -76,10 +85,12 @@ extension Recovery {
     /// a fresh file under its old name; the MANIFEST is rewritten to name what is kept. A damaged
     /// MANIFEST is rebuilt from the files present; a damaged checkpoint header is moved aside and the
     /// MANIFEST rebuilt without it. An unknown MANIFEST version is rethrown (a newer writer's store).
-    static func salvage(_ report: ScanReport, damage: Damage, directory: String,
-                                fs: any FileSystem) throws(LogError) -> [String] {
+    static func salvage(
+        _ report: ScanReport, damage: Damage, directory: String,
+        fs: any FileSystem
+    ) throws(LogError) -> [String] {
         if report.manifest == nil {
-            if case .unsupportedVersion = damage.error { throw damage.error } // a newer writer's store
+            if case .unsupportedVersion = damage.error { throw damage.error }  // a newer writer's store
             return try rebuildManifest(directory: directory, fs: fs)
         }
         if let c = report.checkpoint, damage.file == c.file, report.damagedSegment == nil {
@@ -106,7 +117,9 @@ extension Recovery {
         var keep = Array(manifest.segments.prefix(i))
         var prefixEnd = report.salvagePrefixEnd
         // The kept prefix must reach the checkpoint, or the log would resume below it (LSN reuse).
-        let keptLast: LSN = prefixEnd != nil ? report.segments[i].lastLSN
+        let keptLast: LSN =
+            prefixEnd != nil
+            ? report.segments[i].lastLSN
             : (i > 0 ? report.segments[i - 1].lastLSN : ckptLSN)
         var from = i
         if keptLast < ckptLSN {
@@ -164,8 +177,10 @@ extension Recovery {
                 () throws(LogError) -> CheckpointHeader in
                 let f = try logIO { try fs.open(joinPath(directory, n), mode: .readOnly) }
                 defer { try? f.close() }
-                let h = try CheckpointHeader.decode(try logIO { try f.read(at: 0, count: Layout.checkpointHeaderSize) }, file: n)
-                guard h.id == id, try logIO({ try f.size() }) == UInt64(Layout.checkpointHeaderSize) + h.bodyLength else {
+                let h = try CheckpointHeader.decode(
+                    try logIO { try f.read(at: 0, count: Layout.checkpointHeaderSize) }, file: n)
+                guard h.id == id, try logIO({ try f.size() }) == UInt64(Layout.checkpointHeaderSize) + h.bodyLength
+                else {
                     throw .corruption(file: n, offset: 0, reason: "checkpoint id or size mismatch")
                 }
                 return h
@@ -183,7 +198,8 @@ extension Recovery {
                 () throws(LogError) -> SegmentHeader in
                 let f = try logIO { try fs.open(joinPath(directory, n), mode: .readOnly) }
                 defer { try? f.close() }
-                let h = try SegmentHeader.decode(try logIO { try f.read(at: 0, count: Layout.segmentHeaderSize) }, file: n)
+                let h = try SegmentHeader.decode(
+                    try logIO { try f.read(at: 0, count: Layout.segmentHeaderSize) }, file: n)
                 guard h.number == number else { throw .corruption(file: n, offset: 16, reason: "number mismatch") }
                 return h
             }()
@@ -199,7 +215,8 @@ extension Recovery {
                 try moveAside(Layout.segmentName(h.number))
             }
         }
-        try ManifestWriter.replace(Manifest(generation: 1, checkpoint: checkpoint, segments: keep), directory: directory, fs: fs)
+        try ManifestWriter.replace(
+            Manifest(generation: 1, checkpoint: checkpoint, segments: keep), directory: directory, fs: fs)
         return moved
     }
 }

@@ -12,7 +12,8 @@
 
 enum Recovery {
     /// Takes the store's lock, scans and recovers. On failure the lock is released again.
-    static func open(directory: String, fs: any FileSystem, options: RecoveryOptions) throws(LogError) -> RecoveredState {
+    static func open(directory: String, fs: any FileSystem, options: RecoveryOptions) throws(LogError) -> RecoveredState
+    {
         if !fs.directoryExists(directory) {
             guard options.createIfMissing else { throw .storeMissing(path: directory) }
             try logIO { try fs.createDirectory(directory) }
@@ -60,21 +61,28 @@ enum Recovery {
         if report.isEmptyStore { throw .storeMissing(path: directory) }
         if let d = report.damage, !d.isTornTail { throw d.error }
         guard let manifest = report.manifest else { throw report.damage?.error ?? .manifestMissing(path: directory) }
-        let checkpoint = try manifest.checkpoint.map { ref throws(LogError) in try Scanner.checkpointHandle(fs, directory, ref) }
-        var info = RecoveryReport(createdStore: false, truncatedTail: nil, removedTempFiles: [], removedStrayFiles: [],
-                                  salvaged: nil, lastLSN: report.lastLSN)
+        let checkpoint = try manifest.checkpoint.map { ref throws(LogError) in
+            try Scanner.checkpointHandle(fs, directory, ref)
+        }
+        var info = RecoveryReport(
+            createdStore: false, truncatedTail: nil, removedTempFiles: [], removedStrayFiles: [],
+            salvaged: nil, lastLSN: report.lastLSN)
         if let d = report.damage, d.isTornTail, let last = report.segments.last {
             info.ignoredTornTail = (last.file, last.validEnd, last.size - last.validEnd)
         }
-        return RecoveredState(report: info, lastLSN: report.lastLSN, manifest: manifest, checkpoint: checkpoint,
-                              lock: NoLock(), tail: nil)
+        return RecoveredState(
+            report: info, lastLSN: report.lastLSN, manifest: manifest, checkpoint: checkpoint,
+            lock: NoLock(), tail: nil)
     }
 
-    private static func recover(directory: String, fs: any FileSystem, options: RecoveryOptions,
-                                lock: any StoreLock) throws(LogError) -> RecoveredState {
+    private static func recover(
+        directory: String, fs: any FileSystem, options: RecoveryOptions,
+        lock: any StoreLock
+    ) throws(LogError) -> RecoveredState {
         var report = try Scanner.scan(directory: directory, fileSystem: fs, keepRecords: false)
-        var info = RecoveryReport(createdStore: false, truncatedTail: nil, removedTempFiles: [], removedStrayFiles: [],
-                                  salvaged: nil, lastLSN: 0)
+        var info = RecoveryReport(
+            createdStore: false, truncatedTail: nil, removedTempFiles: [], removedStrayFiles: [],
+            salvaged: nil, lastLSN: 0)
         // Refuse before touching anything: a store we will not open is left exactly as found.
         if let d = report.damage, !d.isTornTail, !options.salvage { throw d.error }
         var dirty = false
@@ -86,7 +94,8 @@ enum Recovery {
 
         if report.isEmptyStore {
             guard options.createIfMissing else { throw .storeMissing(path: directory) }
-            try ManifestWriter.replace(Manifest(generation: 1, checkpoint: nil, segments: []), directory: directory, fs: fs)
+            try ManifestWriter.replace(
+                Manifest(generation: 1, checkpoint: nil, segments: []), directory: directory, fs: fs)
             info.createdStore = true
             report = try Scanner.scan(directory: directory, fileSystem: fs, keepRecords: false)
         } else if options.salvage {
@@ -104,18 +113,23 @@ enum Recovery {
         if dirty { try logIO { try fs.syncDirectory(directory) } }
 
         // The checkpoint handle: header already verified by the scan.
-        let checkpoint = try manifest.checkpoint.map { ref throws(LogError) in try Scanner.checkpointHandle(fs, directory, ref) }
+        let checkpoint = try manifest.checkpoint.map { ref throws(LogError) in
+            try Scanner.checkpointHandle(fs, directory, ref)
+        }
 
         let tail = try openTail(report, &info, directory: directory, fs: fs)
         info.lastLSN = report.lastLSN
-        return RecoveredState(report: info, lastLSN: report.lastLSN, manifest: manifest, checkpoint: checkpoint,
-                              lock: lock, tail: tail)
+        return RecoveredState(
+            report: info, lastLSN: report.lastLSN, manifest: manifest, checkpoint: checkpoint,
+            lock: lock, tail: tail)
     }
 
     /// Steps 2–3 of recovery: the last live segment opened for appending, a torn tail truncated
     /// (reported in `info`), the file synced. Nil when there is no live segment.
-    private static func openTail(_ report: ScanReport, _ info: inout RecoveryReport, directory: String,
-                                 fs: any FileSystem) throws(LogError) -> RecoveredState.Tail? {
+    private static func openTail(
+        _ report: ScanReport, _ info: inout RecoveryReport, directory: String,
+        fs: any FileSystem
+    ) throws(LogError) -> RecoveredState.Tail? {
         guard let last = report.segments.last, let header = report.headers.last ?? nil else { return nil }
         let f = try logIO { try fs.open(joinPath(directory, last.file), mode: .readWrite) }
         if let d = report.damage, d.isTornTail {
@@ -126,8 +140,9 @@ enum Recovery {
             preconditionFailure("clean scan must end at the end of the file")
         }
         try logIO { try f.sync() }
-        assert(last.validEnd >= UInt64(Layout.segmentHeaderSize) && last.validEnd % UInt64(Layout.recordAlignment) == 0,
-               "appending resumes 8-aligned, after the segment header")
+        assert(
+            last.validEnd >= UInt64(Layout.segmentHeaderSize) && last.validEnd % UInt64(Layout.recordAlignment) == 0,
+            "appending resumes 8-aligned, after the segment header")
         return (f, header, last.validEnd, report.endChain)
     }
 }

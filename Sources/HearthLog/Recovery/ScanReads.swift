@@ -32,8 +32,10 @@ extension Scanner {
     }
 
     /// Checks a checkpoint file's header against the MANIFEST and the file size.
-    static func verifyCheckpointHeader(_ fs: any FileSystem, _ dir: String, _ ref: Manifest.CheckpointRef,
-                                       exists: Bool) throws(LogError) -> CheckpointHeader {
+    static func verifyCheckpointHeader(
+        _ fs: any FileSystem, _ dir: String, _ ref: Manifest.CheckpointRef,
+        exists: Bool
+    ) throws(LogError) -> CheckpointHeader {
         let name = Layout.checkpointName(ref.id)
         guard exists else { throw .missingFile(file: name) }
         let f = try logIO { try fs.open(joinPath(dir, name), mode: .readOnly) }
@@ -45,15 +47,19 @@ extension Scanner {
             throw .corruption(file: name, offset: 16, reason: "checkpoint header disagrees with the MANIFEST")
         }
         guard size == UInt64(Layout.checkpointHeaderSize) + h.bodyLength else {
-            throw .corruption(file: name, offset: size, reason: "checkpoint file size \(size) does not match its body length \(h.bodyLength)")
+            throw .corruption(
+                file: name, offset: size,
+                reason: "checkpoint file size \(size) does not match its body length \(h.bodyLength)")
         }
         return h
     }
 
     /// The checkpoint `ref` names, opened for reading; its header decoded (checked against the
     /// MANIFEST by the scan that found `ref`).
-    static func checkpointHandle(_ fs: any FileSystem, _ directory: String,
-                                 _ ref: Manifest.CheckpointRef) throws(LogError) -> Checkpoint {
+    static func checkpointHandle(
+        _ fs: any FileSystem, _ directory: String,
+        _ ref: Manifest.CheckpointRef
+    ) throws(LogError) -> Checkpoint {
         let name = Layout.checkpointName(ref.id)
         let f = try logIO { try fs.open(joinPath(directory, name), mode: .readOnly) }
         let hb = try logIO { try f.read(at: 0, count: Layout.checkpointHeaderSize) }

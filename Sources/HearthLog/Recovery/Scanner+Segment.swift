@@ -27,7 +27,9 @@ extension Scanner {
 
     /// 3. Every live segment in order. False when damage stopped the scan (the log-reaches-the-
     /// checkpoint check is then skipped).
-    static func scanSegments(_ c: ScanContext, _ manifest: Manifest, _ report: inout ScanReport) throws(LogError) -> Bool {
+    static func scanSegments(
+        _ c: ScanContext, _ manifest: Manifest, _ report: inout ScanReport
+    ) throws(LogError) -> Bool {
         let checkpointLSN = manifest.checkpoint?.lsn ?? 0
         var previous: (lastLSN: LSN, chain: UInt32)?
         var scannedBefore: UInt64 = 0  // bytes of the segments already scanned (progress)
@@ -35,8 +37,10 @@ extension Scanner {
         report.endChain = 0
         for (i, entry) in manifest.segments.enumerated() {
             let isLast = i == manifest.segments.count - 1
-            switch try scanSegment(c, entry, index: i, isLast: isLast, previous: previous, checkpointLSN: checkpointLSN,
-                                   scannedBefore: scannedBefore, &report) {
+            switch try scanSegment(
+                c, entry, index: i, isLast: isLast, previous: previous, checkpointLSN: checkpointLSN,
+                scannedBefore: scannedBefore, &report)
+            {
             case let .clean(lastLSN, chain, size):
                 assert(previous.map { lastLSN >= $0.lastLSN } ?? true, "LSNs rise from segment to segment")
                 scannedBefore += size
@@ -50,12 +54,15 @@ extension Scanner {
     }
 
     /// One segment: its header, its records, its verdict. Appends its `SegmentScan` to `report`.
-    private static func scanSegment(_ c: ScanContext, _ entry: Manifest.Entry, index i: Int, isLast: Bool,
-                                    previous: (lastLSN: LSN, chain: UInt32)?, checkpointLSN: LSN, scannedBefore: UInt64,
-                                    _ report: inout ScanReport) throws(LogError) -> SegmentVerdict {
+    private static func scanSegment(
+        _ c: ScanContext, _ entry: Manifest.Entry, index i: Int, isLast: Bool,
+        previous: (lastLSN: LSN, chain: UInt32)?, checkpointLSN: LSN, scannedBefore: UInt64,
+        _ report: inout ScanReport
+    ) throws(LogError) -> SegmentVerdict {
         let name = Layout.segmentName(entry.number)
-        var scan = SegmentScan(file: name, number: entry.number, size: 0, baseLSN: 0, records: [],
-                               recordCount: 0, validEnd: 0, lastLSN: 0)
+        var scan = SegmentScan(
+            file: name, number: entry.number, size: 0, baseLSN: 0, records: [],
+            recordCount: 0, validEnd: 0, lastLSN: 0)
         guard c.names.contains(name) else { return damaged(.missingFile(file: name), scan, i, &report) }
         let file = try logIO { try c.fs.open(joinPath(c.directory, name), mode: .readOnly) }
         defer { try? file.close() }
@@ -78,8 +85,9 @@ extension Scanner {
             scan.lastLSN = g.lsn - 1
             scan.recordCount = g.count
             if !isLast {
-                return damaged(.corruption(file: name, offset: g.offset, reason: "sealed segment ends inside an atomic batch"),
-                               scan, i, &report, inRecords: true)
+                return damaged(
+                    .corruption(file: name, offset: g.offset, reason: "sealed segment ends inside an atomic batch"),
+                    scan, i, &report, inRecords: true)
             }
             if c.keepRecords { scan.records.removeSubrange(g.count...) }
             run.chainAtEnd = g.chain
@@ -96,18 +104,24 @@ extension Scanner {
     }
 
     /// Why a segment's header does not fit where the MANIFEST puts it, or nil when it does.
-    private static func headerMismatch(_ h: SegmentHeader, _ entry: Manifest.Entry, _ name: String,
-                                       previous: (lastLSN: LSN, chain: UInt32)?, checkpointLSN: LSN) -> LogError? {
+    private static func headerMismatch(
+        _ h: SegmentHeader, _ entry: Manifest.Entry, _ name: String,
+        previous: (lastLSN: LSN, chain: UInt32)?, checkpointLSN: LSN
+    ) -> LogError? {
         if h.number != entry.number || h.baseLSN != entry.baseLSN {
-            return .corruption(file: name, offset: 16, reason:
-                "header says segment \(h.number) base LSN \(h.baseLSN), MANIFEST says \(entry.number) / \(entry.baseLSN)")
+            return .corruption(
+                file: name, offset: 16,
+                reason:
+                    "header says segment \(h.number) base LSN \(h.baseLSN), MANIFEST says \(entry.number) / \(entry.baseLSN)"
+            )
         }
         if let p = previous {
             if h.baseLSN != p.lastLSN + 1 {
                 return .lsnGap(file: name, offset: 24, expected: p.lastLSN + 1, found: h.baseLSN)
             }
             if h.previousChain != p.chain {
-                return .corruption(file: name, offset: 48, reason: "checksum chain does not continue the previous segment")
+                return .corruption(
+                    file: name, offset: 48, reason: "checksum chain does not continue the previous segment")
             }
         } else if h.baseLSN > checkpointLSN + 1 {
             return .lsnGap(file: name, offset: 24, expected: checkpointLSN + 1, found: h.baseLSN)
@@ -116,8 +130,10 @@ extension Scanner {
     }
 
     /// Walks a segment's records up to the end or the first invalid one, extending `scan`.
-    private static func walkRecords(_ cursor: inout SegmentCursor, _ scan: inout SegmentScan, _ c: ScanContext,
-                                    scannedBefore: UInt64) throws(LogError) -> RecordRun {
+    private static func walkRecords(
+        _ cursor: inout SegmentCursor, _ scan: inout SegmentScan, _ c: ScanContext,
+        scannedBefore: UInt64
+    ) throws(LogError) -> RecordRun {
         var run = RecordRun(chainAtEnd: cursor.chain)
         while true {
             switch try cursor.next() {
@@ -128,8 +144,10 @@ extension Scanner {
                     run.groupStart = nil
                 }
                 if c.keepRecords {
-                    scan.records.append(RecordInfo(file: scan.file, offset: at, lsn: rh.lsn, type: rh.type, flags: rh.flags,
-                                                   storedSize: Int(rh.storedLength), rawSize: Int(rh.rawLength)))
+                    scan.records.append(
+                        RecordInfo(
+                            file: scan.file, offset: at, lsn: rh.lsn, type: rh.type, flags: rh.flags,
+                            storedSize: Int(rh.storedLength), rawSize: Int(rh.rawLength)))
                 }
                 assert(rh.lsn == scan.lastLSN + 1, "the cursor returns consecutive LSNs")
                 scan.recordCount += 1
@@ -151,14 +169,20 @@ extension Scanner {
 
     /// An invalid record at `s`: corruption in a sealed segment; in the last one a torn tail, unless
     /// a later valid record proves the LSN had been synced.
-    private static func stopped(at s: (offset: UInt64, reason: String), _ scan: SegmentScan, _ h: SegmentHeader,
-                                _ cursor: SegmentCursor, index i: Int, isLast: Bool, chainAtEnd: UInt32,
-                                _ report: inout ScanReport) throws(LogError) -> SegmentVerdict {
+    private static func stopped(
+        at s: (offset: UInt64, reason: String), _ scan: SegmentScan, _ h: SegmentHeader,
+        _ cursor: SegmentCursor, index i: Int, isLast: Bool, chainAtEnd: UInt32,
+        _ report: inout ScanReport
+    ) throws(LogError) -> SegmentVerdict {
         let e = LogError.corruption(file: scan.file, offset: s.offset, reason: s.reason)
         if !isLast { return damaged(e, scan, i, &report, inRecords: true) }
         if let v = try cursor.vouchingRecord(after: s.offset, lsn: scan.lastLSN + 1) {
-            return damaged(.corruption(file: scan.file, offset: s.offset, reason:
-                "\(s.reason); the record at \(v) shows LSN \(scan.lastLSN + 1) had been synced"), scan, i, &report, inRecords: true)
+            return damaged(
+                .corruption(
+                    file: scan.file, offset: s.offset,
+                    reason:
+                        "\(s.reason); the record at \(v) shows LSN \(scan.lastLSN + 1) had been synced"), scan, i,
+                &report, inRecords: true)
         }
         report.segments.append(scan)
         report.headers.append(h)
@@ -171,8 +195,10 @@ extension Scanner {
 
     /// Records damage in segment `i` and stops the scan. `inRecords`: found while walking its
     /// records, so the records before it are a prefix salvage can keep.
-    private static func damaged(_ e: LogError, _ scan: SegmentScan, _ i: Int, _ report: inout ScanReport,
-                                inRecords: Bool = false) -> SegmentVerdict {
+    private static func damaged(
+        _ e: LogError, _ scan: SegmentScan, _ i: Int, _ report: inout ScanReport,
+        inRecords: Bool = false
+    ) -> SegmentVerdict {
         if inRecords && scan.recordCount > 0 { report.salvagePrefixEnd = scan.validEnd }
         report.segments.append(scan)
         report.headers.append(nil)

@@ -17,14 +17,18 @@ enum Scanner {
     /// The steps, each stopping the scan at the first damage it records: the MANIFEST, the
     /// checkpoint header, the live segments in order (Scanner+Segment.swift), and last whether the
     /// log reaches the checkpoint.
-    static func scan(directory: String, fileSystem fs: any FileSystem, keepRecords: Bool,
-                     progress: ((UInt64) -> Void)? = nil) throws(LogError) -> ScanReport {
+    static func scan(
+        directory: String, fileSystem fs: any FileSystem, keepRecords: Bool,
+        progress: ((UInt64) -> Void)? = nil
+    ) throws(LogError) -> ScanReport {
         let names = try logIO { try fs.listDirectory(directory) }
-        var report = ScanReport(manifestGeneration: nil, checkpoint: nil, segments: [], tempFiles: [],
-                                strayFiles: [], brokenFiles: [], damage: nil, isEmptyStore: false, lastLSN: 0)
+        var report = ScanReport(
+            manifestGeneration: nil, checkpoint: nil, segments: [], tempFiles: [],
+            strayFiles: [], brokenFiles: [], damage: nil, isEmptyStore: false, lastLSN: 0)
         report.tempFiles = names.filter { $0.hasSuffix(Layout.tempSuffix) }
         report.brokenFiles = names.filter { $0.hasSuffix(Layout.brokenSuffix) }
-        let context = ScanContext(fs: fs, directory: directory, names: names, keepRecords: keepRecords, progress: progress)
+        let context = ScanContext(
+            fs: fs, directory: directory, names: names, keepRecords: keepRecords, progress: progress)
         guard let manifest = scanManifest(context, &report) else { return report }
         guard scanCheckpointHeader(context, manifest, &report) else { return report }
         guard try scanSegments(context, manifest, &report) else { return report }
@@ -42,8 +46,9 @@ enum Scanner {
                 report.isEmptyStore = true
             } else {
                 report.strayFiles = segmentFiles + checkpointFiles
-                report.damage = Damage(file: Layout.manifestName, offset: 0,
-                                       error: .manifestMissing(path: c.directory), isTornTail: false)
+                report.damage = Damage(
+                    file: Layout.manifestName, offset: 0,
+                    error: .manifestMissing(path: c.directory), isTornTail: false)
             }
             return nil
         }
@@ -51,7 +56,8 @@ enum Scanner {
         do {
             manifest = try readManifest(c.fs, c.directory)
         } catch {
-            report.damage = Damage(file: Layout.manifestName, offset: error.offset ?? 0, error: error, isTornTail: false)
+            report.damage = Damage(
+                file: Layout.manifestName, offset: error.offset ?? 0, error: error, isTornTail: false)
             return nil
         }
         report.manifest = manifest
@@ -64,7 +70,8 @@ enum Scanner {
 
     /// 2. The checkpoint header (the body is verified lazily by Checkpoint.readBody()). False when
     /// it is damaged.
-    private static func scanCheckpointHeader(_ c: ScanContext, _ manifest: Manifest, _ report: inout ScanReport) -> Bool {
+    private static func scanCheckpointHeader(_ c: ScanContext, _ manifest: Manifest, _ report: inout ScanReport) -> Bool
+    {
         guard let ref = manifest.checkpoint else { return true }
         let name = Layout.checkpointName(ref.id)
         report.checkpoint = (name, ref.lsn, ref.bodyLength)
@@ -83,8 +90,11 @@ enum Scanner {
         let checkpointLSN = manifest.checkpoint?.lsn ?? 0
         guard report.lastLSN < checkpointLSN, let last = report.segments.last else { return }
         report.damagedSegment = report.segments.count - 1
-        report.damage = Damage(file: last.file, offset: last.validEnd, error: .lsnGap(
-            file: last.file, offset: last.validEnd, expected: checkpointLSN, found: report.lastLSN), isTornTail: false)
+        report.damage = Damage(
+            file: last.file, offset: last.validEnd,
+            error: .lsnGap(
+                file: last.file, offset: last.validEnd, expected: checkpointLSN, found: report.lastLSN),
+            isTornTail: false)
     }
 }
 

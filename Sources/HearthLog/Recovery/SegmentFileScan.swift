@@ -24,15 +24,19 @@ extension SegmentFileScan {
         guard let file = try? fs.open(joinPath(directory, name), mode: .readOnly) else { return nil }
         defer { try? file.close() }
         guard let reader = try? ChunkedReader(file: file, name: name),
-              var cursor = try? SegmentCursor(reader: reader) else { return nil }
-        var scan = SegmentFileScan(baseLSN: cursor.header.baseLSN, records: [], validEnd: UInt64(Layout.segmentHeaderSize),
-                                   laterRecords: [], size: reader.size)
+            var cursor = try? SegmentCursor(reader: reader)
+        else { return nil }
+        var scan = SegmentFileScan(
+            baseLSN: cursor.header.baseLSN, records: [], validEnd: UInt64(Layout.segmentHeaderSize),
+            laterRecords: [], size: reader.size)
         loop: while true {
             guard let step = try? cursor.next() else { break }
             switch step {
             case let .record(h, at, _):
-                scan.records.append(RecordInfo(file: name, offset: at, lsn: h.lsn, type: h.type, flags: h.flags,
-                                               storedSize: Int(h.storedLength), rawSize: Int(h.rawLength)))
+                scan.records.append(
+                    RecordInfo(
+                        file: name, offset: at, lsn: h.lsn, type: h.type, flags: h.flags,
+                        storedSize: Int(h.storedLength), rawSize: Int(h.rawLength)))
                 scan.validEnd = cursor.offset
             case .end, .invalid, .hardError:
                 break loop
@@ -52,14 +56,17 @@ extension SegmentCursor {
         var found: [RecordInfo] = []
         var p = 0
         while p + Layout.recordHeaderSize <= tail.count {
-            let hb = Array(tail[p ..< p + Layout.recordHeaderSize])
+            let hb = Array(tail[p..<p + Layout.recordHeaderSize])
             let h = RecordHeader.decode(hb)
             if h.implausibility(reserved: hb.le(UInt16.self, at: 14)) == nil, p + h.extent <= tail.count {
-                let payload = tail[p + Layout.recordHeaderSize ..< p + Layout.recordHeaderSize + Int(h.storedLength)]
-                let crc = CRC32C.mask(RecordHeader.checksum(salt: header.salt, segment: header.number, header: hb, payload: payload))
+                let payload = tail[p + Layout.recordHeaderSize..<p + Layout.recordHeaderSize + Int(h.storedLength)]
+                let crc = CRC32C.mask(
+                    RecordHeader.checksum(salt: header.salt, segment: header.number, header: hb, payload: payload))
                 if crc == h.maskedCRC {
-                    found.append(RecordInfo(file: name, offset: from + UInt64(p), lsn: h.lsn, type: h.type, flags: h.flags,
-                                            storedSize: Int(h.storedLength), rawSize: Int(h.rawLength)))
+                    found.append(
+                        RecordInfo(
+                            file: name, offset: from + UInt64(p), lsn: h.lsn, type: h.type, flags: h.flags,
+                            storedSize: Int(h.storedLength), rawSize: Int(h.rawLength)))
                     p += h.extent
                     continue
                 }

@@ -39,8 +39,10 @@ public final class LogReader {
     private var file: (any StoreFile)?
     private let inflater = Inflater()
 
-    init(fs: any FileSystem, directory: String, segments: [Manifest.Entry], after: LSN, end: LSN,
-         knownTypes: Set<UInt8>?) {
+    init(
+        fs: any FileSystem, directory: String, segments: [Manifest.Entry], after: LSN, end: LSN,
+        knownTypes: Set<UInt8>?
+    ) {
         self.fs = fs
         self.directory = directory
         self.segments = segments
@@ -96,8 +98,9 @@ public final class LogReader {
                     }
                     payload = raw
                 }
-                return LogRecord(lsn: h.lsn, type: h.type, flags: h.flags, payload: payload, file: name, offset: at,
-                                 storedSize: Int(h.storedLength), rawSize: Int(h.rawLength))
+                return LogRecord(
+                    lsn: h.lsn, type: h.type, flags: h.flags, payload: payload, file: name, offset: at,
+                    storedSize: Int(h.storedLength), rawSize: Int(h.rawLength))
             }
         }
     }

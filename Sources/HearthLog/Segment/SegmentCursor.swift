@@ -23,18 +23,22 @@ final class ChunkedReader {
         if count == 0 { return [] }
         if offset >= bufferStart, offset + UInt64(count) <= bufferStart + UInt64(buffer.count) {
             let s = Int(offset - bufferStart)
-            return Array(buffer[s ..< s + count])
+            return Array(buffer[s..<s + count])
         }
         if count >= Self.chunk {
             let b = try logIO { try file.read(at: offset, count: count) }
-            guard b.count == count else { throw .corruption(file: name, offset: offset, reason: "file shrank while reading") }
+            guard b.count == count else {
+                throw .corruption(file: name, offset: offset, reason: "file shrank while reading")
+            }
             return b
         }
         let want = Int(min(UInt64(Self.chunk), size - offset))
         buffer = try logIO { try file.read(at: offset, count: want) }
         bufferStart = offset
-        guard buffer.count >= count else { throw .corruption(file: name, offset: offset, reason: "file shrank while reading") }
-        return Array(buffer[0 ..< count])
+        guard buffer.count >= count else {
+            throw .corruption(file: name, offset: offset, reason: "file shrank while reading")
+        }
+        return Array(buffer[0..<count])
     }
 }
 
@@ -89,10 +93,13 @@ struct SegmentCursor {
             return .invalid(offset: offset, reason: "record of \(h.extent) bytes extends beyond the end of the file")
         }
         // Payload and padding in one read; the padding must be zero (it is not covered by the checksum).
-        let body = try reader.bytes(at: offset + UInt64(Layout.recordHeaderSize), count: h.extent - Layout.recordHeaderSize)
-        let payload = Array(body[0 ..< Int(h.storedLength)])
-        let crc = CRC32C.mask(RecordHeader.checksum(salt: header.salt, segment: header.number, header: hb,
-                                                    payload: payload[...]))
+        let body = try reader.bytes(
+            at: offset + UInt64(Layout.recordHeaderSize), count: h.extent - Layout.recordHeaderSize)
+        let payload = Array(body[0..<Int(h.storedLength)])
+        let crc = CRC32C.mask(
+            RecordHeader.checksum(
+                salt: header.salt, segment: header.number, header: hb,
+                payload: payload[...]))
         guard crc == h.maskedCRC else { return .invalid(offset: offset, reason: "record checksum mismatch") }
         guard body[Int(h.storedLength)...].allSatisfy({ $0 == 0 }) else {
             return .invalid(offset: offset, reason: "non-zero padding after the record")
@@ -120,13 +127,16 @@ struct SegmentCursor {
             defer { p += Layout.recordAlignment }
             let synced = tail.le(UInt64.self, at: p + 24)
             guard synced >= lsn else { continue }
-            let hb = Array(tail[p ..< p + Layout.recordHeaderSize])
+            let hb = Array(tail[p..<p + Layout.recordHeaderSize])
             let h = RecordHeader.decode(hb)
             guard h.implausibility(reserved: hb.le(UInt16.self, at: 14)) == nil, h.lsn > lsn,
-                  p + h.extent <= tail.count else { continue }
-            let payload = tail[p + Layout.recordHeaderSize ..< p + Layout.recordHeaderSize + Int(h.storedLength)]
-            let crc = CRC32C.mask(RecordHeader.checksum(salt: header.salt, segment: header.number, header: hb,
-                                                        payload: payload))
+                p + h.extent <= tail.count
+            else { continue }
+            let payload = tail[p + Layout.recordHeaderSize..<p + Layout.recordHeaderSize + Int(h.storedLength)]
+            let crc = CRC32C.mask(
+                RecordHeader.checksum(
+                    salt: header.salt, segment: header.number, header: hb,
+                    payload: payload))
             if crc == h.maskedCRC { return start + UInt64(p) }
         }
         return nil

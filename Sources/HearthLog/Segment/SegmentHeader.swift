@@ -45,7 +45,7 @@ struct SegmentHeader: Equatable, Sendable {
         guard bytes.count >= 10 else {
             throw .corruption(file: file, offset: 0, reason: "segment header truncated (\(bytes.count) bytes)")
         }
-        guard Array(bytes[0 ..< 8]) == Layout.segmentMagic else {
+        guard Array(bytes[0..<8]) == Layout.segmentMagic else {
             throw .corruption(file: file, offset: 0, reason: "bad segment magic")
         }
         // The version sits at a fixed place in every version, so an unknown one is reported as such.
@@ -57,7 +57,7 @@ struct SegmentHeader: Equatable, Sendable {
             throw .corruption(file: file, offset: 0, reason: "segment header truncated (\(bytes.count) bytes)")
         }
         let stored = bytes.le(UInt32.self, at: 60)
-        guard CRC32C.mask(CRC32C.checksum(Array(bytes[0 ..< 60]))) == stored else {
+        guard CRC32C.mask(CRC32C.checksum(Array(bytes[0..<60]))) == stored else {
             throw .corruption(file: file, offset: 0, reason: "segment header checksum mismatch")
         }
         let codec = bytes[10]
@@ -67,11 +67,15 @@ struct SegmentHeader: Equatable, Sendable {
         guard bytes.le(UInt32.self, at: 12) == UInt32(Layout.segmentHeaderSize) else {
             throw .corruption(file: file, offset: 12, reason: "bad segment header size")
         }
-        let h = SegmentHeader(number: bytes.le(UInt64.self, at: 16), baseLSN: bytes.le(UInt64.self, at: 24),
-                              salt: bytes.le(UInt64.self, at: 32), previousLastLSN: bytes.le(UInt64.self, at: 40),
-                              previousChain: bytes.le(UInt32.self, at: 48), codec: codec)
-        guard h.baseLSN >= 1, h.baseLSN < Layout.maxLSN, h.number < Layout.maxLSN, h.previousLastLSN == h.baseLSN - 1 else {
-            throw .corruption(file: file, offset: 24, reason: "base LSN \(h.baseLSN) and previous last LSN \(h.previousLastLSN) disagree")
+        let h = SegmentHeader(
+            number: bytes.le(UInt64.self, at: 16), baseLSN: bytes.le(UInt64.self, at: 24),
+            salt: bytes.le(UInt64.self, at: 32), previousLastLSN: bytes.le(UInt64.self, at: 40),
+            previousChain: bytes.le(UInt32.self, at: 48), codec: codec)
+        guard h.baseLSN >= 1, h.baseLSN < Layout.maxLSN, h.number < Layout.maxLSN, h.previousLastLSN == h.baseLSN - 1
+        else {
+            throw .corruption(
+                file: file, offset: 24,
+                reason: "base LSN \(h.baseLSN) and previous last LSN \(h.previousLastLSN) disagree")
         }
         return h
     }

@@ -11,13 +11,13 @@ extension Array where Element == UInt8 {
     func le<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
         precondition(offset >= 0 && offset + MemoryLayout<T>.size <= count, "le read out of bounds")
         var v: T = 0
-        for i in 0 ..< MemoryLayout<T>.size { v |= T(self[offset + i]) << (8 * i) }
+        for i in 0..<MemoryLayout<T>.size { v |= T(self[offset + i]) << (8 * i) }
         return v
     }
 
     /// Overwrites a little-endian `UInt32` at `offset` (used to patch a checksum into a header).
     mutating func putLE32(_ v: UInt32, at offset: Int) {
         precondition(offset >= 0 && offset + 4 <= count, "putLE32 writes within the array")
-        for i in 0 ..< 4 { self[offset + i] = UInt8(truncatingIfNeeded: v >> (8 * i)) }
+        for i in 0..<4 { self[offset + i] = UInt8(truncatingIfNeeded: v >> (8 * i)) }
     }
 }

@@ -94,15 +94,19 @@ final class OSThread: @unchecked Sendable {
     init(_ body: @escaping @Sendable () -> Void) {
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
         #if canImport(Darwin)
-        let rc = pthread_create(&tid, nil, { raw in
-            Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().body()
-            return nil
-        }, box)
+        let rc = pthread_create(
+            &tid, nil,
+            { raw in
+                Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().body()
+                return nil
+            }, box)
         #else
-        let rc = pthread_create(&tid, nil, { raw in
-            Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
-            return nil
-        }, box)
+        let rc = pthread_create(
+            &tid, nil,
+            { raw in
+                Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
+                return nil
+            }, box)
         #endif
         precondition(rc == 0, "pthread_create failed: \(rc)")
     }

@@ -86,8 +86,9 @@ package enum Base64 {
             }
             i += 4
         }
-        assert(out.count <= chars.count / 4 * 3 && out.count + 2 >= chars.count / 4 * 3,
-               "base64 reads 3 bytes per 4 characters, less at most 2 for padding")
+        assert(
+            out.count <= chars.count / 4 * 3 && out.count + 2 >= chars.count / 4 * 3,
+            "base64 reads 3 bytes per 4 characters, less at most 2 for padding")
         return out
     }
 

@@ -5,8 +5,9 @@ extension JSONParser {
     /// literal beyond ±2^53 that fits in 64 bits stays exact (``JSONValue/integer(_:)``);
     /// every other number is the correctly rounded `Double`.
     mutating func parseNumber() throws(JSONError) -> JSONValue {
-        assert(pos < bytes.count && (bytes[pos] == UInt8(ascii: "-") || isDigit(bytes[pos])),
-               "parseNumber starts at the '-' or digit its caller dispatched on")
+        assert(
+            pos < bytes.count && (bytes[pos] == UInt8(ascii: "-") || isDigit(bytes[pos])),
+            "parseNumber starts at the '-' or digit its caller dispatched on")
         let start = pos
         var i = pos
         let negative = bytes[i] == UInt8(ascii: "-")

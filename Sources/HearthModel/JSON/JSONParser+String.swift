@@ -71,7 +71,7 @@ extension JSONParser {
             if (0xD800...0xDBFF).contains(unit) {
                 // A high surrogate must be followed immediately by an escaped low surrogate.
                 guard end + 1 < bytes.count,
-                      bytes[end] == UInt8(ascii: "\\"), bytes[end + 1] == UInt8(ascii: "u")
+                    bytes[end] == UInt8(ascii: "\\"), bytes[end + 1] == UInt8(ascii: "u")
                 else { throw .invalidUnicode(offset: i) }
                 let low = try hex4(at: end + 2, escapeOffset: end)
                 guard (0xDC00...0xDFFF).contains(low) else { throw .invalidUnicode(offset: i) }

@@ -69,7 +69,9 @@ public struct Path: Sendable, Hashable, CustomStringConvertible, ExpressibleBySt
 
     private static func segments(of string: String) -> [String] {
         let segments = string.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        assert(segments.allSatisfy { !$0.isEmpty && !$0.contains("/") }, "a parsed path is normalised: no empty segment, no slash in a key")
+        assert(
+            segments.allSatisfy { !$0.isEmpty && !$0.contains("/") },
+            "a parsed path is normalised: no empty segment, no slash in a key")
         return segments
     }
 
@@ -167,12 +169,15 @@ public enum PathError: Error, Sendable, Hashable, CustomStringConvertible {
         case .emptyKey:
             return "invalid key: a key may not be empty"
         case let .invalidCharacter(key, character, path):
-            let shown = character.unicodeScalars.first.map { $0.value < 0x20 || $0.value == 0x7F } == true
+            let shown =
+                character.unicodeScalars.first.map { $0.value < 0x20 || $0.value == 0x7F } == true
                 ? "U+\(String(character.unicodeScalars.first!.value, radix: 16, uppercase: true))"
                 : "'\(character)'"
-            return "invalid key \"\(key)\"\(at(path)): keys may not contain . # $ [ ] / or control characters (found \(shown))"
+            return
+                "invalid key \"\(key)\"\(at(path)): keys may not contain . # $ [ ] / or control characters (found \(shown))"
         case let .keyTooLong(key, length, path):
-            return "invalid key \"\(key.prefix(40))…\"\(at(path)): \(length) UTF-8 bytes, at most \(ChildKey.maxUTF8Length) allowed"
+            return
+                "invalid key \"\(key.prefix(40))…\"\(at(path)): \(length) UTF-8 bytes, at most \(ChildKey.maxUTF8Length) allowed"
         case let .tooDeep(path, depth):
             return "invalid path \"\(path)\": \(depth) levels deep, at most \(Path.maxDepth) allowed"
         case let .misplacedMetadataKey(key, path):

@@ -25,8 +25,10 @@ public enum NodeError: Error, Sendable, Equatable, CustomStringConvertible {
         case .valueWithChildren(let path): "invalid data at \"\(path)\": \".value\" or \".sv\" beside other children"
         case let .invalidValue(path, reason): "invalid data at \"\(path)\": \(reason)"
         case .invalidPriority(let path): "invalid priority at \"\(path)\": must be null, a number or a string"
-        case .invalidServerValue(let path): "invalid server value at \"\(path)\": expected {\".sv\":\"timestamp\"} or {\".sv\":{\"increment\":n}}"
-        case let .leafTooLarge(path, n): "invalid data at \"\(path)\": string of \(n) UTF-8 bytes exceeds \(Node.maxLeafUTF8Length)"
+        case .invalidServerValue(let path):
+            "invalid server value at \"\(path)\": expected {\".sv\":\"timestamp\"} or {\".sv\":{\"increment\":n}}"
+        case let .leafTooLarge(path, n):
+            "invalid data at \"\(path)\": string of \(n) UTF-8 bytes exceeds \(Node.maxLeafUTF8Length)"
         }
     }
 }
@@ -100,7 +102,8 @@ extension Node {
                 case ".sv": serverValueJSON = member.value
                 default:
                     do { try ChildKey.validate(member.key) } catch {
-                        throw .invalidKey(path: here(), error.inPath(Path(keys: path).child(ChildKey(member.key)).description))
+                        throw .invalidKey(
+                            path: here(), error.inPath(Path(keys: path).child(ChildKey(member.key)).description))
                     }
                     let key = ChildKey(member.key)
                     let child = try convertChild(member.value, key: key, path: path)
@@ -108,7 +111,9 @@ extension Node {
                 }
             }
             let hasOrdinaryChildren = members.contains { !$0.key.hasPrefix(".") }
-            let priority = try priorityJSON.flatMap { (p) throws(NodeError) -> Priority? in try convertPriority(p, path: path) }
+            let priority = try priorityJSON.flatMap { (p) throws(NodeError) -> Priority? in
+                try convertPriority(p, path: path)
+            }
             if valueJSON != nil || serverValueJSON != nil {
                 if hasOrdinaryChildren || (valueJSON != nil && serverValueJSON != nil) {
                     throw .valueWithChildren(path: here())
@@ -181,7 +186,9 @@ extension Node {
         case let .leaf(value, priority):
             let v = value.json
             if export, let priority {
-                return .object([JSONMember(key: ".value", value: v), JSONMember(key: ".priority", value: priority.leafValue.json)])
+                return .object([
+                    JSONMember(key: ".value", value: v), JSONMember(key: ".priority", value: priority.leafValue.json),
+                ])
             }
             return v
         case let .children(map, priority):

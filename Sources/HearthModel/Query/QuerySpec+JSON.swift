@@ -15,7 +15,9 @@ extension QuerySpec {
             if json.isNull { self = .default; return }
             throw .malformed(field: "query", expected: "an object")
         }
-        let known: Set<String> = ["orderBy", "startAt", "startAfter", "endAt", "endBefore", "equalTo", "limitToFirst", "limitToLast"]
+        let known: Set<String> = [
+            "orderBy", "startAt", "startAfter", "endAt", "endBefore", "equalTo", "limitToFirst", "limitToLast",
+        ]
         for m in members where !known.contains(m.key) { throw .unknownField(m.key) }
         func field(_ name: String) -> JSONValue? { members.first { $0.key == name }?.value }
 
@@ -55,7 +57,8 @@ extension QuerySpec {
         case .key: members.append(JSONMember(key: "orderBy", value: .string("key")))
         case .value: members.append(JSONMember(key: "orderBy", value: .string("value")))
         case .child(let p):
-            members.append(JSONMember(key: "orderBy", value: .object([JSONMember(key: "child", value: .string(p.description))])))
+            members.append(
+                JSONMember(key: "orderBy", value: .object([JSONMember(key: "child", value: .string(p.description))])))
         }
         func bound(_ b: QueryBound, name: String, sentinel: BoundKey) -> JSONMember {
             var parts = [JSONMember(key: "value", value: b.value.exportJSON())]
@@ -89,7 +92,9 @@ extension QuerySpec {
         case .string("value"): return .value
         case .string("priority"): return .priority
         case .object(let m) where m.count == 1 && m[0].key == "child":
-            guard case .string(let s) = m[0].value else { throw .malformed(field: "orderBy.child", expected: "a path string") }
+            guard case .string(let s) = m[0].value else {
+                throw .malformed(field: "orderBy.child", expected: "a path string")
+            }
             return .child(try parseChildPath(s))
         default:
             throw .malformed(field: "orderBy", expected: "\"key\", \"value\", \"priority\" or {\"child\": PATH}")
@@ -113,7 +118,9 @@ extension QuerySpec {
     private static func parseBound(_ json: JSONValue, field: String) throws(QueryError) -> (Node, ChildKey?) {
         var valueJSON = json
         var key: ChildKey?
-        if case .object(let m) = json, m.allSatisfy({ $0.key == "value" || $0.key == "key" }), m.contains(where: { $0.key == "value" }) {
+        if case .object(let m) = json, m.allSatisfy({ $0.key == "value" || $0.key == "key" }),
+            m.contains(where: { $0.key == "value" })
+        {
             valueJSON = m.first { $0.key == "value" }!.value
             if let k = m.first(where: { $0.key == "key" })?.value, !k.isNull {
                 guard case .string(let s) = k else { throw .malformed(field: "\(field).key", expected: "a string") }
@@ -125,7 +132,9 @@ extension QuerySpec {
         default: break
         }
         let node: Node
-        do { node = try Node(json: valueJSON) } catch { throw .malformed(field: field, expected: "a string, number, boolean or null") }
+        do { node = try Node(json: valueJSON) } catch {
+            throw .malformed(field: field, expected: "a string, number, boolean or null")
+        }
         return (node, key)
     }
 

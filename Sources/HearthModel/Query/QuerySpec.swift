@@ -191,7 +191,11 @@ public struct QuerySpec: Sendable, Hashable, CustomStringConvertible {
         }
         if let limit {
             members.append(("l", .number(Double(limit.count))))
-            if case .first = limit { members.append(("vf", .string("l"))) } else { members.append(("vf", .string("r"))) }
+            if case .first = limit {
+                members.append(("vf", .string("l")))
+            } else {
+                members.append(("vf", .string("r")))
+            }
         }
         if index != .priority { members.append(("i", .string(index.wireName))) }
         return JSONValue.object(members.map { JSONMember(key: $0.0, value: $0.1) }).serialized(sortKeys: true)

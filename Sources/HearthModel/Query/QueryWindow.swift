@@ -68,8 +68,11 @@ extension QuerySpec {
             }
         }
         assert(selected.count <= (limit?.count ?? Int.max), "a window holds at most its limit's count of children")
-        assert(selected.allSatisfy { inRange($0.key, $0.value) }, "a window holds only children within the query's bounds")
-        let result: Node = loadsAllData ? node : Node(children: ChildMap(sortedPairs: selected.sorted { ChildKey.compare($0.key, $1.key) < 0 }))
+        assert(
+            selected.allSatisfy { inRange($0.key, $0.value) }, "a window holds only children within the query's bounds")
+        let result: Node =
+            loadsAllData
+            ? node : Node(children: ChildMap(sortedPairs: selected.sorted { ChildKey.compare($0.key, $1.key) < 0 }))
         return QueryWindow(entries: selected, node: result)
     }
 
@@ -85,7 +88,11 @@ extension QuerySpec {
             let seq = from.map { children.reversedPairs(from: $0) } ?? children.reversedPairs
             for pair in seq {
                 guard inRange(pair.key, pair.value) else {
-                    if let start, case .string(let s)? = start.value.leafValue, ChildKey.compare(pair.key, ChildKey(s)) < 0 { break }
+                    if let start, case .string(let s)? = start.value.leafValue,
+                        ChildKey.compare(pair.key, ChildKey(s)) < 0
+                    {
+                        break
+                    }
                     continue
                 }
                 out.append(pair)
@@ -101,7 +108,10 @@ extension QuerySpec {
             let seq = from.map { children.pairs(from: $0) } ?? IteratorSequence(children.makeIterator())
             for pair in seq {
                 guard inRange(pair.key, pair.value) else {
-                    if let end, case .string(let s)? = end.value.leafValue, ChildKey.compare(pair.key, ChildKey(s)) > 0 { break }
+                    if let end, case .string(let s)? = end.value.leafValue, ChildKey.compare(pair.key, ChildKey(s)) > 0
+                    {
+                        break
+                    }
                     continue
                 }
                 out.append(pair)
@@ -109,8 +119,9 @@ extension QuerySpec {
             }
             assert(out.count <= cap, "a limitToFirst window holds at most its limit")
         }
-        assert(zip(out, out.dropFirst()).allSatisfy { ChildKey.compare($0.key, $1.key) < 0 },
-               "a key-ordered window is in strictly ascending key order")
+        assert(
+            zip(out, out.dropFirst()).allSatisfy { ChildKey.compare($0.key, $1.key) < 0 },
+            "a key-ordered window is in strictly ascending key order")
         return out
     }
 }

@@ -96,7 +96,9 @@ enum Evaluator {
             guard case .bool(let b) = try evaluate(rhs, c) else { throw fail("'||' needs booleans") }
             return .bool(b)
         case let .conditional(condition, yes, no):
-            guard case .bool(let b) = try evaluate(condition, c) else { throw fail("the condition of ?: must be a boolean") }
+            guard case .bool(let b) = try evaluate(condition, c) else {
+                throw fail("the condition of ?: must be a boolean")
+            }
             return try evaluate(b ? yes : no, c)
         case let .binary(op, lhs, rhs):
             return try binary(op, try evaluate(lhs, c), try evaluate(rhs, c))
@@ -123,7 +125,9 @@ enum Evaluator {
         }
     }
 
-    private static func binary(_ op: BinaryOperator, _ a: RuleValue, _ b: RuleValue) throws(EvaluationError) -> RuleValue {
+    private static func binary(
+        _ op: BinaryOperator, _ a: RuleValue, _ b: RuleValue
+    ) throws(EvaluationError) -> RuleValue {
         switch op {
         case .equal: return .bool(a.strictlyEquals(b))
         case .notEqual: return .bool(!a.strictlyEquals(b))
@@ -168,7 +172,9 @@ enum Evaluator {
         return .number(d)
     }
 
-    private static func call(_ base: RuleValue, _ method: Method, _ arguments: [Expr], _ c: EvaluationContext) throws(EvaluationError) -> RuleValue {
+    private static func call(
+        _ base: RuleValue, _ method: Method, _ arguments: [Expr], _ c: EvaluationContext
+    ) throws(EvaluationError) -> RuleValue {
         if method.isSnapshotMethod {
             guard case .snapshot(let snapshot) = base else { throw fail("\(method.rawValue)() needs a data snapshot") }
             return try snapshotMethod(snapshot, method, arguments, c)
@@ -185,7 +191,8 @@ enum Evaluator {
             }
         }
         switch method {
-        case .contains: return .bool(strings[0].isEmpty || s.unicodeScalars.firstRange(of: strings[0].unicodeScalars) != nil)
+        case .contains:
+            return .bool(strings[0].isEmpty || s.unicodeScalars.firstRange(of: strings[0].unicodeScalars) != nil)
         case .beginsWith: return .bool(s.unicodeScalars.starts(with: strings[0].unicodeScalars))
         case .endsWith: return .bool(s.unicodeScalars.reversed().starts(with: strings[0].unicodeScalars.reversed()))
         case .replace:
@@ -199,16 +206,22 @@ enum Evaluator {
         }
     }
 
-    private static func childPath(_ argument: Expr, _ c: EvaluationContext, _ method: Method) throws(EvaluationError) -> Path {
+    private static func childPath(
+        _ argument: Expr, _ c: EvaluationContext, _ method: Method
+    ) throws(EvaluationError) -> Path {
         if case .path(_, let path) = argument.kind { return path }
-        guard case .string(let s) = try evaluate(argument, c) else { throw fail("\(method.rawValue)() needs a string path") }
+        guard case .string(let s) = try evaluate(argument, c) else {
+            throw fail("\(method.rawValue)() needs a string path")
+        }
         let path: Path
         do { path = try Path(validating: s) } catch { throw fail("\(method.rawValue)('\(s)'): \(error)") }
         guard !path.isRoot else { throw fail("\(method.rawValue)() needs a non-empty path") }
         return path
     }
 
-    private static func snapshotMethod(_ snap: RuleSnapshot, _ method: Method, _ arguments: [Expr], _ c: EvaluationContext) throws(EvaluationError) -> RuleValue {
+    private static func snapshotMethod(
+        _ snap: RuleSnapshot, _ method: Method, _ arguments: [Expr], _ c: EvaluationContext
+    ) throws(EvaluationError) -> RuleValue {
         switch method {
         case .val: return RuleValue(primitive: snap.node)
         case .exists: return .bool(!snap.node.isEmpty)

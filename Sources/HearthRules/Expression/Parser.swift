@@ -14,9 +14,9 @@ struct ExpressionScope {
 /// equality (`== != === !==`), relational (`< <= > >=`), `+ -`, `* / %`, unary `! -`,
 /// postfix (`.name`, `[index]`, `(arguments)`).
 struct ExpressionParser {
-    private let tokens: [PositionedToken]
-    private let scope: ExpressionScope
-    private var i = 0
+    let tokens: [PositionedToken]
+    let scope: ExpressionScope
+    var i = 0
 
     /// Parses `text` as a whole rule: it must be boolean (or a value only known at evaluation).
     static func parseRule(_ text: String, scope: ExpressionScope) throws(ExpressionError) -> Expr {
@@ -26,8 +26,9 @@ struct ExpressionParser {
         }
         let (expr, type) = try parser.parseConditional()
         guard case .end = parser.current.token else {
-            throw ExpressionError(message: "unexpected \(parser.describe(parser.current.token)) after the expression",
-                                  offset: parser.current.offset)
+            throw ExpressionError(
+                message: "unexpected \(parser.describe(parser.current.token)) after the expression",
+                offset: parser.current.offset)
         }
         guard type == .boolean || type == .unknown else {
             throw ExpressionError(message: "a rule must evaluate to a boolean, this is a \(type.name)", offset: 0)
@@ -40,9 +41,9 @@ struct ExpressionParser {
         self.scope = scope
     }
 
-    private var current: PositionedToken { tokens[i] }
+    var current: PositionedToken { tokens[i] }
 
-    private func describe(_ token: Token) -> String {
+    func describe(_ token: Token) -> String {
         switch token {
         case .number(let d): "number \(d)"
         case .string(let s): "string '\(s)'"
@@ -53,36 +54,43 @@ struct ExpressionParser {
         }
     }
 
-    private mutating func accept(_ symbol: String) -> Bool {
+    mutating func accept(_ symbol: String) -> Bool {
         if case .symbol(let s) = current.token, s == symbol { i += 1; return true }
         return false
     }
 
-    private mutating func expect(_ symbol: String) throws(ExpressionError) {
+    mutating func expect(_ symbol: String) throws(ExpressionError) {
         guard accept(symbol) else {
-            throw ExpressionError(message: "expected '\(symbol)' but found \(describe(current.token))", offset: current.offset)
+            throw ExpressionError(
+                message: "expected '\(symbol)' but found \(describe(current.token))", offset: current.offset)
         }
     }
 
-    private func requireType(_ type: StaticType, of allowed: [StaticType], _ what: String, at offset: Int) throws(ExpressionError) {
+    func requireType(
+        _ type: StaticType, of allowed: [StaticType], _ what: String, at offset: Int
+    ) throws(ExpressionError) {
         if type == .unknown || allowed.contains(type) { return }
-        throw ExpressionError(message: "\(what) needs a \(allowed.map(\.name).joined(separator: " or ")), not a \(type.name)",
-                              offset: offset)
+        throw ExpressionError(
+            message: "\(what) needs a \(allowed.map(\.name).joined(separator: " or ")), not a \(type.name)",
+            offset: offset)
     }
 
     // MARK: - Levels
 
-    private mutating func parseConditional() throws(ExpressionError) -> (Expr, StaticType) {
+    mutating func parseConditional() throws(ExpressionError) -> (Expr, StaticType) {
         let (condition, conditionType) = try parseOr()
         guard accept("?") else { return (condition, conditionType) }
         try requireType(conditionType, of: [.boolean], "the condition of ?:", at: condition.offset)
         let (yes, yesType) = try parseConditional()
         try expect(":")
         let (no, noType) = try parseConditional()
-        return (Expr(kind: .conditional(condition, yes, no), offset: condition.offset), yesType == noType ? yesType : .unknown)
+        return (
+            Expr(kind: .conditional(condition, yes, no), offset: condition.offset),
+            yesType == noType ? yesType : .unknown
+        )
     }
 
-    private mutating func parseOr() throws(ExpressionError) -> (Expr, StaticType) {
+    mutating func parseOr() throws(ExpressionError) -> (Expr, StaticType) {
         var (lhs, lhsType) = try parseAnd()
         while accept("||") {
             let (rhs, rhsType) = try parseAnd()
@@ -94,7 +102,7 @@ struct ExpressionParser {
         return (lhs, lhsType)
     }
 
-    private mutating func parseAnd() throws(ExpressionError) -> (Expr, StaticType) {
+    mutating func parseAnd() throws(ExpressionError) -> (Expr, StaticType) {
         var (lhs, lhsType) = try parseEquality()
         while accept("&&") {
             let (rhs, rhsType) = try parseEquality()
@@ -106,11 +114,17 @@ struct ExpressionParser {
         return (lhs, lhsType)
     }
 
-    private mutating func parseEquality() throws(ExpressionError) -> (Expr, StaticType) {
+    mutating func parseEquality() throws(ExpressionError) -> (Expr, StaticType) {
         var (lhs, lhsType) = try parseRelational()
         while true {
             let op: BinaryOperator
-            if accept("===") || accept("==") { op = .equal } else if accept("!==") || accept("!=") { op = .notEqual } else { break }
+            if accept("===") || accept("==") {
+                op = .equal
+            } else if accept("!==") || accept("!=") {
+                op = .notEqual
+            } else {
+                break
+            }
             let (rhs, rhsType) = try parseRelational()
             for (e, t) in [(lhs, lhsType), (rhs, rhsType)] where t == .snapshot || t == .regex {
                 throw ExpressionError(message: "cannot compare a \(t.name) (did you mean .val()?)", offset: e.offset)
@@ -121,17 +135,27 @@ struct ExpressionParser {
         return (lhs, lhsType)
     }
 
-    private mutating func parseRelational() throws(ExpressionError) -> (Expr, StaticType) {
+    mutating func parseRelational() throws(ExpressionError) -> (Expr, StaticType) {
         var (lhs, lhsType) = try parseAdditive()
         while true {
             let op: BinaryOperator
-            if accept("<=") { op = .lessOrEqual } else if accept(">=") { op = .greaterOrEqual }
-            else if accept("<") { op = .less } else if accept(">") { op = .greater } else { break }
+            if accept("<=") {
+                op = .lessOrEqual
+            } else if accept(">=") {
+                op = .greaterOrEqual
+            } else if accept("<") {
+                op = .less
+            } else if accept(">") {
+                op = .greater
+            } else {
+                break
+            }
             let (rhs, rhsType) = try parseAdditive()
             try requireType(lhsType, of: [.number, .string], "'\(op.rawValue)'", at: lhs.offset)
             try requireType(rhsType, of: [.number, .string], "'\(op.rawValue)'", at: rhs.offset)
             if lhsType != .unknown && rhsType != .unknown && lhsType != rhsType {
-                throw ExpressionError(message: "'\(op.rawValue)' compares a \(lhsType.name) with a \(rhsType.name)", offset: lhs.offset)
+                throw ExpressionError(
+                    message: "'\(op.rawValue)' compares a \(lhsType.name) with a \(rhsType.name)", offset: lhs.offset)
             }
             lhs = Expr(kind: .binary(op, lhs, rhs), offset: lhs.offset)
             lhsType = .boolean
@@ -139,7 +163,7 @@ struct ExpressionParser {
         return (lhs, lhsType)
     }
 
-    private mutating func parseAdditive() throws(ExpressionError) -> (Expr, StaticType) {
+    mutating func parseAdditive() throws(ExpressionError) -> (Expr, StaticType) {
         var (lhs, lhsType) = try parseMultiplicative()
         while true {
             let op: BinaryOperator
@@ -149,7 +173,8 @@ struct ExpressionParser {
             try requireType(lhsType, of: allowed, "'\(op.rawValue)'", at: lhs.offset)
             try requireType(rhsType, of: allowed, "'\(op.rawValue)'", at: rhs.offset)
             if lhsType != .unknown && rhsType != .unknown && lhsType != rhsType {
-                throw ExpressionError(message: "'\(op.rawValue)' mixes a \(lhsType.name) and a \(rhsType.name)", offset: lhs.offset)
+                throw ExpressionError(
+                    message: "'\(op.rawValue)' mixes a \(lhsType.name) and a \(rhsType.name)", offset: lhs.offset)
             }
             lhs = Expr(kind: .binary(op, lhs, rhs), offset: lhs.offset)
             lhsType = lhsType == .unknown ? rhsType : lhsType
@@ -157,11 +182,19 @@ struct ExpressionParser {
         return (lhs, lhsType)
     }
 
-    private mutating func parseMultiplicative() throws(ExpressionError) -> (Expr, StaticType) {
+    mutating func parseMultiplicative() throws(ExpressionError) -> (Expr, StaticType) {
         var (lhs, lhsType) = try parseUnary()
         while true {
             let op: BinaryOperator
-            if accept("*") { op = .multiply } else if accept("/") { op = .divide } else if accept("%") { op = .remainder } else { break }
+            if accept("*") {
+                op = .multiply
+            } else if accept("/") {
+                op = .divide
+            } else if accept("%") {
+                op = .remainder
+            } else {
+                break
+            }
             let (rhs, rhsType) = try parseUnary()
             try requireType(lhsType, of: [.number], "'\(op.rawValue)'", at: lhs.offset)
             try requireType(rhsType, of: [.number], "'\(op.rawValue)'", at: rhs.offset)
@@ -171,7 +204,7 @@ struct ExpressionParser {
         return (lhs, lhsType)
     }
 
-    private mutating func parseUnary() throws(ExpressionError) -> (Expr, StaticType) {
+    mutating func parseUnary() throws(ExpressionError) -> (Expr, StaticType) {
         let offset = current.offset
         if accept("!") {
             let (operand, type) = try parseUnary()
@@ -186,13 +219,14 @@ struct ExpressionParser {
         return try parsePostfix()
     }
 
-    private mutating func parsePostfix() throws(ExpressionError) -> (Expr, StaticType) {
+    mutating func parsePostfix() throws(ExpressionError) -> (Expr, StaticType) {
         var (target, type) = try parsePrimary()
         while true {
             if accept(".") {
                 let nameOffset = current.offset
                 guard case .identifier(let name) = current.token else {
-                    throw ExpressionError(message: "expected a name after '.' but found \(describe(current.token))", offset: nameOffset)
+                    throw ExpressionError(
+                        message: "expected a name after '.' but found \(describe(current.token))", offset: nameOffset)
                 }
                 i += 1
                 if case .symbol("(") = current.token {
@@ -220,99 +254,7 @@ struct ExpressionParser {
         }
     }
 
-    private func member(_ target: Expr, _ type: StaticType, _ name: String, at offset: Int) throws(ExpressionError) -> (Expr, StaticType) {
-        switch type {
-        case .unknown:
-            return (Expr(kind: .member(target, name), offset: target.offset), .unknown)
-        case .string where name == "length":
-            return (Expr(kind: .member(target, name), offset: target.offset), .number)
-        case .snapshot where Method(rawValue: name)?.isSnapshotMethod == true:
-            throw ExpressionError(message: "'\(name)' is a method: call it as \(name)()", offset: offset)
-        case .string where Method(rawValue: name) != nil:
-            throw ExpressionError(message: "'\(name)' is a method: call it as \(name)(…)", offset: offset)
-        default:
-            throw ExpressionError(message: "a \(type.name) has no property '\(name)'", offset: offset)
-        }
-    }
-
-    private mutating func parseCall(_ target: Expr, _ type: StaticType, _ name: String, at offset: Int) throws(ExpressionError) -> (Expr, StaticType) {
-        var arguments: [(Expr, StaticType)] = []
-        if !accept(")") {
-            repeat { arguments.append(try parseConditional()) } while accept(",")
-            try expect(")")
-        }
-        guard let method = Method(rawValue: name) else {
-            throw ExpressionError(message: "unknown method '\(name)'", offset: offset)
-        }
-        if method.isSnapshotMethod {
-            guard type == .snapshot else {
-                throw ExpressionError(message: "'\(name)()' is a method of data snapshots (root, data, newData), not of a \(type.name)", offset: offset)
-            }
-        } else {
-            guard type == .string || type == .unknown else {
-                throw ExpressionError(message: "'\(name)()' is a string method, not a method of a \(type.name)", offset: offset)
-            }
-        }
-        func arity(_ n: ClosedRange<Int>) throws(ExpressionError) {
-            guard n.contains(arguments.count) else {
-                let expected = n.lowerBound == n.upperBound ? "\(n.lowerBound)" : "\(n.lowerBound) or \(n.upperBound)"
-                throw ExpressionError(message: "\(name)() takes \(expected) argument\(n.upperBound == 1 ? "" : "s"), not \(arguments.count)", offset: offset)
-            }
-        }
-        func argument(_ k: Int, _ allowed: [StaticType]) throws(ExpressionError) {
-            try requireType(arguments[k].1, of: allowed, "argument \(k + 1) of \(name)()", at: arguments[k].0.offset)
-        }
-        let result: StaticType
-        switch method {
-        case .val, .getPriority: try arity(0...0); result = .unknown
-        case .exists, .isNumber, .isString, .isBoolean: try arity(0...0); result = .boolean
-        case .parent: try arity(0...0); result = .snapshot
-        case .child, .hasChild:
-            try arity(1...1)
-            try argument(0, [.string])
-            arguments[0].0 = try constantPath(arguments[0].0, of: name)
-            result = method == .child ? .snapshot : .boolean
-        case .hasChildren:
-            try arity(0...1)
-            if arguments.count == 1 {
-                guard case .array(let items) = arguments[0].0.kind else {
-                    throw ExpressionError(message: "hasChildren() takes an array literal of child names, like ['a', 'b']",
-                                          offset: arguments[0].0.offset)
-                }
-                var paths: [Expr] = []
-                for item in items { paths.append(try constantPath(item, of: name)) }
-                arguments[0].0 = Expr(kind: .array(paths), offset: arguments[0].0.offset)
-            }
-            result = .boolean
-        case .contains, .beginsWith, .endsWith: try arity(1...1); try argument(0, [.string]); result = .boolean
-        case .replace: try arity(2...2); try argument(0, [.string]); try argument(1, [.string]); result = .string
-        case .toLowerCase, .toUpperCase: try arity(0...0); result = .string
-        case .matches:
-            try arity(1...1)
-            guard case .regex = arguments[0].0.kind else {
-                throw ExpressionError(message: "matches() takes a regular expression literal, like /^[a-z]+$/", offset: arguments[0].0.offset)
-            }
-            result = .boolean
-        }
-        return (Expr(kind: .call(target, method, arguments.map(\.0)), offset: target.offset), result)
-    }
-
-    /// A string literal used as a child path, checked now and kept parsed (`.path`), so that a
-    /// bad literal is refused when the file loads and a good one is not re-parsed per request.
-    /// Other expressions are returned unchanged and checked when evaluated.
-    private func constantPath(_ expr: Expr, of method: String) throws(ExpressionError) -> Expr {
-        guard case .string(let text) = expr.kind else { return expr }
-        let path: Path
-        do { path = try Path(validating: text) } catch {
-            throw ExpressionError(message: "\(method)('\(text)'): \(error)", offset: expr.offset)
-        }
-        guard !path.isRoot else {
-            throw ExpressionError(message: "\(method)() needs a non-empty child path", offset: expr.offset)
-        }
-        return Expr(kind: .path(text, path), offset: expr.offset)
-    }
-
-    private mutating func parsePrimary() throws(ExpressionError) -> (Expr, StaticType) {
+    mutating func parsePrimary() throws(ExpressionError) -> (Expr, StaticType) {
         let token = current
         i += 1
         switch token.token {
@@ -349,7 +291,7 @@ struct ExpressionParser {
         }
     }
 
-    private func identifier(_ name: String, at offset: Int) throws(ExpressionError) -> (Expr, StaticType) {
+    func identifier(_ name: String, at offset: Int) throws(ExpressionError) -> (Expr, StaticType) {
         switch name {
         case "true": return (Expr(kind: .bool(true), offset: offset), .boolean)
         case "false": return (Expr(kind: .bool(false), offset: offset), .boolean)
@@ -369,7 +311,8 @@ struct ExpressionParser {
             if name.hasPrefix("$") {
                 let capture = String(name.dropFirst())
                 guard let index = scope.captures.firstIndex(of: capture) else {
-                    throw ExpressionError(message: "unknown variable '\(name)': no such $wildcard on this rule's path", offset: offset)
+                    throw ExpressionError(
+                        message: "unknown variable '\(name)': no such $wildcard on this rule's path", offset: offset)
                 }
                 return (Expr(kind: .capture(capture, index), offset: offset), .string)
             }

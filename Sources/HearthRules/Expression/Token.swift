@@ -45,9 +45,12 @@ enum Lexer {
             if c == " " || c == "\t" || c == "\n" || c == "\r" { i += 1; continue }
             let start = i
             if c.properties.isAlphabetic || c == "_" || c == "$" {
-                while i < s.count, s[i].properties.isAlphabetic || s[i].properties.numericType != nil
-                    || s[i] == "_" || s[i] == "$" { i += 1 }
-                out.append(PositionedToken(token: .identifier(String(String.UnicodeScalarView(s[start..<i]))), offset: start))
+                while i < s.count,
+                    s[i].properties.isAlphabetic || s[i].properties.numericType != nil
+                        || s[i] == "_" || s[i] == "$"
+                { i += 1 }
+                out.append(
+                    PositionedToken(token: .identifier(String(String.UnicodeScalarView(s[start..<i]))), offset: start))
                 continue
             }
             if ("0"..."9").contains(c) || (c == "." && i + 1 < s.count && ("0"..."9").contains(s[i + 1])) {
@@ -68,11 +71,15 @@ enum Lexer {
                 i += 1
                 var value = String.UnicodeScalarView()
                 while true {
-                    guard i < s.count else { throw ExpressionError(message: "unterminated string literal", offset: start) }
+                    guard i < s.count else {
+                        throw ExpressionError(message: "unterminated string literal", offset: start)
+                    }
                     let d = s[i]
                     if d == c { i += 1; break }
                     if d == "\\" {
-                        guard i + 1 < s.count else { throw ExpressionError(message: "unterminated string literal", offset: start) }
+                        guard i + 1 < s.count else {
+                            throw ExpressionError(message: "unterminated string literal", offset: start)
+                        }
                         switch s[i + 1] {
                         case "n": value.append("\n")
                         case "t": value.append("\t")
@@ -113,14 +120,18 @@ enum Lexer {
             }
             let rest = String(String.UnicodeScalarView(s[i..<min(i + 3, s.count)]))
             var matched: String?
-            for sym in ["===", "!==", "==", "!=", "<=", ">=", "&&", "||",
-                        "(", ")", "[", "]", ",", ".", "?", ":", "!", "+", "-", "*", "/", "%", "<", ">"]
+            for sym in [
+                "===", "!==", "==", "!=", "<=", ">=", "&&", "||",
+                "(", ")", "[", "]", ",", ".", "?", ":", "!", "+", "-", "*", "/", "%", "<", ">",
+            ]
             where rest.hasPrefix(sym) {
                 matched = sym
                 break
             }
             guard let sym = matched else {
-                let message = c == "=" ? "assignment '=' is not allowed (compare with === or ==)"
+                let message =
+                    c == "="
+                    ? "assignment '=' is not allowed (compare with === or ==)"
                     : "unexpected character '\(c)'"
                 throw ExpressionError(message: message, offset: start)
             }

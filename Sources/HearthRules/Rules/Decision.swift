@@ -46,7 +46,8 @@ public enum RulesWarning: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case let .noIndex(path, index):
             let location = path.isRoot ? "/" : "/" + path.description
-            return "Using an unspecified index. Consider adding \".indexOn\": \"\(index)\" at \(location) to your security rules for better performance."
+            return
+                "Using an unspecified index. Consider adding \".indexOn\": \"\(index)\" at \(location) to your security rules for better performance."
         }
     }
 }

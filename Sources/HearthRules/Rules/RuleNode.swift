@@ -25,8 +25,10 @@ final class RuleNode: Sendable {
     /// The `$name` child (name without `$`).
     let wildcard: (name: String, node: RuleNode)?
 
-    init(location: String, read: CompiledRule?, write: CompiledRule?, validate: CompiledRule?,
-         indexOn: [String], children: [ChildKey: RuleNode], wildcard: (name: String, node: RuleNode)?) {
+    init(
+        location: String, read: CompiledRule?, write: CompiledRule?, validate: CompiledRule?,
+        indexOn: [String], children: [ChildKey: RuleNode], wildcard: (name: String, node: RuleNode)?
+    ) {
         self.location = location
         self.read = read
         self.write = write

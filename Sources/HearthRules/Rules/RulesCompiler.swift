@@ -11,13 +11,15 @@ struct RulesCompiler {
 
     func compileDocument(_ document: RulesJSON) throws(RulesError) -> RuleNode {
         guard case .object(let members, let position) = document else {
-            throw structure("/", "the rules file must be an object {\"rules\": {...}}, not \(document.kindName)", document.position)
+            throw structure(
+                "/", "the rules file must be an object {\"rules\": {...}}, not \(document.kindName)", document.position)
         }
         guard let rules = members.first(where: { $0.key == "rules" }) else {
             throw structure("/", "the rules file has no top-level \"rules\" key", position)
         }
         if let other = members.first(where: { $0.key != "rules" }) {
-            throw structure("/", "unknown top-level key \"\(other.key)\" (only \"rules\" is allowed)", other.keyPosition)
+            throw structure(
+                "/", "unknown top-level key \"\(other.key)\" (only \"rules\" is allowed)", other.keyPosition)
         }
         return try compile(rules.value, location: [], captures: [])
     }
@@ -33,7 +35,8 @@ struct RulesCompiler {
     private func compile(_ value: RulesJSON, location: [String], captures: [String]) throws(RulesError) -> RuleNode {
         let here = Self.printed(location)
         guard case .object(let members, _) = value else {
-            throw structure(here, "expected an object of rules and child locations, not \(value.kindName)", value.position)
+            throw structure(
+                here, "expected an object of rules and child locations, not \(value.kindName)", value.position)
         }
         guard location.count <= Path.maxDepth else {
             throw structure(here, "rules nest deeper than \(Path.maxDepth) levels", value.position)
@@ -55,12 +58,15 @@ struct RulesCompiler {
                 indexOn = try indexes(member.value, location: here)
             default:
                 if key.hasPrefix(".") {
-                    throw structure(here, "unknown rule type \"\(key)\" (expected .read, .write, .validate or .indexOn)", member.keyPosition)
+                    throw structure(
+                        here, "unknown rule type \"\(key)\" (expected .read, .write, .validate or .indexOn)",
+                        member.keyPosition)
                 }
                 if key.hasPrefix("$") {
                     let name = String(key.dropFirst())
                     if let existing = wildcard {
-                        throw structure(here, "two wildcards under one location: $\(existing.name) and \(key)", member.keyPosition)
+                        throw structure(
+                            here, "two wildcards under one location: $\(existing.name) and \(key)", member.keyPosition)
                     }
                     do { try ChildKey.validate(name) } catch {
                         throw structure(here, "invalid wildcard name \"\(key)\": \(error)", member.keyPosition)
@@ -78,11 +84,14 @@ struct RulesCompiler {
                 }
             }
         }
-        return RuleNode(location: here, read: read, write: write, validate: validate,
-                        indexOn: indexOn, children: children, wildcard: wildcard)
+        return RuleNode(
+            location: here, read: read, write: write, validate: validate,
+            indexOn: indexOn, children: children, wildcard: wildcard)
     }
 
-    private func rule(_ kind: RuleKind, _ value: RulesJSON, location: String, captures: [String]) throws(RulesError) -> CompiledRule {
+    private func rule(
+        _ kind: RuleKind, _ value: RulesJSON, location: String, captures: [String]
+    ) throws(RulesError) -> CompiledRule {
         let rulePath = (location == "/" ? "" : location) + "/" + kind.rawValue
         let text: String
         let positions: [SourcePosition]
@@ -94,12 +103,14 @@ struct RulesCompiler {
             text = s
             positions = ps
         default:
-            throw structure(rulePath, "a rule must be a string expression or a boolean, not \(value.kindName)", value.position)
+            throw structure(
+                rulePath, "a rule must be a string expression or a boolean, not \(value.kindName)", value.position)
         }
         let scope = ExpressionScope(captures: captures, allowsNewData: kind != .read)
         do {
             let expression = try ExpressionParser.parseRule(text, scope: scope)
-            return CompiledRule(reference: RuleReference(location: location, kind: kind, expression: text), expression: expression)
+            return CompiledRule(
+                reference: RuleReference(location: location, kind: kind, expression: text), expression: expression)
         } catch {
             let at = positions[min(max(error.offset, 0), positions.count - 1)]
             throw .expression(rulePath: rulePath, message: error.message, line: at.line, column: at.column)
@@ -111,7 +122,9 @@ struct RulesCompiler {
         switch value {
         case .string: items = [value]
         case .array(let list, _): items = list
-        default: throw structure(location, ".indexOn must be a string or an array of strings, not \(value.kindName)", value.position)
+        default:
+            throw structure(
+                location, ".indexOn must be a string or an array of strings, not \(value.kindName)", value.position)
         }
         var out: [String] = []
         for item in items {

@@ -41,7 +41,8 @@ extension RulesSet {
     ///   - now: The server's clock in milliseconds since the epoch.
     /// - Returns: The decision: the first written location's granting `.write` when allowed;
     ///   the first refusal when denied.
-    public func canUpdate(writes: [(path: Path, value: Node)], oldRoot: Node, auth: RulesAuth?, now: Double) -> Decision {
+    public func canUpdate(writes: [(path: Path, value: Node)], oldRoot: Node, auth: RulesAuth?, now: Double) -> Decision
+    {
         guard let first = writes.first else {
             return .denied(by: nil, at: .root, reason: "an update must write at least one location")
         }
@@ -50,7 +51,9 @@ extension RulesSet {
         return checkWrites(at: writes.map(\.path), auth: auth, oldRoot: oldRoot, newRoot: newRoot, now: now)
     }
 
-    private func checkWrites(at written: [Path], auth: RulesAuth?, oldRoot: Node, newRoot: Node, now: Double) -> Decision {
+    private func checkWrites(
+        at written: [Path], auth: RulesAuth?, oldRoot: Node, newRoot: Node, now: Double
+    ) -> Decision {
         var firstGrant: Decision?
         var locations: [Path] = []
         for path in written {
@@ -63,7 +66,8 @@ extension RulesSet {
             guard decision.isAllowed else { return decision }
             if firstGrant == nil { firstGrant = decision }
         }
-        var validator = Validator(auth: auth, oldRoot: oldRoot, newRoot: newRoot, now: now, deduplicate: locations.count > 1)
+        var validator = Validator(
+            auth: auth, oldRoot: oldRoot, newRoot: newRoot, now: now, deduplicate: locations.count > 1)
         for location in locations {
             if let failure = validator.validate(root, along: location) { return failure }
         }
@@ -97,8 +101,13 @@ private struct Validator {
         var node = rules
         var oldNode = oldRoot, newNode = newRoot
         for (depth, key) in path.keys.enumerated() {
-            if node.validate != nil, let failure = check(node, at: Path(keys: Array(path.keys[..<depth])), oldNode: oldNode,
-                                                          newNode: newNode, captures: captures) { return failure }
+            if node.validate != nil,
+                let failure = check(
+                    node, at: Path(keys: Array(path.keys[..<depth])), oldNode: oldNode,
+                    newNode: newNode, captures: captures)
+            {
+                return failure
+            }
             guard let next = node.child(key, captures: &captures) else { return nil }
             node = next
             oldNode = oldNode.child(key)
@@ -107,44 +116,60 @@ private struct Validator {
         return subtree(node, at: path, oldNode: oldNode, newNode: newNode, captures: captures)
     }
 
-    private mutating func subtree(_ rules: RuleNode, at location: Path, oldNode: Node, newNode: Node,
-                                  captures: [String]) -> Decision? {
+    private mutating func subtree(
+        _ rules: RuleNode, at location: Path, oldNode: Node, newNode: Node,
+        captures: [String]
+    ) -> Decision? {
         // Invariant: nothing is validated where the new data is null (deletes never run .validate).
         guard !newNode.isEmpty else { return nil }
-        if let failure = check(rules, at: location, oldNode: oldNode, newNode: newNode, captures: captures) { return failure }
+        if let failure = check(rules, at: location, oldNode: oldNode, newNode: newNode, captures: captures) {
+            return failure
+        }
         if rules.wildcard != nil {
             // Every new child meets a rule (named or the wildcard): walk the data.
             for (key, child) in newNode.children {
                 var inner = captures
                 guard let next = rules.child(key, captures: &inner) else { continue }
-                if let failure = subtree(next, at: location.child(key), oldNode: oldNode.child(key), newNode: child,
-                                         captures: inner) { return failure }
+                if let failure = subtree(
+                    next, at: location.child(key), oldNode: oldNode.child(key), newNode: child,
+                    captures: inner)
+                {
+                    return failure
+                }
             }
         } else {
             // Only named children have rules: walk the rules.
             for (key, next) in rules.children {
                 let child = newNode.child(key)
                 if child.isEmpty { continue }
-                if let failure = subtree(next, at: location.child(key), oldNode: oldNode.child(key), newNode: child,
-                                         captures: captures) { return failure }
+                if let failure = subtree(
+                    next, at: location.child(key), oldNode: oldNode.child(key), newNode: child,
+                    captures: captures)
+                {
+                    return failure
+                }
             }
         }
         return nil
     }
 
-    private mutating func check(_ rules: RuleNode, at location: Path, oldNode: Node, newNode: Node,
-                                captures: [String]) -> Decision? {
+    private mutating func check(
+        _ rules: RuleNode, at location: Path, oldNode: Node, newNode: Node,
+        captures: [String]
+    ) -> Decision? {
         guard let rule = rules.validate, !newNode.isEmpty else { return nil }
         if done?.insert(location).inserted == false { return nil }
-        let context = EvaluationContext(auth: auth, now: now, oldRoot: oldRoot, newRoot: newRoot, path: location,
-                                        data: oldNode, newData: newNode, captures: captures)
+        let context = EvaluationContext(
+            auth: auth, now: now, oldRoot: oldRoot, newRoot: newRoot, path: location,
+            data: oldNode, newData: newNode, captures: captures)
         switch Evaluator.isTrue(rule.expression, in: context) {
         case .success(true):
             return nil
         case .success(false):
             return .denied(by: rule.reference, at: location, reason: ".validate at \(location) is false")
         case .failure(let error):
-            return .denied(by: rule.reference, at: location, reason: ".validate at \(location) is false: \(error.message)")
+            return .denied(
+                by: rule.reference, at: location, reason: ".validate at \(location) is false: \(error.message)")
         }
     }
 }

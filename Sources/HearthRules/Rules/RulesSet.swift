@@ -111,7 +111,8 @@ public struct RulesSet: Sendable {
     /// Walks from the root to `path` and evaluates the cascading rule of `kind` at each level:
     /// the first that evaluates to `true` grants. Otherwise the deepest rule that was
     /// evaluated is reported as the one that denied.
-    func grant(_ kind: RuleKind, at path: Path, auth: RulesAuth?, oldRoot: Node, newRoot: Node, now: Double) -> Decision {
+    func grant(_ kind: RuleKind, at path: Path, auth: RulesAuth?, oldRoot: Node, newRoot: Node, now: Double) -> Decision
+    {
         var captures: [String] = []
         var node: RuleNode? = root
         // The data at the current depth, before and after: one lookup per level. (Reads pass
@@ -123,15 +124,18 @@ public struct RulesSet: Sendable {
             guard let current = node else { break }
             if let rule = kind == .read ? current.read : current.write {
                 let location = depth == path.depth ? path : Path(keys: Array(path.keys[..<depth]))
-                let context = EvaluationContext(auth: auth, now: now, oldRoot: oldRoot, newRoot: newRoot, path: location,
-                                                data: oldNode, newData: sameTree ? oldNode : newNode, captures: captures)
+                let context = EvaluationContext(
+                    auth: auth, now: now, oldRoot: oldRoot, newRoot: newRoot, path: location,
+                    data: oldNode, newData: sameTree ? oldNode : newNode, captures: captures)
                 switch Evaluator.isTrue(rule.expression, in: context) {
                 case .success(true):
                     return .granted(by: rule.reference, at: location)
                 case .success(false):
                     lastDenial = (rule.reference, location, "\(kind.rawValue) at \(location) is false")
                 case .failure(let error):
-                    lastDenial = (rule.reference, location, "\(kind.rawValue) at \(location) is false: \(error.message)")
+                    lastDenial = (
+                        rule.reference, location, "\(kind.rawValue) at \(location) is false: \(error.message)"
+                    )
                 }
             }
             guard depth < path.depth else { break }
@@ -141,8 +145,9 @@ public struct RulesSet: Sendable {
             if !sameTree { newNode = newNode.child(key) }
         }
         if let denial = lastDenial {
-            return .denied(by: denial.rule, at: denial.path,
-                           reason: "no \(kind.rawValue) rule grants access to \(path) (\(denial.reason))")
+            return .denied(
+                by: denial.rule, at: denial.path,
+                reason: "no \(kind.rawValue) rule grants access to \(path) (\(denial.reason))")
         }
         return .denied(by: nil, at: path, reason: "no \(kind.rawValue) rule applies to \(path)")
     }

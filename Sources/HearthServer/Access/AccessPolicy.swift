@@ -30,7 +30,9 @@ public protocol AccessPolicy: Sendable {
     /// Whether `principal` may make `writes` — absolute paths and resolved values: one for a
     /// set, one per child for an update, checked as a whole — taking the database from
     /// `oldData` to `newData`.
-    func write(_ writes: [(path: Path, value: Node)], principal: Principal, oldData: Node, newData: Node, now: Int64) -> AccessDecision
+    func write(
+        _ writes: [(path: Path, value: Node)], principal: Principal, oldData: Node, newData: Node, now: Int64
+    ) -> AccessDecision
 }
 
 /// The policy before security rules: the admin may do everything, an authenticated user may
@@ -50,7 +52,9 @@ public struct DefaultAccessPolicy: AccessPolicy {
         return AccessDecision(allowed: allowAll || principal != .unauthenticated, warnings: warnings)
     }
 
-    public func write(_ writes: [(path: Path, value: Node)], principal: Principal, oldData: Node, newData: Node, now: Int64) -> AccessDecision {
+    public func write(
+        _ writes: [(path: Path, value: Node)], principal: Principal, oldData: Node, newData: Node, now: Int64
+    ) -> AccessDecision {
         allowAll || principal != .unauthenticated ? .allow : .deny
     }
 }

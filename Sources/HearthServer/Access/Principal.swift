@@ -27,7 +27,8 @@ public enum Principal: Sendable, Equatable {
             self.uid = uid
             self.claims = claims
             self.expiresAt = expiresAt
-            let provider = claims["firebase"]?["sign_in_provider"]?.stringValue ?? claims["provider"]?.stringValue ?? "custom"
+            let provider =
+                claims["firebase"]?["sign_in_provider"]?.stringValue ?? claims["provider"]?.stringValue ?? "custom"
             self.authVariable = .object([
                 JSONMember(key: "provider", value: .string(provider)),
                 JSONMember(key: "token", value: claims),

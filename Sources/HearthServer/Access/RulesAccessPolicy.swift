@@ -22,15 +22,20 @@ public struct RulesAccessPolicy: AccessPolicy {
 
     public func read(_ path: Path, query: QuerySpec, principal: Principal, data: Node, now: Int64) -> AccessDecision {
         let auth = Self.auth(principal)
-        let decision = query.isDefault
+        let decision =
+            query.isDefault
             ? rules.canRead(path: path, auth: auth, root: data, now: Double(now))
             : rules.canQuery(path: path, query: query, auth: auth, root: data, now: Double(now))
-        return AccessDecision(allowed: decision.isAllowed, warnings: decision.warnings.map(\.wireCode), reason: decision.description)
+        return AccessDecision(
+            allowed: decision.isAllowed, warnings: decision.warnings.map(\.wireCode), reason: decision.description)
     }
 
-    public func write(_ writes: [(path: Path, value: Node)], principal: Principal, oldData: Node, newData: Node, now: Int64) -> AccessDecision {
+    public func write(
+        _ writes: [(path: Path, value: Node)], principal: Principal, oldData: Node, newData: Node, now: Int64
+    ) -> AccessDecision {
         let auth = Self.auth(principal)
-        let decision = writes.count == 1
+        let decision =
+            writes.count == 1
             ? rules.canWrite(path: writes[0].path, newRoot: newData, oldRoot: oldData, auth: auth, now: Double(now))
             : rules.canUpdate(writes: writes, oldRoot: oldData, auth: auth, now: Double(now))
         return AccessDecision(allowed: decision.isAllowed, reason: decision.description)

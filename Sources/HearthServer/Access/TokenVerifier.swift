@@ -50,7 +50,8 @@ public struct FirebaseTokenVerifier: TokenVerifier {
     public func check(_ credential: String, now: Int64) async -> TokenCheck {
         if emulator && credential == "owner" { return .valid(.admin) }
         let parts = credential.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let header = Self.decodeSegment(parts[0]), let claims = Self.decodeSegment(parts[1]) else {
+        guard parts.count == 3, let header = Self.decodeSegment(parts[0]), let claims = Self.decodeSegment(parts[1])
+        else {
             return .invalid("not a JWT")
         }
         guard case .object = claims else { return .invalid("the token's payload is not a JSON object") }

@@ -37,7 +37,9 @@ extension ServerCore {
 
     /// The writes of a set or a merge as absolute paths and resolved values, and the database
     /// they would make.
-    func plan(_ path: Path, _ children: [(path: Path, node: Node)]) -> (writes: [(path: Path, value: Node)], newData: Node) {
+    func plan(
+        _ path: Path, _ children: [(path: Path, node: Node)]
+    ) -> (writes: [(path: Path, value: Node)], newData: Node) {
         var newData = data
         var writes: [(path: Path, value: Node)] = []
         for c in children {
@@ -98,13 +100,17 @@ extension ServerCore {
     ///   path, or `m` with the merge's children (those under the listen).
     /// - A default listen below the write gets its new value (`d` at its path) when it changed.
     /// - A filtered query gets its new window, tagged, when the window changed.
-    mutating func notify(changedAt paths: [Path], old: Node, into out: inout ServerOutput, merge: (Path, [(path: Path, node: Node)])?) {
+    mutating func notify(
+        changedAt paths: [Path], old: Node, into out: inout ServerOutput, merge: (Path, [(path: Path, node: Node)])?
+    ) {
         // Only connections that listen, and only their listens the write touches, are sorted:
         // thousands of idle connections cost a scan per write, not a sort.
         let listening = connections.compactMap { id, c in c.listens.isEmpty ? nil : id }
         for id in listening.sorted(by: { $0.raw < $1.raw }) {
             guard let c = connections[id] else { continue }
-            let touched = c.listens.values.filter { l in paths.contains(where: { $0.contains(l.path) || l.path.contains($0) }) }
+            let touched = c.listens.values.filter { l in
+                paths.contains(where: { $0.contains(l.path) || l.path.contains($0) })
+            }
             // A total order (path, then query): the same input gives the same output, message
             // for message (the simulator replays seeds by it).
             for l in touched.sorted(by: { ($0.path, $0.query.identifier) < ($1.path, $1.query.identifier) }) {
@@ -119,7 +125,12 @@ extension ServerCore {
                     continue
                 }
                 if let (at, children) = merge, l.path.contains(at) {
-                    out.send(id, .merge(path: at, data: children.map { ($0.path, data.child(at: at.appending($0.path)).exportJSON()) }, tag: nil))
+                    out.send(
+                        id,
+                        .merge(
+                            path: at,
+                            data: children.map { ($0.path, data.child(at: at.appending($0.path)).exportJSON()) },
+                            tag: nil))
                     continue
                 }
                 if merge == nil, paths.count == 1, l.path.contains(paths[0]) {

@@ -34,7 +34,9 @@ extension ServerCore {
     /// Whether a stamped write was applied already (its id is at or below its writer's
     /// watermark). Unstamped writes, and every write when the extension is off, are new.
     func alreadyApplied(_ stamp: WriteStamp?) -> Bool {
-        guard configuration.exactlyOnceWrites, let stamp, let mark = writerWatermarks[stamp.writer] else { return false }
+        guard configuration.exactlyOnceWrites, let stamp, let mark = writerWatermarks[stamp.writer] else {
+            return false
+        }
         return stamp.id <= mark.id
     }
 
@@ -51,7 +53,9 @@ extension ServerCore {
         var sent = Set<Path>()
         for p in paths.sorted() {
             let at = leafAbove(p) ?? p
-            if sent.insert(at).inserted { out.send(id, .set(path: at, data: data.child(at: at).exportJSON(), tag: nil)) }
+            if sent.insert(at).inserted {
+                out.send(id, .set(path: at, data: data.child(at: at).exportJSON(), tag: nil))
+            }
         }
         for l in overlapping.sorted(by: { $0.path < $1.path }) where !l.query.loadsAllData {
             out.send(id, .set(path: l.path, data: view(l.path, l.query).exportJSON(), tag: l.tag))
@@ -78,7 +82,9 @@ extension ServerCore {
         assert(old.map { stamp.id > $0.id } ?? true, "a write at or below its writer's watermark was applied")
         writerWatermarks[stamp.writer] = WriterWatermark(id: stamp.id, at: max(now, old?.at ?? now))
         out.writes.append(.writerWatermark(writer: stamp.writer, id: stamp.id))
-        if old == nil, writerWatermarks.count > max(1, configuration.maxWriters) { evictWriters(keeping: stamp.writer, into: &out) }
+        if old == nil, writerWatermarks.count > max(1, configuration.maxWriters) {
+            evictWriters(keeping: stamp.writer, into: &out)
+        }
     }
 
     /// Evicts the least recently advanced sixteenth of the table (at least one writer, never

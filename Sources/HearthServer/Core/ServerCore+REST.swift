@@ -40,7 +40,9 @@ public struct RESTRequest: Sendable {
     public var ifNoneMatch: String?
 
     /// A request.
-    public init(method: Method, path: Path, parameters: [String: String] = [:], body: String? = nil, principal: Principal) {
+    public init(
+        method: Method, path: Path, parameters: [String: String] = [:], body: String? = nil, principal: Principal
+    ) {
         self.method = method
         self.path = path
         self.parameters = parameters
@@ -66,7 +68,8 @@ public struct RESTResponse: Sendable, Equatable {
     }
 
     static func error(_ status: Int, _ message: String) -> RESTResponse {
-        RESTResponse(status: status, body: JSONValue.object([JSONMember(key: "error", value: .string(message))]).serialized())
+        RESTResponse(
+            status: status, body: JSONValue.object([JSONMember(key: "error", value: .string(message))]).serialized())
     }
 }
 
@@ -84,7 +87,9 @@ extension ServerCore {
         let silent = p["print"] == "silent"
         func denied() -> RESTResponse { .error(401, "Permission denied") }
         func body() -> Result<JSONValue, RESTResponse> {
-            guard let text = request.body, !text.isEmpty else { return .failure(.error(400, "Invalid data; couldn't parse JSON object, array, or value.")) }
+            guard let text = request.body, !text.isEmpty else {
+                return .failure(.error(400, "Invalid data; couldn't parse JSON object, array, or value."))
+            }
             guard text.utf8.count <= configuration.maxRESTBodyBytes else {
                 return .failure(.error(413, "Request body is larger than \(configuration.maxRESTBodyBytes) bytes"))
             }
@@ -94,7 +99,8 @@ extension ServerCore {
         }
         func written(_ node: Node, at path: Path) -> RESTResponse {
             if silent { return RESTResponse(status: 204, body: "") }
-            return RESTResponse(status: 200, body: (p["format"] == "export" ? node.exportJSON() : node.plainJSON()).serialized())
+            return RESTResponse(
+                status: 200, body: (p["format"] == "export" ? node.exportJSON() : node.plainJSON()).serialized())
         }
 
         switch request.method {
@@ -109,7 +115,9 @@ extension ServerCore {
             var headers: [String: String] = [:]
             let tag = ServerCore.etag(node)
             if request.wantsETag { headers["ETag"] = tag }
-            if let none = request.ifNoneMatch, none == tag { return (RESTResponse(status: 304, headers: headers, body: ""), out) }
+            if let none = request.ifNoneMatch, none == tag {
+                return (RESTResponse(status: 304, headers: headers, body: ""), out)
+            }
             let json: JSONValue
             if p["shallow"] == "true" {
                 if node.isLeaf || node.isEmpty {
@@ -136,15 +144,24 @@ extension ServerCore {
             if let match = request.ifMatch {
                 let current = data.child(at: path)
                 if match != ServerCore.etag(current) {
-                    return (RESTResponse(status: 412, headers: ["ETag": ServerCore.etag(current)], body: current.plainJSON().serialized()), out)
+                    return (
+                        RESTResponse(
+                            status: 412, headers: ["ETag": ServerCore.etag(current)],
+                            body: current.plainJSON().serialized()), out
+                    )
                 }
             }
             guard mayWrite(path, [(.root, node)], as: request.principal).allowed else {
                 return (denied(), out)
             }
             commitSet(path, node, into: &out)
-            var response = request.method == .delete ? (silent ? RESTResponse(status: 204, body: "") : RESTResponse(status: 200, body: "null")) : written(data.child(at: path), at: path)
-            if request.wantsETag || request.ifMatch != nil { response.headers["ETag"] = ServerCore.etag(data.child(at: path)) }
+            var response =
+                request.method == .delete
+                ? (silent ? RESTResponse(status: 204, body: "") : RESTResponse(status: 200, body: "null"))
+                : written(data.child(at: path), at: path)
+            if request.wantsETag || request.ifMatch != nil {
+                response.headers["ETag"] = ServerCore.etag(data.child(at: path))
+            }
             return (response, out)
 
         case .patch:
@@ -153,7 +170,9 @@ extension ServerCore {
             case .failure(let r): return (r, out)
             case .success(let j): json = j
             }
-            guard case .object(let members) = json else { return (.error(400, "Invalid data; an update must be a JSON object."), out) }
+            guard case .object(let members) = json else {
+                return (.error(400, "Invalid data; an update must be a JSON object."), out)
+            }
             var children: [(path: Path, node: Node)]
             do {
                 var raw: [(Path, JSONValue)] = []
@@ -172,7 +191,10 @@ extension ServerCore {
             commitMerge(path, children, into: &out)
             if silent { return (RESTResponse(status: 204, body: ""), out) }
             // Firebase answers with the update as written.
-            let echoed = JSONValue.object(children.map { JSONMember(key: $0.path.wireString, value: data.child(at: path.appending($0.path)).plainJSON()) })
+            let echoed = JSONValue.object(
+                children.map {
+                    JSONMember(key: $0.path.wireString, value: data.child(at: path.appending($0.path)).plainJSON())
+                })
             return (RESTResponse(status: 200, body: echoed.serialized()), out)
 
         case .post:
@@ -190,14 +212,20 @@ extension ServerCore {
             }
             commitSet(at, node, into: &out)
             if silent { return (RESTResponse(status: 204, body: ""), out) }
-            return (RESTResponse(status: 200, body: JSONValue.object([JSONMember(key: "name", value: .string(key))]).serialized()), out)
+            return (
+                RESTResponse(
+                    status: 200, body: JSONValue.object([JSONMember(key: "name", value: .string(key))]).serialized()),
+                out
+            )
         }
     }
 
     /// Opens an event stream (`GET` with `Accept: text/event-stream`) as connection `id`:
     /// the first event puts the current data; every change after is a `put` or `patch`.
     /// A refusal is answered as a plain response instead.
-    public mutating func openEventStream(_ id: ConnectionID, _ request: RESTRequest, now: Int64) -> Result<ServerOutput, RESTResponse> {
+    public mutating func openEventStream(
+        _ id: ConnectionID, _ request: RESTRequest, now: Int64
+    ) -> Result<ServerOutput, RESTResponse> {
         self.now = max(self.now, now)
         let query: QuerySpec
         switch ServerCore.restQuery(request.parameters) {
@@ -218,9 +246,11 @@ extension ServerCore {
     }
 
     static func streamEvent(_ name: String, _ path: String, _ data: JSONValue) -> String {
-        EventStreamFormat.event(name, JSONValue.object([
-            JSONMember(key: "path", value: .string(path)), JSONMember(key: "data", value: data),
-        ]).serialized())
+        EventStreamFormat.event(
+            name,
+            JSONValue.object([
+                JSONMember(key: "path", value: .string(path)), JSONMember(key: "data", value: data),
+            ]).serialized())
     }
 
     mutating func notifyEventStream(
@@ -236,16 +266,22 @@ extension ServerCore {
             return
         }
         if let (at, children) = merge, l.path.contains(at) {
-            let d = JSONValue.object(children.map { JSONMember(key: $0.path.wireString, value: data.child(at: at.appending($0.path)).plainJSON()) })
+            let d = JSONValue.object(
+                children.map {
+                    JSONMember(key: $0.path.wireString, value: data.child(at: at.appending($0.path)).plainJSON())
+                })
             out.messages.append((id, ServerCore.streamEvent("patch", rel(at), d)))
             return
         }
         if merge == nil, paths.count == 1, l.path.contains(paths[0]) {
-            out.messages.append((id, ServerCore.streamEvent("put", rel(paths[0]), data.child(at: paths[0]).plainJSON())))
+            out.messages.append(
+                (id, ServerCore.streamEvent("put", rel(paths[0]), data.child(at: paths[0]).plainJSON())))
             return
         }
         let after = data.child(at: l.path)
-        if old.child(at: l.path) != after { out.messages.append((id, ServerCore.streamEvent("put", "/", after.plainJSON()))) }
+        if old.child(at: l.path) != after {
+            out.messages.append((id, ServerCore.streamEvent("put", "/", after.plainJSON())))
+        }
     }
 
     /// Reads REST query parameters into a query (Firebase: filtering needs `orderBy`).

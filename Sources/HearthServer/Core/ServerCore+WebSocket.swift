@@ -40,7 +40,9 @@ extension ServerCore {
     /// One text frame from a WebSocket connection.
     public mutating func receive(_ id: ConnectionID, frame: String, now: Int64) -> ServerOutput {
         self.now = max(self.now, now)
-        guard var connection = connections[id], case .webSocket(var assembler) = connection.kind else { return ServerOutput() }
+        guard var connection = connections[id], case .webSocket(var assembler) = connection.kind else {
+            return ServerOutput()
+        }
         connection.lastHeard = now
         let message: String?
         do {
@@ -81,7 +83,8 @@ extension ServerCore {
         case .otherControl:
             break
         case let .unknownRequest(number, action):
-            out.send(id, .response(number: number, status: "invalid_request", data: .string("unknown action \"\(action)\"")))
+            out.send(
+                id, .response(number: number, status: "invalid_request", data: .string("unknown action \"\(action)\"")))
         case let .request(number, request):
             handle(id, number: number, request, into: &out)
         }
@@ -113,7 +116,8 @@ extension ServerCore {
                 return
             }
             if let hash, hash != data.child(at: path).hash {
-                out.send(id, .response(number: r, status: "datastale", data: .string("Transaction hash does not match")))
+                out.send(
+                    id, .response(number: r, status: "datastale", data: .string("Transaction hash does not match")))
                 return
             }
             guard mayWrite(path, [(.root, node)], as: principal).allowed else {
@@ -178,7 +182,13 @@ extension ServerCore {
             return
         }
         guard connections[id]!.onDisconnect.count < configuration.maxOnDisconnectPerConnection else {
-            out.send(id, .response(number: r, status: "too_many_operations", data: .string("at most \(configuration.maxOnDisconnectPerConnection) onDisconnect operations per connection")))
+            out.send(
+                id,
+                .response(
+                    number: r, status: "too_many_operations",
+                    data: .string(
+                        "at most \(configuration.maxOnDisconnectPerConnection) onDisconnect operations per connection"))
+            )
             return
         }
         // Checked when queued, against the data as it is now.
@@ -193,7 +203,9 @@ extension ServerCore {
     /// The result of a token check the core asked for.
     public mutating func tokenChecked(_ ticket: UInt64, _ result: TokenCheck, now: Int64) -> ServerOutput {
         self.now = max(self.now, now)
-        guard let (id, r, override) = pendingChecks.removeValue(forKey: ticket), connections[id] != nil else { return ServerOutput() }
+        guard let (id, r, override) = pendingChecks.removeValue(forKey: ticket), connections[id] != nil else {
+            return ServerOutput()
+        }
         var out = ServerOutput()
         connections[id]!.awaitingTicket = nil
         switch result {
@@ -261,7 +273,9 @@ extension ServerCore {
     /// Revokes (`c`) the connection's listens its principal may no longer read.
     mutating func revokeListens(_ id: ConnectionID, into out: inout ServerOutput) {
         guard let c = connections[id] else { return }
-        for (key, l) in c.listens.sorted(by: { ($0.key.path, $0.key.query.identifier) < ($1.key.path, $1.key.query.identifier) })
+        for (key, l) in c.listens.sorted(by: {
+            ($0.key.path, $0.key.query.identifier) < ($1.key.path, $1.key.query.identifier)
+        })
         where !mayRead(l.path, l.query, as: c.principal).allowed {
             connections[id]!.listens[key] = nil
             out.send(id, .listenRevoked(path: l.path, query: l.query))
@@ -274,7 +288,10 @@ extension ServerCore {
         query.loadsAllData ? .default : query
     }
 
-    mutating func listen(_ id: ConnectionID, number r: Int, path: Path, query: QuerySpec, tag: Int?, hash: String, into out: inout ServerOutput) {
+    mutating func listen(
+        _ id: ConnectionID, number r: Int, path: Path, query: QuerySpec, tag: Int?, hash: String,
+        into out: inout ServerOutput
+    ) {
         guard let c = connections[id] else { return }
         let decision = mayRead(path, query, as: c.principal)
         guard decision.allowed else {
@@ -283,7 +300,11 @@ extension ServerCore {
         }
         let key = ListenKey(path: path, query: listenQuery(query))
         guard c.listens[key] != nil || c.listens.count < configuration.maxListensPerConnection else {
-            out.send(id, .response(number: r, status: "too_many_listens", data: .string("at most \(configuration.maxListensPerConnection) listens per connection")))
+            out.send(
+                id,
+                .response(
+                    number: r, status: "too_many_listens",
+                    data: .string("at most \(configuration.maxListensPerConnection) listens per connection")))
             return
         }
         let isTagged = tag != nil && !query.loadsAllData

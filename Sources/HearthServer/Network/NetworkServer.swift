@@ -23,7 +23,9 @@ public final class NetworkServer: Sendable {
     public static let maxFrameBytes = 1 << 20
 
     /// Binds `host:port` (port 0 picks a free one) and starts serving `runtime`.
-    public static func start(host: String, port: Int, runtime: ServerRuntime, threads: Int = System.coreCount) async throws -> NetworkServer {
+    public static func start(
+        host: String, port: Int, runtime: ServerRuntime, threads: Int = System.coreCount
+    ) async throws -> NetworkServer {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
         let upgrader = NIOWebSocketServerUpgrader(
             maxFrameSize: maxFrameBytes,
@@ -50,19 +52,28 @@ public final class NetworkServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     let http = HTTPHandler(runtime: runtime)
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                        withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
-                            context.pipeline.syncOperations.removeHandler(http, promise: nil)
-                        }))
+                        withServerUpgrade: (
+                            upgraders: [upgrader],
+                            completionHandler: { context in
+                                context.pipeline.syncOperations.removeHandler(http, promise: nil)
+                            }
+                        ))
                     try channel.pipeline.syncOperations.addHandler(http)
                 }
             }
         let channel = try await bootstrap.bind(host: host, port: port).get()
         runtime.setHost("\(host):\(channel.localAddress?.port ?? port)")
-        let ticker = group.next().scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in runtime.tick() }
-        return NetworkServer(port: channel.localAddress?.port ?? port, channel: channel, group: group, runtime: runtime, ticker: ticker)
+        let ticker = group.next().scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in
+            runtime.tick()
+        }
+        return NetworkServer(
+            port: channel.localAddress?.port ?? port, channel: channel, group: group, runtime: runtime, ticker: ticker)
     }
 
-    init(port: Int, channel: any Channel, group: MultiThreadedEventLoopGroup, runtime: ServerRuntime, ticker: RepeatedTask) {
+    init(
+        port: Int, channel: any Channel, group: MultiThreadedEventLoopGroup, runtime: ServerRuntime,
+        ticker: RepeatedTask
+    ) {
         self.port = port
         self.channel = channel
         self.group = group
@@ -92,7 +103,6 @@ final class OutboundBudget: Sendable {
     func add(_ n: Int) -> Bool { queued.add(n, ordering: .relaxed).newValue <= limit }
     func done(_ n: Int) { queued.subtract(n, ordering: .relaxed) }
 }
-
 
 /// One WebSocket connection.
 final class WebSocketHandler: ChannelInboundHandler, Sendable {
@@ -127,14 +137,16 @@ final class WebSocketHandler: ChannelInboundHandler, Sendable {
         }
 
         func close() {
-            let close = WebSocketFrame(fin: true, opcode: .connectionClose, data: channel.allocator.buffer(bytes: [0x03, 0xE8]))
+            let close = WebSocketFrame(
+                fin: true, opcode: .connectionClose, data: channel.allocator.buffer(bytes: [0x03, 0xE8]))
             let channel = self.channel
             channel.writeAndFlush(close).whenComplete { _ in channel.close(promise: nil) }
         }
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        runtime.connected(id, sink: Sink(channel: context.channel, budget: OutboundBudget(limit: runtime.maxBufferedBytes)))
+        runtime.connected(
+            id, sink: Sink(channel: context.channel, budget: OutboundBudget(limit: runtime.maxBufferedBytes)))
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -151,7 +163,8 @@ final class WebSocketHandler: ChannelInboundHandler, Sendable {
             let pong = WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)
             context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
         case .connectionClose:
-            let reply = WebSocketFrame(fin: true, opcode: .connectionClose, data: context.channel.allocator.buffer(bytes: [0x03, 0xE8]))
+            let reply = WebSocketFrame(
+                fin: true, opcode: .connectionClose, data: context.channel.allocator.buffer(bytes: [0x03, 0xE8]))
             let channel = context.channel
             context.writeAndFlush(wrapOutboundOut(reply)).whenComplete { _ in channel.close(promise: nil) }
         case .binary:
@@ -224,7 +237,9 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler, @unchec
         }
         let parameters = query
         guard let decodedPath = rawPath.removingPercentEncoding, decodedPath.hasSuffix(".json") else {
-            respond(context: context, .error(404, "Not found: REST paths end in .json, the WebSocket is at /.ws"), keepAlive: keepAlive)
+            respond(
+                context: context, .error(404, "Not found: REST paths end in .json, the WebSocket is at /.ws"),
+                keepAlive: keepAlive)
             return
         }
         let path: Path
@@ -254,7 +269,9 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler, @unchec
         let wantsETag = head.headers.first(name: "x-firebase-etag")?.lowercased() == "true"
         let ifMatch = head.headers.first(name: "if-match")
         let ifNoneMatch = head.headers.first(name: "if-none-match")
-        let stream = method == .get && head.headers[canonicalForm: "accept"].contains { $0.lowercased().hasPrefix("text/event-stream") }
+        let stream =
+            method == .get
+            && head.headers[canonicalForm: "accept"].contains { $0.lowercased().hasPrefix("text/event-stream") }
         let override = parameters["auth_variable_override"]
         let runtime = self.runtime
         let loop = context.eventLoop
@@ -267,7 +284,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler, @unchec
                 case .failure(let r):
                     handler.respond(context: context, r, keepAlive: keepAlive)
                 case .success(let principal):
-                    var request = RESTRequest(method: method, path: path, parameters: parameters, body: body, principal: principal)
+                    var request = RESTRequest(
+                        method: method, path: path, parameters: parameters, body: body, principal: principal)
                     request.wantsETag = wantsETag
                     request.ifMatch = ifMatch
                     request.ifNoneMatch = ifNoneMatch
@@ -275,7 +293,9 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler, @unchec
                         handler.openStream(context: context, request)
                     } else {
                         runtime.rest(request) { response in
-                            loop.execute { bound.value.0.respond(context: bound.value.1, response, keepAlive: keepAlive) }
+                            loop.execute {
+                                bound.value.0.respond(context: bound.value.1, response, keepAlive: keepAlive)
+                            }
                         }
                     }
                 }
@@ -295,7 +315,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler, @unchec
             let promise = channel.eventLoop.makePromise(of: Void.self)
             let budget = self.budget
             promise.futureResult.whenComplete { _ in budget.done(bytes) }
-            channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(channel.allocator.buffer(string: text))), promise: promise)
+            channel.writeAndFlush(
+                HTTPServerResponsePart.body(.byteBuffer(channel.allocator.buffer(string: text))), promise: promise)
         }
         func close() {
             let channel = self.channel
@@ -312,15 +333,22 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler, @unchec
         let loop = context.eventLoop
         let bound = NIOLoopBound((self, context), eventLoop: loop)
         // The head goes first, on the loop; the runtime's events follow through the sink.
-        context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
-        let id = runtime.openStream(request, sink: StreamSink(channel: channel, budget: OutboundBudget(limit: runtime.maxBufferedBytes))) { response in
+        context.writeAndFlush(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
+        let id = runtime.openStream(
+            request, sink: StreamSink(channel: channel, budget: OutboundBudget(limit: runtime.maxBufferedBytes))
+        ) { response in
             // Refused: the head was already sent, so the refusal is an event, then the end.
             loop.execute {
                 let (handler, context) = bound.value
                 let channel = context.channel
                 let event = "event: cancel\ndata: \(response.body)\n\n"
-                context.write(handler.wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: event)))), promise: nil)
-                context.writeAndFlush(handler.wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+                context.write(
+                    handler.wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: event)))),
+                    promise: nil)
+                context.writeAndFlush(handler.wrapOutboundOut(.end(nil))).whenComplete { _ in
+                    channel.close(promise: nil)
+                }
             }
         }
         if let id {
@@ -337,9 +365,12 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler, @unchec
         for (k, v) in response.headers { headers.add(name: k, value: v) }
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         let status = HTTPResponseStatus(statusCode: response.status)
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
         if !response.body.isEmpty {
-            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: response.body)))), promise: nil)
+            context.write(
+                wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: response.body)))),
+                promise: nil)
         }
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in

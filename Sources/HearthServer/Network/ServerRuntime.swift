@@ -50,15 +50,19 @@ public final class ServerRuntime: Sendable {
     public var committedWriteCount: Int { committedWrites.load(ordering: .relaxed) }
 
     /// A runtime over an open store: the core starts from the store's data.
-    public init(store: Store, configuration: ServerCore.Configuration, verifier: any TokenVerifier,
-                policy: (any AccessPolicy)? = nil, clock: @escaping @Sendable () -> Int64 = Store.systemClock) throws(StoreError) {
+    public init(
+        store: Store, configuration: ServerCore.Configuration, verifier: any TokenVerifier,
+        policy: (any AccessPolicy)? = nil, clock: @escaping @Sendable () -> Int64 = Store.systemClock
+    ) throws(StoreError) {
         self.store = store
         self.verifier = verifier
         self.clock = clock
         let data = try store.serverValue(at: .root)
         var system = SystemRandomNumberGenerator()
         let seed = system.next()
-        let core = ServerCore(data: data, configuration: configuration, policy: policy, seed: seed, writerWatermarks: store.writerWatermarks())
+        let core = ServerCore(
+            data: data, configuration: configuration, policy: policy, seed: seed,
+            writerWatermarks: store.writerWatermarks())
         state = Mutex(State(core: core))
         let thread = Thread { [self] in self.commitLoop() }
         thread.name = "hearth-commit"
@@ -121,7 +125,9 @@ public final class ServerRuntime: Sendable {
     }
 
     /// Opens an event stream, or answers the refusal.
-    func openStream(_ request: RESTRequest, sink: any ConnectionSink, refuse: @escaping @Sendable (RESTResponse) -> Void) -> ConnectionID? {
+    func openStream(
+        _ request: RESTRequest, sink: any ConnectionSink, refuse: @escaping @Sendable (RESTResponse) -> Void
+    ) -> ConnectionID? {
         let id = makeID()
         let now = clock()
         let opened = state.withLock { s -> Bool in
@@ -145,7 +151,9 @@ public final class ServerRuntime: Sendable {
         switch await verifier.check(credential, now: clock()) {
         case .valid(let p):
             if p == .admin, let override {
-                guard let json = try? JSONValue.parse(override) else { return .failure(.error(400, "auth_variable_override must be JSON")) }
+                guard let json = try? JSONValue.parse(override) else {
+                    return .failure(.error(400, "auth_variable_override must be JSON"))
+                }
                 return .success(Principal.override(json))
             }
             return .success(p)

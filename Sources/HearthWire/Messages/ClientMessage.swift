@@ -27,7 +27,9 @@ public enum ClientMessage: Sendable, Equatable {
                 throw .badEnvelope("a data message needs a request number \"r\"")
             }
             let number = Int(r)
-            guard let action = body["a"]?.stringValue else { throw .badEnvelope("a data message needs an action \"a\"") }
+            guard let action = body["a"]?.stringValue else {
+                throw .badEnvelope("a data message needs an action \"a\"")
+            }
             let b = body["b"] ?? .object([])
             if let request = try ClientRequest.decode(action: action, body: b) {
                 return .request(number: number, request)
@@ -72,10 +74,12 @@ public enum ClientRequest: Sendable, Equatable {
         case let (.listen(a, b, c, d), .listen(e, f, g, h)): a == e && b == f && c == g && d == h
         case let (.unlisten(a, b, c), .unlisten(e, f, g)): a == e && b == f && c == g
         case let (.put(a, b, c, d), .put(e, f, g, h)): a == e && b == f && c == g && d == h
-        case let (.merge(a, b, c), .merge(e, f, g)): a == e && b.elementsEqual(f, by: { $0.0 == $1.0 && $0.1 == $1.1 }) && c == g
+        case let (.merge(a, b, c), .merge(e, f, g)):
+            a == e && b.elementsEqual(f, by: { $0.0 == $1.0 && $0.1 == $1.1 }) && c == g
         case let (.get(a, b), .get(e, f)): a == e && b == f
         case let (.onDisconnectPut(a, b), .onDisconnectPut(e, f)): a == e && b == f
-        case let (.onDisconnectMerge(a, b), .onDisconnectMerge(e, f)): a == e && b.elementsEqual(f, by: { $0.0 == $1.0 && $0.1 == $1.1 })
+        case let (.onDisconnectMerge(a, b), .onDisconnectMerge(e, f)):
+            a == e && b.elementsEqual(f, by: { $0.0 == $1.0 && $0.1 == $1.1 })
         case let (.onDisconnectCancel(a), .onDisconnectCancel(b)): a == b
         case let (.auth(a, b, c), .auth(e, f, g)): a == e && b == f && c == g
         case (.unauth, .unauth), (.stats, .stats): true
@@ -86,7 +90,9 @@ public enum ClientRequest: Sendable, Equatable {
     /// Decodes a request body; `nil` for an action this server does not know.
     static func decode(action: String, body b: JSONValue) throws(WireError) -> ClientRequest? {
         func path() throws(WireError) -> Path {
-            guard let p = b["p"]?.stringValue else { throw .badRequest(action: action, reason: "\"p\" must be a path string") }
+            guard let p = b["p"]?.stringValue else {
+                throw .badRequest(action: action, reason: "\"p\" must be a path string")
+            }
             return try wirePath(p)
         }
         func tag() throws(WireError) -> Int? {
@@ -117,8 +123,12 @@ public enum ClientRequest: Sendable, Equatable {
             return .unlisten(path: try path(), query: try WireQuery.decode(b["q"]), tag: try tag())
         case "p":
             let h = b["h"]
-            if let h, !h.isNull, h.stringValue == nil { throw .badRequest(action: action, reason: "\"h\" must be a string") }
-            return .put(path: try path(), data: try data(), hash: h?.stringValue, stamp: try WriteStamp.decode(action: action, body: b))
+            if let h, !h.isNull, h.stringValue == nil {
+                throw .badRequest(action: action, reason: "\"h\" must be a string")
+            }
+            return .put(
+                path: try path(), data: try data(), hash: h?.stringValue,
+                stamp: try WriteStamp.decode(action: action, body: b))
         case "m":
             return .merge(path: try path(), data: try children(), stamp: try WriteStamp.decode(action: action, body: b))
         case "g":
@@ -130,7 +140,9 @@ public enum ClientRequest: Sendable, Equatable {
         case "oc":
             return .onDisconnectCancel(path: try path())
         case "auth", "gauth":
-            guard let cred = b["cred"]?.stringValue else { throw .badRequest(action: action, reason: "\"cred\" must be a string") }
+            guard let cred = b["cred"]?.stringValue else {
+                throw .badRequest(action: action, reason: "\"cred\" must be a string")
+            }
             return .auth(credential: cred, isJWT: action == "auth", override: b["authvar"])
         case "unauth":
             return .unauth
@@ -157,7 +169,9 @@ public enum ClientRequest: Sendable, Equatable {
         case let .unlisten(path, query, tag):
             return ("n", obj([("p", p(path)), ("q", WireQuery.encode(query)), ("t", t(tag))]))
         case let .put(path, data, hash, stamp):
-            return ("p", obj([("p", p(path)), ("d", data), ("h", hash.map(JSONValue.string))] + (stamp?.members ?? [])))
+            return (
+                "p", obj([("p", p(path)), ("d", data), ("h", hash.map(JSONValue.string))] + (stamp?.members ?? []))
+            )
         case let .merge(path, data, stamp):
             return ("m", obj([("p", p(path)), ("d", rel(data))] + (stamp?.members ?? [])))
         case let .get(path, query):
@@ -182,11 +196,13 @@ public enum ClientRequest: Sendable, Equatable {
         let (a, b) = encoded
         return JSONValue.object([
             JSONMember(key: "t", value: "d"),
-            JSONMember(key: "d", value: .object([
-                JSONMember(key: "r", value: .number(Double(number))),
-                JSONMember(key: "a", value: .string(a)),
-                JSONMember(key: "b", value: b),
-            ])),
+            JSONMember(
+                key: "d",
+                value: .object([
+                    JSONMember(key: "r", value: .number(Double(number))),
+                    JSONMember(key: "a", value: .string(a)),
+                    JSONMember(key: "b", value: b),
+                ])),
         ]).serialized()
     }
 }

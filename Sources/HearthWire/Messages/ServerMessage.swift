@@ -91,14 +91,17 @@ public enum ServerMessage: Sendable, Equatable {
             switch d["t"]?.stringValue {
             case "h"?:
                 let body = d["d"]
-                let ts = body?["ts"].flatMap { v -> Int64? in
-                    if case .integer(let i) = v { return i }
-                    return v.doubleValue.map { Int64($0) }
-                } ?? 0
+                let ts =
+                    body?["ts"].flatMap { v -> Int64? in
+                        if case .integer(let i) = v { return i }
+                        return v.doubleValue.map { Int64($0) }
+                    } ?? 0
                 // Unknown or malformed extension entries are ignored (a client uses only what it knows).
                 var extensions: [String] = []
                 if case .array(let items)? = body?["x"] { extensions = items.compactMap(\.stringValue) }
-                return .hello(timestamp: ts, host: body?["h"]?.stringValue ?? "", sessionID: body?["s"]?.stringValue ?? "", extensions: extensions)
+                return .hello(
+                    timestamp: ts, host: body?["h"]?.stringValue ?? "", sessionID: body?["s"]?.stringValue ?? "",
+                    extensions: extensions)
             case "o"?: return .pong
             case "s"?: return .shutdown(reason: d["d"]?.stringValue ?? "")
             default: throw .badEnvelope("unknown control message")

@@ -23,14 +23,14 @@ struct ArticleSampleTests {
         let scores = db.reference(withPath: "scores")
         scores.queryOrderedByValue().queryLimited(toLast: 3).observe(.childAdded) { snapshot in
             print(snapshot.key ?? "", snapshot.value ?? "null")
-            seen.add(snapshot.key ?? "")   // doc-sample: test
+            seen.add(snapshot.key ?? "")  // doc-sample: test
         }
         try await scores.child("ada").setValue(5)
         try await scores.child("grace").setValue(7)
         let snapshot = try await scores.getData()
-        print(snapshot.childrenCount)   // 2
-        #expect(snapshot.childrenCount == 2)   // doc-sample: test
-        #expect(await eventually { seen.all.sorted() == ["ada", "grace"] })   // doc-sample: test
+        print(snapshot.childrenCount)  // 2
+        #expect(snapshot.childrenCount == 2)  // doc-sample: test
+        #expect(await eventually { seen.all.sorted() == ["ada", "grace"] })  // doc-sample: test
         try db.close()
         // doc-sample end
         try await server.stop()
@@ -52,10 +52,10 @@ struct ArticleSampleTests {
         try db.reference(withPath: "counter").runTransaction(named: "increment", argument: 1)
         try db.reference(withPath: "scores/ada").setValue(6) { error, _ in
             print(error.map { "\($0)" } ?? "acknowledged")
-            acks.add(error.map { "\($0)" } ?? "acknowledged")   // doc-sample: test
+            acks.add(error.map { "\($0)" } ?? "acknowledged")  // doc-sample: test
         }
-        #expect(acks.all.isEmpty, "nothing is answered offline")   // doc-sample: test
-        db.goOnline()   // or a restart: both are sent, in order, when connected
+        #expect(acks.all.isEmpty, "nothing is answered offline")  // doc-sample: test
+        db.goOnline()  // or a restart: both are sent, in order, when connected
         // doc-sample end
         #expect(await eventually { acks.all == ["acknowledged"] && outcomes.all.count == 1 })
         #expect(outcomes.all.first?.committed == true)

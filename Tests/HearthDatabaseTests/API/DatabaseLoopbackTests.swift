@@ -40,7 +40,9 @@ struct DatabaseLoopbackTests {
         let a = try Database(url: url(server), options: options(nil))
         let b = try Database(url: url(server), options: options(nil))
         let seen = Collected<String>()
-        b.reference().databaseQuery.ref.child("greeting").observe(.value) { snap in seen.add(snap.node.plainJSONString()) }
+        b.reference().databaseQuery.ref.child("greeting").observe(.value) { snap in
+            seen.add(snap.node.plainJSONString())
+        }
         let done = Collected<DatabaseError?>()
         let ref = a.reference().child("greeting")
         _ = try a.saveWrite(.set(.string("hello")), at: ref, queue: nil) { done.add($0) }
@@ -64,7 +66,10 @@ struct DatabaseLoopbackTests {
         #expect(states.all.first == "false")
         try await server.stop()
         #expect(await eventually { states.all.last == "false" })
-        #expect(throws: DatabaseError.self) { try db.saveWrite(.set(.bool(true)), at: db.reference().child(".info/connected"), queue: nil, completion: nil) }
+        #expect(throws: DatabaseError.self) {
+            try db.saveWrite(
+                .set(.bool(true)), at: db.reference().child(".info/connected"), queue: nil, completion: nil)
+        }
         try db.close()
     }
 
@@ -78,7 +83,9 @@ struct DatabaseLoopbackTests {
         do {
             let db = try Database(url: url(server), options: options(dir.path, online: false))
             for i in 0..<10 {
-                ids.append(try db.saveWrite(.set(.number(Double(i))), at: db.reference().child("items/\(i)"), queue: nil, completion: nil))
+                ids.append(
+                    try db.saveWrite(
+                        .set(.number(Double(i))), at: db.reference().child("items/\(i)"), queue: nil, completion: nil))
             }
             #expect(db.pendingWriteIDs == ids)
             try db.close()

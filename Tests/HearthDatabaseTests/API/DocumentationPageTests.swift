@@ -10,7 +10,8 @@ import Testing
 @Suite("Documentation page", .serialized)
 struct DocumentationPageTests {
     static let dinosaurs: [String: DatabaseValue] = [
-        "bruhathkayosaurus": 55, "lambeosaurus": 21, "linhenykus": 80, "pterodactyl": 93, "stegosaurus": 5, "triceratops": 22,
+        "bruhathkayosaurus": 55, "lambeosaurus": 21, "linhenykus": 80, "pterodactyl": 93, "stegosaurus": 5,
+        "triceratops": 22,
     ]
 
     func open(_ server: TransportTestServer, _ dir: String, online: Bool) throws -> Database {
@@ -48,14 +49,22 @@ struct DocumentationPageTests {
         let scoresRef = db.reference(withPath: "scores")
         let two = Collected<String>()
         let twoValues = Collected<String>()
-        scoresRef.queryOrderedByValue().queryLimited(toLast: 2).observe(.childAdded) { snapshot in two.add(snapshot.key ?? "?") }
-        scoresRef.queryOrderedByValue().queryLimited(toLast: 2).observe(.value) { snapshot in twoValues.add("\(snapshot.databaseValue)") }
+        scoresRef.queryOrderedByValue().queryLimited(toLast: 2).observe(.childAdded) { snapshot in
+            two.add(snapshot.key ?? "?")
+        }
+        scoresRef.queryOrderedByValue().queryLimited(toLast: 2).observe(.value) { snapshot in
+            twoValues.add("\(snapshot.databaseValue)")
+        }
         #expect(await eventually { two.all.count == 2 })
         #expect(two.all == ["linhenykus", "pterodactyl"])
         let six = Collected<String>()
         let sixValues = Collected<String>()
-        scoresRef.queryOrderedByValue().queryLimited(toLast: 6).observe(.childAdded) { snapshot in six.add(snapshot.key ?? "?") }
-        scoresRef.queryOrderedByValue().queryLimited(toLast: 6).observe(.value) { snapshot in sixValues.add("\(snapshot.childrenCount)") }
+        scoresRef.queryOrderedByValue().queryLimited(toLast: 6).observe(.childAdded) { snapshot in
+            six.add(snapshot.key ?? "?")
+        }
+        scoresRef.queryOrderedByValue().queryLimited(toLast: 6).observe(.value) { snapshot in
+            sixValues.add("\(snapshot.childrenCount)")
+        }
         #expect(await eventually { six.all.count == 4 })
         #expect(six.all == ["triceratops", "bruhathkayosaurus", "linhenykus", "pterodactyl"])
         // Offline, from the cache: child events, and no value event — the app never ran these
@@ -110,7 +119,9 @@ struct DocumentationPageTests {
             let db = try open(server, dir.path, online: false)
             let local = Collected<String>()
             db.reference(withPath: "notes").observe(.childAdded) { local.add($0.key ?? "?") }
-            for i in 0..<3 { try db.reference(withPath: "notes").childByAutoId().setValue(.string("note \(i)")) { _, _ in } }
+            for i in 0..<3 {
+                try db.reference(withPath: "notes").childByAutoId().setValue(.string("note \(i)")) { _, _ in }
+            }
             #expect(await eventually { local.all.count == 3 }, "local writes raise events at once, offline")
             #expect(local.all == local.all.sorted(), "push ids are time-ordered")
             try db.close()

@@ -27,7 +27,8 @@ struct PresenceTests {
             let con = myConnectionsRef.childByAutoId()
             _ = try? con.setValue(true) { _, _ in }
             try? con.onDisconnectRemoveValue { error, _ in registered.add(error == nil) }
-            try? lastOnlineRef.onDisconnectSetValue(ServerValue.timestamp()) { error, _ in registered.add(error == nil) }
+            try? lastOnlineRef.onDisconnectSetValue(ServerValue.timestamp()) { error, _ in registered.add(error == nil)
+            }
         }
         // The second client watches.
         let seen = Collected<DatabaseValue>()
@@ -36,7 +37,10 @@ struct PresenceTests {
         #expect(await eventually { registered.all == [true, true] }, "the server holds both operations")
         // The first client goes away.
         try first.close()
-        #expect(await eventually { seen.all.last?["connections"] == nil && seen.all.last?["lastOnline"]?.doubleValue != nil })
+        #expect(
+            await eventually {
+                seen.all.last?["connections"] == nil && seen.all.last?["lastOnline"]?.doubleValue != nil
+            })
         let lastOnline = try #require(seen.all.last?["lastOnline"]?.doubleValue)
         #expect(abs(lastOnline - Date().timeIntervalSince1970 * 1000) < 60_000, "a server timestamp")
         try second.close()

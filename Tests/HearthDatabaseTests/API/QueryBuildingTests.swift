@@ -183,8 +183,9 @@ import Testing
     // MARK: - Hearth's own checks
 
     @Test func messagesAreFirebaseLike() {
-        #expect(ref.queryOrderedByKey().queryOrderedByValue().invalid
-            == .invalidQuery("queryOrderedByValue: you cannot use more than one queryOrdered… call"))
+        #expect(
+            ref.queryOrderedByKey().queryOrderedByValue().invalid
+                == .invalidQuery("queryOrderedByValue: you cannot use more than one queryOrdered… call"))
         guard case .invalidQuery(let m)? = ref.queryOrderedByKey().queryStarting(atValue: 1).invalid else {
             Issue.record("accepted")
             return
@@ -207,7 +208,9 @@ import Testing
         #expect(bad.queryLimited(toFirst: 1).invalid == bad.invalid)
     }
 
-    @Test(arguments: ["$key", ".key", "$value", ".value", "$priority", ".priority", "", "/", "a.b", ".info/x", "a/.priority"])
+    @Test(arguments: [
+        "$key", ".key", "$value", ".value", "$priority", ".priority", "", "/", "a.b", ".info/x", "a/.priority",
+    ])
     func invalidChildOrderings(path: String) {
         #expect(ref.queryOrdered(byChild: path).invalid != nil)
     }
@@ -231,7 +234,8 @@ import Testing
     @Test func boundsSetBeforeTheOrderingAreKept() throws {
         // Firebase accepts bounds before the ordering; Hearth re-applies them under it.
         let q = ref.queryStarting(atValue: "b").queryEnding(atValue: "m").queryLimited(toFirst: 2).queryOrderedByKey()
-        let expected = ref.queryOrderedByKey().queryStarting(atValue: "b").queryEnding(atValue: "m").queryLimited(toFirst: 2)
+        let expected = ref.queryOrderedByKey().queryStarting(atValue: "b").queryEnding(atValue: "m").queryLimited(
+            toFirst: 2)
         #expect(q.invalid == nil)
         #expect(q.spec == expected.spec)
         // startAfter without a key: under key ordering it means "keys after b".

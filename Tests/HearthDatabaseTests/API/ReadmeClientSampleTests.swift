@@ -16,8 +16,8 @@ struct ReadmeClientSampleTests {
         // doc-sample: README.md
         // doc-sample-replace: ws://127.0.0.1:9000 => ws://127.0.0.1:\(port)
         var options = Database.Options()
-        options.storeDirectory = appSupport + "/hearth"   // nil: memory only
-        options.cacheSizeBytes = 10 << 20                 // 1 … 100 MiB, default 10 MiB (Firebase's)
+        options.storeDirectory = appSupport + "/hearth"  // nil: memory only
+        options.cacheSizeBytes = 10 << 20  // 1 … 100 MiB, default 10 MiB (Firebase's)
         let db = try Database(url: "ws://127.0.0.1:\(port)?ns=demo", options: options)
 
         // Listen: events come from the cache at once (offline too), then from the server.
@@ -25,7 +25,7 @@ struct ReadmeClientSampleTests {
         scoresRef.queryOrderedByValue().queryLimited(toLast: 4).observe(.childAdded) { snapshot in
             print("The \(snapshot.key ?? "") dinosaur's score is \(snapshot.value ?? "null")")
         }
-        try scoresRef.keepSynced(true)                     // persisted: synced again after a restart
+        try scoresRef.keepSynced(true)  // persisted: synced again after a restart
 
         // Write: saved in the store before it is sent, re-sent after a restart until answered;
         // local observers see it at once. A completion form and an async form.

@@ -89,7 +89,9 @@ import Testing
 
     @Test func urlPercentEncodesKeysAsEncodeURIComponent() {
         let ref = root.child("a b/ü/x!y~z*'()?&=%")
-        #expect(ref.url(rootURL: "https://demo.firebaseio.com") == "https://demo.firebaseio.com/a%20b/%C3%BC/x!y~z*'()%3F%26%3D%25")
+        #expect(
+            ref.url(rootURL: "https://demo.firebaseio.com")
+                == "https://demo.firebaseio.com/a%20b/%C3%BC/x!y~z*'()%3F%26%3D%25")
         #expect(root.url(rootURL: "https://demo.firebaseio.com/") == "https://demo.firebaseio.com")
         #expect(root.child("k").url(rootURL: "http://localhost:9000") == "http://localhost:9000/k")
     }

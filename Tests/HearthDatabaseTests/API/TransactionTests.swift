@@ -55,9 +55,10 @@ struct TransactionTests {
         let done = Collected<Bool>()
         for _ in 0..<10 {
             for db in [a, b] {
-                try db.reference(withPath: "hits").runTransactionBlock({ current in
-                    .success(withValue: .int((current.int64Value ?? 0) + 1))
-                }, andCompletionBlock: { error, committed, _ in done.add(error == nil && committed) })
+                try db.reference(withPath: "hits").runTransactionBlock(
+                    { current in
+                        .success(withValue: .int((current.int64Value ?? 0) + 1))
+                    }, andCompletionBlock: { error, committed, _ in done.add(error == nil && committed) })
             }
         }
         #expect(await eventually(30) { done.all.count == 20 })
@@ -74,9 +75,11 @@ struct TransactionTests {
         let server = try await TransportTestServer()
         let db = try open(server, TempDir().path, online: false)
         let outcome = Collected<String>()
-        try db.reference(withPath: "x").runTransactionBlock({ _ in .success(withValue: 1) }, andCompletionBlock: { error, committed, _ in
-            outcome.add("\(committed) \(error.map { "\($0)" } ?? "nil")")
-        })
+        try db.reference(withPath: "x").runTransactionBlock(
+            { _ in .success(withValue: 1) },
+            andCompletionBlock: { error, committed, _ in
+                outcome.add("\(committed) \(error.map { "\($0)" } ?? "nil")")
+            })
         try db.reference(withPath: "x").setValue(5) { _, _ in }
         #expect(await eventually { outcome.all.count == 1 })
         #expect(outcome.all.first?.hasPrefix("false server error set") == true, "\(outcome.all)")

@@ -16,7 +16,8 @@ import Testing
         let h = SyncHarness()
         let c = try h.addClient()
         for i in 0..<5 { try h.write(c, .set(node("\(i)")), at: "counter") }
-        try h.write(c, .update([ChildUpdate(path: "a", node: node("1")), ChildUpdate(path: "b/c", node: node("2"))]), at: "m")
+        try h.write(
+            c, .update([ChildUpdate(path: "a", node: node("1")), ChildUpdate(path: "b/c", node: node("2"))]), at: "m")
         #expect(h.sent[c].isEmpty)
         h.call(c) { core, now in core.goOnline(now: now) }
         #expect(h.clients[c].opened == 1)
@@ -171,12 +172,16 @@ import Testing
 
     /// The server refuses a write: it is reverted in the store and its completion says why.
     @Test func refusedWriteIsReverted() throws {
-        var core = ClientCore(pendingWrites: [PendingWrite(id: 1, path: "a", operation: .set(Node(.number(1))))], token: nil, seed: 1, hash: { _ in "" })
+        var core = ClientCore(
+            pendingWrites: [PendingWrite(id: 1, path: "a", operation: .set(Node(.number(1))))], token: nil, seed: 1,
+            hash: { _ in "" })
         let link = try #require(core.goOnline(now: 0).open)
         let out = core.received(ServerMessage.hello(timestamp: 0, host: "h", sessionID: "s").text, on: link, now: 0)
         let numbers = out.messages.compactMap { (try? JSONValue.parse($0))?["d"]?["r"]?.doubleValue }
         let number = try #require(numbers.first)
-        let answer = core.received(ServerMessage.response(number: Int(number), status: "permission_denied", data: "Permission denied").text, on: link, now: 1)
+        let answer = core.received(
+            ServerMessage.response(number: Int(number), status: "permission_denied", data: "Permission denied").text,
+            on: link, now: 1)
         #expect(answer.commits == [.revertWrite(1)])
         #expect(answer.events == [.writeCompleted(id: 1, error: .permissionDenied("Permission denied"))])
         #expect(core.unansweredWriteIDs.isEmpty)
@@ -189,7 +194,9 @@ import Testing
     func refusedTokenForcesRefresh(status: String) throws {
         var config = ClientCore.Configuration()
         config.usesTokens = true
-        var core = ClientCore(configuration: config, pendingWrites: [], token: AuthToken(token: "old", expiresAt: 1_000), seed: 1, hash: { _ in "" })
+        var core = ClientCore(
+            configuration: config, pendingWrites: [], token: AuthToken(token: "old", expiresAt: 1_000), seed: 1,
+            hash: { _ in "" })
         var out = core.goOnline(now: 0)
         #expect(out.fetchToken == false)
         out = core.tokenFetched(AuthToken(token: "old", expiresAt: 1_000), now: 0)

@@ -9,19 +9,27 @@ import Testing
 final class Recorder: Sendable {
     private let lines = Mutex<[String]>([])
     func record(_ e: ViewEvent) {
-        let line: String = switch e.kind {
-        case .value: "value \(e.node.plainJSONString())"
-        default: "\(e.kind.rawValue) \(e.childKey?.string ?? "?")"
-        }
+        let line: String =
+            switch e.kind {
+            case .value: "value \(e.node.plainJSONString())"
+            default: "\(e.kind.rawValue) \(e.childKey?.string ?? "?")"
+            }
         lines.withLock { $0.append(line) }
     }
-    func take() -> [String] { lines.withLock { l in defer { l = [] }; return l } }
+    func take() -> [String] {
+        lines.withLock { l in
+            defer { l = [] }; return l
+        }
+    }
 }
 
 /// The documentation's offline-query story at the protocol level: the client core and its
 /// store against the server core, no sockets.
 @Suite struct DocumentationFlowCoreTests {
-    let dinosaurs = try! Node(jsonText: #"{"bruhathkayosaurus":55,"lambeosaurus":21,"linhenykus":80,"pterodactyl":93,"stegosaurus":5,"triceratops":22}"#)
+    let dinosaurs = try! Node(
+        jsonText:
+            #"{"bruhathkayosaurus":55,"lambeosaurus":21,"linhenykus":80,"pterodactyl":93,"stegosaurus":5,"triceratops":22}"#
+    )
 
     func listen(_ h: SyncHarness, _ c: Int, _ query: QuerySpec) throws -> Recorder {
         let r = Recorder()
@@ -37,10 +45,12 @@ final class Recorder: Sendable {
         h.call(c) { core, now in core.goOnline(now: now) }
         let top4 = try listen(h, c, try byValue.limitToLast(4))
         h.run()
-        #expect(top4.take() == [
-            "child_added triceratops", "child_added bruhathkayosaurus", "child_added linhenykus", "child_added pterodactyl",
-            #"value {"bruhathkayosaurus":55,"linhenykus":80,"pterodactyl":93,"triceratops":22}"#,
-        ])
+        #expect(
+            top4.take() == [
+                "child_added triceratops", "child_added bruhathkayosaurus", "child_added linhenykus",
+                "child_added pterodactyl",
+                #"value {"bruhathkayosaurus":55,"linhenykus":80,"pterodactyl":93,"triceratops":22}"#,
+            ])
         // The connection is lost and the app restarts, offline.
         try h.restart(c)
         let two = try listen(h, c, try byValue.limitToLast(2))
@@ -48,14 +58,19 @@ final class Recorder: Sendable {
         #expect(two.take() == ["child_added linhenykus", "child_added pterodactyl"])
         let six = try listen(h, c, try byValue.limitToLast(6))
         h.clients[c].store.waitForEventDelivery()
-        #expect(six.take() == ["child_added triceratops", "child_added bruhathkayosaurus", "child_added linhenykus", "child_added pterodactyl"])
+        #expect(
+            six.take() == [
+                "child_added triceratops", "child_added bruhathkayosaurus", "child_added linhenykus",
+                "child_added pterodactyl",
+            ])
         // Back online: the final two child_added and the value.
         h.call(c) { core, now in core.goOnline(now: now) }
         h.run()
-        #expect(six.take() == [
-            "child_added stegosaurus", "child_added lambeosaurus",
-            #"value {"bruhathkayosaurus":55,"lambeosaurus":21,"linhenykus":80,"pterodactyl":93,"stegosaurus":5,"triceratops":22}"#,
-        ])
+        #expect(
+            six.take() == [
+                "child_added stegosaurus", "child_added lambeosaurus",
+                #"value {"bruhathkayosaurus":55,"lambeosaurus":21,"linhenykus":80,"pterodactyl":93,"stegosaurus":5,"triceratops":22}"#,
+            ])
         #expect(two.take() == [#"value {"linhenykus":80,"pterodactyl":93}"#])
     }
 
@@ -78,6 +93,10 @@ final class Recorder: Sendable {
         h.run()
         h.advance(60_000)
         h.run()
-        #expect(r.take() == ["child_removed pterodactyl", "child_added bruhathkayosaurus", #"value {"bruhathkayosaurus":55,"linhenykus":80}"#])
+        #expect(
+            r.take() == [
+                "child_removed pterodactyl", "child_added bruhathkayosaurus",
+                #"value {"bruhathkayosaurus":55,"linhenykus":80}"#,
+            ])
     }
 }

@@ -60,13 +60,16 @@ import Testing
     @Test func stampsOnlyWhenTheServerOffersThem() {
         var d = Driver(writerID: "me", writes: [Self.write1])
         let plain = d.connect(extensions: [])
-        #expect(plain.requests.count == 1 && Self.stamp(of: plain.requests[0].1) == nil, "plain v5 to a server without x")
+        #expect(
+            plain.requests.count == 1 && Self.stamp(of: plain.requests[0].1) == nil, "plain v5 to a server without x")
         #expect(!d.core.stampsWrites)
         let stamped = d.connect(extensions: ["w", "future"])
         #expect(stamped.requests.map { Self.stamp(of: $0.1) } == [WriteStamp(writer: "me", id: 1)])
         #expect(stamped.out.messages.last?.contains(#""w":"me","i":1"#) == true)
         // A write made while connected goes out stamped too, in id order.
-        let next = d.core.write(PendingWrite(id: 4, path: "k/b", operation: .update([ChildUpdate(path: "c", node: Node(.bool(true)))])), now: d.now)
+        let next = d.core.write(
+            PendingWrite(id: 4, path: "k/b", operation: .update([ChildUpdate(path: "c", node: Node(.bool(true)))])),
+            now: d.now)
         #expect(Driver.requests(next).map { Self.stamp(of: $0.1) } == [WriteStamp(writer: "me", id: 4)])
 
         // No writer id: never stamped, whatever the server offers.
@@ -79,12 +82,16 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var store = try Store.open(directory: dir)
         var draws: UInt64 = 0
-        let id = try WriterIdentity.load(store) { draws += 1; return 0xABCD_0000_0000_0000 + draws }
+        let id = try WriterIdentity.load(store) {
+            draws += 1; return 0xABCD_0000_0000_0000 + draws
+        }
         #expect(id.count == 32 && id.allSatisfy(\.isHexDigit))
         #expect(id == "abcd000000000001abcd000000000002")
         try store.close()
         store = try Store.open(directory: dir)
-        let again = try WriterIdentity.load(store) { Issue.record("a second id was drawn"); return 7 }
+        let again = try WriterIdentity.load(store) {
+            Issue.record("a second id was drawn"); return 7
+        }
         #expect(again == id, "the same writer after a restart")
         try store.close()
         var system = SystemRandomNumberGenerator()
@@ -108,7 +115,9 @@ import Testing
         let retry = d.core.tick(now: d.now)
         d.link = retry.open
         _ = d.core.connectionOpened(d.link!, now: d.now)
-        let hello = d.core.received(ServerMessage.hello(timestamp: d.now, host: "h", sessionID: "s", extensions: ["w"]).text, on: d.link!, now: d.now)
+        let hello = d.core.received(
+            ServerMessage.hello(timestamp: d.now, host: "h", sessionID: "s", extensions: ["w"]).text, on: d.link!,
+            now: d.now)
         #expect(Driver.requests(hello).allSatisfy { if case .put = $0.1 { false } else { true } }, "not sent again")
     }
 

@@ -58,7 +58,9 @@ import Testing
         #expect(shown.complete)
         #expect(Database.cachedHash(store, window) == shown.window.node.hash)
         if shown.window.node != persisted.node {
-            #expect(Database.cachedHash(store, window) != persisted.node.hash, "the stale view must not be reported as the server's window")
+            #expect(
+                Database.cachedHash(store, window) != persisted.node.hash,
+                "the stale view must not be reported as the server's window")
         }
     }
 }

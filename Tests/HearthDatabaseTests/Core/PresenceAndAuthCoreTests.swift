@@ -10,9 +10,13 @@ import Testing
 @Suite struct PresenceAndAuthCoreTests {
     func node(_ json: String) -> Node { try! Node(jsonText: json) }
 
-    func queue(_ h: SyncHarness, _ c: Int, _ action: OnDisconnectOperation.Action, at path: Path) throws -> OnDisconnectOperation {
+    func queue(
+        _ h: SyncHarness, _ c: Int, _ action: OnDisconnectOperation.Action, at path: Path
+    ) throws -> OnDisconnectOperation {
         var op: OnDisconnectOperation?
-        try h.clients[c].store.commit { (b: inout StoreBatch) throws(StoreError) in op = try b.queueOnDisconnect(action, at: path) }
+        try h.clients[c].store.commit { (b: inout StoreBatch) throws(StoreError) in
+            op = try b.queueOnDisconnect(action, at: path)
+        }
         h.call(c) { core, now in core.onDisconnect(op!, now: now) }
         return op!
     }

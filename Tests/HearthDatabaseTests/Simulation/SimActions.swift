@@ -15,7 +15,8 @@ extension Simulation {
 
         func weight(_ workload: Workload) -> Double {
             switch (self, workload) {
-            case (.onDisconnectSet, .v1), (.onDisconnectUpdate, .v1), (.onDisconnectRemove, .v1), (.onDisconnectCancel, .v1),
+            case (.onDisconnectSet, .v1), (.onDisconnectUpdate, .v1), (.onDisconnectRemove, .v1),
+                (.onDisconnectCancel, .v1),
                 (.keepSynced, .v1), (.unkeepSynced, .v1), (.transaction, .v1), (.transaction, .v2):
                 return 0
             default: return weight
@@ -95,7 +96,9 @@ extension Simulation {
         case .goOnline:
             goOnline(i)
         case .onDisconnectSet:
-            onDisconnect(i, .set(SimWorkload.value(&rng, allowNull: false)), at: SimWorkload.setPath(&rng, listKeys: client.listKeys))
+            onDisconnect(
+                i, .set(SimWorkload.value(&rng, allowNull: false)),
+                at: SimWorkload.setPath(&rng, listKeys: client.listKeys))
         case .onDisconnectUpdate:
             let (path, children) = SimWorkload.update(&rng)
             onDisconnect(i, .update(children), at: path)
@@ -111,10 +114,13 @@ extension Simulation {
         case .transaction:
             let tx: SimTransaction
             if rng.chance(0.6) {
-                tx = SimTransaction(storeID: 0, name: "increment", path: rng.pick(SimTransactions.counters), argument: .empty)
+                tx = SimTransaction(
+                    storeID: 0, name: "increment", path: rng.pick(SimTransactions.counters), argument: .empty)
             } else {
                 stats.appends += 1
-                tx = SimTransaction(storeID: 0, name: "append", path: SimTransactions.list, argument: Node(.string("c\(i)-a\(stats.appends)")))
+                tx = SimTransaction(
+                    storeID: 0, name: "append", path: SimTransactions.list,
+                    argument: Node(.string("c\(i)-a\(stats.appends)")))
             }
             runTransaction(i, tx, retries: 0, new: true)
         }
@@ -126,7 +132,9 @@ extension Simulation {
         let client = clients[i]
         var op: OnDisconnectOperation?
         do {
-            try client.store.commit { (b: inout StoreBatch) throws(StoreError) in op = try b.queueOnDisconnect(action, at: path) }
+            try client.store.commit { (b: inout StoreBatch) throws(StoreError) in
+                op = try b.queueOnDisconnect(action, at: path)
+            }
         } catch {
             fail("c\(i) could not queue an onDisconnect operation: \(error)")
             return
@@ -183,7 +191,9 @@ extension Simulation {
         let client = clients[i]
         var id: Int64 = 0
         do {
-            try client.store.commit { (b: inout StoreBatch) throws(StoreError) in id = try b.saveWrite(operation, at: path) }
+            try client.store.commit { (b: inout StoreBatch) throws(StoreError) in
+                id = try b.saveWrite(operation, at: path)
+            }
         } catch {
             fail("c\(i) could not save a write: \(error)")
             return
@@ -214,7 +224,8 @@ extension Simulation {
 
     /// One fault.
     func fault() {
-        let fault = Fault.allCases[rng.weighted(Fault.allCases.map { configuration.workload == .v1 && $0 == .tokenOutage ? 0 : $0.weight })]
+        let fault = Fault.allCases[
+            rng.weighted(Fault.allCases.map { configuration.workload == .v1 && $0 == .tokenOutage ? 0 : $0.weight })]
         switch fault {
         case .drop:
             let up = connections.values.filter { $0.up }.map(\.id).sorted()
@@ -255,7 +266,8 @@ extension Simulation {
     /// goes online.
     func restartClient(_ i: Int) {
         let client = clients[i]
-        let mode: SimulatedFileSystem.PowerCutMode? = rng.chance(0.5) ? rng.pick(SimulatedFileSystem.PowerCutMode.all) : nil
+        let mode: SimulatedFileSystem.PowerCutMode? =
+            rng.chance(0.5) ? rng.pick(SimulatedFileSystem.PowerCutMode.all) : nil
         note("FAULT restart c\(i)" + (mode.map { " with power cut \($0)" } ?? ""))
         stats.clientRestarts += 1
         if mode != nil { stats.powerCuts += 1 }
@@ -277,11 +289,15 @@ extension Simulation {
         if !pins.isEmpty {
             do {
                 try client.store.commit(durability: .buffered) { (b: inout StoreBatch) throws(StoreError) in
-                    for location in pins.sorted(by: { $0.description < $1.description }) { try b.setQueryActive(location) }
+                    for location in pins.sorted(by: { $0.description < $1.description }) {
+                        try b.setQueryActive(location)
+                    }
                 }
             } catch { fail("c\(i) reactivating pins: \(error)") }
         }
-        for location in pins.sorted(by: { $0.description < $1.description }) { apply(i, client.core.listen(location, now: now)) }
+        for location in pins.sorted(by: { $0.description < $1.description }) {
+            apply(i, client.core.listen(location, now: now))
+        }
         for l in locations { listen(i, l) }
         restoreTransactions(i)
         if !client.appOffline { goOnline(i) }

@@ -89,7 +89,8 @@ final class SimChecks {
         switch op.action {
         case .set(let node): "set /\(op.path.wireString) = \(node.plainJSONString())"
         case .update(let children):
-            "update /\(op.path.wireString) {" + children.map { "\($0.path.wireString): \($0.node.plainJSONString())" }.joined(separator: ", ") + "}"
+            "update /\(op.path.wireString) {"
+                + children.map { "\($0.path.wireString): \($0.node.plainJSONString())" }.joined(separator: ", ") + "}"
         case .remove: "remove /\(op.path.wireString)"
         case .cancel: "cancel /\(op.path.wireString)"
         }
@@ -108,7 +109,9 @@ final class SimChecks {
             return
         }
         if let t = sim.tokens[credential], t.expiresAt <= sim.now {
-            sim.fail("c\(i) sent \(message) on conn \(conn) while its token \(credential) had expired (at t=\(t.expiresAt - sim.start))")
+            sim.fail(
+                "c\(i) sent \(message) on conn \(conn) while its token \(credential) had expired (at t=\(t.expiresAt - sim.start))"
+            )
         }
     }
 
@@ -156,7 +159,9 @@ final class SimChecks {
             sim.fail("the server's store holds \(durable.plainJSONString()), the model \(modelData.plainJSONString())")
         }
         if sim.server.outbox.isEmpty, sim.server.core.data != modelData {
-            sim.fail("the server core holds \(sim.server.core.data.plainJSONString()) with nothing unreleased, the model \(modelData.plainJSONString())")
+            sim.fail(
+                "the server core holds \(sim.server.core.data.plainJSONString()) with nothing unreleased, the model \(modelData.plainJSONString())"
+            )
         }
     }
 
@@ -196,7 +201,9 @@ final class SimChecks {
                 return
             }
             if node != expected {
-                sim.fail("c\(i)'s get \(id) returned \(node.plainJSONString()), the server held \(expected.plainJSONString())")
+                sim.fail(
+                    "c\(i)'s get \(id) returned \(node.plainJSONString()), the server held \(expected.plainJSONString())"
+                )
             }
         case .getCompleted(_, .failure(.offline)):
             break
@@ -251,9 +258,13 @@ final class SimChecks {
         let all = client.store.pendingWrites().map(\.id)
         let pending = all.filter { !client.transactionWrites.contains($0) }
         if pending != all {
-            sim.fail("c\(i)'s store still holds transaction writes \(all.filter { client.transactionWrites.contains($0) }) after a restart (they must be reverted: only ever sent as compare-and-set)")
+            sim.fail(
+                "c\(i)'s store still holds transaction writes \(all.filter { client.transactionWrites.contains($0) }) after a restart (they must be reverted: only ever sent as compare-and-set)"
+            )
         }
-        let expected = client.saved.keys.filter { !client.completed.contains($0) && !client.transactionWrites.contains($0) }.sorted()
+        let expected = client.saved.keys.filter {
+            !client.completed.contains($0) && !client.transactionWrites.contains($0)
+        }.sorted()
         if pending != expected {
             sim.fail("c\(i)'s store holds pending writes \(pending) after a restart, expected \(expected)")
         }
@@ -265,7 +276,9 @@ final class SimChecks {
     /// After the server restarted: it holds exactly what it made durable.
     func afterServerRestart(in sim: Simulation) {
         if sim.server.core.data != modelData {
-            sim.fail("the restarted server holds \(sim.server.core.data.plainJSONString()), the model \(modelData.plainJSONString())")
+            sim.fail(
+                "the restarted server holds \(sim.server.core.data.plainJSONString()), the model \(modelData.plainJSONString())"
+            )
         }
     }
 
@@ -273,28 +286,38 @@ final class SimChecks {
     func final(_ sim: Simulation) {
         let data = sim.server.core.data
         if data != modelData {
-            sim.fail("at quiescence the server holds \(data.plainJSONString()), the model \(modelData.plainJSONString())")
+            sim.fail(
+                "at quiescence the server holds \(data.plainJSONString()), the model \(modelData.plainJSONString())")
         }
         if exactlyOnceData != modelData {
             sim.stats.finalDiffersFromExactlyOnce = true
-            sim.note("AT-LEAST-ONCE: final data \(modelData.plainJSONString()) differs from each write applied once \(exactlyOnceData.plainJSONString())")
+            sim.note(
+                "AT-LEAST-ONCE: final data \(modelData.plainJSONString()) differs from each write applied once \(exactlyOnceData.plainJSONString())"
+            )
             if sim.configuration.strictExactlyOnce {
-                sim.fail("a re-sent write changed the final data: \(modelData.plainJSONString()), applied once: \(exactlyOnceData.plainJSONString())")
+                sim.fail(
+                    "a re-sent write changed the final data: \(modelData.plainJSONString()), applied once: \(exactlyOnceData.plainJSONString())"
+                )
             }
         }
         finalTransactions(sim, data: data)
         for client in sim.clients {
             let i = client.index
             for id in client.saved.keys.sorted() where !client.transactionWrites.contains(id) {
-                if !applied[i, default: []].contains(id) { sim.fail("c\(i)'s write \(id) never reached the server (lost)") }
+                if !applied[i, default: []].contains(id) {
+                    sim.fail("c\(i)'s write \(id) never reached the server (lost)")
+                }
                 if !client.completed.contains(id) { sim.fail("c\(i)'s write \(id) was never answered") }
             }
             let pending = client.store.pendingWrites().map(\.id)
             if !pending.isEmpty || !client.core.unansweredWriteIDs.isEmpty {
-                sim.fail("c\(i) has pending writes at quiescence: store \(pending), core \(client.core.unansweredWriteIDs)")
+                sim.fail(
+                    "c\(i) has pending writes at quiescence: store \(pending), core \(client.core.unansweredWriteIDs)")
             }
             do {
-                if let why = try client.store.state().checkInvariants() { sim.fail("c\(i)'s store at quiescence: \(why)") }
+                if let why = try client.store.state().checkInvariants() {
+                    sim.fail("c\(i)'s store at quiescence: \(why)")
+                }
             } catch {
                 sim.fail("c\(i)'s store state at quiescence: \(error)")
             }
@@ -308,7 +331,9 @@ final class SimChecks {
                     let local = try client.store.query(location.query, at: location.path)
                     if !local.complete { sim.fail("c\(i)'s kept query \(location) is not complete at quiescence") }
                     if local.window != expected {
-                        sim.fail("c\(i)'s kept query \(location) is \(local.window.node.plainJSONString()), the server's \(expected.node.plainJSONString())")
+                        sim.fail(
+                            "c\(i)'s kept query \(location) is \(local.window.node.plainJSONString()), the server's \(expected.node.plainJSONString())"
+                        )
                     }
                 } catch {
                     sim.fail("c\(i) query \(location): \(error)")
@@ -321,7 +346,9 @@ final class SimChecks {
                     let local = try client.store.query(r.location.query, at: r.location.path)
                     if !local.complete { sim.fail("c\(i)'s view of \(r.location) is not complete at quiescence") }
                     if local.window != expected {
-                        sim.fail("c\(i)'s view of \(r.location) is \(local.window.node.plainJSONString()) \(local.window.keys.map(\.string)), the server's \(expected.node.plainJSONString()) \(expected.keys.map(\.string))")
+                        sim.fail(
+                            "c\(i)'s view of \(r.location) is \(local.window.node.plainJSONString()) \(local.window.keys.map(\.string)), the server's \(expected.node.plainJSONString()) \(expected.keys.map(\.string))"
+                        )
                     }
                 } catch {
                     sim.fail("c\(i) query \(r.location): \(error)")
@@ -330,8 +357,12 @@ final class SimChecks {
                 var children: [ChildKey: Node] = [:]
                 for e in expected.entries { children[e.key] = e.value }
                 if seen.children != children || seen.value != expected.node {
-                    let kids = seen.children.sorted { ChildKey.compare($0.key, $1.key) < 0 }.map { "\($0.key.string): \($0.value.plainJSONString())" }
-                    sim.fail("c\(i)'s listener on \(r.location) saw children {\(kids.joined(separator: ", "))} and value \(seen.value?.plainJSONString() ?? "none") after \(seen.events) events; the server's \(expected.node.plainJSONString())")
+                    let kids = seen.children.sorted { ChildKey.compare($0.key, $1.key) < 0 }.map {
+                        "\($0.key.string): \($0.value.plainJSONString())"
+                    }
+                    sim.fail(
+                        "c\(i)'s listener on \(r.location) saw children {\(kids.joined(separator: ", "))} and value \(seen.value?.plainJSONString() ?? "none") after \(seen.events) events; the server's \(expected.node.plainJSONString())"
+                    )
                 }
             }
         }

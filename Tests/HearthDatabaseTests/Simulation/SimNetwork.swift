@@ -27,7 +27,9 @@ enum SimEvent: Sendable {
     /// The connection the event belongs to, if any.
     var conn: UInt64? {
         switch self {
-        case .toServer(let c, _), .toClient(let c, _), .accept(let c), .opened(let c), .clientClosed(let c), .serverClosed(let c): c
+        case .toServer(let c, _), .toClient(let c, _), .accept(let c), .opened(let c), .clientClosed(let c),
+            .serverClosed(let c):
+            c
         case .release, .tokenAnswer, .tokenCheck: nil
         }
     }

@@ -37,7 +37,8 @@ struct SimWrite: Sendable {
         switch operation {
         case .set(let node): "set /\(path.wireString) = \(node.plainJSONString())"
         case .update(let children):
-            "update /\(path.wireString) {" + children.map { "\($0.path.wireString): \($0.node.plainJSONString())" }.joined(separator: ", ") + "}"
+            "update /\(path.wireString) {"
+                + children.map { "\($0.path.wireString): \($0.node.plainJSONString())" }.joined(separator: ", ") + "}"
         }
     }
 }
@@ -126,7 +127,8 @@ final class SimServer {
         self.clock = clock
         fs = SimulatedFileSystem(seed: seed)
         store = try Store.open(directory: SimServer.directory, options: SimServer.storeOptions(fs, clock: clock))
-        core = ServerCore(data: .empty, configuration: SimServer.configuration(exactlyOnceWrites: exactlyOnceWrites), seed: seed)
+        core = ServerCore(
+            data: .empty, configuration: SimServer.configuration(exactlyOnceWrites: exactlyOnceWrites), seed: seed)
     }
 
     /// The process dies (the disk cut by `mode`) and starts again over what its store holds.
@@ -254,7 +256,9 @@ final class SimClient {
     /// first; the transactions the last run left are restored (their writes reverted: a
     /// transaction's write is only ever sent as a compare-and-set); the rest are handed to the
     /// core with the pending writes.
-    static func makeCore(_ store: Store, seed: UInt64, usesTokens: Bool) throws -> (ClientCore, (queued: [QueuedTransaction], unknown: [Int64])) {
+    static func makeCore(
+        _ store: Store, seed: UInt64, usesTokens: Bool
+    ) throws -> (ClientCore, (queued: [QueuedTransaction], unknown: [Int64])) {
         let ran = store.onDisconnectOperations().filter(\.acknowledged)
         if !ran.isEmpty {
             try store.commit { (b: inout StoreBatch) throws(StoreError) in
@@ -269,8 +273,10 @@ final class SimClient {
         var rng = SeededRandom(seed: seed ^ 0x5752_4954_4552)
         let writerID = try WriterIdentity.load(store) { rng.next() }
         let core = ClientCore(
-            configuration: configuration, pendingWrites: store.pendingWrites(), onDisconnect: store.onDisconnectOperations(),
-            token: store.auth(), seed: seed, writerID: writerID, hash: { location in Database.cachedHash(store, location) })
+            configuration: configuration, pendingWrites: store.pendingWrites(),
+            onDisconnect: store.onDisconnectOperations(),
+            token: store.auth(), seed: seed, writerID: writerID,
+            hash: { location in Database.cachedHash(store, location) })
         return (core, restored)
     }
 

@@ -70,7 +70,8 @@ enum SimRunner {
     static func report(_ o: Outcome) -> String {
         let c = o.configuration
         var s = "simulation seed \(c.seed) failed after \(o.stats.steps) steps: \(o.violation ?? "?")\n"
-        s += "rerun: HEARTH_SIM_SEED=\(c.seed) HEARTH_SIM_STEPS=\(c.steps)\(c.exactlyOnceServer ? (c.strictExactlyOnce ? "" : " HEARTH_SIM_STRICT=0") : " HEARTH_SIM_PLAIN_V5=1")\(c.workload == .v1 ? " HEARTH_SIM_WORKLOAD=1" : "") swift test --filter Simulation\n"
+        s +=
+            "rerun: HEARTH_SIM_SEED=\(c.seed) HEARTH_SIM_STEPS=\(c.steps)\(c.exactlyOnceServer ? (c.strictExactlyOnce ? "" : " HEARTH_SIM_STRICT=0") : " HEARTH_SIM_PLAIN_V5=1")\(c.workload == .v1 ? " HEARTH_SIM_WORKLOAD=1" : "") swift test --filter Simulation\n"
         s += "stats: \(o.stats)\ntrace:\n"
         s += o.trace.joined(separator: "\n")
         return s

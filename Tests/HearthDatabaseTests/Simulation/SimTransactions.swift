@@ -39,7 +39,8 @@ enum SimTransactions {
             return SimWorkload.int(count(current) + 1)
         default:  // "append"
             let n = current.isLeaf ? 0 : current.childCount
-            return (current.isLeaf ? Node.empty : current).updatingChild(ChildKey("i\(String(format: "%04d", n))"), argument)
+            return (current.isLeaf ? Node.empty : current).updatingChild(
+                ChildKey("i\(String(format: "%04d", n))"), argument)
         }
     }
 
@@ -79,7 +80,9 @@ extension Simulation {
             try client.store.commit { (b: inout StoreBatch) throws(StoreError) in
                 writeID = try b.saveWrite(.set(result), at: tx.path)
                 if new {
-                    storeID = try b.enqueueTransaction(at: tx.path, functionName: tx.name, argument: tx.argument, localResult: result).id
+                    storeID = try b.enqueueTransaction(
+                        at: tx.path, functionName: tx.name, argument: tx.argument, localResult: result
+                    ).id
                 } else if b.transaction(storeID) != nil {
                     try b.updateTransaction(storeID, localResult: result, retryCount: retries, status: .queued)
                 }
@@ -88,11 +91,13 @@ extension Simulation {
             fail("c\(i) could not save a transaction: \(error)")
             return
         }
-        tx = SimTransaction(storeID: storeID, name: tx.name, path: tx.path, argument: tx.argument, listener: tx.listener)
+        tx = SimTransaction(
+            storeID: storeID, name: tx.name, path: tx.path, argument: tx.argument, listener: tx.listener)
         let key = "c\(i)#\(storeID)"
         if new {
             if checks.transactions[key] != nil { fail("c\(i) transaction id \(storeID) reused") }
-            checks.transactions[key] = SimTransactionRecord(client: i, storeID: storeID, name: tx.name, path: tx.path, argument: tx.argument)
+            checks.transactions[key] = SimTransactionRecord(
+                client: i, storeID: storeID, name: tx.name, path: tx.path, argument: tx.argument)
             stats.transactions += 1
         }
         if writeID <= client.maxWriteID { fail("c\(i) write id \(writeID) reused (last was \(client.maxWriteID))") }
@@ -100,22 +105,30 @@ extension Simulation {
         client.saved[writeID] = SimWrite(client: i, id: writeID, path: tx.path, operation: .set(result))
         client.transactionWrites.insert(writeID)
         stats.transactionAttempts += 1
-        note("c\(i) tx\(storeID) \(tx.name) /\(tx.path.wireString) attempt \(retries + 1) w\(writeID) = \(result.plainJSONString()) on hash of \(current.plainJSONString())")
+        note(
+            "c\(i) tx\(storeID) \(tx.name) /\(tx.path.wireString) attempt \(retries + 1) w\(writeID) = \(result.plainJSONString()) on hash of \(current.plainJSONString())"
+        )
         client.transactions.sent(writeID, path: tx.path, retries: retries, payload: tx)
         let condition = ClientCore.WriteCondition(hash: current.hash, transactionID: storeID)
-        apply(i, client.core.write(PendingWrite(id: writeID, path: tx.path, operation: .set(result)), condition: condition, now: now))
+        apply(
+            i,
+            client.core.write(
+                PendingWrite(id: writeID, path: tx.path, operation: .set(result)), condition: condition, now: now))
     }
 
     /// The server answered a transaction's write, or the connection dropped under it: the
     /// transaction queue decides.
     func transactionAnswered(_ i: Int, writeID: Int64, error: DatabaseError?, interrupted: Bool) {
         let client = clients[i]
-        let decided = interrupted ? client.transactions.interrupted(writeID) : client.transactions.answered(writeID, error: error)
+        let decided =
+            interrupted ? client.transactions.interrupted(writeID) : client.transactions.answered(writeID, error: error)
         guard let (entry, step) = decided else { return }
         if interrupted {
             // The core forgot the write; the store still holds it (as the runtime does).
             do {
-                try client.store.commit { (b: inout StoreBatch) throws(StoreError) in if b.pendingWrite(writeID) != nil { try b.revertWrite(writeID) } }
+                try client.store.commit { (b: inout StoreBatch) throws(StoreError) in
+                    if b.pendingWrite(writeID) != nil { try b.revertWrite(writeID) }
+                }
             } catch { fail("c\(i) reverting an interrupted transaction write: \(error)") }
         }
         switch step {
@@ -130,7 +143,9 @@ extension Simulation {
     func finishTransaction(_ i: Int, _ tx: SimTransaction, committed: Bool, error: DatabaseError?) {
         let client = clients[i]
         do {
-            try client.store.commit { (b: inout StoreBatch) throws(StoreError) in if b.transaction(tx.storeID) != nil { try b.completeTransaction(tx.storeID) } }
+            try client.store.commit { (b: inout StoreBatch) throws(StoreError) in
+                if b.transaction(tx.storeID) != nil { try b.completeTransaction(tx.storeID) }
+            }
         } catch { fail("c\(i) completing a transaction: \(error)") }
         if let token = tx.listener {
             do { try client.store.removeListener(token) } catch { fail("c\(i) removeListener: \(error)") }
@@ -145,11 +160,14 @@ extension Simulation {
     func restoreTransactions(_ i: Int) {
         let client = clients[i]
         for id in client.restoredTransactions.unknown.sorted() {
-            checks.transactionEnded(client: i, storeID: id, committed: false, error: .transactionAborted("disconnect"), in: self)
+            checks.transactionEnded(
+                client: i, storeID: id, committed: false, error: .transactionAborted("disconnect"), in: self)
         }
         for q in client.restoredTransactions.queued.sorted(by: { $0.id < $1.id }) {
             note("c\(i) tx\(q.id) restored (\(q.status))")
-            runTransaction(i, SimTransaction(storeID: q.id, name: q.functionName, path: q.path, argument: q.argument), retries: q.retryCount, new: false)
+            runTransaction(
+                i, SimTransaction(storeID: q.id, name: q.functionName, path: q.path, argument: q.argument),
+                retries: q.retryCount, new: false)
         }
         client.restoredTransactions = ([], [])
     }
@@ -165,7 +183,9 @@ extension SimChecks {
             return
         }
         if let o = record.outcome {
-            sim.fail("c\(i)'s transaction \(storeID) ended twice: \(o.committed ? "committed" : "aborted \(o.error.map { "\($0)" } ?? "")"), then \(committed ? "committed" : "aborted \(error.map { "\($0)" } ?? "")")")
+            sim.fail(
+                "c\(i)'s transaction \(storeID) ended twice: \(o.committed ? "committed" : "aborted \(o.error.map { "\($0)" } ?? "")"), then \(committed ? "committed" : "aborted \(error.map { "\($0)" } ?? "")")"
+            )
             return
         }
         record.outcome = (committed, error)
@@ -212,14 +232,20 @@ extension SimChecks {
             let low = committed[path, default: 0]
             let high = low + unknown[path, default: 0]
             if value < low || value > high {
-                sim.fail("the counter /\(path.wireString) is \(value); \(low) increments committed, \(high - low) ended disconnect")
+                sim.fail(
+                    "the counter /\(path.wireString) is \(value); \(low) increments committed, \(high - low) ended disconnect"
+                )
             }
         }
         let list = data.child(at: SimTransactions.list)
         var seen: [Node: Int] = [:]
         if !list.isLeaf { for c in list.children { seen[c.value, default: 0] += 1 } }
-        for (v, n) in seen where n > 1 { sim.fail("the list holds \(v.plainJSONString()) \(n) times: an append applied twice") }
-        for v in mustAppear where seen[v] == nil { sim.fail("the list lacks the committed append \(v.plainJSONString())") }
+        for (v, n) in seen where n > 1 {
+            sim.fail("the list holds \(v.plainJSONString()) \(n) times: an append applied twice")
+        }
+        for v in mustAppear where seen[v] == nil {
+            sim.fail("the list lacks the committed append \(v.plainJSONString())")
+        }
         for v in seen.keys where !mustAppear.contains(v) && !mayAppear.contains(v) {
             sim.fail("the list holds \(v.plainJSONString()), which no committed or disconnected append wrote")
         }

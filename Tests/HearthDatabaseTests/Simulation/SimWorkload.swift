@@ -50,7 +50,8 @@ enum SimWorkload {
         var children: [ChildUpdate] = []
         var used: [Path] = []
         for _ in 0..<r.int(1...3) {
-            let rel: Path = atRoot
+            let rel: Path =
+                atRoot
                 ? (r.chance(0.5) ? Path(keys: [r.pick(keys)]) : Path(keys: [r.pick(keys), r.pick(fields)]))
                 : Path(keys: [r.pick(fields)])
             if used.contains(where: { $0.contains(rel) || rel.contains($0) }) { continue }
@@ -63,12 +64,13 @@ enum SimWorkload {
     /// A query location: the default query or a filtered one at `/k`, `/k/list`, a key, or
     /// the root.
     static func location(_ r: inout SimRandom) -> QueryLocation {
-        let path: Path = switch r.int(0...9) {
-        case 0: .root
-        case 1: "k/list"
-        case 2: Path(keys: ["k", r.pick(keys)])
-        default: "k"
-        }
+        let path: Path =
+            switch r.int(0...9) {
+            case 0: .root
+            case 1: "k/list"
+            case 2: Path(keys: ["k", r.pick(keys)])
+            default: "k"
+            }
         return QueryLocation(path: path, query: query(&r))
     }
 

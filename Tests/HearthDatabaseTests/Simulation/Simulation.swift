@@ -132,10 +132,13 @@ final class Simulation {
         let clock = HarnessClock()
         self.clock = clock
         start = clock()
-        server = try SimServer(seed: configuration.seed &+ 1, clock: { clock() }, exactlyOnceWrites: configuration.exactlyOnceServer)
+        server = try SimServer(
+            seed: configuration.seed &+ 1, clock: { clock() }, exactlyOnceWrites: configuration.exactlyOnceServer)
         for i in 0..<configuration.clients {
             let usesTokens = configuration.workload != .v1 && rng.chance(0.5)
-            clients.append(try SimClient(index: i, seed: configuration.seed &+ 100 &+ UInt64(i), usesTokens: usesTokens, clock: { clock() }))
+            clients.append(
+                try SimClient(
+                    index: i, seed: configuration.seed &+ 100 &+ UInt64(i), usesTokens: usesTokens, clock: { clock() }))
         }
         checks.clients = configuration.clients
     }
@@ -201,8 +204,12 @@ final class Simulation {
         }
         stats.quiescenceMs = now - begin
         if !isQuiet() {
-            let states = clients.map { "c\($0.index): phase \($0.core.phase) unanswered \($0.core.unansweredWriteIDs) requests \($0.core.requests.count)" }
-            fail("no quiescence after \(stats.quiescenceMs / 1000)s of virtual time: network \(network.count) events, outbox \(server.outbox.count); \(states.joined(separator: "; "))")
+            let states = clients.map {
+                "c\($0.index): phase \($0.core.phase) unanswered \($0.core.unansweredWriteIDs) requests \($0.core.requests.count)"
+            }
+            fail(
+                "no quiescence after \(stats.quiescenceMs / 1000)s of virtual time: network \(network.count) events, outbox \(server.outbox.count); \(states.joined(separator: "; "))"
+            )
         }
         for c in clients { c.store.waitForEventDelivery() }
     }
@@ -210,7 +217,8 @@ final class Simulation {
     func isQuiet() -> Bool {
         network.isEmpty && server.outbox.isEmpty
             && clients.allSatisfy {
-                $0.core.isConnected && $0.core.requests.isEmpty && $0.core.unansweredWriteIDs.isEmpty && $0.core.gets.isEmpty
+                $0.core.isConnected && $0.core.requests.isEmpty && $0.core.unansweredWriteIDs.isEmpty
+                    && $0.core.gets.isEmpty
                     && $0.core.onDisconnects.values.allSatisfy(\.acknowledged)
             }
     }
@@ -233,7 +241,8 @@ final class Simulation {
                 fail("livelock: more than 100000 events before t=\(time - start)")
                 return
             }
-            let due = [network.nextTime, server.nextTick, clients.compactMap { $0.core.nextDeadline }.min()].compactMap { $0 }.min()
+            let due = [network.nextTime, server.nextTick, clients.compactMap { $0.core.nextDeadline }.min()].compactMap
+            { $0 }.min()
             guard let due, due <= time else { break }
             now = max(now, due)
             if server.nextTick <= now {
@@ -309,7 +318,10 @@ final class Simulation {
             guard incarnation == server.incarnation else { return }
             let result: TokenCheck
             if let t = tokens[credential] {
-                result = t.expiresAt <= now ? .expired : .valid(.user(Principal.User(uid: "c\(t.client)", claims: .object([]), expiresAt: t.expiresAt)))
+                result =
+                    t.expiresAt <= now
+                    ? .expired
+                    : .valid(.user(Principal.User(uid: "c\(t.client)", claims: .object([]), expiresAt: t.expiresAt)))
             } else {
                 result = .invalid("not a token the simulated provider issued")
                 fail("the server checked a credential no provider issued: \(credential)")
@@ -386,7 +398,11 @@ final class Simulation {
                 applied.append(.onDisconnect(client: c.client, conn: id, op))
                 expectedPaths.append(op.path)
             }
-            if !c.armed.isEmpty { note("server lost conn \(id) of c\(c.client): runs onDisconnect \(c.armed.map { "o\($0.id)" }.joined(separator: ", "))") }
+            if !c.armed.isEmpty {
+                note(
+                    "server lost conn \(id) of c\(c.client): runs onDisconnect \(c.armed.map { "o\($0.id)" }.joined(separator: ", "))"
+                )
+            }
             c.armed = []
             connections[id] = c
         }
@@ -398,7 +414,9 @@ final class Simulation {
             }
         }.dropFirst(clientWrites).map { $0 }
         if ran != expectedPaths {
-            fail("the server's output made writes at \(ran.map { "/\($0.wireString)" }) beyond its answered client writes; the onDisconnect operations of the connections it lost (\(lost)) are at \(expectedPaths.map { "/\($0.wireString)" })")
+            fail(
+                "the server's output made writes at \(ran.map { "/\($0.wireString)" }) beyond its answered client writes; the onDisconnect operations of the connections it lost (\(lost)) are at \(expectedPaths.map { "/\($0.wireString)" })"
+            )
         }
         return applied
     }
@@ -409,7 +427,9 @@ final class Simulation {
         guard !out.isEmpty else { return }
         for sc in out.closes { connections[sc.raw]?.serverOpen = false }
         for check in out.tokenChecks {
-            network.schedule(.tokenCheck(incarnation: server.incarnation, ticket: check.ticket, credential: check.credential), at: now + rng.ms(0...30))
+            network.schedule(
+                .tokenCheck(incarnation: server.incarnation, ticket: check.ticket, credential: check.credential),
+                at: now + rng.ms(0...30))
         }
         server.outbox.append(SimRelease(output: out, applied: applied))
         server.lastRelease = max(now + rng.ms(0...3), server.lastRelease)
@@ -463,7 +483,8 @@ final class Simulation {
             let durable = out.commits.contains(where: \.needsDurability)
             var refused: [String] = []
             do {
-                try client.store.commit(durability: durable ? nil : .buffered) { (b: inout StoreBatch) throws(StoreError) in
+                try client.store.commit(durability: durable ? nil : .buffered) {
+                    (b: inout StoreBatch) throws(StoreError) in
                     for commit in out.commits {
                         do throws(StoreError) { try commit.apply(to: &b) } catch {
                             if case .log = error { throw error }

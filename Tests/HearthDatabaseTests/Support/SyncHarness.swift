@@ -9,7 +9,9 @@ import Synchronization
 /// A temporary directory, removed when released.
 final class TempDir: Sendable {
     let path: String
-    init() { path = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-db-test-\(UUID().uuidString)").path }
+    init() {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-db-test-\(UUID().uuidString)").path
+    }
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
@@ -73,12 +75,15 @@ final class SyncHarness {
     /// Adds a client on a fresh store (or reopens the store of client `reopen`, as after a
     /// process restart: memory lost, store kept).
     @discardableResult
-    func addClient(configuration: ClientCore.Configuration = ClientCore.Configuration(), dir: String? = nil) throws -> Int {
+    func addClient(
+        configuration: ClientCore.Configuration = ClientCore.Configuration(), dir: String? = nil
+    ) throws -> Int {
         let d = dir ?? dirs.path + "/c\(clients.count)-\(UUID().uuidString.prefix(6))"
         let clock = self.clock
         let store = try Store.open(directory: d, options: SyncHarness.storeOptions(clock: { clock() }))
         let core = ClientCore(
-            configuration: configuration, pendingWrites: store.pendingWrites(), token: store.auth(), seed: UInt64(clients.count + 1),
+            configuration: configuration, pendingWrites: store.pendingWrites(), token: store.auth(),
+            seed: UInt64(clients.count + 1),
             hash: { location in Database.cachedHash(store, location) }
         )
         clients.append(Client(core: core, store: store, dir: d))
@@ -98,10 +103,13 @@ final class SyncHarness {
         // onDisconnect operations it had acknowledged.
         let ran = store.onDisconnectOperations().filter { $0.acknowledged }.map(\.id).sorted()
         if !ran.isEmpty {
-            try store.commit { (b: inout StoreBatch) throws(StoreError) in for id in ran { try b.applyOnDisconnectLocally(id) } }
+            try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                for id in ran { try b.applyOnDisconnectLocally(id) }
+            }
         }
         let core = ClientCore(
-            configuration: clients[i].core.configuration, pendingWrites: store.pendingWrites(), onDisconnect: store.onDisconnectOperations(),
+            configuration: clients[i].core.configuration, pendingWrites: store.pendingWrites(),
+            onDisconnect: store.onDisconnectOperations(),
             token: store.auth(), seed: 99, hash: { location in Database.cachedHash(store, location) }
         )
         clients[i] = Client(core: core, store: store, dir: d)
@@ -138,13 +146,17 @@ final class SyncHarness {
     /// Routes a server output to the clients' inbound queues.
     func route(_ out: ServerOutput) {
         for (sc, text) in out.messages {
-            guard let i = clients.firstIndex(where: { $0.serverConnection == sc }), let link = clients[i].link else { continue }
+            guard let i = clients.firstIndex(where: { $0.serverConnection == sc }), let link = clients[i].link else {
+                continue
+            }
             network.append(.toClient(client: i, link: link, text: text))
         }
         // Tokens: "owner" is the admin (the emulator's convention), "expired" has expired,
         // anything else is invalid.
         for check in out.tokenChecks {
-            let result: TokenCheck = check.credential == "owner" ? .valid(.admin) : check.credential == "expired" ? .expired : .invalid("unknown token")
+            let result: TokenCheck =
+                check.credential == "owner"
+                ? .valid(.admin) : check.credential == "expired" ? .expired : .invalid("unknown token")
             route(server.tokenChecked(check.ticket, result, now: now))
         }
         for sc in out.closes {
@@ -194,7 +206,9 @@ final class SyncHarness {
     @discardableResult
     func write(_ i: Int, _ operation: PendingWrite.Operation, at path: Path) throws -> Int64 {
         var id: Int64 = 0
-        try clients[i].store.commit { (b: inout StoreBatch) throws(StoreError) in id = try b.saveWrite(operation, at: path) }
+        try clients[i].store.commit { (b: inout StoreBatch) throws(StoreError) in
+            id = try b.saveWrite(operation, at: path)
+        }
         apply(i, clients[i].core.write(PendingWrite(id: id, path: path, operation: operation), now: now))
         return id
     }

@@ -28,7 +28,9 @@ final class TransportTestServer {
         server = try await NetworkServer.start(host: "127.0.0.1", port: 0, runtime: runtime, threads: 1)
     }
 
-    var endpoint: ServerEndpoint { ServerEndpoint(secure: false, host: "127.0.0.1", port: server.port, namespace: "test") }
+    var endpoint: ServerEndpoint {
+        ServerEndpoint(secure: false, host: "127.0.0.1", port: server.port, namespace: "test")
+    }
 
     func stop() async throws {
         try await server.stop()

@@ -4,18 +4,43 @@ import Testing
 @Suite("ServerEndpoint: database URLs and the WebSocket request target")
 struct TransportEndpointTests {
     static let accepted: [(String, ServerEndpoint)] = [
-        ("wss://example.firebaseio.com", .init(secure: true, host: "example.firebaseio.com", port: 443, namespace: "example")),
-        ("https://example.firebaseio.com/", .init(secure: true, host: "example.firebaseio.com", port: 443, namespace: "example")),
-        ("https://Example-Default-RTDB.europe-west1.firebasedatabase.app",
-         .init(secure: true, host: "example-default-rtdb.europe-west1.firebasedatabase.app", port: 443, namespace: "example-default-rtdb")),
-        ("http://example.firebaseio.com", .init(secure: false, host: "example.firebaseio.com", port: 80, namespace: "example")),
+        (
+            "wss://example.firebaseio.com",
+            .init(secure: true, host: "example.firebaseio.com", port: 443, namespace: "example")
+        ),
+        (
+            "https://example.firebaseio.com/",
+            .init(secure: true, host: "example.firebaseio.com", port: 443, namespace: "example")
+        ),
+        (
+            "https://Example-Default-RTDB.europe-west1.firebasedatabase.app",
+            .init(
+                secure: true, host: "example-default-rtdb.europe-west1.firebasedatabase.app", port: 443,
+                namespace: "example-default-rtdb")
+        ),
+        (
+            "http://example.firebaseio.com",
+            .init(secure: false, host: "example.firebaseio.com", port: 80, namespace: "example")
+        ),
         ("ws://127.0.0.1:9000?ns=demo", .init(secure: false, host: "127.0.0.1", port: 9000, namespace: "demo")),
-        ("WS://localhost:9000/?ns=demo-default-rtdb", .init(secure: false, host: "localhost", port: 9000, namespace: "demo-default-rtdb")),
-        ("http://localhost:9000?foo=bar&ns=Demo&x", .init(secure: false, host: "localhost", port: 9000, namespace: "Demo")),
-        ("wss://db.example.com:8443?ns=other", .init(secure: true, host: "db.example.com", port: 8443, namespace: "other")),
+        (
+            "WS://localhost:9000/?ns=demo-default-rtdb",
+            .init(secure: false, host: "localhost", port: 9000, namespace: "demo-default-rtdb")
+        ),
+        (
+            "http://localhost:9000?foo=bar&ns=Demo&x",
+            .init(secure: false, host: "localhost", port: 9000, namespace: "Demo")
+        ),
+        (
+            "wss://db.example.com:8443?ns=other",
+            .init(secure: true, host: "db.example.com", port: 8443, namespace: "other")
+        ),
         ("ws://[::1]:9000?ns=demo", .init(secure: false, host: "::1", port: 9000, namespace: "demo")),
         ("ws://localhost?ns=a%20b", .init(secure: false, host: "localhost", port: 80, namespace: "a b")),
-        ("https://example.firebaseio.com//", .init(secure: true, host: "example.firebaseio.com", port: 443, namespace: "example")),
+        (
+            "https://example.firebaseio.com//",
+            .init(secure: true, host: "example.firebaseio.com", port: 443, namespace: "example")
+        ),
     ]
 
     @Test("accepted URLs", arguments: accepted)

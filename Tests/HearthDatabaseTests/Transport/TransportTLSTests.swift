@@ -38,9 +38,11 @@ final class EchoFrameHandler: ChannelInboundHandler {
             if text == "close-me" {
                 var code = context.channel.allocator.buffer(capacity: 2)
                 code.write(webSocketErrorCode: .unknown(4000))
-                context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: code)), promise: nil)
+                context.writeAndFlush(
+                    wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: code)), promise: nil)
             } else {
-                context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, data: frame.unmaskedData)), promise: nil)
+                context.writeAndFlush(
+                    wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, data: frame.unmaskedData)), promise: nil)
             }
         case .pong:
             log.pongs.withLock { $0.append(String(buffer: frame.unmaskedData)) }
@@ -55,13 +57,17 @@ final class EchoFrameHandler: ChannelInboundHandler {
 /// A self-signed certificate for `localhost` made by the `openssl` command, or nil without it.
 func makeSelfSignedCertificate(in directory: URL) throws -> (certificate: String, key: String)? {
     let candidates = ["/usr/bin/openssl", "/opt/homebrew/bin/openssl", "/usr/local/bin/openssl"]
-    guard let openssl = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
+    guard let openssl = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+        return nil
+    }
     let certificate = directory.appendingPathComponent("cert.pem").path
     let key = directory.appendingPathComponent("key.pem").path
     let process = Process()
     process.executableURL = URL(fileURLWithPath: openssl)
-    process.arguments = ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate,
-                         "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"]
+    process.arguments = [
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate,
+        "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
+    ]
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.run()
@@ -111,12 +117,15 @@ struct TransportTLSTests {
     }
 
     static func temporaryDirectory() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("transport-tls-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "transport-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return directory
     }
 
-    @Test("wss://: TLS with SNI and a custom trust root; ping answered; split frames echoed and reassembled; server close frame")
+    @Test(
+        "wss://: TLS with SNI and a custom trust root; ping answered; split frames echoed and reassembled; server close frame"
+    )
     func secureEcho() async throws {
         let directory = try Self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

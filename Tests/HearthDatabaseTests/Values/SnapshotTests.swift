@@ -75,7 +75,10 @@ import Testing
     }
 
     @Test func untypedValue() throws {
-        let s = DataSnapshot(ref: ref, node: try Node(jsonText: #"{"n":3,"f":2.5,"t":true,"s":"x","arr":{"0":"a","2":"c"},"o":{"k":{"z":null,"y":1}}}"#))
+        let s = DataSnapshot(
+            ref: ref,
+            node: try Node(
+                jsonText: #"{"n":3,"f":2.5,"t":true,"s":"x","arr":{"0":"a","2":"c"},"o":{"k":{"z":null,"y":1}}}"#))
         let v = try #require(s.value as? [String: Any])
         #expect(v["n"] as? Int == 3)
         #expect(v["f"] as? Double == 2.5)

@@ -38,7 +38,9 @@ import Testing
     )
 
     func encode(_ v: some Encodable) throws(DatabaseError) -> Node { try node(encoding: v, at: .root) }
-    func decode<T: Decodable>(_ t: T.Type, _ n: Node) throws(DatabaseError) -> T { try NodeDecoder().decode(T.self, from: n) }
+    func decode<T: Decodable>(_ t: T.Type, _ n: Node) throws(DatabaseError) -> T {
+        try NodeDecoder().decode(T.self, from: n)
+    }
 
     @Test func structRoundTrip() throws {
         let n = try encode(Self.user)
@@ -133,8 +135,13 @@ import Testing
             _ = try decode(Address.self, .empty)
             Issue.record("accepted")
         } catch {
-            #expect(error == .decodingFailed(NodeDecoder.describe(.valueNotFound(
-                [String: Any].self, .init(codingPath: [], debugDescription: "expected an object but the value is null")))))
+            #expect(
+                error
+                    == .decodingFailed(
+                        NodeDecoder.describe(
+                            .valueNotFound(
+                                [String: Any].self,
+                                .init(codingPath: [], debugDescription: "expected an object but the value is null")))))
         }
         #expect(throws: DatabaseError.self) { try decode([String].self, .string("x")) }
         #expect(throws: DatabaseError.self) { try decode(String.self, .number(1)) }
@@ -162,7 +169,9 @@ import Testing
     }
 
     @Test func databaseValueWithFoundationJSONCoders() throws {
-        let v: DatabaseValue = ["a": [1, 2.5, "x", true, nil], "o": ["k": -7], "t": ServerValue.timestamp(), "i": ServerValue.increment(2)]
+        let v: DatabaseValue = [
+            "a": [1, 2.5, "x", true, nil], "o": ["k": -7], "t": ServerValue.timestamp(), "i": ServerValue.increment(2),
+        ]
         let data = try JSONEncoder().encode(v)
         #expect(try JSONDecoder().decode(DatabaseValue.self, from: data) == v)
     }

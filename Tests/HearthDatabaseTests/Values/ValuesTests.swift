@@ -13,10 +13,12 @@ import Testing
 
     @Test func literalsBuildTheExpectedCases() throws {
         let v: DatabaseValue = ["name": "Ada", "score": 3, "ratio": 0.5, "ok": true, "none": nil, "tags": ["a", "b"]]
-        #expect(v == .object([
-            "name": .string("Ada"), "score": .int(3), "ratio": .double(0.5), "ok": .bool(true), "none": .null,
-            "tags": .array([.string("a"), .string("b")]),
-        ]))
+        #expect(
+            v
+                == .object([
+                    "name": .string("Ada"), "score": .int(3), "ratio": .double(0.5), "ok": .bool(true), "none": .null,
+                    "tags": .array([.string("a"), .string("b")]),
+                ]))
         #expect(v["name"] == "Ada")
         #expect(v["tags"]?["1"] == "b")
         #expect(v["score"]?.int64Value == 3)
@@ -24,9 +26,15 @@ import Testing
     }
 
     @Test func literalToNodeAndBack() throws {
-        let v: DatabaseValue = ["name": "Ada", "score": 3, "ratio": 0.5, "ok": true, "tags": ["a", "b"], "big": .int(1 << 60)]
+        let v: DatabaseValue = [
+            "name": "Ada", "score": 3, "ratio": 0.5, "ok": true, "tags": ["a", "b"], "big": .int(1 << 60),
+        ]
         let n = try node(v)
-        #expect(n == (try json(#"{"name":"Ada","score":3,"ratio":0.5,"ok":true,"tags":{"0":"a","1":"b"}, "big": 1152921504606846976}"#)))
+        #expect(
+            n
+                == (try json(
+                    #"{"name":"Ada","score":3,"ratio":0.5,"ok":true,"tags":{"0":"a","1":"b"}, "big": 1152921504606846976}"#
+                )))
         #expect(n.child(ChildKey("big")).leafValue == .integer(1 << 60))
         #expect(DatabaseValue(node: n) == v)
     }
@@ -141,7 +149,8 @@ import Testing
     // MARK: updateChildValues
 
     @Test func childUpdatesParsePathsAndSort() throws {
-        let updates = try childUpdates(from: ["b/c": 1, "/a/": "x", "d/.priority": 3, "e": nil], at: Path(keys: ["root"]))
+        let updates = try childUpdates(
+            from: ["b/c": 1, "/a/": "x", "d/.priority": 3, "e": nil], at: Path(keys: ["root"]))
         #expect(updates.map(\.path.description) == ["a", "b/c", "d/.priority", "e"])
         #expect(updates[0].node == .string("x"))
         #expect(updates[3].node.isEmpty)
@@ -181,7 +190,8 @@ import Testing
         #expect(throws: DatabaseError.self) { try childUpdates(from: ["a/.priority": true], at: .root) }
         #expect(throws: DatabaseError.self) { try childUpdates(from: ["a/.priority": ["x": 1]], at: .root) }
         #expect(throws: DatabaseError.self) { try childUpdates(from: ["a/.priority": .double(.nan)], at: .root) }
-        #expect(try childUpdates(from: ["a/.priority": nil, "b/.priority": "s", "c/.priority": 1.5], at: .root).count == 3)
+        #expect(
+            try childUpdates(from: ["a/.priority": nil, "b/.priority": "s", "c/.priority": 1.5], at: .root).count == 3)
     }
 
     @Test func updateValuesAreValidatedAtTheirFullPath() throws {

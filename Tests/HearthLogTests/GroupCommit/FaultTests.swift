@@ -10,7 +10,7 @@ import HearthTesting
         let fs = SimulatedFileSystem(seed: 21)
         let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test(segmentSize: 1 << 20))
         var history: [[UInt8]] = []
-        for i in 0 ..< 10 {
+        for i in 0..<10 {
             history.append(jsonPayload(i))
             _ = try log.append(history.last!, type: 1)
         }
@@ -22,7 +22,9 @@ import HearthTesting
             #expect(e == .io(FileSystemError(code, op, "/store/seg-0000000000000001.log")))
         }
         // Poisoned: even though the fault was one-shot, nothing is acknowledged any more.
-        #expect(throws: LogError.poisoned(underlying: .io(FileSystemError(code, op, "/store/seg-0000000000000001.log")))) {
+        #expect(
+            throws: LogError.poisoned(underlying: .io(FileSystemError(code, op, "/store/seg-0000000000000001.log")))
+        ) {
             try log.append([1], type: 1)
         }
         #expect(throws: LogError.self) { try log.flush() }
@@ -41,7 +43,7 @@ import HearthTesting
     @Test func stickyFaultsFailReopenUntilCleared() throws {
         let fs = SimulatedFileSystem(seed: 22)
         let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test())
-        for i in 0 ..< 5 { _ = try log.append(jsonPayload(i), type: 1) }
+        for i in 0..<5 { _ = try log.append(jsonPayload(i), type: 1) }
         fs.injectFault(.sync, .ioError, sticky: true)
         #expect(throws: LogError.self) { try log.append([1], type: 1) }
         try? log.close()
@@ -62,7 +64,7 @@ import HearthTesting
         let fs = SimulatedFileSystem(seed: 23)
         let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test())
         var history: [[UInt8]] = []
-        for i in 0 ..< 40 {
+        for i in 0..<40 {
             history.append(jsonPayload(i, extra: 10))
             _ = try log.append(history.last!, type: 1)
         }
@@ -92,7 +94,7 @@ import HearthTesting
         let fs = SimulatedFileSystem(seed: 24)
         let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test())
         var history: [[UInt8]] = []
-        for i in 0 ..< 40 {
+        for i in 0..<40 {
             history.append(jsonPayload(i, extra: 10))
             _ = try log.append(history.last!, type: 1)
         }

@@ -7,14 +7,14 @@ import HearthTesting
 @Suite struct GroupCommitTests {
     @Test func concurrentFullAppendsAreAllDurableWithFewSyncs() throws {
         let fs = SimulatedFileSystem(seed: 31)
-        fs.syncDelay = .milliseconds(2) // a device-like sync latency, so followers queue up
+        fs.syncDelay = .milliseconds(2)  // a device-like sync latency, so followers queue up
         let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test(segmentSize: 1 << 20))
         let syncsBefore = fs.syncCount
         let threads = 16, perThread = 25
         let acked = Mutex<[LSN: [UInt8]]>([:])
         let failures = Atomic<Int>(0)
         onThreads(threads) { t in
-            for k in 0 ..< perThread {
+            for k in 0..<perThread {
                 let p = jsonPayload(t * 1000 + k)
                 do {
                     let lsn = try log.append(p, type: UInt8(t), durability: .full)
@@ -42,11 +42,12 @@ import HearthTesting
 
     @Test func batchedTierIsSyncedWithinItsInterval() throws {
         let fs = SimulatedFileSystem(seed: 32)
-        let log = try Log.open(directory: storeDir, fileSystem: fs,
-                               options: .test(durability: .batched(interval: .milliseconds(20))))
+        let log = try Log.open(
+            directory: storeDir, fileSystem: fs,
+            options: .test(durability: .batched(interval: .milliseconds(20))))
         let before = fs.syncCount
         var last: LSN = 0
-        for i in 0 ..< 50 { last = try log.append(jsonPayload(i), type: 1) }
+        for i in 0..<50 { last = try log.append(jsonPayload(i), type: 1) }
         // Acknowledged at once; the flusher syncs within the interval.
         var waited = 0
         while log.durableLSN < last && waited < 400 {
@@ -58,8 +59,8 @@ import HearthTesting
         // waitUntilDurable on a batched record waits for the scheduled sync instead of adding one.
         let syncsBefore = fs.syncCount
         var lastBatched: LSN = 0
-        for i in 0 ..< 20 { lastBatched = try log.append(jsonPayload(100 + i), type: 1) }
-        for l in last + 1 ... lastBatched { try log.waitUntilDurable(l) }
+        for i in 0..<20 { lastBatched = try log.append(jsonPayload(100 + i), type: 1) }
+        for l in last + 1...lastBatched { try log.waitUntilDurable(l) }
         #expect(log.durableLSN >= lastBatched)
         #expect(fs.syncCount - syncsBefore <= 2, "waiting added syncs: \(fs.syncCount - syncsBefore)")
         let more = try log.append([1, 2], type: 1, durability: .buffered)
@@ -73,7 +74,7 @@ import HearthTesting
     @Test func checkpointWhileAppendingConcurrently() throws {
         let fs = SimulatedFileSystem(seed: 33)
         let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test())
-        for i in 0 ..< 50 { _ = try log.append(jsonPayload(i), type: 1) }
+        for i in 0..<50 { _ = try log.append(jsonPayload(i), type: 1) }
         let stop = Atomic<Bool>(false)
         let appended = Atomic<Int>(0)
         let writer = OSThread {
@@ -86,7 +87,7 @@ import HearthTesting
         }
         // A slow body writer: appends continue meanwhile (the lock is taken only for the switch).
         let c = try log.installCheckpoint(lsn: 50) { w in
-            for _ in 0 ..< 20 {
+            for _ in 0..<20 {
                 try w.write([UInt8](repeating: 7, count: 1000))
                 sleepNanos(1_000_000)
             }
@@ -111,7 +112,7 @@ import HearthTesting
 
 @Suite struct CloseTests {
     @Test func concurrentCloseAndAppendsAreSafe() throws {
-        for round in 0 ..< 20 {
+        for round in 0..<20 {
             let fs = SimulatedFileSystem(seed: UInt64(40 + round))
             let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test())
             let acked = Mutex<[LSN]>([])
@@ -120,8 +121,10 @@ import HearthTesting
                     sleepNanos(UInt64(200_000 * (round % 5)))
                     try? log.close()
                 } else {
-                    for k in 0 ..< 30 {
-                        if let lsn = try? log.append(jsonPayload(t * 100 + k), type: 1) { acked.withLock { $0.append(lsn) } }
+                    for k in 0..<30 {
+                        if let lsn = try? log.append(jsonPayload(t * 100 + k), type: 1) {
+                            acked.withLock { $0.append(lsn) }
+                        }
                     }
                 }
             }

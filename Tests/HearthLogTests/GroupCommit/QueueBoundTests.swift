@@ -16,7 +16,7 @@ import HearthTesting
         let n = 3 * limit
         var pending: [Log.PendingAppend] = []
         pending.reserveCapacity(n)
-        for i in 0 ..< n { pending.append(try log.submit(jsonPayload(i), type: 1)) }
+        for i in 0..<n { pending.append(try log.submit(jsonPayload(i), type: 1)) }
         let high = log.core.queueHighWaterMark
         #expect(high <= limit, "queue grew to \(high), beyond its bound \(limit)")
         #expect(high == limit, "the queue filled up (\(high)): the bound was exercised")
@@ -44,7 +44,7 @@ import HearthTesting
         let failures = Atomic<Int>(0)
         onThreads(threads) { t in
             var mine: [(Log.PendingAppend, [UInt8])] = []
-            for k in 0 ..< perThread {
+            for k in 0..<perThread {
                 let p = jsonPayload(t * 100_000 + k)
                 do { mine.append((try log.submit(p, type: UInt8(t), durability: .buffered), p)) } catch {
                     failures.add(1, ordering: .relaxed)

@@ -18,7 +18,7 @@ import HearthTesting
         let fs = SimulatedFileSystem(seed: seed)
         let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test(segmentSize: 1 << 20))
         var history: [[UInt8]] = []
-        for i in 0 ..< 30 {
+        for i in 0..<30 {
             history.append(jsonPayload(i, extra: 10))
             _ = try log.append(history.last!, type: 1)
         }
@@ -53,7 +53,7 @@ import HearthTesting
         // Seal sync; segment create, header write, sync; MANIFEST.tmp create, write, sync; rename; directory sync.
         #expect(calls == 9, "a roll made \(calls) calls")
         var givenUp = 0, poisoned = 0
-        for k in 0 ..< calls {
+        for k in 0..<calls {
             let ctx = "fault at roll call \(k + 1) of \(calls), \(code)"
             let (fs, log, history) = try Self.seeded(seed: seed)
             fs.failCall(afterCalls: k, code)
@@ -67,23 +67,29 @@ import HearthTesting
                 #expect(log.abandonedRolls.count == 1, "\(ctx)")
                 // Nothing half-done is left: the old segment is still the only one, and neither
                 // the new segment nor MANIFEST.tmp is in the directory.
-                #expect(try log.footprint().files.map(\.name).filter { $0.hasPrefix("seg-") } == [Self.segment1], "\(ctx)")
+                #expect(
+                    try log.footprint().files.map(\.name).filter { $0.hasPrefix("seg-") } == [Self.segment1], "\(ctx)")
                 #expect(!fs.fileNames(in: storeDir).contains { $0 == Self.segment2 || $0.hasSuffix(".tmp") }, "\(ctx)")
                 // Writes go on, in the old segment, durably.
-                for i in 100 ..< 105 {
+                for i in 100..<105 {
                     expected.append(jsonPayload(i))
                     #expect(try log.append(expected.last!, type: 1) == LSN(expected.count), "\(ctx)")
                 }
                 // And a later roll, with room again, succeeds.
                 try log.wait(log.submitRoll())
-                #expect(try log.footprint().files.map(\.name).filter { $0.hasPrefix("seg-") } == [Self.segment1, Self.segment2], "\(ctx)")
+                #expect(
+                    try log.footprint().files.map(\.name).filter { $0.hasPrefix("seg-") } == [
+                        Self.segment1, Self.segment2,
+                    ], "\(ctx)")
                 expected.append([42])
                 _ = try log.append([42], type: 1)
             case .failure(let error):
                 #expect(Self.mustPoison(failed), "\(failed) failed and poisoned the log: \(ctx)")
                 poisoned += 1
                 #expect(error == .io(FileSystemError(code, failed.operation, failed.path)), "\(ctx)")
-                #expect(throws: LogError.self, "a poisoned log accepted an append: \(ctx)") { try log.append([1], type: 1) }
+                #expect(throws: LogError.self, "a poisoned log accepted an append: \(ctx)") {
+                    try log.append([1], type: 1)
+                }
             }
             try? log.close()
             fs.powerCut(mode: .dropAllUnsynced)
@@ -105,7 +111,7 @@ import HearthTesting
         let seed: UInt64 = 0x5E6_0002
         let calls = try Self.rollCalls(seed: seed)
         var newGeneration = 0, oldGeneration = 0
-        for k in 0 ... calls {
+        for k in 0...calls {
             for mode in SimulatedFileSystem.PowerCutMode.all {
                 let ctx = "power cut after roll call \(k) of \(calls), \(mode)"
                 let (fs, log, history) = try Self.seeded(seed: seed)
@@ -114,7 +120,8 @@ import HearthTesting
                 try? log.close()
                 fs.powerCut(mode: mode)
                 let verify = try Log.verify(directory: storeDir, fileSystem: fs)
-                #expect(verify.damage == nil || verify.damage!.isTornTail, "\(String(describing: verify.damage)): \(ctx)")
+                #expect(
+                    verify.damage == nil || verify.damage!.isTornTail, "\(String(describing: verify.damage)): \(ctx)")
                 let again = try Log.open(directory: storeDir, fileSystem: fs, options: .test(segmentSize: 1 << 20))
                 #expect(try recoveredHistory(again) == history, "\(ctx)")
                 let segments = try again.footprint().files.map(\.name).filter { $0.hasPrefix("seg-") }
@@ -136,16 +143,17 @@ import HearthTesting
     /// every segment holding a record it covers.
     @Test func aRollSplitsConcurrentAppendsAtItsLSN() throws {
         let fs = SimulatedFileSystem(seed: 0x5E6_0003)
-        let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test(segmentSize: 1 << 20, durability: .buffered))
+        let log = try Log.open(
+            directory: storeDir, fileSystem: fs, options: .test(segmentSize: 1 << 20, durability: .buffered))
         var history: [[UInt8]] = []
         var pending: [Log.PendingAppend] = []
-        for i in 0 ..< 20 {
+        for i in 0..<20 {
             history.append(jsonPayload(i))
             pending.append(try log.submit(history.last!, type: 1))
         }
         let roll = try log.submitRoll()
         #expect(roll.lsn == 20)
-        for i in 20 ..< 30 {
+        for i in 20..<30 {
             history.append(jsonPayload(i))
             pending.append(try log.submit(history.last!, type: 1))
         }

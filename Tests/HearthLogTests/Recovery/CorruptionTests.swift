@@ -10,7 +10,7 @@ func buildCorruptionStore(seed: UInt64) throws -> (SimulatedFileSystem, [[UInt8]
     let fs = SimulatedFileSystem(seed: seed)
     let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test())
     var history: [[UInt8]] = []
-    for i in 0 ..< 90 {
+    for i in 0..<90 {
         let p = jsonPayload(i, seed: seed, extra: 12)
         _ = try log.append(p, type: 1)
         history.append(p)
@@ -29,7 +29,7 @@ func buildCorruptionStore(seed: UInt64) throws -> (SimulatedFileSystem, [[UInt8]
         #expect(segments.count >= 4 && names.contains { $0.hasPrefix("ckpt-") })
         var g = SplitMix64(seed: seed)
         var outcomes: [String: Int] = [:]
-        for iteration in 0 ..< 240 {
+        for iteration in 0..<240 {
             let (fs, _) = try buildCorruptionStore(seed: seed)
             let name = names[Int(g.next() % UInt64(names.count))]
             var bytes = try #require(fs.contents(of: "\(storeDir)/\(name)"))
@@ -70,16 +70,18 @@ func buildCorruptionStore(seed: UInt64) throws -> (SimulatedFileSystem, [[UInt8]
     @Test func salvageKeepsValidPrefixAndMovesDamagedFilesAside() throws {
         let seed: UInt64 = 0x5A17
         var g = SplitMix64(seed: seed)
-        for iteration in 0 ..< 40 {
+        for iteration in 0..<40 {
             let (fs, history) = try buildCorruptionStore(seed: seed)
             let segments = fs.fileNames(in: storeDir).filter { $0.hasPrefix("seg-") }.sorted()
-            let victim = segments[Int(g.next() % UInt64(segments.count - 1))] // a sealed one
+            let victim = segments[Int(g.next() % UInt64(segments.count - 1))]  // a sealed one
             var bytes = try #require(fs.contents(of: "\(storeDir)/\(victim)"))
             let at = 64 + Int(g.next() % UInt64(bytes.count - 64))
             bytes[at] ^= 0x10
             fs.setContents(of: "\(storeDir)/\(victim)", to: bytes)
             let ctx = "seed \(seed) iteration \(iteration): \(victim) @\(at)"
-            #expect(throws: LogError.self, "\(ctx)") { try Log.open(directory: storeDir, fileSystem: fs, options: .test()) }
+            #expect(throws: LogError.self, "\(ctx)") {
+                try Log.open(directory: storeDir, fileSystem: fs, options: .test())
+            }
             let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test(salvage: true))
             let salvaged = try #require(log.recovery.salvaged, "\(ctx)")
             #expect(salvaged.damage.file == victim, "\(ctx)")
@@ -103,7 +105,10 @@ func buildCorruptionStore(seed: UInt64) throws -> (SimulatedFileSystem, [[UInt8]
         var m = fs.contents(of: "\(storeDir)/MANIFEST")!
         m[20] ^= 4
         fs.setContents(of: "\(storeDir)/MANIFEST", to: m)
-        #expect(throws: LogError.corruption(file: "MANIFEST", offset: UInt64(m.count - 4), reason: "MANIFEST checksum mismatch")) {
+        #expect(
+            throws: LogError.corruption(
+                file: "MANIFEST", offset: UInt64(m.count - 4), reason: "MANIFEST checksum mismatch")
+        ) {
             try Log.open(directory: storeDir, fileSystem: fs, options: .test())
         }
         var log = try Log.open(directory: storeDir, fileSystem: fs, options: .test(salvage: true))
@@ -134,7 +139,7 @@ func buildCorruptionStore(seed: UInt64) throws -> (SimulatedFileSystem, [[UInt8]
         func store() throws -> (SimulatedFileSystem, [RecordInfo]) {
             let fs = SimulatedFileSystem(seed: 11)
             let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test(segmentSize: 1 << 20))
-            for i in 0 ..< 6 { _ = try log.append(jsonPayload(i), type: 1) } // .full: each synced before the next
+            for i in 0..<6 { _ = try log.append(jsonPayload(i), type: 1) }  // .full: each synced before the next
             try log.close()
             let report = try Log.verify(directory: storeDir, fileSystem: fs)
             return (fs, report.segments.last!.records)
@@ -145,8 +150,12 @@ func buildCorruptionStore(seed: UInt64) throws -> (SimulatedFileSystem, [[UInt8]
         var b = fs.contents(of: seg)!
         b[Int(recs[2].offset) + 40] ^= 1
         fs.setContents(of: seg, to: b)
-        #expect(throws: LogError.corruption(file: recs[2].file, offset: recs[2].offset, reason:
-            "record checksum mismatch; the record at \(recs[3].offset) shows LSN 3 had been synced")) {
+        #expect(
+            throws: LogError.corruption(
+                file: recs[2].file, offset: recs[2].offset,
+                reason:
+                    "record checksum mismatch; the record at \(recs[3].offset) shows LSN 3 had been synced")
+        ) {
             try Log.open(directory: storeDir, fileSystem: fs, options: .test(segmentSize: 1 << 20))
         }
         // Damage in the final record: nothing vouches for it, so it is a torn tail.
@@ -185,7 +194,9 @@ func buildCorruptionStore(seed: UInt64) throws -> (SimulatedFileSystem, [[UInt8]
 
     @Test func leftoverTempAndStrayFilesAreRemovedOnOpen() throws {
         let (fs, history) = try buildCorruptionStore(seed: 6)
-        for name in ["MANIFEST.tmp", "ckpt-00000000000000aa.ckpt.tmp", "seg-00000000000000ff.log", "ckpt-0000000000000099.ckpt"] {
+        for name in [
+            "MANIFEST.tmp", "ckpt-00000000000000aa.ckpt.tmp", "seg-00000000000000ff.log", "ckpt-0000000000000099.ckpt",
+        ] {
             let f = try fs.open("\(storeDir)/\(name)", mode: .createTruncate)
             try f.write([1, 2, 3], at: 0)
         }
@@ -208,7 +219,7 @@ func buildCorruptionStore(seed: UInt64) throws -> (SimulatedFileSystem, [[UInt8]
         let seed: UInt64 = 0xF022
         var g = SplitMix64(seed: seed)
         var outcomes: [String: Int] = [:]
-        for iteration in 0 ..< 150 {
+        for iteration in 0..<150 {
             let (fs, history) = try buildCorruptionStore(seed: seed)
             let names = fs.fileNames(in: storeDir).filter { $0 != "LOCK" }
             let name = names[Int(g.next() % UInt64(names.count))]
@@ -217,12 +228,12 @@ func buildCorruptionStore(seed: UInt64) throws -> (SimulatedFileSystem, [[UInt8]
             case 0: bytes = Array(bytes.prefix(Int(g.next() % UInt64(bytes.count + 1))))
             case 1: bytes = randomBytes(Int(g.next() % 5000), seed: g.next())
             case 2: bytes += randomBytes(Int(g.next() % 300) + 1, seed: g.next())
-            case 3: // plausible-looking header fields with huge values
+            case 3:  // plausible-looking header fields with huge values
                 let at = Int(g.next() % UInt64(max(1, bytes.count - 8)))
-                for k in 0 ..< min(8, bytes.count - at) { bytes[at + k] = 0xFF }
-            default: // overwrite a region with zeros
+                for k in 0..<min(8, bytes.count - at) { bytes[at + k] = 0xFF }
+            default:  // overwrite a region with zeros
                 let at = Int(g.next() % UInt64(bytes.count))
-                for k in at ..< min(bytes.count, at + Int(g.next() % 700)) { bytes[k] = 0 }
+                for k in at..<min(bytes.count, at + Int(g.next() % 700)) { bytes[k] = 0 }
             }
             fs.setContents(of: "\(storeDir)/\(name)", to: bytes)
             for salvage in [false, true] {

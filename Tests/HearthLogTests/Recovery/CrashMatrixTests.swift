@@ -44,7 +44,7 @@ let matrixNever = Durability.batched(interval: .seconds(3600))
 func matrixSteps(big: Bool = false) -> [Step] {
     var s: [Step] = []
     let base = big ? 5000 : 0
-    for k in 0 ..< (big ? 24 : 34) {
+    for k in 0..<(big ? 24 : 34) {
         let i = base + k
         switch k {
         case 9, 25: s.append(.checkpoint)
@@ -128,7 +128,7 @@ func checkHistory(_ history: [[UInt8]], _ model: AckModel, processCrashOnly: Boo
         #expect(total > 100, "the workload is big enough to be interesting (\(total) calls)")
         var runs = 0
         let tally = MatrixTally()
-        for n in 0 ... total {
+        for n in 0...total {
             for (m, mode) in Self.modes.enumerated() {
                 let runSeed = seed &+ UInt64(n) &* 131 &+ UInt64(m)
                 let ctx = "seed \(runSeed) crash after call \(n) mode \(mode)"
@@ -137,16 +137,21 @@ func checkHistory(_ history: [[UInt8]], _ model: AckModel, processCrashOnly: Boo
             }
         }
         #expect(runs == (total + 1) * Self.modes.count)
-        print("crash matrix (\(big ? "multi-KiB records" : "small records")): \(total) calls × \(Self.modes.count) modes = \(runs) runs; torn tails cut \(tally.tornTails), "
-            + "stray files removed in \(tally.strays), temp files in \(tally.temps), recovered with a checkpoint \(tally.withCheckpoint), "
-            + "lost unsynced acknowledged records \(tally.lostUnsynced)")
-        #expect(tally.tornTails > 0 && tally.strays > 0 && tally.temps > 0 && tally.withCheckpoint > 0 && tally.lostUnsynced > 0)
+        print(
+            "crash matrix (\(big ? "multi-KiB records" : "small records")): \(total) calls × \(Self.modes.count) modes = \(runs) runs; torn tails cut \(tally.tornTails), "
+                + "stray files removed in \(tally.strays), temp files in \(tally.temps), recovered with a checkpoint \(tally.withCheckpoint), "
+                + "lost unsynced acknowledged records \(tally.lostUnsynced)")
+        #expect(
+            tally.tornTails > 0 && tally.strays > 0 && tally.temps > 0 && tally.withCheckpoint > 0
+                && tally.lostUnsynced > 0)
     }
 
     /// One cell of the matrix: crash, recover, check; crash right after recovery, recover, check;
     /// append more, crash again at a pseudo-random point, recover, check.
-    func crashRun(seed: UInt64, crashAfter n: Int, mode: SimulatedFileSystem.PowerCutMode, ctx: String,
-                  tally: MatrixTally, big: Bool) throws {
+    func crashRun(
+        seed: UInt64, crashAfter n: Int, mode: SimulatedFileSystem.PowerCutMode, ctx: String,
+        tally: MatrixTally, big: Bool
+    ) throws {
         let options = Log.Options.test(segmentSize: big ? 24 << 10 : 4096)
         let fs = SimulatedFileSystem(seed: seed)
         let model = AckModel()
@@ -164,8 +169,9 @@ func checkHistory(_ history: [[UInt8]], _ model: AckModel, processCrashOnly: Boo
         }
         // The read-only verifier, run first, must predict exactly what recovery does.
         let predicted = fs.directoryExists(storeDir) ? try Log.verify(directory: storeDir, fileSystem: fs) : nil
-        #expect(predicted?.damage == nil || predicted!.damage!.isTornTail,
-                "crash produced non-tail damage: \(String(describing: predicted?.damage)) — \(ctx)")
+        #expect(
+            predicted?.damage == nil || predicted!.damage!.isTornTail,
+            "crash produced non-tail damage: \(String(describing: predicted?.damage)) — \(ctx)")
 
         // 1. Recover and check.
         let history: [[UInt8]]
@@ -175,8 +181,9 @@ func checkHistory(_ history: [[UInt8]], _ model: AckModel, processCrashOnly: Boo
                 #expect(log.lastLSN == predicted.lastLSN, "verifier and recovery disagree on the last LSN: \(ctx)")
                 let cut = log.recovery.truncatedTail
                 if let d = predicted.damage {
-                    #expect(cut?.file == d.file && cut?.offset == predicted.segments.last?.validEnd,
-                            "verifier and recovery disagree on the cut: \(ctx)")
+                    #expect(
+                        cut?.file == d.file && cut?.offset == predicted.segments.last?.validEnd,
+                        "verifier and recovery disagree on the cut: \(ctx)")
                 } else {
                     #expect(cut == nil, "recovery cut a tail the verifier did not see: \(ctx)")
                 }
@@ -216,7 +223,7 @@ func checkHistory(_ history: [[UInt8]], _ model: AckModel, processCrashOnly: Boo
             #expect(again == history, "second recovery differs: \(ctx)")
             fs.crash(afterCalls: Int(seed % 9))
             var steps: [Step] = []
-            for k in 0 ..< 4 { steps.append(.append(100 + k, k % 2 == 0 ? .full : .buffered)) }
+            for k in 0..<4 { steps.append(.append(100 + k, k % 2 == 0 ? .full : .buffered)) }
             runWorkload(log, steps, model2)
             try? log.close()
         } catch {
@@ -244,7 +251,7 @@ func checkHistory(_ history: [[UInt8]], _ model: AckModel, processCrashOnly: Boo
     @Test func concurrentAppendersSurvivePowerCuts() throws {
         let base: UInt64 = 0xC0C0
         var crashed = 0, durableSeen = 0
-        for iteration in 0 ..< 30 {
+        for iteration in 0..<30 {
             let seed = base &+ UInt64(iteration)
             var g = SplitMix64(seed: seed)
             let fs = SimulatedFileSystem(seed: seed)
@@ -257,7 +264,7 @@ func checkHistory(_ history: [[UInt8]], _ model: AckModel, processCrashOnly: Boo
                 let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test())
                 fs.crash(afterCalls: crashAt)
                 onThreads(8) { t in
-                    for k in 0 ..< 40 {
+                    for k in 0..<40 {
                         let p = jsonPayload(t * 1000 + k, seed: seed, extra: 5)
                         attempted.withLock { _ = $0.insert(p) }
                         let tier: Durability = k % 2 == 0 ? .full : .buffered
@@ -281,7 +288,9 @@ func checkHistory(_ history: [[UInt8]], _ model: AckModel, processCrashOnly: Boo
             #expect(Set(recovered.map(\.payload)).count == recovered.count, "duplicate: \(ctx)")
             try log.close()
         }
-        print("concurrent crashes: \(crashed) of 30 runs crashed mid-workload; \(durableSeen) .full acknowledgements checked")
+        print(
+            "concurrent crashes: \(crashed) of 30 runs crashed mid-workload; \(durableSeen) .full acknowledgements checked"
+        )
         #expect(crashed > 20 && durableSeen > 100)
     }
 }

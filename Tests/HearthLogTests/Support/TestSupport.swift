@@ -13,7 +13,7 @@ func jsonPayload(_ i: Int, seed: UInt64 = 1, extra: Int = 0) -> [UInt8] {
     var s = "{\"op\":\"\(ops[Int(g.next() % 4)])\",\"path\":\"/\(keys[Int(g.next() % 5)])/u\(g.next() % 1000)\","
     s += "\"id\":\"\(String(g.next(), radix: 16))\",\"ts\":\(1_700_000_000_000 + Int(g.next() % 1_000_000)),"
     s += "\"value\":{\"name\":\"user \(g.next() % 500)\",\"online\":\(g.next() % 2 == 0),\"score\":\(g.next() % 10000)"
-    for k in 0 ..< Int(g.next() % 4) + extra { s += ",\"field\(k)\":\"value-\(g.next() % 100)\"" }
+    for k in 0..<Int(g.next() % 4) + extra { s += ",\"field\(k)\":\"value-\(g.next() % 100)\"" }
     s += "}}"
     return Array(s.utf8)
 }
@@ -21,7 +21,7 @@ func jsonPayload(_ i: Int, seed: UInt64 = 1, extra: Int = 0) -> [UInt8] {
 /// Random bytes (incompressible), deterministic.
 func randomBytes(_ n: Int, seed: UInt64) -> [UInt8] {
     var g = SplitMix64(seed: seed)
-    return (0 ..< n).map { _ in UInt8(truncatingIfNeeded: g.next()) }
+    return (0..<n).map { _ in UInt8(truncatingIfNeeded: g.next()) }
 }
 
 /// Every record after `after`, as (lsn, type, payload).
@@ -40,7 +40,7 @@ func readAll(_ log: Log, after: LSN = 0) throws -> [(lsn: LSN, type: UInt8, payl
 /// Encodes a list of payloads as a checkpoint body: [u32 count] then per payload [u32 length][bytes].
 func encodeBody(_ payloads: [[UInt8]]) -> [UInt8] {
     var out: [UInt8] = []
-    func u32(_ v: Int) { for i in 0 ..< 4 { out.append(UInt8(truncatingIfNeeded: v >> (8 * i))) } }
+    func u32(_ v: Int) { for i in 0..<4 { out.append(UInt8(truncatingIfNeeded: v >> (8 * i))) } }
     u32(payloads.count)
     for p in payloads {
         u32(p.count)
@@ -54,13 +54,13 @@ func decodeBody(_ b: [UInt8]) -> [[UInt8]]? {
     func u32() -> Int? {
         guard i + 4 <= b.count else { return nil }
         defer { i += 4 }
-        return (0 ..< 4).reduce(0) { $0 | Int(b[i + $1]) << (8 * $1) }
+        return (0..<4).reduce(0) { $0 | Int(b[i + $1]) << (8 * $1) }
     }
     guard let n = u32(), n < 1_000_000 else { return nil }
     var out: [[UInt8]] = []
-    for _ in 0 ..< n {
+    for _ in 0..<n {
         guard let len = u32(), i + len <= b.count else { return nil }
-        out.append(Array(b[i ..< i + len]))
+        out.append(Array(b[i..<i + len]))
         i += len
     }
     return i == b.count ? out : nil
@@ -95,6 +95,6 @@ extension Log.Options {
 
 /// Runs `body(t)` on `n` OS threads at once and waits for all.
 func onThreads(_ n: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    let threads = (0 ..< n).map { t in OSThread { body(t) } }
+    let threads = (0..<n).map { t in OSThread { body(t) } }
     for t in threads { t.join() }
 }

@@ -16,11 +16,21 @@ import HearthTesting
         let words = ["hey", "ok", "see", "you", "at", "the", "game", "tonight", "lol", "sure", "café", "🎉"]
         for i in 0..<60_000 {
             let text = (0..<(3 + Int(rng.next() % 12))).map { _ in words[Int(rng.next() % 12)] }.joined(separator: " ")
-            let node = Node(children: [("author", .string("user\(rng.next() % 100)")), ("text", .string(text)), ("ts", .number(Double(1_700_000_000_000 + i)))])
-            state.apply(.serverOverwrite(path: Path(keys: ["chats", ChildKey("room\(i % 40)"), "messages", ChildKey("m\(100_000 + i)")]), node: node, at: Int64(i)))
+            let node = Node(children: [
+                ("author", .string("user\(rng.next() % 100)")), ("text", .string(text)),
+                ("ts", .number(Double(1_700_000_000_000 + i))),
+            ])
+            state.apply(
+                .serverOverwrite(
+                    path: Path(keys: ["chats", ChildKey("room\(i % 40)"), "messages", ChildKey("m\(100_000 + i)")]),
+                    node: node, at: Int64(i)))
         }
         for i in 0..<5000 {
-            state.apply(.serverOverwrite(path: Path(keys: ["profiles", ChildKey("user\(i)")]), node: Node(children: [("name", .string("User \(i)")), ("age", .number(Double(i % 80)))]), at: Int64(i)))
+            state.apply(
+                .serverOverwrite(
+                    path: Path(keys: ["profiles", ChildKey("user\(i)")]),
+                    node: Node(children: [("name", .string("User \(i)")), ("age", .number(Double(i % 80)))]),
+                    at: Int64(i)))
         }
         let clock = ContinuousClock()
         var t = clock.now

@@ -19,7 +19,7 @@ import HearthTesting
     static func seeded(seed: UInt64, count: Int = 120) throws -> (SimulatedFileSystem, Store, Store.Options) {
         let fs = SimulatedFileSystem(seed: seed)
         var o = options(fs)
-        o.checkpointMinimumBytes = 64 << 20   // only the checkpoints the tests ask for
+        o.checkpointMinimumBytes = 64 << 20  // only the checkpoints the tests ask for
         let store = try Store.open(directory: "/db", options: o)
         for i in 0..<count { try store.saveWrite(.set(message(i)), at: at(i)) }
         return (fs, store, o)
@@ -89,7 +89,8 @@ import HearthTesting
             }
             // The roll's calls come first (a clean store rolls with 9 calls).
             if k < 9 {
-                let mustPoison = (failed.operation == .sync && failed.path.hasSuffix("seg-0000000000000001.log"))
+                let mustPoison =
+                    (failed.operation == .sync && failed.path.hasSuffix("seg-0000000000000001.log"))
                     || failed.operation == .rename || failed.operation == .syncDirectory
                 #expect(writable == !mustPoison, "\(failed.operation) \(failed.path): writable \(writable): \(ctx)")
                 #expect(checkpointed == !mustPoison, "a roll given up still lets the checkpoint through: \(ctx)")
@@ -106,7 +107,9 @@ import HearthTesting
             try again.close()
         }
         #expect(stayedWritable > 0 && poisoned > 0, "writable \(stayedWritable), poisoned \(poisoned)")
-        print("\(code) at each of a checkpoint's \(calls) calls: the store stayed writable \(stayedWritable) times, was poisoned \(poisoned) times; nothing acknowledged was lost")
+        print(
+            "\(code) at each of a checkpoint's \(calls) calls: the store stayed writable \(stayedWritable) times, was poisoned \(poisoned) times; nothing acknowledged was lost"
+        )
     }
 
     /// A power cut at every call of a checkpoint (its roll and its install), in every mode:

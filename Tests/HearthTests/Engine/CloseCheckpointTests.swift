@@ -11,7 +11,7 @@ import HearthTesting
 
     static func seeded(_ fs: SimulatedFileSystem, count: Int) throws -> (Store, Store.Options) {
         var o = options(fs)
-        o.checkpointMinimumBytes = 64 << 20   // no checkpoint while writing
+        o.checkpointMinimumBytes = 64 << 20  // no checkpoint while writing
         let store = try Store.open(directory: "/db", options: o)
         for i in 0..<count { try store.saveWrite(.set(Rolls.message(i)), at: Rolls.at(i)) }
         return (store, o)
@@ -38,7 +38,9 @@ import HearthTesting
         let (store, o) = try Self.seeded(fs, count: 100)
         #expect(try store.stats().logBytesSinceCheckpoint < Store.openReplayCheckpointBytes)
         try store.close()
-        #expect(!fs.fileNames(in: "/db").contains { $0.hasPrefix("ckpt-") }, "a short tail is cheaper to replay than to checkpoint at every close")
+        #expect(
+            !fs.fileNames(in: "/db").contains { $0.hasPrefix("ckpt-") },
+            "a short tail is cheaper to replay than to checkpoint at every close")
         let again = try Store.open(directory: "/db", options: o)
         #expect(again.log.checkpoint == nil)
         try CheckpointRollTests.expectWrites(again, Array(0..<100), "after reopen")

@@ -10,7 +10,9 @@ struct DiskBoundTests {
     /// Feeds `megabytes` of server data (the feed of a chat: a new child per write, older ones
     /// untracked and prunable) through a store capped at `cap`, on the simulated file system,
     /// and returns the peak bytes in its files and the footprint at the end.
-    static func feed(cap: Int, megabytes: Int, seed: UInt64, background: Bool = false) throws -> (peak: Int, end: UInt64) {
+    static func feed(
+        cap: Int, megabytes: Int, seed: UInt64, background: Bool = false
+    ) throws -> (peak: Int, end: UInt64) {
         let fs = SimulatedFileSystem(seed: seed)
         var options = Store.Options()
         options.fileSystem = fs
@@ -22,12 +24,19 @@ struct DiskBoundTests {
         var i = 0
         while written < megabytes << 20 {
             // 8 KiB values of random words: they compress about 3:1, as chat text does.
-            let words = (0..<128).map { _ in ["hearth", "offline", "sync", "cache", "write", "query", "listen", "token"][Int(rng.next() % 8)] + String(rng.next() % 10_000) }
+            let words = (0..<128).map { _ in
+                ["hearth", "offline", "sync", "cache", "write", "query", "listen", "token"][Int(rng.next() % 8)]
+                    + String(rng.next() % 10_000)
+            }
             let value = String(words.joined(separator: " ").prefix(8192))
             let mixed = i % 10 == 0
             try store.commit { (b: inout StoreBatch) throws(StoreError) in
-                try b.applyServerOverwrite(.string(value), at: Path(keys: ["chat", ChildKey(String(format: "m%07d", i))]))
-                if mixed { _ = try b.saveWrite(.set(.string(value)), at: Path(keys: ["outbox", ChildKey(String(format: "w%07d", i))])) }
+                try b.applyServerOverwrite(
+                    .string(value), at: Path(keys: ["chat", ChildKey(String(format: "m%07d", i))]))
+                if mixed {
+                    _ = try b.saveWrite(
+                        .set(.string(value)), at: Path(keys: ["outbox", ChildKey(String(format: "w%07d", i))]))
+                }
             }
             if mixed, i >= 10 {
                 let id = store.pendingWrites().first!.id
@@ -43,12 +52,15 @@ struct DiskBoundTests {
         return (fs.peakStoredBytes, end)
     }
 
-    @Test("10× the cap fed through a 1 MiB cap, maintenance inline or in the background: the disk never holds more than 1.25 × the cap",
-          arguments: [false, true])
+    @Test(
+        "10× the cap fed through a 1 MiB cap, maintenance inline or in the background: the disk never holds more than 1.25 × the cap",
+        arguments: [false, true])
     func peakWithinBound(background: Bool) throws {
         let cap = 1 << 20
         let (peak, end) = try Self.feed(cap: cap, megabytes: 10, seed: 7, background: background)
-        print("cap \(cap) (background maintenance \(background)): peak \(peak) bytes (\(String(format: "%.2f", Double(peak) / Double(cap)))× the cap), at the end \(end)")
+        print(
+            "cap \(cap) (background maintenance \(background)): peak \(peak) bytes (\(String(format: "%.2f", Double(peak) / Double(cap)))× the cap), at the end \(end)"
+        )
         #expect(end <= UInt64(cap), "the footprint after the run")
         #expect(Double(peak) <= 1.25 * Double(cap), "peak \(peak) bytes is \(Double(peak) / Double(cap))× the cap")
     }

@@ -16,18 +16,20 @@ import HearthTesting
         do {
             let store = try Store.open(directory: "/db", options: o)
             for i in 0..<200 {
-                try store.applyServerOverwrite(.string(String(repeating: "x", count: 40)), at: Path(keys: ["d", ChildKey("k\(1000 + i)")]))
+                try store.applyServerOverwrite(
+                    .string(String(repeating: "x", count: 40)), at: Path(keys: ["d", ChildKey("k\(1000 + i)")]))
             }
             try store.close()
         }
         // Every checkpoint file now fails with ENOSPC at `op`.
         fs.injectFault(op, .noSpace, sticky: true, pathContains: "ckpt-")
-        let store = try Store.open(directory: "/db", options: o)   // runs maintenance inline: the checkpoint fails
+        let store = try Store.open(directory: "/db", options: o)  // runs maintenance inline: the checkpoint fails
         #expect(try store.value(at: "d/k1000") == .string(String(repeating: "x", count: 40)))
         #expect(try store.stats().pendingWrites == 0)
-        try store.applyServerOverwrite(.number(1), at: "after")    // the log is not poisoned
+        try store.applyServerOverwrite(.number(1), at: "after")  // the log is not poisoned
         #expect(throws: StoreError.self) { _ = try store.compact() }
-        #expect(try fs.listDirectory("/db").allSatisfy { !$0.hasSuffix(".tmp") }, "a failed checkpoint left its temp file")
+        #expect(
+            try fs.listDirectory("/db").allSatisfy { !$0.hasSuffix(".tmp") }, "a failed checkpoint left its temp file")
         try store.applyServerOverwrite(.number(2), at: "after")
         // Room again: the next checkpoint succeeds.
         fs.clearFaults()
@@ -74,7 +76,8 @@ import HearthTesting
         o.checkpointMinimumBytes = 4096
         let store = try Store.open(directory: "/db", options: o)
         for i in 0..<150 {
-            try store.applyServerOverwrite(.string(String(repeating: "y", count: 60)), at: Path(keys: ["d", ChildKey("k\(1000 + i)")]))
+            try store.applyServerOverwrite(
+                .string(String(repeating: "y", count: 60)), at: Path(keys: ["d", ChildKey("k\(1000 + i)")]))
         }
         try store.saveWrite(.set(.string("mine")), at: "outbox/w")
         try store.close()
@@ -119,6 +122,8 @@ import HearthTesting
             try again.applyServerOverwrite(.number(1), at: "after")
             try again.close()
         }
-        print("ENOSPC from the \(op) call k on, k = 0..<40: open succeeded \(opened) times, refused \(refused) (then read-only reads everything)")
+        print(
+            "ENOSPC from the \(op) call k on, k = 0..<40: open succeeded \(opened) times, refused \(refused) (then read-only reads everything)"
+        )
     }
 }

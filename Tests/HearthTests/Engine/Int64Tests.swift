@@ -31,13 +31,13 @@ import HearthLog
     }
 
     @Test func oneRepresentationPerValue() throws {
-        #expect(try JSONValue.parse("9007199254740992") == .number(9_007_199_254_740_992))      // 2^53: exact as a double
-        #expect(try JSONValue.parse("9007199254740993") == .integer(9_007_199_254_740_993))     // 2^53 + 1
+        #expect(try JSONValue.parse("9007199254740992") == .number(9_007_199_254_740_992))  // 2^53: exact as a double
+        #expect(try JSONValue.parse("9007199254740993") == .integer(9_007_199_254_740_993))  // 2^53 + 1
         #expect(try JSONValue.parse("-9007199254740993") == .integer(-9_007_199_254_740_993))
         #expect(try JSONValue.parse("9223372036854775807") == .integer(.max))
         #expect(try JSONValue.parse("-9223372036854775808") == .integer(.min))
         #expect(try JSONValue.parse("18446744073709551615") == .number(18_446_744_073_709_551_616))  // beyond Int64: a double (2^64, the nearest)
-        #expect(try JSONValue.parse("9007199254740993.0") == .number(9_007_199_254_740_992))   // a fraction: a double
+        #expect(try JSONValue.parse("9007199254740993.0") == .number(9_007_199_254_740_992))  // a fraction: a double
         #expect(LeafValue.integer(exactly: 12) == .number(12))
         for text in ["9007199254740993", "-9223372036854775808", "1542405709418655810"] {
             #expect(try JSONValue.parse(text).serialized() == text)
@@ -63,7 +63,7 @@ import HearthLog
         #expect(LeafValue.compareForOrdering(big, .integer((1 << 53) + 2)) < 0)
         #expect(LeafValue.compareForOrdering(big, .number(1e300)) < 0)
         #expect(LeafValue.compareForOrdering(.integer(.min), .number(-1e300)) > 0)
-        #expect(LeafValue.compareForOrdering(big, .string("0")) < 0)   // numbers before strings
+        #expect(LeafValue.compareForOrdering(big, .string("0")) < 0)  // numbers before strings
         #expect(LeafValue.compareForOrdering(.bool(true), big) < 0)
         let data = try Node(jsonText: #"{"a":9007199254740993,"b":9007199254740992,"c":9007199254740994,"d":1.5}"#)
         #expect(QuerySpec(orderBy: .value).window(of: data).keys.map(\.string) == ["d", "b", "a", "c"])

@@ -11,7 +11,9 @@ import HearthTesting
 @Suite struct LazyPendingWritesTests {
     /// Locations read before close and after reopen: inside one region, beside it, above
     /// several, the root, and nowhere.
-    static let probes: [Path] = ["a/m00005", "a/m01234", "a", "b/x/17", "b/x", "b", "c", "c/k3", "c/k3/deep", "d/1/2", "", "zzz"]
+    static let probes: [Path] = [
+        "a/m00005", "a/m01234", "a", "b/x/17", "b/x", "b", "c", "c/k3", "c/k3/deep", "d/1/2", "", "zzz",
+    ]
 
     /// A store whose checkpoint holds some 4,000 pending writes in many chunks: sets on
     /// siblings `a/mNNNNN`, sets under `b/x` with an overwrite of `b` among them (so that
@@ -24,14 +26,23 @@ import HearthTesting
         var ids: [Int64] = []
         for i in 0..<3000 {
             let key = ChildKey("m" + String(String(100_000 + i).dropFirst()))
-            ids.append(try store.saveWrite(.set(Node(children: [("n", .number(Double(i))), ("t", .string("hello \(i)"))])), at: Path(keys: ["a", key])))
+            ids.append(
+                try store.saveWrite(
+                    .set(Node(children: [("n", .number(Double(i))), ("t", .string("hello \(i)"))])),
+                    at: Path(keys: ["a", key])))
             if i % 3 == 0 {
-                ids.append(try store.saveWrite(.set(.number(Double(i))), at: Path(keys: ["b", "x", ChildKey(String(i % 100))])))
+                ids.append(
+                    try store.saveWrite(
+                        .set(.number(Double(i))), at: Path(keys: ["b", "x", ChildKey(String(i % 100))])))
             }
             if i == 1500 { ids.append(try store.saveWrite(.set(json(#"{"x":{"0":"over"},"z":1}"#)), at: "b")) }
             if i % 500 == 0 {
-                ids.append(try store.saveWrite(.update([ChildUpdate(path: Path(keys: [ChildKey("k\(i % 7)")]), node: .number(Double(i))),
-                                                         ChildUpdate(path: "k3/deep", node: .string("d\(i)"))]), at: "c"))
+                ids.append(
+                    try store.saveWrite(
+                        .update([
+                            ChildUpdate(path: Path(keys: [ChildKey("k\(i % 7)")]), node: .number(Double(i))),
+                            ChildUpdate(path: "k3/deep", node: .string("d\(i)")),
+                        ]), at: "c"))
             }
         }
         ids.append(try store.saveWrite(.set(.string("deep")), at: "d/1/2"))
@@ -202,7 +213,9 @@ import HearthTesting
             failure = error
         }
         let text = failure.map { "\($0)" } ?? "no error"
-        #expect(text.contains(checkpoint.fileName) && text.contains("pending-write chunk 0") && text.contains("checksum"), "\(text)")
+        #expect(
+            text.contains(checkpoint.fileName) && text.contains("pending-write chunk 0") && text.contains("checksum"),
+            "\(text)")
         // A batch asking for a write of that chunk (as a sync client does before an ack) sees
         // none, and the commit fails with the damage instead of going on with that answer.
         var sawWrite: Bool?

@@ -33,7 +33,10 @@ import Testing
         clock.advance(5_000)  // a later read must not re-estimate
         store.waitForEventDelivery()
         // The listener: a number, ordered among numbers (before the string), not an object.
-        #expect(summary(log.take()) == ["child_added t after a", #"value {"a":5,"s":"text","t":\#(clock() - 5_000 + 250)}"#])
+        #expect(
+            summary(log.take()) == [
+                "child_added t after a", #"value {"a":5,"s":"text","t":\#(clock() - 5_000 + 250)}"#,
+            ])
         #expect(try store.value(at: "scores/t") == expected)
         let result = try store.query(byValue, at: scores)
         #expect(result.window.keys.map(\.string) == ["a", "t", "s"])
@@ -50,7 +53,9 @@ import Testing
         let log = try listen(store, .default, at: "scores/n")
         _ = log.take()
         try store.saveWrite(.set(increment(5)), at: "scores/n")
-        try store.saveWrite(.update([ChildUpdate(path: "n", node: increment(2)), ChildUpdate(path: "s", node: increment(1))]), at: scores)
+        try store.saveWrite(
+            .update([ChildUpdate(path: "n", node: increment(2)), ChildUpdate(path: "s", node: increment(1))]),
+            at: scores)
         store.waitForEventDelivery()
         #expect(summary(log.take()) == ["value 15", "value 17"])
         #expect(try store.value(at: "scores/n") == .number(17))
@@ -69,7 +74,8 @@ import Testing
         do {
             let store = try Store.open(directory: dir.path, options: options(clock: clock))
             try store.applyServerOverwrite(.number(1), at: "c/n")
-            try store.saveWrite(.set(try Node(jsonText: #"{"at":{".sv":"timestamp"},"n":{".sv":{"increment":1}}}"#)), at: "c")
+            try store.saveWrite(
+                .set(try Node(jsonText: #"{"at":{".sv":"timestamp"},"n":{".sv":{"increment":1}}}"#)), at: "c")
             try store.close()
         }
         clock.advance(60_000)
@@ -82,7 +88,9 @@ import Testing
         let log = try listen(store, .default, at: "c")
         #expect(summary(log.take()) == ["child_added at", "child_added n after at", #"value {"at":\#(opened),"n":2}"#])
         // The log still holds the unresolved write: that is what goes to the server.
-        #expect(store.pendingWrites().first?.operation == .set(try Node(jsonText: #"{"at":{".sv":"timestamp"},"n":{".sv":{"increment":1}}}"#)))
+        #expect(
+            store.pendingWrites().first?.operation
+                == .set(try Node(jsonText: #"{"at":{".sv":"timestamp"},"n":{".sv":{"increment":1}}}"#)))
         try store.close()
     }
 }

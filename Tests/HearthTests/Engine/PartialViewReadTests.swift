@@ -23,11 +23,13 @@ import Testing
         let node = Node(children: pairs)
         try store.applyServerOverwrite(node, at: big)
         let last50 = try QuerySpec(orderBy: .key).limitToLast(50)
-        try store.trackQuery(at: QueryLocation(path: big, query: last50), complete: true, active: false,
-                             keys: Set(last50.window(of: node).keys))
+        try store.trackQuery(
+            at: QueryLocation(path: big, query: last50), complete: true, active: false,
+            keys: Set(last50.window(of: node).keys))
         let first5 = try QuerySpec(orderBy: .key).limitToFirst(5)
-        try store.trackQuery(at: QueryLocation(path: big, query: first5), complete: false, active: false,
-                             keys: Set(first5.window(of: node).keys))
+        try store.trackQuery(
+            at: QueryLocation(path: big, query: first5), complete: false, active: false,
+            keys: Set(first5.window(of: node).keys))
         try store.applyServerOverwrite(json(#"{"a":1,"b":{"c":2}}"#), at: "rooms/small")
         try store.trackQuery(at: QueryLocation(path: "rooms/small", query: .default), complete: true, active: false)
         try store.compact()
@@ -37,11 +39,17 @@ import Testing
             try b.applyServerOverwrite(.string("edited"), at: "rooms/big/m103999/text")
         }.events
         tail += try store.commit { (b: inout StoreBatch) throws(StoreError) in
-            try b.applyServerMerge([ChildUpdate(path: "m103998", node: .empty), ChildUpdate(path: "m104000", node: .string("new"))], at: big)
+            try b.applyServerMerge(
+                [ChildUpdate(path: "m103998", node: .empty), ChildUpdate(path: "m104000", node: .string("new"))],
+                at: big)
         }.events
         tail += try store.commit { (b: inout StoreBatch) throws(StoreError) in
             // Through an ancestor, below the location.
-            try b.applyServerMerge([ChildUpdate(path: "big/m103997/n", node: .number(-1)), ChildUpdate(path: "small/a", node: .number(9))], at: rooms)
+            try b.applyServerMerge(
+                [
+                    ChildUpdate(path: "big/m103997/n", node: .number(-1)),
+                    ChildUpdate(path: "small/a", node: .number(9)),
+                ], at: rooms)
         }.events
         if overwriteParent {
             // At the location itself, then below it again: the order of the two kinds matters.
@@ -70,11 +78,11 @@ import Testing
         for e in tail { loaded.apply(e) }
 
         let queries: [(Path, QuerySpec)] = [
-            (big, try QuerySpec(orderBy: .key).limitToLast(50)),   // complete, tracked keys
-            (big, try QuerySpec(orderBy: .key).limitToLast(3)),    // incomplete: known-complete children
-            (big, .default),                                       // incomplete
-            (big, try QuerySpec(orderBy: .key).limitToFirst(5)),   // tracked but incomplete
-            ("rooms/small", .default),                             // complete default: whole value
+            (big, try QuerySpec(orderBy: .key).limitToLast(50)),  // complete, tracked keys
+            (big, try QuerySpec(orderBy: .key).limitToLast(3)),  // incomplete: known-complete children
+            (big, .default),  // incomplete
+            (big, try QuerySpec(orderBy: .key).limitToFirst(5)),  // tracked but incomplete
+            ("rooms/small", .default),  // complete default: whole value
             ("rooms/small/b", try QuerySpec(orderBy: .key).limitToFirst(1)),
             ("rooms/none", .default),
         ]
@@ -88,10 +96,13 @@ import Testing
             let want = full.serverCache(at: path, query: query)
             #expect(got?.node == want?.node && got?.complete == want?.complete, "\(path) \(query)")
             if path == big {
-                #expect(reader.decodedChunkCount <= 3, "\(query): decoded \(reader.decodedChunkCount) of \(reader.directory.chunks.count) chunks")
+                #expect(
+                    reader.decodedChunkCount <= 3,
+                    "\(query): decoded \(reader.decodedChunkCount) of \(reader.directory.chunks.count) chunks")
             }
         }
-        let complete = try #require(full(loaded).serverCache(at: big, query: try QuerySpec(orderBy: .key).limitToLast(50)))
+        let complete = try #require(
+            full(loaded).serverCache(at: big, query: try QuerySpec(orderBy: .key).limitToLast(50)))
         if overwriteParent {
             // The overwrite at the location replaced the view's children; the keys followed.
             #expect(complete.complete && complete.node.childCount == 3)

@@ -73,15 +73,25 @@ enum PruneWorld {
                 s.apply(.serverOverwrite(path: path(&rng), node: node, at: time))
             case 12...15:
                 let location = QueryLocation(path: path(&rng, maxDepth: 2), query: rng.pick(SmallWorld.queries))
-                let id = s.trackedByLocation[location] ?? { defer { nextQuery += 1 }; return nextQuery }()
-                s.apply(.trackedQuerySaved(TrackedQuery(id: id, location: location, complete: true, active: rng.chance(0.2),
-                                                        lastUse: time, keys: rng.chance(0.3) ? ["a"] : nil)))
+                let id =
+                    s.trackedByLocation[location]
+                    ?? {
+                        defer { nextQuery += 1 }; return nextQuery
+                    }()
+                s.apply(
+                    .trackedQuerySaved(
+                        TrackedQuery(
+                            id: id, location: location, complete: true, active: rng.chance(0.2),
+                            lastUse: time, keys: rng.chance(0.3) ? ["a"] : nil)))
             case 16:
-                if let id = s.trackedQueries.keys.sorted().randomElement(using: &rng) { s.apply(.trackedQueryRemoved(id: id)) }
+                if let id = s.trackedQueries.keys.sorted().randomElement(using: &rng) {
+                    s.apply(.trackedQueryRemoved(id: id))
+                }
             case 17:
                 s.apply(.pinChanged(QueryLocation(path: path(&rng, maxDepth: 2), query: .default), on: rng.chance(0.7)))
             case 18:
-                let op: PendingWrite.Operation = rng.chance(0.5) ? .set(.number(1)) : .update([ChildUpdate(path: "b", node: .number(2))])
+                let op: PendingWrite.Operation =
+                    rng.chance(0.5) ? .set(.number(1)) : .update([ChildUpdate(path: "b", node: .number(2))])
                 s.apply(.writeSaved(PendingWrite(id: s.lastWriteID + 1, path: path(&rng), operation: op)))
             default:
                 if let w = s.pendingWrites.first, rng.chance(0.5) { s.apply(.writeAcked(id: w.id)) }
@@ -98,7 +108,11 @@ enum PruneWorld {
     }
 
     func track(_ s: inout StoreState, _ id: Int64, _ p: Path, lastUse: Int64, active: Bool = false) {
-        s.apply(.trackedQuerySaved(TrackedQuery(id: id, location: QueryLocation(path: p, query: .default), complete: true, active: active, lastUse: lastUse)))
+        s.apply(
+            .trackedQuerySaved(
+                TrackedQuery(
+                    id: id, location: QueryLocation(path: p, query: .default), complete: true, active: active,
+                    lastUse: lastUse)))
     }
 
     func rounds(_ s: StoreState, maxInactiveQueries: Int = 1000, count: Int = .max) -> [PruneResult] {
@@ -117,10 +131,11 @@ enum PruneWorld {
         for (i, t) in times.enumerated() { write(&s, Path(keys: ["items", ChildKey("i\(i)")]), t) }
         let pruned = rounds(s).map { $0.prunedPaths.map(\.description) }
         // 10 candidates: ⌈2⌉, then ⌈1.6⌉ of 8, ⌈1.2⌉ of 6, ⌈0.8⌉ of 4, then one at a time.
-        #expect(pruned == [
-            ["items/i1", "items/i4"], ["items/i6", "items/i3"], ["items/i9", "items/i7"],
-            ["items/i0"], ["items/i8"], ["items/i5"], ["items/i2"],
-        ])
+        #expect(
+            pruned == [
+                ["items/i1", "items/i4"], ["items/i6", "items/i3"], ["items/i9", "items/i7"],
+                ["items/i0"], ["items/i8"], ["items/i5"], ["items/i2"],
+            ])
     }
 
     @Test func untrackedEntriesCountAsDefaultQueriesLastUsedWhenWritten() {
@@ -137,13 +152,17 @@ enum PruneWorld {
 
     @Test func activePinnedAndPendingDataSurviveInsideAPrunedPath() {
         var s = StoreState()
-        let data = Node(children: [("active", .number(1)), ("pinned", .number(2)), ("pending", .number(3)),
-                                   ("merged", Node(children: [("b", .number(4)), ("c", .number(5))])), ("other", .number(6))])
+        let data = Node(children: [
+            ("active", .number(1)), ("pinned", .number(2)), ("pending", .number(3)),
+            ("merged", Node(children: [("b", .number(4)), ("c", .number(5))])), ("other", .number(6)),
+        ])
         write(&s, "a", 1, data)
         track(&s, 1, "a/active", lastUse: 0, active: true)
         s.apply(.pinChanged(QueryLocation(path: "a/pinned", query: .default), on: true))
         s.apply(.writeSaved(PendingWrite(id: 1, path: "a/pending", operation: .set(.number(7)))))
-        s.apply(.writeSaved(PendingWrite(id: 2, path: "a/merged", operation: .update([ChildUpdate(path: "b", node: .number(8))]))))
+        s.apply(
+            .writeSaved(
+                PendingWrite(id: 2, path: "a/merged", operation: .update([ChildUpdate(path: "b", node: .number(8))]))))
         // Data under a pin no tracked query covers: never a candidate.
         write(&s, "z", 0, .number(9))
         s.apply(.pinChanged(QueryLocation(path: "z", query: .default), on: true))
@@ -152,9 +171,12 @@ enum PruneWorld {
         #expect(all.map { $0.prunedPaths.map(\.description) } == [["a"]])
         var after = s
         for r in all { after.applyPrune(r) }
-        #expect(after.serverCache.child(at: "a") == Node(children: [
-            ("active", .number(1)), ("pinned", .number(2)), ("pending", .number(3)), ("merged", Node(children: [("b", .number(4))])),
-        ]))
+        #expect(
+            after.serverCache.child(at: "a")
+                == Node(children: [
+                    ("active", .number(1)), ("pinned", .number(2)), ("pending", .number(3)),
+                    ("merged", Node(children: [("b", .number(4))])),
+                ]))
         #expect(after.serverCache.child(at: "z") == Node(children: [("y", .number(10))]))
         #expect(after.trackedQueries[1] != nil)
     }
@@ -162,9 +184,9 @@ enum PruneWorld {
     @Test func aMoreRecentQueryAtOrAboveSavesAChosenPathAndOneBelowSurvivesInsideIt() {
         var s = StoreState()
         write(&s, "x", 0, Node(children: [("y", .number(1)), ("w", .number(2))]))
-        track(&s, 1, "x/y", lastUse: 1)   // oldest: chosen first, saved by query 2 above
+        track(&s, 1, "x/y", lastUse: 1)  // oldest: chosen first, saved by query 2 above
         track(&s, 2, "x", lastUse: 50)
-        track(&s, 3, "x/w", lastUse: 100) // newer than query 2: kept inside it
+        track(&s, 3, "x/w", lastUse: 100)  // newer than query 2: kept inside it
         for i in 0..<7 { track(&s, Int64(10 + i), Path(keys: ["other", ChildKey("o\(i)")]), lastUse: Int64(10 + i)) }
         let all = rounds(s)
         #expect(all[0].prunedPaths == ["other/o0"] && all[0].removedQueryIDs == [1, 10])
@@ -205,7 +227,9 @@ enum PruneWorld {
 
     @Test func freedBytesEstimateTheEncodedSizeRemoved() {
         var s = StoreState()
-        func blob(_ i: Int) -> Node { Node(children: (0..<20).map { (ChildKey("f\($0)"), Node.string(String(repeating: "x", count: 30 + i))) }) }
+        func blob(_ i: Int) -> Node {
+            Node(children: (0..<20).map { (ChildKey("f\($0)"), Node.string(String(repeating: "x", count: 30 + i))) })
+        }
         for i in 0..<50 { write(&s, Path(keys: ["c", ChildKey("i\(i)")]), Int64(i), blob(i)) }
         s.apply(.pinChanged(QueryLocation(path: "c/i3/f1", query: .default), on: true))
         var pass = Pruner.Pass(s, maxInactiveQueries: 1000)
@@ -218,7 +242,9 @@ enum PruneWorld {
             #expect(abs(r.freedCacheBytes - actual) <= actual / 10 + 16, "freed \(r.freedCacheBytes), actual \(actual)")
             before = after
         }
-        #expect(pass.state.serverCache == Node(children: [("c", Node(children: [("i3", Node(children: [("f1", blob(3).child(at: "f1"))]))]))]))
+        #expect(
+            pass.state.serverCache
+                == Node(children: [("c", Node(children: [("i3", Node(children: [("f1", blob(3).child(at: "f1"))]))]))]))
     }
 
     // MARK: - The pass against the round-by-round reference
@@ -226,8 +252,11 @@ enum PruneWorld {
     @Test func aPassMatchesRoundByRoundPruningOnRandomStates() {
         for seed: UInt64 in 1...300 {
             var rng = SplitMix64(seed: seed)
-            let s = seed % 3 == 0
-                ? { var s = StoreState(); for _ in 0..<80 { s.apply(SmallWorld.event(&rng, state: s)) }; return s }()
+            let s =
+                seed % 3 == 0
+                ? {
+                    var s = StoreState(); for _ in 0..<80 { s.apply(SmallWorld.event(&rng, state: s)) }; return s
+                }()
                 : PruneWorld.state(&rng, events: rng.int(20...200))
             let limit = rng.pick([1, 3, 1000])
             var reference = s
@@ -265,7 +294,8 @@ enum PruneWorld {
             for _ in 0..<rng.int(0...8) {
                 // Below, at or beside pruned paths, nested, repeated, some priorities.
                 let base = pruned.isEmpty || rng.chance(0.2) ? SmallWorld.path(&rng, maxDepth: 1) : rng.pick(pruned)
-                kept.append(rng.chance(0.15) ? base : base.appending(SmallWorld.path(&rng, maxDepth: 2, priority: true)))
+                kept.append(
+                    rng.chance(0.15) ? base : base.appending(SmallWorld.path(&rng, maxDepth: 2, priority: true)))
             }
             if rng.chance(0.2), let k = kept.first { kept.append(k) }
             let result = PruneResult(prunedPaths: pruned, keptPaths: kept, removedQueryIDs: [SmallWorld.id(&rng)])
@@ -281,7 +311,9 @@ enum PruneWorld {
     @Test func aRoundKeepsWhatOtherCommitsMadeRecentOrProtectedSinceThePassBegan() {
         var s = StoreState()
         for i in 0..<10 {
-            write(&s, Path(keys: ["m", ChildKey("e\(i)")]), Int64(i), Node(children: [("x", .number(Double(i))), ("y", .number(1))]))
+            write(
+                &s, Path(keys: ["m", ChildKey("e\(i)")]), Int64(i),
+                Node(children: [("x", .number(Double(i))), ("y", .number(1))]))
         }
         let snapshot = s
         var pass = Pruner.Pass(snapshot, maxInactiveQueries: 1000)
@@ -299,7 +331,11 @@ enum PruneWorld {
         #expect(current.untrackedEntries.first { $0.path == "m/e0" }?.lastWrite == 100)
 
         // Later rounds keep them too, and also a tracked query activated meanwhile.
-        current.apply(.trackedQuerySaved(TrackedQuery(id: 1, location: QueryLocation(path: "m/e2/x", query: .default), complete: true, active: true, lastUse: 200)))
+        current.apply(
+            .trackedQuerySaved(
+                TrackedQuery(
+                    id: 1, location: QueryLocation(path: "m/e2/x", query: .default), complete: true, active: true,
+                    lastUse: 200)))
         let next = pass.nextRound()!  // m/e2 and m/e3
         let adjustedNext = pass.adjust(next, to: current, snapshot: snapshot)!
         #expect(adjustedNext.prunedPaths == ["m/e2", "m/e3"])
@@ -336,22 +372,28 @@ enum PruneWorld {
     func blob(_ i: Int, _ rng: inout SplitMix64) -> Node {
         let words = ["hey", "ok", "see", "you", "at", "the", "game", "tonight", "lol", "sure", "café", "🎉"]
         let text = (0..<(10 + Int(rng.next() % 30))).map { _ in words[Int(rng.next() % 12)] }.joined(separator: " ")
-        return Node(children: [("author", .string("user\(rng.next() % 1000)")), ("text", .string(text)), ("ts", .number(Double(i))),
-                               ("id", .string(String(rng.next(), radix: 36)))])
+        return Node(children: [
+            ("author", .string("user\(rng.next() % 1000)")), ("text", .string(text)), ("ts", .number(Double(i))),
+            ("id", .string(String(rng.next(), radix: 36))),
+        ])
     }
 
     func seedProtectedData(_ store: Store) throws {
         try store.applyServerOverwrite(json(#"{"name":"Ada","bio":"first programmer"}"#), at: "profiles/pinned")
         try store.keepSynced(QueryLocation(path: "profiles/pinned", query: .default), true)
-        try store.applyServerOverwrite(json(#"{"m1":{"text":"hello"},"m2":{"text":"there"}}"#), at: "chats/active/messages")
-        try store.trackQuery(at: QueryLocation(path: "chats/active/messages", query: .default), complete: true, active: true)
+        try store.applyServerOverwrite(
+            json(#"{"m1":{"text":"hello"},"m2":{"text":"there"}}"#), at: "chats/active/messages")
+        try store.trackQuery(
+            at: QueryLocation(path: "chats/active/messages", query: .default), complete: true, active: true)
         try store.applyServerOverwrite(json(#"{"server":1}"#), at: "outbox/pending")
         try store.saveWrite(.set(.string("mine")), at: "outbox/pending")
     }
 
     func expectProtectedData(_ store: Store) throws {
         #expect(try store.serverValue(at: "profiles/pinned") == json(#"{"name":"Ada","bio":"first programmer"}"#))
-        #expect(try store.serverValue(at: "chats/active/messages") == json(#"{"m1":{"text":"hello"},"m2":{"text":"there"}}"#))
+        #expect(
+            try store.serverValue(at: "chats/active/messages")
+                == json(#"{"m1":{"text":"hello"},"m2":{"text":"there"}}"#))
         #expect(try store.serverValue(at: "outbox/pending") == json(#"{"server":1}"#))
         #expect(try store.value(at: "outbox/pending") == .string("mine"))
     }
@@ -370,7 +412,8 @@ enum PruneWorld {
             clock.advance(1)
             let node = blob(i, &rng)
             written += NodeCodec.encodedSize(node)
-            try store.applyServerOverwrite(node, at: Path(keys: ["chats", ChildKey("room\(i % 7)"), "messages", ChildKey("m\(1_000_000 + i)")]))
+            try store.applyServerOverwrite(
+                node, at: Path(keys: ["chats", ChildKey("room\(i % 7)"), "messages", ChildKey("m\(1_000_000 + i)")]))
             if i % 500 == 0 { maxFootprint = max(maxFootprint, try store.stats().footprintBytes) }
             i += 1
         }
@@ -383,7 +426,10 @@ enum PruneWorld {
         #expect(stats.pruneRounds > 0)
         try expectProtectedData(store)
         // The newest message survived, the oldest were pruned.
-        #expect(try !store.serverValue(at: Path(keys: ["chats", ChildKey("room\((i - 1) % 7)"), "messages", ChildKey("m\(1_000_000 + i - 1)")])).isEmpty)
+        #expect(
+            try !store.serverValue(
+                at: Path(keys: ["chats", ChildKey("room\((i - 1) % 7)"), "messages", ChildKey("m\(1_000_000 + i - 1)")])
+            ).isEmpty)
         #expect(try store.serverValue(at: "chats/room0/messages/m1000000").isEmpty)
         // And it all replays (but for the active query, inactive in a new session).
         let state = try store.state()
@@ -412,7 +458,9 @@ enum PruneWorld {
         var rng = SplitMix64(seed: 6)
         for i in 0..<12_000 {
             clock.advance(1)
-            try writer.applyServerOverwrite(blob(i, &rng), at: Path(keys: ["chats", ChildKey("room\(i % 5)"), "messages", ChildKey("m\(1_000_000 + i)")]))
+            try writer.applyServerOverwrite(
+                blob(i, &rng),
+                at: Path(keys: ["chats", ChildKey("room\(i % 5)"), "messages", ChildKey("m\(1_000_000 + i)")]))
         }
         // The writer dies without closing: a clean close would checkpoint the burst's log
         // (Store.close), leaving a store well under twice the cap.
@@ -445,8 +493,10 @@ enum PruneWorld {
         var rng = SplitMix64(seed: 3)
         var s = StoreState()
         for i in 0..<100_000 {
-            s.apply(.serverOverwrite(path: Path(keys: ["chats", ChildKey("room\(i % 40)"), "messages", ChildKey("m\(1_000_000 + i)")]),
-                                     node: blob(i, &rng), at: Int64(rng.next() % 1_000_000)))
+            s.apply(
+                .serverOverwrite(
+                    path: Path(keys: ["chats", ChildKey("room\(i % 40)"), "messages", ChildKey("m\(1_000_000 + i)")]),
+                    node: blob(i, &rng), at: Int64(rng.next() % 1_000_000)))
         }
         let rounds = 4  // 1 − 0.8⁴ ≈ 59% of the candidates
         let clock = ContinuousClock()
@@ -465,7 +515,9 @@ enum PruneWorld {
         }
         referenceEstimate = Double(NodeCodec.encodedSize(reference.serverCache))
         let slow = clock.now - start
-        print("prune cost, 100,000 candidates, \(rounds) rounds: one pass \(fast) (set-up and first estimate \(setUp)); round by round \(slow)")
+        print(
+            "prune cost, 100,000 candidates, \(rounds) rounds: one pass \(fast) (set-up and first estimate \(setUp)); round by round \(slow)"
+        )
         print("  estimate after: incremental \(Int(estimate)), measured \(Int(referenceEstimate))")
         #expect(pass.state.serverCache == reference.serverCache)
     }

@@ -8,7 +8,9 @@ import HearthTesting
 /// file-system call fails while the read-only store opens, reads and closes.
 @Suite struct ReadOnlyStoreTests {
     /// Every operation that changes something on disk (or takes the lock).
-    static let mutating: [FileOperation] = [.createDirectory, .create, .write, .sync, .truncate, .rename, .unlink, .syncDirectory, .lock]
+    static let mutating: [FileOperation] = [
+        .createDirectory, .create, .write, .sync, .truncate, .rename, .unlink, .syncDirectory, .lock,
+    ]
 
     static func forbidWrites(_ fs: SimulatedFileSystem) {
         for op in mutating { fs.injectFault(op, .permissionDenied, sticky: true) }
@@ -25,7 +27,9 @@ import HearthTesting
     static func fill(_ store: Store) throws {
         try store.applyServerOverwrite(json(#"{"a":1,"b":{"c":"x"},"n":[1,2,3]}"#), at: "root")
         let w = try store.saveWrite(.set(.string("pending")), at: "root/p")
-        try store.trackQuery(at: QueryLocation(path: "root", query: try QuerySpec(orderBy: .key).limitToFirst(2)), complete: true, active: true)
+        try store.trackQuery(
+            at: QueryLocation(path: "root", query: try QuerySpec(orderBy: .key).limitToFirst(2)), complete: true,
+            active: true)
         try store.saveAuth(AuthToken(token: "t0k3n", expiresAt: 42))
         _ = try store.compact()
         try store.applyServerMerge([ChildUpdate(path: "b/d", node: .bool(true))], at: "root")
@@ -93,7 +97,9 @@ import HearthTesting
         }
         let segment = fs.fileNames(in: "/db").filter { $0.hasPrefix("seg-") }.last!
         let sound = fs.contents(of: "/db/" + segment)!
-        let torn = sound + [0x12, 0x34, 0x56, 0x78, 0x40, 0, 0, 0, 0x40, 0, 0, 0, 1, 0, 0, 0] + [UInt8](repeating: 0xAB, count: 20)
+        let torn =
+            sound + [0x12, 0x34, 0x56, 0x78, 0x40, 0, 0, 0, 0x40, 0, 0, 0, 1, 0, 0, 0]
+            + [UInt8](repeating: 0xAB, count: 20)
         fs.setContents(of: "/db/" + segment, to: torn)
 
         Self.forbidWrites(fs)

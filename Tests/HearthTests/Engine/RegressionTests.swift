@@ -83,16 +83,23 @@ import HearthTesting
         }
         // An entry under a tracked query (tracked data is accounted to the query).
         var covered = StoreState()
-        covered.apply(.trackedQuerySaved(TrackedQuery(id: 1, location: QueryLocation(path: "t", query: .default),
-                                                      complete: true, active: false, lastUse: 1, keys: nil)))
+        covered.apply(
+            .trackedQuerySaved(
+                TrackedQuery(
+                    id: 1, location: QueryLocation(path: "t", query: .default),
+                    complete: true, active: false, lastUse: 1, keys: nil)))
         covered.untracked.set("t/u", 1)
         #expect(covered.checkInvariants() != nil)
         #expect(throws: DecodeError.self) {
-            _ = try CheckpointReader.decodeDirectory(encoder.encodeDirectory(covered, priorities: [], chunks: []), bodyEnd: 0)
+            _ = try CheckpointReader.decodeDirectory(
+                encoder.encodeDirectory(covered, priorities: [], chunks: []), bodyEnd: 0)
         }
         var fine = StoreState()
-        fine.apply(.trackedQuerySaved(TrackedQuery(id: 1, location: QueryLocation(path: "b/c/d", query: .default),
-                                                   complete: true, active: false, lastUse: 1, keys: nil)))
+        fine.apply(
+            .trackedQuerySaved(
+                TrackedQuery(
+                    id: 1, location: QueryLocation(path: "b/c/d", query: .default),
+                    complete: true, active: false, lastUse: 1, keys: nil)))
         fine.untracked.set("a", 1)
         fine.untracked.set("b/c", 2)
         let ok = try CheckpointReader.decodeDirectory(

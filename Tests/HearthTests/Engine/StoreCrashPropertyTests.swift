@@ -17,7 +17,8 @@ import HearthTesting
         mutating func pick<T>(_ xs: [T]) -> T { xs[Int(rng.next() % UInt64(xs.count))] }
 
         mutating func path() -> Path {
-            Path(keys: (0..<Int(1 + rng.next() % 3)).map { _ in ChildKey(pick(["a", "b", "c", "1", "07", "ü", "x y"])) })
+            Path(
+                keys: (0..<Int(1 + rng.next() % 3)).map { _ in ChildKey(pick(["a", "b", "c", "1", "07", "ü", "x y"])) })
         }
 
         mutating func node() -> Node {
@@ -27,7 +28,10 @@ import HearthTesting
             case 2: return .bool(rng.next() % 2 == 0)
             case 3: return .empty
             default:
-                return Node(children: (0..<Int(1 + rng.next() % 4)).map { i in (ChildKey("k\(i)"), Node.number(Double(rng.next() % 9))) })
+                return Node(
+                    children: (0..<Int(1 + rng.next() % 4)).map { i in
+                        (ChildKey("k\(i)"), Node.number(Double(rng.next() % 9)))
+                    })
             }
         }
 
@@ -36,30 +40,48 @@ import HearthTesting
             for _ in 0..<Int(1 + rng.next() % 2) {
                 switch rng.next() % 12 {
                 case 0, 1: try b.applyServerOverwrite(node(), at: path())
-                case 2: try b.applyServerMerge([ChildUpdate(path: path(), node: node()), ChildUpdate(path: "z", node: node())], at: path())
+                case 2:
+                    try b.applyServerMerge(
+                        [ChildUpdate(path: path(), node: node()), ChildUpdate(path: "z", node: node())], at: path())
                 case 3: try b.saveWrite(.set(node()), at: path())
                 case 4: try b.saveWrite(.update([ChildUpdate(path: path(), node: node())]), at: path())
                 case 5:
-                    if let w = state.pendingWrites.first, b.events.allSatisfy({ $0 != .writeAcked(id: w.id) && $0 != .writeReverted(id: w.id) }) {
+                    if let w = state.pendingWrites.first,
+                        b.events.allSatisfy({ $0 != .writeAcked(id: w.id) && $0 != .writeReverted(id: w.id) })
+                    {
                         try b.ackWrite(w.id)
                         try b.applyServerOverwrite(node(), at: w.path)
                     }
                 case 6:
-                    if let w = state.pendingWrites.last, b.events.allSatisfy({ $0 != .writeAcked(id: w.id) && $0 != .writeReverted(id: w.id) }) {
+                    if let w = state.pendingWrites.last,
+                        b.events.allSatisfy({ $0 != .writeAcked(id: w.id) && $0 != .writeReverted(id: w.id) })
+                    {
                         try b.revertWrite(w.id)
                     }
                 case 7:
-                    let query = rng.next() % 2 == 0 ? QuerySpec.default : (try? QuerySpec(orderBy: .value).limitToLast(Int(1 + rng.next() % 5))) ?? .default
-                    try b.trackQuery(at: QueryLocation(path: path(), query: query), complete: rng.next() % 2 == 0, active: rng.next() % 2 == 0, keys: ["a", "k1"])
+                    let query =
+                        rng.next() % 2 == 0
+                        ? QuerySpec.default
+                        : (try? QuerySpec(orderBy: .value).limitToLast(Int(1 + rng.next() % 5))) ?? .default
+                    try b.trackQuery(
+                        at: QueryLocation(path: path(), query: query), complete: rng.next() % 2 == 0,
+                        active: rng.next() % 2 == 0, keys: ["a", "k1"])
                 case 8:
-                    if let q = state.trackedQueries.values.min(by: { $0.id < $1.id }), b.trackedQuery(at: q.location) != nil {
+                    if let q = state.trackedQueries.values.min(by: { $0.id < $1.id }),
+                        b.trackedQuery(at: q.location) != nil
+                    {
                         try b.untrackQuery(at: q.location)
                     }
                 case 9: try b.keepSynced(QueryLocation(path: path(), query: .default), rng.next() % 3 != 0)
                 case 10:
-                    if rng.next() % 2 == 0 { b.saveAuth(AuthToken(token: "t\(rng.next() % 1000)", expiresAt: Int64(rng.next() % 1000))) } else { b.clearAuth() }
+                    if rng.next() % 2 == 0 {
+                        b.saveAuth(AuthToken(token: "t\(rng.next() % 1000)", expiresAt: Int64(rng.next() % 1000)))
+                    } else {
+                        b.clearAuth()
+                    }
                 default:
-                    let tx = try b.enqueueTransaction(at: path(), functionName: "f", argument: node(), localResult: node())
+                    let tx = try b.enqueueTransaction(
+                        at: path(), functionName: "f", argument: node(), localResult: node())
                     if rng.next() % 2 == 0 { try b.updateTransaction(tx.id, retryCount: 1, status: .sent) }
                     let op = try b.queueOnDisconnect(pick([.remove, .cancel, .set(node())]), at: path())
                     if rng.next() % 2 == 0 { try b.ackOnDisconnect(op.id) }
@@ -71,14 +93,24 @@ import HearthTesting
     static func diff(_ a: StoreState, _ b: StoreState) -> String {
         var parts: [String] = []
         if a.serverCache != b.serverCache { parts.append("serverCache \(a.serverCache) vs \(b.serverCache)") }
-        if a.pendingWrites != b.pendingWrites { parts.append("pendingWrites \(a.pendingWrites.map(\.id)) vs \(b.pendingWrites.map(\.id))") }
-        if a.trackedQueries != b.trackedQueries { parts.append("trackedQueries \(a.trackedQueries.values.sorted { $0.id < $1.id }) vs \(b.trackedQueries.values.sorted { $0.id < $1.id })") }
+        if a.pendingWrites != b.pendingWrites {
+            parts.append("pendingWrites \(a.pendingWrites.map(\.id)) vs \(b.pendingWrites.map(\.id))")
+        }
+        if a.trackedQueries != b.trackedQueries {
+            parts.append(
+                "trackedQueries \(a.trackedQueries.values.sorted { $0.id < $1.id }) vs \(b.trackedQueries.values.sorted { $0.id < $1.id })"
+            )
+        }
         if a.pins != b.pins { parts.append("pins") }
         if a.auth != b.auth { parts.append("auth") }
         if a.transactions != b.transactions { parts.append("transactions") }
         if a.onDisconnect != b.onDisconnect { parts.append("onDisconnect") }
         if a.untracked != b.untracked { parts.append("untracked \(a.untrackedEntries) vs \(b.untrackedEntries)") }
-        if a.lastWriteID != b.lastWriteID || a.lastQueryID != b.lastQueryID || a.lastTransactionID != b.lastTransactionID || a.lastOnDisconnectID != b.lastOnDisconnectID { parts.append("ids") }
+        if a.lastWriteID != b.lastWriteID || a.lastQueryID != b.lastQueryID
+            || a.lastTransactionID != b.lastTransactionID || a.lastOnDisconnectID != b.lastOnDisconnectID
+        {
+            parts.append("ids")
+        }
         if a.serverTimeOffsetMs != b.serverTimeOffsetMs { parts.append("offset") }
         return parts.joined(separator: "; ")
     }
@@ -129,7 +161,9 @@ import HearthTesting
                                 guard candidate.trackedQueries.values.contains(where: \.active) else { continue }
                                 candidate.apply(.sessionStarted(at: start))
                             }
-                            if candidate.trackedQueries.values.contains(where: \.active) { candidate.apply(.sessionStarted(at: clock())) }
+                            if candidate.trackedQueries.values.contains(where: \.active) {
+                                candidate.apply(.sessionStarted(at: clock()))
+                            }
                             if candidate == recovered {
                                 matched = length
                                 matchedStart = start
@@ -140,8 +174,12 @@ import HearthTesting
                     unconfirmedStarts = []
                     guard let length = matched else {
                         var nearest = StoreCrashPropertyTests.fold(history[..<acknowledged])
-                        if nearest.trackedQueries.values.contains(where: \.active) { nearest.apply(.sessionStarted(at: clock())) }
-                        Issue.record("seed \(seed) step \(step): recovered state is not an acknowledged prefix (history \(history.count), acknowledged \(acknowledged)); differs from the acknowledged prefix in: \(StoreCrashPropertyTests.diff(nearest, recovered))")
+                        if nearest.trackedQueries.values.contains(where: \.active) {
+                            nearest.apply(.sessionStarted(at: clock()))
+                        }
+                        Issue.record(
+                            "seed \(seed) step \(step): recovered state is not an acknowledged prefix (history \(history.count), acknowledged \(acknowledged)); differs from the acknowledged prefix in: \(StoreCrashPropertyTests.diff(nearest, recovered))"
+                        )
                         return
                     }
                     history.removeLast(history.count - length)

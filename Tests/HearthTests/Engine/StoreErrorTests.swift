@@ -33,7 +33,9 @@ import HearthModel
         #expect(e.description.contains("seg-1.log"))
         #expect(e.description.contains("offset 64"))
         #expect(e.description.contains("hearth verify"))
-        #expect(StoreError.log(.corruption(file: "seg-1.log", offset: 64, reason: "r")).description.contains("hearth verify"))
+        #expect(
+            StoreError.log(.corruption(file: "seg-1.log", offset: 64, reason: "r")).description.contains(
+                "hearth verify"))
         #expect(StoreError.log(.storeLocked(path: "/s")).description.contains("another process"))
         #expect(StoreError.poisoned("fsync failed").description.contains("reopen"))
     }

@@ -55,7 +55,9 @@ import HearthTesting
         do {
             let log = try Log.open(directory: "/db", fileSystem: fs)
             _ = try log.append([0xFF, 0x00], type: EventCodec.recordType)  // checksum holds, events do not decode
-            _ = try log.append(EventCodec.encode([.serverOverwrite(path: "d/k99", node: .number(99), at: 0)]), type: EventCodec.recordType)
+            _ = try log.append(
+                EventCodec.encode([.serverOverwrite(path: "d/k99", node: .number(99), at: 0)]),
+                type: EventCodec.recordType)
             try log.close()
         }
         do {

@@ -22,7 +22,10 @@ final class TestClock: Sendable {
 import Synchronization
 import HearthTesting
 
-func options(_ fs: any FileSystem = POSIXFileSystem(), clock: TestClock = TestClock(), cap: Int = Store.defaultCacheSize, inline: Bool = true) -> Store.Options {
+func options(
+    _ fs: any FileSystem = POSIXFileSystem(), clock: TestClock = TestClock(), cap: Int = Store.defaultCacheSize,
+    inline: Bool = true
+) -> Store.Options {
     var o = Store.Options()
     o.fileSystem = fs
     o.clock = { clock() }
@@ -43,13 +46,15 @@ func json(_ text: String) -> Node { try! Node(jsonText: text) }
             try store.applyServerOverwrite(json(#"{"a":1,"b":{"c":"x"}}"#), at: "root")
             try store.applyServerMerge([ChildUpdate(path: "b/d", node: .bool(true))], at: "root")
             let w1 = try store.saveWrite(.set(json(#"{".sv":"timestamp"}"#)), at: "root/t")
-            let w2 = try store.saveWrite(.update([ChildUpdate(path: "n", node: json(#"{".sv":{"increment":2}}"#))]), at: "root")
+            let w2 = try store.saveWrite(
+                .update([ChildUpdate(path: "n", node: json(#"{".sv":{"increment":2}}"#))]), at: "root")
             #expect(w2 == w1 + 1)
             let loc = QueryLocation(path: "root", query: try QuerySpec(orderBy: .value).limitToLast(2))
             try store.trackQuery(at: loc, complete: true, active: true, keys: ["a", "b"])
             try store.keepSynced(QueryLocation(path: "pinned", query: .default), true)
             try store.saveAuth(AuthToken(token: "secret", expiresAt: 42))
-            let tx = try store.enqueueTransaction(at: "counter", functionName: "inc", argument: .number(1), localResult: .number(5))
+            let tx = try store.enqueueTransaction(
+                at: "counter", functionName: "inc", argument: .number(1), localResult: .number(5))
             try store.updateTransaction(tx.id, retryCount: 2, status: .needsRetry)
             try store.queueOnDisconnect(.set(.string("offline")), at: "status")
             let od = try store.queueOnDisconnect(.remove, at: "presence")
@@ -150,9 +155,14 @@ func json(_ text: String) -> Node { try! Node(jsonText: text) }
             let result: Store.CommitResult
             switch rng.next() % 4 {
             case 0:
-                result = try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.applyServerOverwrite(json(#"{"v":\#(i),"s":"\#(String(repeating: "x", count: Int(rng.next() % 200)))"}"#), at: path) }
+                result = try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                    try b.applyServerOverwrite(
+                        json(#"{"v":\#(i),"s":"\#(String(repeating: "x", count: Int(rng.next() % 200)))"}"#), at: path)
+                }
             case 1:
-                result = try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.saveWrite(.set(.number(Double(i))), at: path) }
+                result = try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                    try b.saveWrite(.set(.number(Double(i))), at: path)
+                }
             case 2:
                 let writes = store.pendingWrites()
                 guard let w = writes.first else { continue }
@@ -161,7 +171,10 @@ func json(_ text: String) -> Node { try! Node(jsonText: text) }
                     try b.applyServerOverwrite(.number(Double(i)), at: w.path)
                 }
             default:
-                result = try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.trackQuery(at: QueryLocation(path: path, query: .default), complete: true, active: rng.next() % 2 == 0) }
+                result = try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                    try b.trackQuery(
+                        at: QueryLocation(path: path, query: .default), complete: true, active: rng.next() % 2 == 0)
+                }
             }
             model.apply(result.events)
             if i == 250 { try store.compact() }
@@ -184,7 +197,11 @@ func json(_ text: String) -> Node { try! Node(jsonText: text) }
             let store = try Store.open(directory: dir.path, options: options())
             var pairs: [(key: ChildKey, value: Node)] = []
             for i in 0..<3000 {
-                pairs.append((ChildKey("user\(i)"), json(#"{"name":"User \#(i)","score":\#(i),"bio":"\#(String(repeating: "lorem ", count: 20))"}"#)))
+                pairs.append(
+                    (
+                        ChildKey("user\(i)"),
+                        json(#"{"name":"User \#(i)","score":\#(i),"bio":"\#(String(repeating: "lorem ", count: 20))"}"#)
+                    ))
             }
             try store.applyServerOverwrite(Node(children: pairs), at: "users")
             try store.compact()
@@ -209,7 +226,11 @@ func json(_ text: String) -> Node { try! Node(jsonText: text) }
         let dir = TempDir()
         var pairs: [(key: ChildKey, value: Node)] = []
         for i in 0..<2000 {
-            pairs.append((ChildKey("u\(i)"), json(#"{"name":"User \#(i)","tags":{"a":\#(i),"b":"\#(String(repeating: "z", count: i % 300))"}}"#)))
+            pairs.append(
+                (
+                    ChildKey("u\(i)"),
+                    json(#"{"name":"User \#(i)","tags":{"a":\#(i),"b":"\#(String(repeating: "z", count: i % 300))"}}"#)
+                ))
         }
         let big = Node(children: pairs, priority: .number(3))
         do {
@@ -247,7 +268,13 @@ func json(_ text: String) -> Node { try! Node(jsonText: text) }
         func blob(_ i: Int) -> Node {
             var pairs: [(key: ChildKey, value: Node)] = []
             var rng = SplitMix64(seed: UInt64(bitPattern: Int64(i)))
-            for j in 0..<40 { pairs.append((ChildKey("f\(j)"), .string(String((0..<60).map { _ in Character(Unicode.Scalar(UInt8(97 + rng.next() % 26))) })))) }
+            for j in 0..<40 {
+                pairs.append(
+                    (
+                        ChildKey("f\(j)"),
+                        .string(String((0..<60).map { _ in Character(Unicode.Scalar(UInt8(97 + rng.next() % 26))) }))
+                    ))
+            }
             return Node(children: pairs)
         }
         try store.applyServerOverwrite(blob(-1), at: "pinned")

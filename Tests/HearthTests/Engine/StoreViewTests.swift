@@ -7,7 +7,11 @@ import Testing
 final class EventLog: Sendable {
     private let events = Mutex<[ViewEvent]>([])
     func record(_ e: ViewEvent) { events.withLock { $0.append(e) } }
-    func take() -> [ViewEvent] { events.withLock { all in defer { all = [] }; return all } }
+    func take() -> [ViewEvent] {
+        events.withLock { all in
+            defer { all = [] }; return all
+        }
+    }
 }
 
 func summary(_ events: [ViewEvent]) -> [String] {
@@ -22,7 +26,10 @@ func summary(_ events: [ViewEvent]) -> [String] {
 /// Views over the persistent store, through the listener API.
 @Suite struct StoreViewTests {
     let scores: Path = "scores"
-    let dinosaurs = try! Node(jsonText: #"{"bruhathkayosaurus":55,"lambeosaurus":21,"linhenykus":80,"pterodactyl":93,"stegosaurus":5,"triceratops":22}"#)
+    let dinosaurs = try! Node(
+        jsonText:
+            #"{"bruhathkayosaurus":55,"lambeosaurus":21,"linhenykus":80,"pterodactyl":93,"stegosaurus":5,"triceratops":22}"#
+    )
 
     func listen(_ store: Store, _ query: QuerySpec, at path: Path? = nil) throws -> (ListenerToken, EventLog) {
         let log = EventLog()
@@ -44,11 +51,12 @@ func summary(_ events: [ViewEvent]) -> [String] {
                 try b.trackQuery(at: QueryLocation(path: scores, query: top4), complete: true)
             }
             store.waitForEventDelivery()
-            #expect(summary(log.take()) == [
-                "child_added triceratops", "child_added bruhathkayosaurus after triceratops",
-                "child_added linhenykus after bruhathkayosaurus", "child_added pterodactyl after linhenykus",
-                #"value {"bruhathkayosaurus":55,"linhenykus":80,"pterodactyl":93,"triceratops":22}"#,
-            ])
+            #expect(
+                summary(log.take()) == [
+                    "child_added triceratops", "child_added bruhathkayosaurus after triceratops",
+                    "child_added linhenykus after bruhathkayosaurus", "child_added pterodactyl after linhenykus",
+                    #"value {"bruhathkayosaurus":55,"linhenykus":80,"pterodactyl":93,"triceratops":22}"#,
+                ])
             try store.removeListener(token)
             try store.close()
         }
@@ -56,10 +64,11 @@ func summary(_ events: [ViewEvent]) -> [String] {
         let (_, two) = try listen(store, try QuerySpec(orderBy: .value).limitToLast(2))
         #expect(summary(two.take()) == ["child_added linhenykus", "child_added pterodactyl after linhenykus"])
         let (_, six) = try listen(store, try QuerySpec(orderBy: .value).limitToLast(6))
-        #expect(summary(six.take()) == [
-            "child_added triceratops", "child_added bruhathkayosaurus after triceratops",
-            "child_added linhenykus after bruhathkayosaurus", "child_added pterodactyl after linhenykus",
-        ])
+        #expect(
+            summary(six.take()) == [
+                "child_added triceratops", "child_added bruhathkayosaurus after triceratops",
+                "child_added linhenykus after bruhathkayosaurus", "child_added pterodactyl after linhenykus",
+            ])
         let (_, four) = try listen(store, top4)
         let events = summary(four.take())
         #expect(events.count == 5)
@@ -104,7 +113,9 @@ func summary(_ events: [ViewEvent]) -> [String] {
             let store = try Store.open(directory: dir.path, options: options())
             try store.applyServerOverwrite(dinosaurs, at: scores)
             for n in 1...5 {
-                try store.trackQuery(at: QueryLocation(path: scores, query: try QuerySpec(orderBy: .value).limitToLast(n)), complete: true)
+                try store.trackQuery(
+                    at: QueryLocation(path: scores, query: try QuerySpec(orderBy: .value).limitToLast(n)),
+                    complete: true)
             }
             try store.keepSynced(QueryLocation(path: "elsewhere", query: .default), true)
             try store.compact()

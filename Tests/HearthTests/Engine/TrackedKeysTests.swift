@@ -86,7 +86,8 @@ import Testing
             let store = try Store.open(directory: dir.path, options: options())
             try store.commit { (b: inout StoreBatch) throws(StoreError) in
                 try b.trackQuery(at: location, active: true)
-                try b.applyServerMerge([ChildUpdate(path: "a", node: .number(1)), ChildUpdate(path: "b", node: .number(2))], at: scores)
+                try b.applyServerMerge(
+                    [ChildUpdate(path: "a", node: .number(1)), ChildUpdate(path: "b", node: .number(2))], at: scores)
             }
             #expect(try keys(store, location) == ["a", "b"])
             #expect(try store.state().trackedQuery(at: location)?.complete == false)
@@ -148,12 +149,18 @@ import Testing
         #expect(id == 7 && Set(added) == ["d", "e"] && removed == ["b"])
         var s = StoreState()
         let loc = QueryLocation(path: scores, query: try QuerySpec(orderBy: .value).limitToLast(2))
-        s.apply(.trackedQuerySaved(TrackedQuery(id: 7, location: loc, complete: true, active: true, lastUse: 0, keys: ["b", "c"])))
+        s.apply(
+            .trackedQuerySaved(
+                TrackedQuery(id: 7, location: loc, complete: true, active: true, lastUse: 0, keys: ["b", "c"])))
         s.apply(event)
         #expect(s.trackedQuery(at: loc)?.keys == ["c", "d", "e"])
         // Unknown ids and default queries (no keys) are left alone.
         s.apply(.trackedQueryKeysChanged(id: 99, added: ["z"], removed: []))
-        s.apply(.trackedQuerySaved(TrackedQuery(id: 8, location: QueryLocation(path: "p", query: .default), complete: true, active: true, lastUse: 0)))
+        s.apply(
+            .trackedQuerySaved(
+                TrackedQuery(
+                    id: 8, location: QueryLocation(path: "p", query: .default), complete: true, active: true, lastUse: 0
+                )))
         s.apply(.trackedQueryKeysChanged(id: 8, added: ["z"], removed: []))
         #expect(s.trackedQuery(at: QueryLocation(path: "p", query: .default))?.keys == nil)
         #expect(s.checkInvariants() == nil)

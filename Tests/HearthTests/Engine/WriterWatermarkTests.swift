@@ -23,7 +23,9 @@ import Testing
             try b.recordWriterWatermark("alice", id: 5)  // lower: the id stays 7, the time moves
             try b.recordWriterWatermark("carol", id: 1)
         }
-        try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.removeWriterWatermarks(["carol", "nobody"]) }
+        try store.commit { (b: inout StoreBatch) throws(StoreError) in
+            try b.removeWriterWatermarks(["carol", "nobody"])
+        }
         let expected = store.writerWatermarks()
         #expect(expected.mapValues(\.id) == ["alice": 7, "bob": 3])
         #expect(expected["alice"]!.at == expected["bob"]!.at, "a lower id still refreshes the time")
@@ -59,12 +61,15 @@ import Testing
         var v2 = CheckpointEncoder(compressionLevel: 6)
         v2.bodyVersion = 2
         let rawV2 = v2.encodeDirectory(state, priorities: [], chunks: [])
-        #expect(try CheckpointReader.decodeDirectory(rawV2, bodyEnd: 0, bodyVersion: 2).state.writerWatermarks.isEmpty,
-                "format 2 has no place for them")
+        #expect(
+            try CheckpointReader.decodeDirectory(rawV2, bodyEnd: 0, bodyVersion: 2).state.writerWatermarks.isEmpty,
+            "format 2 has no place for them")
         // Format 3's directory bytes relabelled as format 2: the writer events are refused.
         var relabelled = raw
         relabelled[0] = 2
-        #expect(throws: DecodeError.self) { try CheckpointReader.decodeDirectory(relabelled, bodyEnd: 0, bodyVersion: 2) }
+        #expect(throws: DecodeError.self) {
+            try CheckpointReader.decodeDirectory(relabelled, bodyEnd: 0, bodyVersion: 2)
+        }
     }
 
     /// A store whose checkpoint an earlier build wrote (body format 2) opens, and its next
@@ -101,10 +106,14 @@ import Testing
         let long = String(repeating: "x", count: EventCodec.maxWriterLength + 1)
         for (writer, id) in [("", Int64(1)), (long, 1), ("ok", -1)] {
             #expect(throws: StoreError.self) {
-                try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.recordWriterWatermark(writer, id: id) }
+                try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                    try b.recordWriterWatermark(writer, id: id)
+                }
             }
         }
-        #expect(throws: StoreError.self) { try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.setWriterIdentity("") } }
+        #expect(throws: StoreError.self) {
+            try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.setWriterIdentity("") }
+        }
         #expect(store.writerWatermarks().isEmpty && store.writerID() == nil)
         try store.close()
     }

@@ -47,9 +47,11 @@ import HearthTesting
     @Test func trackedQueryRoundTripKeepsQueryIdentity() throws {
         // Queries travel as JSON; their identity (the wire identifier) and their keys set
         // must survive, including canonically-equivalent keys.
-        let q = try QuerySpec(orderBy: .child("score")).startAfter(.number(3)).endBefore(.string("z"), key: "e\u{301}").limitToLast(4)
-        let tq = TrackedQuery(id: 9, location: QueryLocation(path: "a/\u{E9}", query: q), complete: true, active: false,
-                              lastUse: -5, keys: ["\u{E9}", "e\u{301}", "07", "7"])
+        let q = try QuerySpec(orderBy: .child("score")).startAfter(.number(3)).endBefore(.string("z"), key: "e\u{301}")
+            .limitToLast(4)
+        let tq = TrackedQuery(
+            id: 9, location: QueryLocation(path: "a/\u{E9}", query: q), complete: true, active: false,
+            lastUse: -5, keys: ["\u{E9}", "e\u{301}", "07", "7"])
         let decoded = try EventCodec.decode(EventCodec.encode([.trackedQuerySaved(tq)]))
         guard case .trackedQuerySaved(let back)? = decoded.first else { Issue.record("wrong event"); return }
         #expect(back == tq)
@@ -106,7 +108,10 @@ import HearthTesting
         ("unknown event tag 19", [0x01, 19]),
         ("trailing bytes", [0x01, 0x0A, 0x0A]),
         ("id beyond Int64.max", [0x01, 0x04, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]),
-        ("path deeper than maxDepth", [0x01, 0x01, 65] + Array(repeating: [1, 0x61], count: 65).flatMap { $0 } + [0x00, 0x00]),
+        (
+            "path deeper than maxDepth",
+            [0x01, 0x01, 65] + Array(repeating: [1, 0x61], count: 65).flatMap { $0 } + [0x00, 0x00]
+        ),
         ("huge path key count", [0x01, 0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F]),
         ("empty key in path", [0x01, 0x01, 0x01, 0x00, 0x00, 0x00]),
         ("unknown write operation", [0x01, 0x03, 0x01, 0x00, 0x07]),

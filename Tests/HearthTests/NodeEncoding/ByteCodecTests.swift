@@ -61,15 +61,15 @@ import HearthTesting
             do { try read(&r); return false } catch { return error is DecodeError }
         }
         #expect(fails([]) { _ = try $0.u8() })
-        #expect(fails([0x80]) { _ = try $0.varint() })                                       // truncated
-        #expect(fails(Array(repeating: 0xFF, count: 9) + [0x02]) { _ = try $0.varint() })     // > 64 bits
-        #expect(fails(Array(repeating: 0x80, count: 10) + [0x00]) { _ = try $0.varint() })    // 11 bytes
-        #expect(!fails(Array(repeating: 0xFF, count: 9) + [0x01]) { _ = try $0.varint() })    // UInt64.max
+        #expect(fails([0x80]) { _ = try $0.varint() })  // truncated
+        #expect(fails(Array(repeating: 0xFF, count: 9) + [0x02]) { _ = try $0.varint() })  // > 64 bits
+        #expect(fails(Array(repeating: 0x80, count: 10) + [0x00]) { _ = try $0.varint() })  // 11 bytes
+        #expect(!fails(Array(repeating: 0xFF, count: 9) + [0x01]) { _ = try $0.varint() })  // UInt64.max
         #expect(fails([0x05]) { _ = try $0.count(limit: 4) })
         #expect(fails([0x02]) { _ = try $0.bool() })
         #expect(fails([1, 2, 3]) { _ = try $0.u32() })
-        #expect(fails([0x02, 0xC3, 0x28]) { _ = try $0.string() })                            // invalid UTF-8
-        #expect(fails([0x01]) { _ = try $0.string() })                                        // length beyond input
+        #expect(fails([0x02, 0xC3, 0x28]) { _ = try $0.string() })  // invalid UTF-8
+        #expect(fails([0x01]) { _ = try $0.string() })  // length beyond input
     }
 }
 

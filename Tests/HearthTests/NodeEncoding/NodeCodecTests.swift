@@ -90,7 +90,8 @@ func nodeProblem(_ node: Node, at path: String = "/") -> String? {
         }
         // Canonically equivalent *string values* also stay exact.
         let s = try NodeCodec.decode(NodeCodec.encode(.string("e\u{301}")))
-        #expect(Array(s.leafValue.map { if case .string(let v) = $0 { v } else { "" } }!.utf8) == Array("e\u{301}".utf8))
+        #expect(
+            Array(s.leafValue.map { if case .string(let v) = $0 { v } else { "" } }!.utf8) == Array("e\u{301}".utf8))
         #expect(s != .string("\u{E9}"))
     }
 
@@ -103,10 +104,12 @@ func nodeProblem(_ node: Node, at path: String = "/") -> String? {
         #expect(NodeCodec.encode(.string("é")) == [0x04, 2, 0xC3, 0xA9])
         #expect(NodeCodec.encode(Node(.serverValue(.timestamp))) == [0x05])
         #expect(NodeCodec.encode(Node(.serverValue(.timestamp), priority: .string("p"))) == [0x45, 0x04, 1, 0x70])
-        #expect(NodeCodec.encode(Node(children: [("a", .bool(true))], priority: .number(0)))
-            == [0x47, 1, 1, 0x61, 0x02, 0x03, 0, 0, 0, 0, 0, 0, 0, 0])
-        #expect(try NodeCodec.decode([0x46, 0, 0, 0, 0, 0, 0, 0xF0, 0x3F, 0x04, 0])
-            == Node(.serverValue(.increment(1)), priority: .string("")))
+        #expect(
+            NodeCodec.encode(Node(children: [("a", .bool(true))], priority: .number(0)))
+                == [0x47, 1, 1, 0x61, 0x02, 0x03, 0, 0, 0, 0, 0, 0, 0, 0])
+        #expect(
+            try NodeCodec.decode([0x46, 0, 0, 0, 0, 0, 0, 0xF0, 0x3F, 0x04, 0])
+                == Node(.serverValue(.increment(1)), priority: .string("")))
     }
 
     @Test func nestingUpToMaxDepthDecodes() throws {

@@ -75,7 +75,8 @@ import Testing
     /// The SDK's `leafNodeOfSize`: its 60-character pattern repeated, cut to `size` characters.
     static func leafNodeOfSize(_ size: Int) -> Node {
         let pattern = "abdefghijklmopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-        let string = String(repeating: pattern, count: size / pattern.utf8.count) + pattern.prefix(size % pattern.utf8.count)
+        let string =
+            String(repeating: pattern, count: size / pattern.utf8.count) + pattern.prefix(size % pattern.utf8.count)
         precondition(string.utf8.count == size)
         return Node(.string(string))
     }
@@ -146,7 +147,9 @@ import Testing
         @discardableResult
         func saveOverwrite(_ node: Node, at path: Path) throws -> Int64 { try store.saveWrite(.set(node), at: path) }
         @discardableResult
-        func saveMerge(_ children: [ChildUpdate], at path: Path) throws -> Int64 { try store.saveWrite(.update(children), at: path) }
+        func saveMerge(_ children: [ChildUpdate], at path: Path) throws -> Int64 {
+            try store.saveWrite(.update(children), at: path)
+        }
 
         func commit(_ body: (inout StoreBatch) throws -> Void) throws {
             try store.commit { b in try body(&b) }
@@ -216,13 +219,17 @@ import Testing
     }
 
     @Test func deepUserMergeIsPersisted() throws {
-        let merge = Self.merge(["foo/bar": .number(1), "foo/baz": .string("string"), "quu/qux": .bool(true), "shallow": .number(2)])
+        let merge = Self.merge([
+            "foo/bar": .number(1), "foo/baz": .string("string"), "quu/qux": .bool(true), "shallow": .number(2),
+        ])
         let e = try Engine()
         let id = try e.saveMerge(merge, at: "foo/bar")
         try e.expectPersisted { store throws in
             #expect(store.pendingWrites() == [Self.mergeRecord("foo/bar", merge, id)])
             // And it reads as the deep merge it is.
-            #expect(try store.value(at: "foo/bar") == json(#"{"foo":{"bar":1,"baz":"string"},"quu":{"qux":true},"shallow":2}"#))
+            #expect(
+                try store.value(at: "foo/bar")
+                    == json(#"{"foo":{"bar":1,"baz":"string"},"quu":{"qux":true},"shallow":2}"#))
         }
     }
 
@@ -242,7 +249,13 @@ import Testing
         let b = try e.saveOverwrite(.string("second"), at: "other/path")
         #expect(b > a)
         try e.expectPersisted { store throws in
-            #expect(Self.same(store.pendingWrites(), [Self.overwriteRecord(firstPath, first, a), Self.overwriteRecord("other/path", .string("second"), b)]))
+            #expect(
+                Self.same(
+                    store.pendingWrites(),
+                    [
+                        Self.overwriteRecord(firstPath, first, a),
+                        Self.overwriteRecord("other/path", .string("second"), b),
+                    ]))
         }
     }
 
@@ -256,7 +269,10 @@ import Testing
         let a = try e.saveOverwrite(Self.tenMeg, at: "foo/bar")
         let b = try e.saveMerge(merge, at: "foo/bar")
         try e.expectPersisted { store throws in
-            #expect(Self.same(store.pendingWrites(), [Self.overwriteRecord("foo/bar", Self.tenMeg, a), Self.mergeRecord("foo/bar", merge, b)]))
+            #expect(
+                Self.same(
+                    store.pendingWrites(),
+                    [Self.overwriteRecord("foo/bar", Self.tenMeg, a), Self.mergeRecord("foo/bar", merge, b)]))
         }
     }
 
@@ -272,7 +288,9 @@ import Testing
 
     @Test func hugeWritesCanBeInterleavedWithSmallWrites() throws {
         let e = try Engine()
-        let nodes: [(Path, Node)] = [("foo/1", .string("node-1")), ("foo/2", Self.tenMeg), ("foo/3", .string("node-3")), ("foo/4", Self.fiveMeg)]
+        let nodes: [(Path, Node)] = [
+            ("foo/1", .string("node-1")), ("foo/2", Self.tenMeg), ("foo/3", .string("node-3")), ("foo/4", Self.fiveMeg),
+        ]
         var expected: [PendingWrite] = []
         for (path, node) in nodes {
             expected.append(Self.overwriteRecord(path, node, try e.saveOverwrite(node, at: path)))
@@ -295,19 +313,26 @@ import Testing
         // Saved with ids count-1 … 1, then count (the SDK's order): replay sorts by id.
         var events: [StoreEvent] = []
         for i in stride(from: count - 1, to: 0, by: -1) {
-            events.append(.writeSaved(Self.overwriteRecord(Path(keys: ["foo", ChildKey("\(i)")]), .number(Double(i)), i)))
+            events.append(
+                .writeSaved(Self.overwriteRecord(Path(keys: ["foo", ChildKey("\(i)")]), .number(Double(i)), i)))
         }
-        events.append(.writeSaved(Self.overwriteRecord(Path(keys: ["foo", ChildKey("\(count)")]), .number(Double(count)), count)))
+        events.append(
+            .writeSaved(Self.overwriteRecord(Path(keys: ["foo", ChildKey("\(count)")]), .number(Double(count)), count)))
         var s = StoreState()
         s.apply(events)
-        #expect(s.pendingWrites == (1...count).map { Self.overwriteRecord(Path(keys: ["foo", ChildKey("\($0)")]), .number(Double($0)), $0) })
+        #expect(
+            s.pendingWrites
+                == (1...count).map {
+                    Self.overwriteRecord(Path(keys: ["foo", ChildKey("\($0)")]), .number(Double($0)), $0)
+                })
         #expect(s.checkInvariants() == nil)
         // Through the store: twenty writes come back in write order, with increasing ids.
         let e = try Engine()
         var expected: [PendingWrite] = []
         for i in 1...count {
             let path = Path(keys: ["foo", ChildKey("\(i)")])
-            expected.append(Self.overwriteRecord(path, .number(Double(i)), try e.saveOverwrite(.number(Double(i)), at: path)))
+            expected.append(
+                Self.overwriteRecord(path, .number(Double(i)), try e.saveOverwrite(.number(Double(i)), at: path)))
         }
         #expect(expected.map(\.id) == Array(1...count))
         try e.expectPersisted { store throws in
@@ -351,7 +376,8 @@ import Testing
     @Test func laterCacheWritesOverwriteOlderWrites() throws {
         let e = try Engine()
         try writeLaterCacheWrites(e)
-        let expected = Self.sample.updatingChild("bar", .string("latest-bar")).updatingChild("later-qux", .string("later-qux"))
+        let expected = Self.sample.updatingChild("bar", .string("latest-bar")).updatingChild(
+            "later-qux", .string("later-qux"))
         try e.expectPersisted { _ throws in #expect(try e.serverCache("foo") == expected) }
     }
 
@@ -392,7 +418,9 @@ import Testing
         try e.overwrite(json(#"{"foo":{"bar":"bar-value","baz":"baz-value"},"qux":"qux-value"}"#), at: "foo")
         try e.merge(Self.merge(["foo/bar": .string("new-bar-value"), "quu": .string("quu-value")]), at: "foo")
         try e.expectPersisted { _ throws in
-            #expect(try e.serverCache("foo") == json(#"{"foo":{"bar":"new-bar-value","baz":"baz-value"},"qux":"qux-value","quu":"quu-value"}"#))
+            #expect(
+                try e.serverCache("foo")
+                    == json(#"{"foo":{"bar":"new-bar-value","baz":"baz-value"},"qux":"qux-value","quu":"quu-value"}"#))
         }
     }
 
@@ -585,7 +613,9 @@ import Testing
     /// last used when the store reopened (Firebase's `resetPreviouslyActiveTrackedQueries`).
     static func afterRestart(_ q: TrackedQuery, at now: Int64) -> TrackedQuery {
         guard q.active else { return q }
-        return TrackedQuery(id: q.id, location: q.location, complete: q.complete, active: false, lastUse: max(q.lastUse, now), keys: q.keys)
+        return TrackedQuery(
+            id: q.id, location: q.location, complete: q.complete, active: false, lastUse: max(q.lastUse, now),
+            keys: q.keys)
     }
 
     @Test func saveAndLoadTrackedQueries() throws {
@@ -602,7 +632,10 @@ import Testing
         for (i, spec) in specs.enumerated() {
             e.clock.advance(100)  // lastUse 100, 200, … after t0
             try e.commit { b in try b.trackQuery(at: spec.0, complete: spec.complete, active: spec.active) }
-            expected.append(TrackedQuery(id: Int64(i + 1), location: spec.0, complete: spec.complete, active: spec.active, lastUse: t0 + 100 * Int64(i + 1)))
+            expected.append(
+                TrackedQuery(
+                    id: Int64(i + 1), location: spec.0, complete: spec.complete, active: spec.active,
+                    lastUse: t0 + 100 * Int64(i + 1)))
         }
         #expect(e.store.trackedQueries() == expected)
         #expect(expected[0].keys == [])  // a filtered query has (empty) keys, a default one none
@@ -738,7 +771,8 @@ import Testing
         }
         // An existing directory with a looser mode.
         let existing = parent.path + "/existing"
-        try FileManager.default.createDirectory(atPath: existing, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createDirectory(
+            atPath: existing, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         do {
             let store = try Store.open(directory: existing, options: options())
             try store.applyServerOverwrite(.number(1), at: "a")

@@ -33,7 +33,8 @@ import Testing
 
 @Suite struct SDKPersistenceManagerTests {
     /// Firebase's `SAMPLE_QUERYPARAMS` (a filtered query) and the query locations of the tests.
-    static let sampleParams = try! QuerySpec(orderBy: .child(try! Path(validating: "foo"))).startAt(.number(3)).limitToFirst(5)
+    static let sampleParams = try! QuerySpec(orderBy: .child(try! Path(validating: "foo"))).startAt(.number(3))
+        .limitToFirst(5)
     static func filtered(_ path: Path) -> QueryLocation { QueryLocation(path: path, query: sampleParams) }
     static func defaultAt(_ path: Path) -> QueryLocation { QueryLocation(path: path, query: .default) }
     let sampleFoo = filtered("foo")
@@ -117,7 +118,9 @@ import Testing
         let h = try Harness()
         try h.store.applyServerOverwrite(json(#"{"foo":{"bar":"bar-value","baz":"baz-value"}}"#), at: .root)
         try h.commit { b in
-            try b.applyUserWriteToServerCache([ChildUpdate(path: "baz", node: .string("new-baz")), ChildUpdate(path: "qux", node: .string("qux"))], at: "foo")
+            try b.applyUserWriteToServerCache(
+                [ChildUpdate(path: "baz", node: .string("new-baz")), ChildUpdate(path: "qux", node: .string("qux"))],
+                at: "foo")
         }
         #expect(try h.store.serverValue(at: .root) == json(#"{"foo":{"bar":"bar-value","baz":"new-baz","qux":"qux"}}"#))
     }
@@ -164,8 +167,10 @@ import Testing
 
     @Test func setQueriesComplete() throws {
         let h = try Harness()
-        let all = [Self.defaultAt("foo"), Self.defaultAt("foo/bar"), Self.defaultAt("elsewhere"),
-                   Self.filtered("foo"), Self.filtered("foo/baz"), Self.filtered("elsewhere")]
+        let all = [
+            Self.defaultAt("foo"), Self.defaultAt("foo/bar"), Self.defaultAt("elsewhere"),
+            Self.filtered("foo"), Self.filtered("foo/baz"), Self.filtered("elsewhere"),
+        ]
         try h.commit { b in for l in all { try b.setQueryActive(l) } }
         try h.commit { b in try b.setQueryComplete(Self.defaultAt("foo")) }
         #expect(try h.query(Self.defaultAt("foo"))?.complete == true)
@@ -289,7 +294,8 @@ import Testing
         }
         // foo/a and foo/b are pruned as queries; their data is kept, as the active default
         // query at foo needs it (Firebase: prune foo/a, foo/b, keep foo).
-        let ids = Set([try h.query(Self.filtered("foo/a"))?.id, try h.query(Self.filtered("foo/b"))?.id].compactMap { $0 })
+        let ids = Set(
+            [try h.query(Self.filtered("foo/a"))?.id, try h.query(Self.filtered("foo/b"))?.id].compactMap { $0 })
         let result = try #require(try pruneRound(h, fraction: 1.0))
         #expect(ids.count == 2 && Set(result.removedQueryIDs) == ids)
         let s = try h.store.state()
@@ -375,7 +381,8 @@ import Testing
         let clock = TestClock()
         let store = try Store.open(directory: dir.path, options: options(clock: clock))
         try store.setServerTimeOffset(100)
-        let id = try store.saveWrite(.set(try Node(jsonText: #"{"at":{".sv":"timestamp"},"n":{".sv":{"increment":2}}}"#)), at: "a")
+        let id = try store.saveWrite(
+            .set(try Node(jsonText: #"{"at":{".sv":"timestamp"},"n":{".sv":{"increment":2}}}"#)), at: "a")
         try store.applyServerOverwrite(.number(5), at: "a/n")
         let result = try store.commit { b in try b.applyAckedWrite(id) }
         #expect(result.events.contains(.writeAcked(id: id)))

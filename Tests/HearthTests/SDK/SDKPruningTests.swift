@@ -43,7 +43,8 @@ import Testing
     /// `[engine pruneCache:forest atPath:location]`, as the event the pruner commits.
     func pruneCache(_ e: Engine, _ forest: Forest, at location: Path) throws {
         let pruned = location.appending(forest.path)
-        let result = PruneResult(prunedPaths: [pruned], keptPaths: forest.except.map { pruned.appending($0) }, removedQueryIDs: [])
+        let result = PruneResult(
+            prunedPaths: [pruned], keptPaths: forest.except.map { pruned.appending($0) }, removedQueryIDs: [])
         try e.commit { b in b.events.append(.cachePruned(result)) }
         #expect(try e.store.state().checkInvariants() == nil)
     }
@@ -90,37 +91,50 @@ import Testing
 
     // Write abc at /x/y, prune /x/y except b,c via PruneForest for /x/y -b,c, at root.
     @Test func test060() throws {
-        try run([("x/y", Self.abc)], prune: Self.prune("x/y", except: ["b", "c"]), at: .root, read: "x/y", expected: Self.bcNode)
+        try run(
+            [("x/y", Self.abc)], prune: Self.prune("x/y", except: ["b", "c"]), at: .root, read: "x/y",
+            expected: Self.bcNode)
     }
 
     // Write abc at /x/y, prune /x/y except b,c via PruneForest for /y -b,c, at /x.
     @Test func test070() throws {
-        try run([("x/y", Self.abc)], prune: Self.prune("y", except: ["b", "c"]), at: "x", read: "x/y", expected: Self.bcNode)
+        try run(
+            [("x/y", Self.abc)], prune: Self.prune("y", except: ["b", "c"]), at: "x", read: "x/y", expected: Self.bcNode
+        )
     }
 
     // Write abc at /x/y, prune /x/y except not-there via PruneForest for /x/y -d, at root.
     @Test func test080() throws {
-        try run([("x/y", Self.abc)], prune: Self.prune("x/y", except: ["not-there"]), at: .root, read: "x/y", expected: .empty)
+        try run(
+            [("x/y", Self.abc)], prune: Self.prune("x/y", except: ["not-there"]), at: .root, read: "x/y",
+            expected: .empty)
     }
 
     // Write abc at / and def at /a, prune all via PruneForest for / at root.
     @Test func test090() throws {
-        try run([(.root, Self.abc), ("a", Self.def)], prune: Self.prune(.root), at: .root, read: .root, expected: .empty)
+        try run(
+            [(.root, Self.abc), ("a", Self.def)], prune: Self.prune(.root), at: .root, read: .root, expected: .empty)
     }
 
     // Write abc at / and def at /a, prune all except b,c via PruneForest for root -b,c, at root.
     @Test func test100() throws {
-        try run([(.root, Self.abc), ("a", Self.def)], prune: Self.prune(.root, except: ["b", "c"]), at: .root, read: .root, expected: Self.bcNode)
+        try run(
+            [(.root, Self.abc), ("a", Self.def)], prune: Self.prune(.root, except: ["b", "c"]), at: .root, read: .root,
+            expected: Self.bcNode)
     }
 
     // Write abc at /x and def at /x/a, prune /x except b,c via PruneForest for /x -b,c, at root.
     @Test func test110() throws {
-        try run([("x", Self.abc), ("x/a", Self.def)], prune: Self.prune("x", except: ["b", "c"]), at: .root, read: "x", expected: Self.bcNode)
+        try run(
+            [("x", Self.abc), ("x/a", Self.def)], prune: Self.prune("x", except: ["b", "c"]), at: .root, read: "x",
+            expected: Self.bcNode)
     }
 
     // Write abc at /x and def at /x/a, prune /x except b,c via PruneForest for root -b,c, at /x.
     @Test func test120() throws {
-        try run([("x", Self.abc), ("x/a", Self.def)], prune: Self.prune(.root, except: ["b", "c"]), at: "x", read: "x", expected: Self.bcNode)
+        try run(
+            [("x", Self.abc), ("x/a", Self.def)], prune: Self.prune(.root, except: ["b", "c"]), at: "x", read: "x",
+            expected: Self.bcNode)
     }
 
     // Write abc at /x and def at /x/a, prune /x except a via PruneForest for /x -a, at root.
@@ -136,47 +150,55 @@ import Testing
 
     // Write abc at /x and def at /x/a, prune /x except a via PruneForest for root -a, at /x.
     @Test func test140() throws {
-        try run([("x", Self.abc), ("x/a", Self.def)], prune: Self.prune(.root, except: ["a"]), at: "x", read: "x",
-                expected: Node.empty.updatingChild("a", Self.def))
+        try run(
+            [("x", Self.abc), ("x/a", Self.def)], prune: Self.prune(.root, except: ["a"]), at: "x", read: "x",
+            expected: Node.empty.updatingChild("a", Self.def))
     }
 
     // Write abc at /x and def at /x/a, prune /x except a/d via PruneForest for /x -a/d, at root.
     @Test func test150() throws {
-        try run([("x", Self.abc), ("x/a", Self.def)], prune: Self.prune("x", except: ["a/d"]), at: .root, read: "x",
-                expected: Node.empty.updatingChild("a", Self.dNode))
+        try run(
+            [("x", Self.abc), ("x/a", Self.def)], prune: Self.prune("x", except: ["a/d"]), at: .root, read: "x",
+            expected: Node.empty.updatingChild("a", Self.dNode))
     }
 
     // Write abc at /x and def at /x/a, prune /x except a/d via PruneForest for / -a/d, at /x.
     @Test func test160() throws {
-        try run([("x", Self.abc), ("x/a", Self.def)], prune: Self.prune(.root, except: ["a/d"]), at: "x", read: "x",
-                expected: Node.empty.updatingChild("a", Self.dNode))
+        try run(
+            [("x", Self.abc), ("x/a", Self.def)], prune: Self.prune(.root, except: ["a/d"]), at: "x", read: "x",
+            expected: Node.empty.updatingChild("a", Self.dNode))
     }
 
     // Write abc at /x and def at /x/a/aa, prune /x except a via PruneForest for /x -a, at root.
     @Test func test170() throws {
-        try run([("x", Self.abc), ("x/a/aa", Self.def)], prune: Self.prune("x", except: ["a"]), at: .root, read: "x",
-                expected: Self.aNode.updating("a/aa", with: Self.def))
+        try run(
+            [("x", Self.abc), ("x/a/aa", Self.def)], prune: Self.prune("x", except: ["a"]), at: .root, read: "x",
+            expected: Self.aNode.updating("a/aa", with: Self.def))
     }
 
     // Write abc at /x and def at /x/a/aa, prune /x except a/aa (iOS) or a (Android) via
     // PruneForest for / -…, at /x.
     @Test func test180() throws {
-        try run([("x", Self.abc), ("x/a/aa", Self.def)], prune: Self.prune(.root, except: ["a/aa"]), at: "x", read: "x",
-                expected: Node.empty.updating("a/aa", with: Self.def))
-        try run([("x", Self.abc), ("x/a/aa", Self.def)], prune: Self.prune(.root, except: ["a"]), at: "x", read: "x",
-                expected: Self.aNode.updating("a/aa", with: Self.def))
+        try run(
+            [("x", Self.abc), ("x/a/aa", Self.def)], prune: Self.prune(.root, except: ["a/aa"]), at: "x", read: "x",
+            expected: Node.empty.updating("a/aa", with: Self.def))
+        try run(
+            [("x", Self.abc), ("x/a/aa", Self.def)], prune: Self.prune(.root, except: ["a"]), at: "x", read: "x",
+            expected: Self.aNode.updating("a/aa", with: Self.def))
     }
 
     // Write abc at /x and def at /x/a/aa, prune /x except a/aa via PruneForest for /x -a/aa, at root.
     @Test func test190() throws {
-        try run([("x", Self.abc), ("x/a/aa", Self.def)], prune: Self.prune("x", except: ["a/aa"]), at: .root, read: "x",
-                expected: Node.empty.updating("a/aa", with: Self.def))
+        try run(
+            [("x", Self.abc), ("x/a/aa", Self.def)], prune: Self.prune("x", except: ["a/aa"]), at: .root, read: "x",
+            expected: Node.empty.updating("a/aa", with: Self.def))
     }
 
     // Write abc at /x and def at /x/a/aa, prune /x except a/aa via PruneForest for / -a/aa, at /x.
     @Test func test200() throws {
-        try run([("x", Self.abc), ("x/a/aa", Self.def)], prune: Self.prune(.root, except: ["a/aa"]), at: "x", read: "x",
-                expected: Node.empty.updating("a/aa", with: Self.def))
+        try run(
+            [("x", Self.abc), ("x/a/aa", Self.def)], prune: Self.prune(.root, except: ["a/aa"]), at: "x", read: "x",
+            expected: Node.empty.updating("a/aa", with: Self.def))
     }
 
     // Write large node at /x, prune x via PruneForest for x at root.
@@ -186,8 +208,9 @@ import Testing
 
     // Write abc at x and large node at /x/a, prune x except a via PruneForest for / -a, at x.
     @Test func test220() throws {
-        try run([("x", Self.abc), ("x/a", Self.large)], prune: Self.prune(.root, except: ["a"]), at: "x", read: "x",
-                expected: Node.empty.updatingChild("a", Self.large))
+        try run(
+            [("x", Self.abc), ("x/a", Self.large)], prune: Self.prune(.root, except: ["a"]), at: "x", read: "x",
+            expected: Node.empty.updatingChild("a", Self.large))
     }
 
     // Android: "This isn't an expected situation so we ignore documents above a prune
@@ -200,6 +223,7 @@ import Testing
     // Android: write abc at / and def at /a, prune /a via PruneForest for root, at /a ("DEF gets
     // pruned, but not ABC"). Here /a holds DEF (it replaced ABC's a): pruning /a removes it.
     @Test func pruningBelowDocuments2() throws {
-        try run([(.root, Self.abc), ("a", Self.def)], prune: Self.prune(.root), at: "a", read: .root, expected: Self.bcNode)
+        try run(
+            [(.root, Self.abc), ("a", Self.def)], prune: Self.prune(.root), at: "a", read: .root, expected: Self.bcNode)
     }
 }

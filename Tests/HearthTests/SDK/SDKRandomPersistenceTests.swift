@@ -139,7 +139,8 @@ import HearthTesting
                     return .serverOverwrite(listen.path, data)
                 } else if let write = outstandingWrites.first, rng.chance(Self.serverAckProbability) {
                     let path = Self.path(of: write)
-                    let isEmptyPriorityError = path.back?.string == ".priority" && server.child(at: path.parent!).isEmpty
+                    let isEmptyPriorityError =
+                        path.back?.string == ".priority" && server.child(at: path.parent!).isEmpty
                     if rng.chance(Self.revertProbability) || isEmptyPriorityError {
                         outstandingWrites.removeFirst()
                         return .ack(revert: true)
@@ -225,7 +226,11 @@ import HearthTesting
         mutating func randomLeaf(_ r: Double) -> Node {
             if r < 0.2 { return .empty }
             if r < 0.4 { return Node(.bool(rng.chance(0.5)), priority: randomPriority()) }
-            if r < 0.6 { return Node(.string("string-\(Int32(truncatingIfNeeded: Int64(bitPattern: rng.next())))"), priority: randomPriority()) }
+            if r < 0.6 {
+                return Node(
+                    .string("string-\(Int32(truncatingIfNeeded: Int64(bitPattern: rng.next())))"),
+                    priority: randomPriority())
+            }
             if r < 0.8 { return Node(.number(Double.random(in: 0..<1, using: &rng)), priority: randomPriority()) }
             return Node(.integer(exactly: Int64(bitPattern: rng.next())), priority: randomPriority())
         }
@@ -402,20 +407,35 @@ import HearthTesting
         let server = generator.server
         let userView = generator.serverWithWrites
         for location in client.completeListens {
-            guard let q = state.trackedQuery(at: location) else { throw Mismatch(description: "Active listen must be in tracked queries: \(location)") }
-            guard q.complete else { throw Mismatch(description: "a completed listen's tracked query is incomplete: \(location)") }
+            guard let q = state.trackedQuery(at: location) else {
+                throw Mismatch(description: "Active listen must be in tracked queries: \(location)")
+            }
+            guard q.complete else {
+                throw Mismatch(description: "a completed listen's tracked query is incomplete: \(location)")
+            }
             let path = location.path
             let cache = try store.serverCache(for: location)
             if location.query.loadsAllData {
-                try expectEqual(try store.serverValue(at: path), server.child(at: path), "Node persisted should match server node at \(path)")
-                guard let cache, cache.complete else { throw Mismatch(description: "serverCache(for: \(location)) is not complete: \(String(describing: cache))") }
+                try expectEqual(
+                    try store.serverValue(at: path), server.child(at: path),
+                    "Node persisted should match server node at \(path)")
+                guard let cache, cache.complete else {
+                    throw Mismatch(
+                        description: "serverCache(for: \(location)) is not complete: \(String(describing: cache))")
+                }
                 try expectEqual(cache.node, server.child(at: path), "serverCache(for: \(location))")
-                try expectEqual(withoutPriorities(try store.value(at: path)), withoutPriorities(userView.child(at: path)), "value(at: \(path)) (priorities aside)")
+                try expectEqual(
+                    withoutPriorities(try store.value(at: path)), withoutPriorities(userView.child(at: path)),
+                    "value(at: \(path)) (priorities aside)")
                 coverage.defaultListensChecked += 1
             } else {
-                guard let cache, cache.complete else { throw Mismatch(description: "serverCache(for: \(location)) is not complete: \(String(describing: cache))") }
+                guard let cache, cache.complete else {
+                    throw Mismatch(
+                        description: "serverCache(for: \(location)) is not complete: \(String(describing: cache))")
+                }
                 for (key, child) in cache.node.children {
-                    try expectEqual(child, server.child(at: path).child(key), "serverCache(for: \(location)) child \(key)")
+                    try expectEqual(
+                        child, server.child(at: path).child(key), "serverCache(for: \(location)) child \(key)")
                     coverage.filteredChildrenChecked += 1
                 }
                 coverage.filteredListensChecked += 1
@@ -424,8 +444,10 @@ import HearthTesting
         // Every complete default query — completed listens and acked writes' — holds the
         // server's data. (Not at a `.priority` path: a priority write on a node whose data the
         // cache does not hold is dropped, as in the SDK.)
-        for q in state.trackedQueries.values where q.complete && q.query.loadsAllData && q.path.back?.string != ".priority" {
-            try expectEqual(try store.serverValue(at: q.path), server.child(at: q.path), "complete default query at \(q.path)")
+        for q in state.trackedQueries.values
+        where q.complete && q.query.loadsAllData && q.path.back?.string != ".priority" {
+            try expectEqual(
+                try store.serverValue(at: q.path), server.child(at: q.path), "complete default query at \(q.path)")
             coverage.completeDefaultQueriesChecked += 1
         }
         if let problem = state.checkInvariants() { throw Mismatch(description: "state invariant: \(problem)") }
@@ -476,8 +498,11 @@ import HearthTesting
             Issue.record("seed \(seed): \(mismatch)\nlast operations:\n\(played.suffix(25).joined(separator: "\n"))")
         }
         // Unlike the SDK's run (see the header), every seed checks each kind of thing.
-        #expect(coverage.defaultListensChecked > 0 && coverage.filteredListensChecked > 0 && coverage.filteredChildrenChecked > 0
-                && coverage.completeDefaultQueriesChecked > 0 && coverage.acks > 0 && coverage.reverts > 0 && coverage.restarts == 3,
-                "seed \(seed): \(coverage)")
+        #expect(
+            coverage.defaultListensChecked > 0 && coverage.filteredListensChecked > 0
+                && coverage.filteredChildrenChecked > 0
+                && coverage.completeDefaultQueriesChecked > 0 && coverage.acks > 0 && coverage.reverts > 0
+                && coverage.restarts == 3,
+            "seed \(seed): \(coverage)")
     }
 }

@@ -67,7 +67,10 @@ import Testing
 
     @Test func hugeWritesCanBeInterleavedWithSmallWrites() throws {
         let e = try Engine()
-        let nodes: [(Path, Node)] = [("foo/1", .string("node-1")), ("foo/2", L.tenMeg), ("foo/3", .string("node-3")), ("foo/4", Self.tenMegPlusOne)]
+        let nodes: [(Path, Node)] = [
+            ("foo/1", .string("node-1")), ("foo/2", L.tenMeg), ("foo/3", .string("node-3")),
+            ("foo/4", Self.tenMegPlusOne),
+        ]
         var expected: [PendingWrite] = []
         for (path, node) in nodes {
             expected.append(L.overwriteRecord(path, node, try e.saveOverwrite(node, at: path)))
@@ -176,20 +179,27 @@ import Testing
     @Test func resetPreviouslyActiveTrackedQueries() throws {
         let e = try Engine()
         let t0 = e.clock()
-        let specs: [(Path, Int64, active: Bool)] = [("a", 200, false), ("b", 300, true), ("c", 400, false), ("d", 500, true)]
+        let specs: [(Path, Int64, active: Bool)] = [
+            ("a", 200, false), ("b", 300, true), ("c", 400, false), ("d", 500, true),
+        ]
         var saved: [TrackedQuery] = []
         for (path, lastUse, active) in specs {
             e.clock.advance(t0 + lastUse - e.clock())
             try e.commit { b in try b.trackQuery(at: L.defaultAt(path), complete: false, active: active) }
-            saved.append(TrackedQuery(id: Int64(saved.count + 1), location: L.defaultAt(path), complete: false, active: active, lastUse: t0 + lastUse))
+            saved.append(
+                TrackedQuery(
+                    id: Int64(saved.count + 1), location: L.defaultAt(path), complete: false, active: active,
+                    lastUse: t0 + lastUse))
         }
         #expect(e.store.trackedQueries() == saved)
         // The reset is what a new session does: reopening at t0 + 734.
         e.clock.advance(234)
         try e.reopen()
         let reset = t0 + 734
-        let expected = [saved[0], TrackedQuery(id: 2, location: L.defaultAt("b"), complete: false, active: false, lastUse: reset),
-                        saved[2], TrackedQuery(id: 4, location: L.defaultAt("d"), complete: false, active: false, lastUse: reset)]
+        let expected = [
+            saved[0], TrackedQuery(id: 2, location: L.defaultAt("b"), complete: false, active: false, lastUse: reset),
+            saved[2], TrackedQuery(id: 4, location: L.defaultAt("d"), complete: false, active: false, lastUse: reset),
+        ]
         #expect(e.store.trackedQueries() == expected)
         try e.reopen(compacting: true)
         #expect(e.store.trackedQueries() == expected)
@@ -199,7 +209,9 @@ import Testing
         var s = StoreState()
         s.apply(saved.map(StoreEvent.trackedQuerySaved))
         s.apply(.sessionStarted(at: t0 + 234))
-        #expect(s.trackedQueries[2] == TrackedQuery(id: 2, location: L.defaultAt("b"), complete: false, active: false, lastUse: t0 + 300))
+        #expect(
+            s.trackedQueries[2]
+                == TrackedQuery(id: 2, location: L.defaultAt("b"), complete: false, active: false, lastUse: t0 + 300))
         #expect(s.trackedQueries[4]?.lastUse == t0 + 500 && s.trackedQueries[4]?.active == false)
     }
 

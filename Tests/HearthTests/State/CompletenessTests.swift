@@ -8,7 +8,10 @@ import HearthTesting
     static let ranged = try! QuerySpec(orderBy: .value).startAt(.number(1))
 
     func track(_ s: inout StoreState, _ id: Int64, _ p: Path, _ q: QuerySpec = .default, complete: Bool) {
-        s.apply(.trackedQuerySaved(TrackedQuery(id: id, location: QueryLocation(path: p, query: q), complete: complete, active: true, lastUse: 0)))
+        s.apply(
+            .trackedQuerySaved(
+                TrackedQuery(
+                    id: id, location: QueryLocation(path: p, query: q), complete: complete, active: true, lastUse: 0)))
     }
 
     @Test func nothingKnownIsIncomplete() {
@@ -22,8 +25,8 @@ import HearthTesting
         s.apply(.writeSaved(PendingWrite(id: 1, path: "a/b", operation: .set(.empty))))  // a delete is known data too
         #expect(s.isComplete(path: "a/b", query: .default))
         #expect(s.isComplete(path: "a/b/c/d", query: Self.limited))
-        #expect(!s.isComplete(path: "a", query: .default))       // a set below does not complete a parent
-        #expect(!s.isComplete(path: "a/bc", query: .default))    // nor a sibling
+        #expect(!s.isComplete(path: "a", query: .default))  // a set below does not complete a parent
+        #expect(!s.isComplete(path: "a/bc", query: .default))  // nor a sibling
         s.apply(.writeAcked(id: 1))
         #expect(!s.isComplete(path: "a/b", query: .default))
     }
@@ -33,7 +36,13 @@ import HearthTesting
         // CompoundWrite), so a location at or below an update's child is fully known; the
         // update's own location (other children untouched) is not.
         var s = StoreState()
-        s.apply(.writeSaved(PendingWrite(id: 1, path: "a", operation: .update([ChildUpdate(path: "b/c", node: .number(1)), ChildUpdate(path: "d", node: .empty)]))))
+        s.apply(
+            .writeSaved(
+                PendingWrite(
+                    id: 1, path: "a",
+                    operation: .update([
+                        ChildUpdate(path: "b/c", node: .number(1)), ChildUpdate(path: "d", node: .empty),
+                    ]))))
         #expect(s.isComplete(path: "a/b/c", query: .default))
         #expect(s.isComplete(path: "a/b/c/x", query: Self.limited))
         #expect(s.isComplete(path: "a/d", query: .default))
@@ -46,7 +55,7 @@ import HearthTesting
         var s = StoreState()
         track(&s, 1, "a", complete: true)
         #expect(s.isComplete(path: "a", query: .default))
-        #expect(s.isComplete(path: "a", query: Self.limited))          // a filtered view of complete data
+        #expect(s.isComplete(path: "a", query: Self.limited))  // a filtered view of complete data
         #expect(s.isComplete(path: "a/b/c", query: .default))
         #expect(s.isComplete(path: "a/b", query: Self.ranged))
         #expect(s.isComplete(path: "a", query: QuerySpec(orderBy: .value)))  // normalized to default
@@ -83,8 +92,12 @@ import HearthTesting
             for _ in 0..<rng.int(0...8) {
                 switch rng.int(0..<4) {
                 case 0:
-                    let op: PendingWrite.Operation = rng.chance(0.5) ? .set(.number(1)) : .update(SmallWorld.children(&rng))
-                    s.apply(.writeSaved(PendingWrite(id: s.lastWriteID + 1, path: SmallWorld.path(&rng, maxDepth: 2), operation: op)))
+                    let op: PendingWrite.Operation =
+                        rng.chance(0.5) ? .set(.number(1)) : .update(SmallWorld.children(&rng))
+                    s.apply(
+                        .writeSaved(
+                            PendingWrite(id: s.lastWriteID + 1, path: SmallWorld.path(&rng, maxDepth: 2), operation: op)
+                        ))
                 case 1: s.apply(.writeAcked(id: SmallWorld.id(&rng)))
                 default: s.apply(.trackedQuerySaved(SmallWorld.trackedQuery(&rng)))
                 }
@@ -94,7 +107,9 @@ import HearthTesting
                 let q = rng.pick(SmallWorld.queries)
                 let loc = QueryLocation(path: p, query: q)
                 let byWrite = s.pendingWrites.contains { w in w.touchedPaths.contains { $0.contains(p) } }
-                let byDefault = s.trackedQueries.values.contains { $0.query.isDefault && $0.complete && $0.path.contains(p) }
+                let byDefault = s.trackedQueries.values.contains {
+                    $0.query.isDefault && $0.complete && $0.path.contains(p)
+                }
                 let byExact = s.trackedQueries.values.contains { $0.location == loc && $0.complete }
                 #expect(s.isComplete(path: p, query: q) == (byWrite || byDefault || byExact), "seed \(seed) \(loc)")
             }

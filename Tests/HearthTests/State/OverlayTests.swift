@@ -17,14 +17,18 @@ import HearthTesting
                     let (sum, overflow) = a.addingReportingOverflow(b)
                     if !overflow { return Node(.integer(exactly: sum), priority: node.priority) }
                 }
-                if let current = existing.leafValue?.doubleValue { return Node(.number(current + n), priority: node.priority) }
+                if let current = existing.leafValue?.doubleValue {
+                    return Node(.number(current + n), priority: node.priority)
+                }
                 return Node(.number(n), priority: node.priority)
             default:
                 return node
             }
         }
         if node.isEmpty { return node }
-        let pairs = node.children.map { ($0.key, resolveModel($0.value, existing: existing.child($0.key), serverNow: serverNow)) }
+        let pairs = node.children.map {
+            ($0.key, resolveModel($0.value, existing: existing.child($0.key), serverNow: serverNow))
+        }
         return Node(children: pairs, priority: node.priority)
     }
 
@@ -78,7 +82,8 @@ import HearthTesting
             }
             if rng.chance(0.5) { s.apply(.serverTimeOffset(ms: rng.pick([0, -1.5, 0.75, 1234.9, -100_000]))) }
             for id in 1...Int64(rng.int(1...7)) {
-                let op: PendingWrite.Operation = rng.chance(0.6)
+                let op: PendingWrite.Operation =
+                    rng.chance(0.6)
                     ? .set(SmallWorld.node(&rng, serverValues: true))
                     : .update(SmallWorld.children(&rng, serverValues: true))
                 s.apply(.writeSaved(PendingWrite(id: id, path: SmallWorld.path(&rng, priority: true), operation: op)))
@@ -91,10 +96,14 @@ import HearthTesting
         for seed: UInt64 in 1...150 {
             var rng = SplitMix64(seed: seed)
             var s = StoreState()
-            let base: Node = rng.pick([.number(5), .string("x"), .bool(true), .empty, Node(children: [("q", .number(1))])])
+            let base: Node = rng.pick([
+                .number(5), .string("x"), .bool(true), .empty, Node(children: [("q", .number(1))]),
+            ])
             s.apply(.serverOverwrite(path: "a/b", node: base, at: 0))
             // Whatever form each write takes, a/b ends as (base if a number, else 0) + Σn.
-            var expected: Double = { if case .number(let n)? = base.leafValue { return n }; return 0 }()
+            var expected: Double = {
+                if case .number(let n)? = base.leafValue { return n }; return 0
+            }()
             for id in 1...Int64(rng.int(1...6)) {
                 let n = Double(rng.int(-5...5))
                 let inc = Node(.serverValue(.increment(n)))
@@ -122,10 +131,17 @@ import HearthTesting
         s.apply(.serverOverwrite(path: "n", node: .number(10), at: 0))
         s.apply(.serverOverwrite(path: "s", node: .string("ten"), at: 0))
         s.apply(.writeSaved(PendingWrite(id: 1, path: "n", operation: .set(Node(.serverValue(.increment(2)))))))
-        s.apply(.writeSaved(PendingWrite(id: 2, path: "", operation: .update([ChildUpdate(path: "n", node: Node(.serverValue(.increment(3.5))))]))))
-        s.apply(.writeSaved(PendingWrite(id: 3, path: "s", operation: .set(Node(.serverValue(.increment(4)), priority: .string("p"))))))
+        s.apply(
+            .writeSaved(
+                PendingWrite(
+                    id: 2, path: "",
+                    operation: .update([ChildUpdate(path: "n", node: Node(.serverValue(.increment(3.5))))]))))
+        s.apply(
+            .writeSaved(
+                PendingWrite(
+                    id: 3, path: "s", operation: .set(Node(.serverValue(.increment(4)), priority: .string("p"))))))
         s.apply(.writeSaved(PendingWrite(id: 4, path: "none/x", operation: .set(Node(.serverValue(.increment(-1)))))))
-        #expect(s.localValue(at: "n", now: 0) == .number(15.5))      // 10 + 2 + 3.5: stacked
+        #expect(s.localValue(at: "n", now: 0) == .number(15.5))  // 10 + 2 + 3.5: stacked
         #expect(s.localValue(at: "s", now: 0) == Node(.number(4), priority: .string("p")))  // not a number: n
         #expect(s.localValue(at: "none", now: 0) == Node(children: [("x", .number(-1))]))
         #expect(s.serverValue(at: "n") == .number(10))  // the server cache is untouched
@@ -136,7 +152,9 @@ import HearthTesting
     @Test func timestampsResolveToNowPlusOffsetFloored() {
         var s = StoreState()
         let ts = Node(.serverValue(.timestamp))
-        s.apply(.writeSaved(PendingWrite(id: 1, path: "t", operation: .set(Node(children: [("at", ts), ("v", .number(1))])))))
+        s.apply(
+            .writeSaved(
+                PendingWrite(id: 1, path: "t", operation: .set(Node(children: [("at", ts), ("v", .number(1))])))))
         #expect(s.localValue(at: "t/at", now: 1_000) == .number(1_000))
         s.apply(.serverTimeOffset(ms: 250.75))
         #expect(s.localValue(at: "t/at", now: 1_000) == .number(1_250))
@@ -151,11 +169,17 @@ import HearthTesting
         var s = StoreState()
         s.apply(.serverOverwrite(path: "", node: try Node(jsonText: #"{"a":{"b":{"c":1,"d":2},"e":3},"f":4}"#), at: 0))
         s.apply(.writeSaved(PendingWrite(id: 1, path: "a/b/c", operation: .set(.number(10)))))  // below a/b
-        s.apply(.writeSaved(PendingWrite(id: 2, path: "f", operation: .set(.empty))))           // beside
+        s.apply(.writeSaved(PendingWrite(id: 2, path: "f", operation: .set(.empty))))  // beside
         #expect(s.localValue(at: "a/b", now: 0).exportJSONString() == #"{"c":10,"d":2}"#)
         s.apply(.writeSaved(PendingWrite(id: 3, path: "a", operation: .set(try Node(jsonText: #"{"b":{"x":true}}"#)))))  // above
         #expect(s.localValue(at: "a/b", now: 0).exportJSONString() == #"{"x":true}"#)
-        s.apply(.writeSaved(PendingWrite(id: 4, path: "a/b", operation: .update([ChildUpdate(path: "y/z", node: .string("s")), ChildUpdate(path: "x", node: .empty)]))))
+        s.apply(
+            .writeSaved(
+                PendingWrite(
+                    id: 4, path: "a/b",
+                    operation: .update([
+                        ChildUpdate(path: "y/z", node: .string("s")), ChildUpdate(path: "x", node: .empty),
+                    ]))))
         #expect(s.localValue(at: "a/b", now: 0).exportJSONString() == #"{"y":{"z":"s"}}"#)
         #expect(s.localValue(at: "", now: 0).exportJSONString() == #"{"a":{"b":{"y":{"z":"s"}}}}"#)
         #expect(s.localValue(at: "f", now: 0).isEmpty)

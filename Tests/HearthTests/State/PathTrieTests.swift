@@ -20,7 +20,9 @@ import HearthTesting
             // Nearest at or above: the deepest model key that contains p.
             let nearest = model.filter { $0.key.contains(p) }.max { $0.key.depth < $1.key.depth }
             let got = trie.nearestAtOrAbove(p)
-            if got?.path != nearest?.key || got?.value != nearest?.value { return "nearest to \(p): \(String(describing: got))" }
+            if got?.path != nearest?.key || got?.value != nearest?.value {
+                return "nearest to \(p): \(String(describing: got))"
+            }
             let below = model.keys.contains { p.contains($0) && $0 != p }
             if trie.hasEntries(below: p) != below { return "hasEntries(below: \(p))" }
         }

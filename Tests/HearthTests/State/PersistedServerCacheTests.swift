@@ -5,14 +5,20 @@ import Testing
 /// `serverCacheForQuery`), on the documentation's example.
 @Suite struct PersistedServerCacheTests {
     let scores: Path = "scores"
-    let data = try! Node(jsonText: #"{"bruhathkayosaurus":55,"lambeosaurus":21,"linhenykus":80,"pterodactyl":93,"stegosaurus":5,"triceratops":22}"#)
+    let data = try! Node(
+        jsonText:
+            #"{"bruhathkayosaurus":55,"lambeosaurus":21,"linhenykus":80,"pterodactyl":93,"stegosaurus":5,"triceratops":22}"#
+    )
 
     func stateWithCompleteTop4() throws -> StoreState {
         var s = StoreState()
         s.apply(.serverOverwrite(path: scores, node: data, at: 1))
         let top4 = QueryLocation(path: scores, query: try QuerySpec(orderBy: .value).limitToLast(4))
-        s.apply(.trackedQuerySaved(TrackedQuery(id: 1, location: top4, complete: true, active: false, lastUse: 1,
-                                                keys: ["triceratops", "bruhathkayosaurus", "linhenykus", "pterodactyl"])))
+        s.apply(
+            .trackedQuerySaved(
+                TrackedQuery(
+                    id: 1, location: top4, complete: true, active: false, lastUse: 1,
+                    keys: ["triceratops", "bruhathkayosaurus", "linhenykus", "pterodactyl"])))
         return s
     }
 
@@ -41,7 +47,11 @@ import Testing
 
     @Test func completeDefaultQueriesCompleteEverythingBelow() throws {
         var s = try stateWithCompleteTop4()
-        s.apply(.trackedQuerySaved(TrackedQuery(id: 2, location: QueryLocation(path: "/", query: .default), complete: true, active: false, lastUse: 2)))
+        s.apply(
+            .trackedQuerySaved(
+                TrackedQuery(
+                    id: 2, location: QueryLocation(path: "/", query: .default), complete: true, active: false,
+                    lastUse: 2)))
         let any = try QuerySpec(orderBy: .value).limitToLast(2)
         let c = try #require(s.persistedServerCache(at: scores, query: any, serverValue: s.serverValue(at: scores)))
         #expect(c.complete)
@@ -51,8 +61,13 @@ import Testing
     @Test func completeChildLocationsAreKnownChildren() throws {
         var s = StoreState()
         s.apply(.serverOverwrite(path: scores, node: data, at: 1))
-        s.apply(.trackedQuerySaved(TrackedQuery(id: 1, location: QueryLocation(path: "scores/stegosaurus", query: .default), complete: true, active: false, lastUse: 1)))
-        let c = try #require(s.persistedServerCache(at: scores, query: .default, serverValue: s.serverValue(at: scores)))
+        s.apply(
+            .trackedQuerySaved(
+                TrackedQuery(
+                    id: 1, location: QueryLocation(path: "scores/stegosaurus", query: .default), complete: true,
+                    active: false, lastUse: 1)))
+        let c = try #require(
+            s.persistedServerCache(at: scores, query: .default, serverValue: s.serverValue(at: scores)))
         #expect(!c.complete)
         #expect(c.node.children.map(\.key) == ["stegosaurus"])
         // Nothing known at all: no cache.
@@ -61,8 +76,13 @@ import Testing
         // `getKnownCompleteChildren` reads every filtered query at the path): served, incomplete.
         var t = StoreState()
         t.apply(.serverOverwrite(path: scores, node: data, at: 1))
-        t.apply(.trackedQuerySaved(TrackedQuery(id: 1, location: QueryLocation(path: scores, query: try QuerySpec(orderBy: .value).limitToLast(1)), complete: false, active: false, lastUse: 1, keys: ["pterodactyl"])))
-        let fromIncomplete = try #require(t.persistedServerCache(at: scores, query: .default, serverValue: t.serverValue(at: scores)))
+        t.apply(
+            .trackedQuerySaved(
+                TrackedQuery(
+                    id: 1, location: QueryLocation(path: scores, query: try QuerySpec(orderBy: .value).limitToLast(1)),
+                    complete: false, active: false, lastUse: 1, keys: ["pterodactyl"])))
+        let fromIncomplete = try #require(
+            t.persistedServerCache(at: scores, query: .default, serverValue: t.serverValue(at: scores)))
         #expect(!fromIncomplete.complete)
         #expect(fromIncomplete.node.children.map(\.key) == ["pterodactyl"])
     }

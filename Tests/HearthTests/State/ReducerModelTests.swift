@@ -43,8 +43,9 @@ enum SmallWorld {
     static func time(_ rng: inout SplitMix64) -> Int64 { Int64(rng.int(0...1000)) }
 
     static func trackedQuery(_ rng: inout SplitMix64) -> TrackedQuery {
-        TrackedQuery(id: id(&rng), location: location(&rng), complete: rng.chance(0.5), active: rng.chance(0.5),
-                     lastUse: time(&rng), keys: rng.chance(0.5) ? [key(&rng)] : nil)
+        TrackedQuery(
+            id: id(&rng), location: location(&rng), complete: rng.chance(0.5), active: rng.chance(0.5),
+            lastUse: time(&rng), keys: rng.chance(0.5) ? [key(&rng)] : nil)
     }
 
     /// A random event, weighted towards server writes and tracked queries.
@@ -53,7 +54,8 @@ enum SmallWorld {
         case 0...3: return .serverOverwrite(path: path(&rng, priority: true), node: node(&rng), at: time(&rng))
         case 4, 5: return .serverMerge(path: path(&rng), children: children(&rng), at: time(&rng))
         case 6:
-            let op: PendingWrite.Operation = rng.chance(0.5) ? .set(node(&rng, serverValues: true)) : .update(children(&rng, serverValues: true))
+            let op: PendingWrite.Operation =
+                rng.chance(0.5) ? .set(node(&rng, serverValues: true)) : .update(children(&rng, serverValues: true))
             // Mostly the next id, sometimes an old one (replay of an out-of-order log).
             let wid = rng.chance(0.8) ? state.lastWriteID + 1 : id(&rng)
             return .writeSaved(PendingWrite(id: wid, path: path(&rng), operation: op))
@@ -61,14 +63,20 @@ enum SmallWorld {
         case 8...10: return .trackedQuerySaved(trackedQuery(&rng))
         case 11, 12:
             // Usually an existing query.
-            if rng.chance(0.8), let q = state.trackedQueries.keys.sorted().randomElement(using: &rng) { return .trackedQueryRemoved(id: q) }
+            if rng.chance(0.8), let q = state.trackedQueries.keys.sorted().randomElement(using: &rng) {
+                return .trackedQueryRemoved(id: q)
+            }
             return .trackedQueryRemoved(id: id(&rng))
         case 13: return .pinChanged(location(&rng), on: rng.chance(0.6))
-        case 14: return rng.chance(0.6) ? .authSaved(AuthToken(token: Gen.string(&rng), expiresAt: time(&rng))) : .authCleared
+        case 14:
+            return rng.chance(0.6)
+                ? .authSaved(AuthToken(token: Gen.string(&rng), expiresAt: time(&rng))) : .authCleared
         case 15:
-            return .transactionSaved(QueuedTransaction(id: id(&rng), path: path(&rng), functionName: "f", argument: node(&rng),
-                                                       localResult: node(&rng), retryCount: rng.int(0...3),
-                                                       status: rng.pick(QueuedTransaction.Status.allCases)))
+            return .transactionSaved(
+                QueuedTransaction(
+                    id: id(&rng), path: path(&rng), functionName: "f", argument: node(&rng),
+                    localResult: node(&rng), retryCount: rng.int(0...3),
+                    status: rng.pick(QueuedTransaction.Status.allCases)))
         case 16: return .transactionRemoved(id: id(&rng))
         case 17, 18:
             let action: OnDisconnectOperation.Action
@@ -78,15 +86,18 @@ enum SmallWorld {
             case 2: action = .remove
             default: action = .cancel
             }
-            return .onDisconnectSaved(OnDisconnectOperation(id: id(&rng), path: path(&rng), action: action, acknowledged: rng.chance(0.3)))
+            return .onDisconnectSaved(
+                OnDisconnectOperation(id: id(&rng), path: path(&rng), action: action, acknowledged: rng.chance(0.3)))
         case 19: return .onDisconnectAcked(id: id(&rng))
         case 20: return rng.chance(0.5) ? .onDisconnectRemoved(id: id(&rng)) : .serverTimeOffset(ms: Gen.double(&rng))
         case 21: return .sessionStarted(at: time(&rng))
         case 22:
             // Usually an existing query.
-            let q = rng.chance(0.8) ? (state.trackedQueries.keys.sorted().randomElement(using: &rng) ?? id(&rng)) : id(&rng)
-            return .trackedQueryKeysChanged(id: q, added: (0..<rng.int(0...2)).map { _ in key(&rng) },
-                                            removed: (0..<rng.int(0...2)).map { _ in key(&rng) })
+            let q =
+                rng.chance(0.8) ? (state.trackedQueries.keys.sorted().randomElement(using: &rng) ?? id(&rng)) : id(&rng)
+            return .trackedQueryKeysChanged(
+                id: q, added: (0..<rng.int(0...2)).map { _ in key(&rng) },
+                removed: (0..<rng.int(0...2)).map { _ in key(&rng) })
         case 25: return .writerWatermark(writer: rng.pick(["a", "b", "c"]), id: id(&rng), at: time(&rng))
         case 26: return .writerWatermarksRemoved(writers: (0..<rng.int(0...2)).map { _ in rng.pick(["a", "b", "c"]) })
         case 27: return .writerIdentity(rng.pick(["me", "you"]))
@@ -120,7 +131,8 @@ enum SmallWorld {
                     break
                 }
                 // Untracked entries never sit at or below a tracked query's path.
-                for (p, _) in state.untrackedEntries where state.trackedQueries.values.contains(where: { $0.path.contains(p) }) {
+                for (p, _) in state.untrackedEntries
+                where state.trackedQueries.values.contains(where: { $0.path.contains(p) }) {
                     Issue.record("seed \(seed) step \(step): untracked entry \(p) covered by a tracked query")
                 }
             }
@@ -148,17 +160,27 @@ enum SmallWorld {
 
     @Test func serverMergeWritesEachChildAndDeletesWithEmpty() {
         var s = StoreState()
-        s.apply(.serverOverwrite(path: "a", node: Node(children: [("x", .number(1)), ("y", .number(2))], priority: .string("p")), at: 1))
-        s.apply(.serverMerge(path: "a", children: [ChildUpdate(path: "y", node: .empty), ChildUpdate(path: "z/w", node: .bool(true))], at: 2))
+        s.apply(
+            .serverOverwrite(
+                path: "a", node: Node(children: [("x", .number(1)), ("y", .number(2))], priority: .string("p")), at: 1))
+        s.apply(
+            .serverMerge(
+                path: "a",
+                children: [ChildUpdate(path: "y", node: .empty), ChildUpdate(path: "z/w", node: .bool(true))], at: 2))
         #expect(s.serverCache.exportJSONString() == #"{"a":{"x":1,"z":{"w":true},".priority":"p"}}"#)
         // Deleting the last children removes the node and its priority.
-        s.apply(.serverMerge(path: "a", children: [ChildUpdate(path: "x", node: .empty), ChildUpdate(path: "z", node: .empty)], at: 3))
+        s.apply(
+            .serverMerge(
+                path: "a", children: [ChildUpdate(path: "x", node: .empty), ChildUpdate(path: "z", node: .empty)], at: 3
+            ))
         #expect(s.serverCache.isEmpty)
     }
 
     @Test func writeAckAndRevertRemoveByIdAndOutOfOrderSavesStaySorted() {
         var s = StoreState()
-        for id: Int64 in [1, 2, 5] { s.apply(.writeSaved(PendingWrite(id: id, path: "a", operation: .set(.number(Double(id)))))) }
+        for id: Int64 in [1, 2, 5] {
+            s.apply(.writeSaved(PendingWrite(id: id, path: "a", operation: .set(.number(Double(id))))))
+        }
         s.apply(.writeSaved(PendingWrite(id: 3, path: "b", operation: .set(.bool(true)))))
         s.apply(.writeSaved(PendingWrite(id: 2, path: "c", operation: .set(.bool(false)))))  // replaces id 2
         #expect(s.pendingWrites.map(\.id) == [1, 2, 3, 5])
@@ -191,7 +213,9 @@ enum SmallWorld {
             (1, "a", .set(.number(1))), (2, "a/b", .remove), (3, "x", .remove), (4, "a", .cancel),
             (5, "a/c", .set(.bool(true))), (6, "", .update([ChildUpdate(path: "a", node: .empty)])),
         ]
-        for (id, p, action) in ops { s.apply(.onDisconnectSaved(OnDisconnectOperation(id: id, path: p, action: action, acknowledged: true))) }
+        for (id, p, action) in ops {
+            s.apply(.onDisconnectSaved(OnDisconnectOperation(id: id, path: p, action: action, acknowledged: true)))
+        }
         s.apply(.onDisconnectAcked(id: 4))
         // 1 and 2 (earlier, at/below a) and the cancel itself go; 3 (elsewhere), 5 (later)
         // and 6 (above) stay.
@@ -218,7 +242,11 @@ enum SmallWorld {
         s.apply(.serverOverwrite(path: "", node: tree, at: 1))
         let loc = QueryLocation(path: "a/b/c", query: .default)
         s.apply(.trackedQuerySaved(TrackedQuery(id: 1, location: loc, complete: true, active: false, lastUse: 1)))
-        s.apply(.trackedQuerySaved(TrackedQuery(id: 2, location: QueryLocation(path: "f", query: .default), complete: true, active: false, lastUse: 1)))
+        s.apply(
+            .trackedQuerySaved(
+                TrackedQuery(
+                    id: 2, location: QueryLocation(path: "f", query: .default), complete: true, active: false,
+                    lastUse: 1)))
         s.apply(.cachePruned(PruneResult(prunedPaths: ["a", "f"], keptPaths: ["a/b/c"], removedQueryIDs: [2])))
         #expect(s.serverCache.exportJSONString() == #"{"a":{"b":{"c":1}}}"#)
         #expect(s.trackedQueries.keys.sorted() == [1])
@@ -245,7 +273,11 @@ enum SmallWorld {
         #expect(s.lastQueryID == 2)
         #expect(s.checkInvariants() == nil)
         // orderByValue() with no bounds is the default query at that location.
-        s.apply(.trackedQuerySaved(TrackedQuery(id: 3, location: QueryLocation(path: "b", query: QuerySpec(orderBy: .value)), complete: true, active: false, lastUse: 4)))
+        s.apply(
+            .trackedQuerySaved(
+                TrackedQuery(
+                    id: 3, location: QueryLocation(path: "b", query: QuerySpec(orderBy: .value)), complete: true,
+                    active: false, lastUse: 4)))
         #expect(s.trackedQueries.keys.sorted() == [3])
     }
 }

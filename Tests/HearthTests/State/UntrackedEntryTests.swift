@@ -12,7 +12,11 @@ import HearthTesting
     }
 
     func track(_ s: inout StoreState, _ id: Int64, _ p: Path, lastUse: Int64 = 0, query: QuerySpec = .default) {
-        s.apply(.trackedQuerySaved(TrackedQuery(id: id, location: QueryLocation(path: p, query: query), complete: true, active: false, lastUse: lastUse)))
+        s.apply(
+            .trackedQuerySaved(
+                TrackedQuery(
+                    id: id, location: QueryLocation(path: p, query: query), complete: true, active: false,
+                    lastUse: lastUse)))
     }
 
     @Test func uncoveredWritesBecomeEntriesAndAWriteAboveAbsorbsThem() {
@@ -106,8 +110,12 @@ import HearthTesting
             for step in 0..<60 {
                 let event: StoreEvent
                 switch rng.int(0..<10) {
-                case 0...4: event = .serverOverwrite(path: SmallWorld.path(&rng), node: SmallWorld.node(&rng), at: SmallWorld.time(&rng))
-                case 5: event = .serverMerge(path: SmallWorld.path(&rng), children: SmallWorld.children(&rng), at: SmallWorld.time(&rng))
+                case 0...4:
+                    event = .serverOverwrite(
+                        path: SmallWorld.path(&rng), node: SmallWorld.node(&rng), at: SmallWorld.time(&rng))
+                case 5:
+                    event = .serverMerge(
+                        path: SmallWorld.path(&rng), children: SmallWorld.children(&rng), at: SmallWorld.time(&rng))
                 case 6, 7: event = .trackedQuerySaved(SmallWorld.trackedQuery(&rng))
                 default: event = .trackedQueryRemoved(id: SmallWorld.id(&rng))
                 }
@@ -120,7 +128,9 @@ import HearthTesting
                 model.apply(event)
                 let es = s.untrackedEntries
                 func context() -> String { "seed \(seed) step \(step) after \(event)" }
-                if es.count > written.count { Issue.record("\(context()): \(es.count) entries for \(written.count) written locations") }
+                if es.count > written.count {
+                    Issue.record("\(context()): \(es.count) entries for \(written.count) written locations")
+                }
                 for (i, a) in es.enumerated() {
                     if !written.contains(a.path) { Issue.record("\(context()): entry \(a.path) was never written") }
                     for b in es[(i + 1)...] where a.path.contains(b.path) || b.path.contains(a.path) {

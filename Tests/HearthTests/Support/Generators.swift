@@ -77,7 +77,10 @@ enum Gen {
     static func leaf(_ rng: inout SplitMix64, serverValues: Bool = true) -> LeafValue {
         switch rng.int(0..<(serverValues ? 6 : 4)) {
         case 0: return .bool(rng.chance(0.5))
-        case 1: return rng.chance(0.8) ? .number(double(&rng)) : .integer(exactly: rng.pick([.max, .min, (1 << 53) + 1, 1_542_405_709_418_655_810, 7]))
+        case 1:
+            return rng.chance(0.8)
+                ? .number(double(&rng))
+                : .integer(exactly: rng.pick([.max, .min, (1 << 53) + 1, 1_542_405_709_418_655_810, 7]))
         case 2, 3: return .string(string(&rng))
         case 4: return .serverValue(.timestamp)
         default: return .serverValue(.increment(double(&rng)))
@@ -99,7 +102,9 @@ enum Gen {
         }
         var pairs: [(key: ChildKey, value: Node)] = []
         for _ in 0..<rng.int(1...maxChildren) {
-            let child = node(&rng, depth: depth - 1, keys: keys, serverValues: serverValues, emptyChance: 0, maxChildren: maxChildren)
+            let child = node(
+                &rng, depth: depth - 1, keys: keys, serverValues: serverValues, emptyChance: 0, maxChildren: maxChildren
+            )
             pairs.append((keys(&rng), child))
         }
         return Node(children: pairs, priority: priority)
@@ -107,7 +112,8 @@ enum Gen {
 
     // MARK: - Paths and queries
 
-    static func path(_ rng: inout SplitMix64, maxDepth: Int = 4, keys: (inout SplitMix64) -> ChildKey = Gen.key) -> Path {
+    static func path(_ rng: inout SplitMix64, maxDepth: Int = 4, keys: (inout SplitMix64) -> ChildKey = Gen.key) -> Path
+    {
         Path(keys: (0..<rng.int(0...maxDepth)).map { _ in keys(&rng) })
     }
 
@@ -178,7 +184,9 @@ enum Gen {
         rng.chance(0.1) ? rng.pick([0, Int64.max, Int64(Int32.max) + 1]) : Int64(rng.int(0...1000))
     }
 
-    static func children(_ rng: inout SplitMix64, keys: (inout SplitMix64) -> ChildKey = Gen.key, depth: Int = 3) -> [ChildUpdate] {
+    static func children(
+        _ rng: inout SplitMix64, keys: (inout SplitMix64) -> ChildKey = Gen.key, depth: Int = 3
+    ) -> [ChildUpdate] {
         (0..<rng.int(0...4)).map { _ in
             var p = path(&rng, maxDepth: 3, keys: keys)
             if p.isRoot { p = Path(keys: [keys(&rng)]) }
@@ -189,7 +197,8 @@ enum Gen {
     /// One random event of the given case number (0..<eventKinds, in `StoreEvent` declaration order).
     static func event(_ rng: inout SplitMix64, kind: Int) -> StoreEvent {
         switch kind {
-        case 0: return .serverOverwrite(path: path(&rng), node: node(&rng, depth: 3, serverValues: false), at: int64(&rng))
+        case 0:
+            return .serverOverwrite(path: path(&rng), node: node(&rng, depth: 3, serverValues: false), at: int64(&rng))
         case 1: return .serverMerge(path: path(&rng), children: children(&rng), at: int64(&rng))
         case 2:
             let op: PendingWrite.Operation = rng.chance(0.5) ? .set(node(&rng, depth: 3)) : .update(children(&rng))
@@ -199,18 +208,20 @@ enum Gen {
         case 5:
             let loc = location(&rng)
             let keys: Set<ChildKey>? = rng.chance(0.7) ? Set((0..<rng.int(0...5)).map { _ in key(&rng) }) : nil
-            return .trackedQuerySaved(TrackedQuery(
-                id: id(&rng), location: loc, complete: rng.chance(0.5), active: rng.chance(0.5),
-                lastUse: int64(&rng), keys: keys))
+            return .trackedQuerySaved(
+                TrackedQuery(
+                    id: id(&rng), location: loc, complete: rng.chance(0.5), active: rng.chance(0.5),
+                    lastUse: int64(&rng), keys: keys))
         case 6: return .trackedQueryRemoved(id: id(&rng))
         case 7: return .pinChanged(location(&rng), on: rng.chance(0.5))
         case 8: return .authSaved(AuthToken(token: string(&rng), expiresAt: int64(&rng)))
         case 9: return .authCleared
         case 10:
-            return .transactionSaved(QueuedTransaction(
-                id: id(&rng), path: path(&rng), functionName: string(&rng), argument: node(&rng, depth: 2),
-                localResult: node(&rng, depth: 2), retryCount: rng.chance(0.2) ? Int(Int32.max) : rng.int(0...10),
-                status: rng.pick(QueuedTransaction.Status.allCases)))
+            return .transactionSaved(
+                QueuedTransaction(
+                    id: id(&rng), path: path(&rng), functionName: string(&rng), argument: node(&rng, depth: 2),
+                    localResult: node(&rng, depth: 2), retryCount: rng.chance(0.2) ? Int(Int32.max) : rng.int(0...10),
+                    status: rng.pick(QueuedTransaction.Status.allCases)))
         case 11: return .transactionRemoved(id: id(&rng))
         case 12:
             let action: OnDisconnectOperation.Action
@@ -220,19 +231,22 @@ enum Gen {
             case 2: action = .remove
             default: action = .cancel
             }
-            return .onDisconnectSaved(OnDisconnectOperation(id: id(&rng), path: path(&rng), action: action, acknowledged: rng.chance(0.5)))
+            return .onDisconnectSaved(
+                OnDisconnectOperation(id: id(&rng), path: path(&rng), action: action, acknowledged: rng.chance(0.5)))
         case 13: return .onDisconnectAcked(id: id(&rng))
         case 14: return .onDisconnectRemoved(id: id(&rng))
         case 15: return .serverTimeOffset(ms: double(&rng))
         case 16: return .sessionStarted(at: int64(&rng))
         case 17:
-            return .trackedQueryKeysChanged(id: id(&rng), added: (0..<rng.int(0...3)).map { _ in key(&rng) },
-                                            removed: (0..<rng.int(0...3)).map { _ in key(&rng) })
+            return .trackedQueryKeysChanged(
+                id: id(&rng), added: (0..<rng.int(0...3)).map { _ in key(&rng) },
+                removed: (0..<rng.int(0...3)).map { _ in key(&rng) })
         case 18:
-            return .cachePruned(PruneResult(
-                prunedPaths: (0..<rng.int(0...3)).map { _ in path(&rng) },
-                keptPaths: (0..<rng.int(0...3)).map { _ in path(&rng) },
-                removedQueryIDs: (0..<rng.int(0...3)).map { _ in id(&rng) }))
+            return .cachePruned(
+                PruneResult(
+                    prunedPaths: (0..<rng.int(0...3)).map { _ in path(&rng) },
+                    keptPaths: (0..<rng.int(0...3)).map { _ in path(&rng) },
+                    removedQueryIDs: (0..<rng.int(0...3)).map { _ in id(&rng) }))
         case 19: return .writerWatermark(writer: writer(&rng), id: id(&rng), at: int64(&rng))
         case 20: return .writerWatermarksRemoved(writers: (0..<rng.int(0...3)).map { _ in writer(&rng) })
         default: return .writerIdentity(writer(&rng))

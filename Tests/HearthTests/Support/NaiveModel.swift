@@ -165,7 +165,9 @@ struct NaiveState {
             lastQueryID = max(lastQueryID, q.id)
             let isNew = tracked[q.id]?.location != q.location
             if isNew { removeQuery(q.id, reAdd: false) }
-            for (other, oq) in tracked where other != q.id && oq.location == q.location { removeQuery(other, reAdd: false) }
+            for (other, oq) in tracked where other != q.id && oq.location == q.location {
+                removeQuery(other, reAdd: false)
+            }
             tracked[q.id] = q
             if isNew { untracked.removeAll { q.path.contains($0.path) } }
         case let .trackedQueryKeysChanged(id, added, removed):
@@ -226,9 +228,13 @@ struct NaiveState {
         let mine = Model.export(cache), theirs = s.serverCache.exportJSON()
         if mine != theirs { out.append("cache: model \(mine.serialized()) vs engine \(theirs.serialized())") }
         let ids = writes.keys.sorted()
-        if s.pendingWrites.map(\.id) != ids { out.append("write ids: model \(ids) vs engine \(s.pendingWrites.map(\.id))") }
+        if s.pendingWrites.map(\.id) != ids {
+            out.append("write ids: model \(ids) vs engine \(s.pendingWrites.map(\.id))")
+        }
         for w in s.pendingWrites where writes[w.id] != w { out.append("write \(w.id) differs") }
-        if s.trackedQueries != tracked { out.append("tracked queries: model \(tracked.keys.sorted()) vs engine \(s.trackedQueries.keys.sorted())") }
+        if s.trackedQueries != tracked {
+            out.append("tracked queries: model \(tracked.keys.sorted()) vs engine \(s.trackedQueries.keys.sorted())")
+        }
         if s.pins != pins { out.append("pins differ") }
         if s.auth != auth { out.append("auth differs") }
         if s.transactions != transactions { out.append("transactions differ") }
@@ -236,16 +242,24 @@ struct NaiveState {
             out.append("onDisconnect: model \(onDisconnect.keys.sorted()) vs engine \(s.onDisconnect.keys.sorted())")
         }
         if s.serverTimeOffsetMs != offset { out.append("offset differs") }
-        if (s.lastWriteID, s.lastQueryID, s.lastTransactionID, s.lastOnDisconnectID) != (lastWriteID, lastQueryID, lastTransactionID, lastOnDisconnectID) {
+        if (s.lastWriteID, s.lastQueryID, s.lastTransactionID, s.lastOnDisconnectID) != (
+            lastWriteID, lastQueryID, lastTransactionID, lastOnDisconnectID
+        ) {
             out.append("last ids differ")
         }
         let engineMarks = s.writerWatermarks.mapValues { "\($0.id)@\($0.at)" }
-        if engineMarks != watermarks.mapValues({ "\($0.id)@\($0.at)" }) { out.append("writer watermarks: model \(watermarks) vs engine \(engineMarks)") }
+        if engineMarks != watermarks.mapValues({ "\($0.id)@\($0.at)" }) {
+            out.append("writer watermarks: model \(watermarks) vs engine \(engineMarks)")
+        }
         if s.writerID != writerID { out.append("writer id differs") }
         let modelUntracked = untracked.sorted { $0.path < $1.path }
         let engineUntracked = s.untrackedEntries
-        if modelUntracked.map(\.path) != engineUntracked.map(\.path) || modelUntracked.map(\.time) != engineUntracked.map(\.lastWrite) {
-            out.append("untracked: model \(modelUntracked.map { "\($0.path)@\($0.time)" }) vs engine \(engineUntracked.map { "\($0.path)@\($0.lastWrite)" })")
+        if modelUntracked.map(\.path) != engineUntracked.map(\.path)
+            || modelUntracked.map(\.time) != engineUntracked.map(\.lastWrite)
+        {
+            out.append(
+                "untracked: model \(modelUntracked.map { "\($0.path)@\($0.time)" }) vs engine \(engineUntracked.map { "\($0.path)@\($0.lastWrite)" })"
+            )
         }
         return out
     }

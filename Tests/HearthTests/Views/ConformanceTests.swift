@@ -16,7 +16,9 @@ import HearthModel
     static let knownIssues: [String: String] = [:]
 
     @Test(
-        .enabled(if: SyncPointSpecFile.cases != nil, "syncPointSpec.json not found at \(SyncPointSpecFile.location.path) — conformance cases skipped"),
+        .enabled(
+            if: SyncPointSpecFile.cases != nil,
+            "syncPointSpec.json not found at \(SyncPointSpecFile.location.path) — conformance cases skipped"),
         arguments: SyncPointSpecFile.caseNames)
     func syncPointSpec(_ name: String) throws {
         guard let spec = SyncPointSpecFile.cases?.first(where: { $0.name == name }) else {
@@ -37,7 +39,10 @@ import HearthModel
         }
     }
 
-    @Test(.enabled(if: SyncPointSpecFile.cases != nil, "syncPointSpec.json not found at \(SyncPointSpecFile.location.path) — conformance cases skipped"))
+    @Test(
+        .enabled(
+            if: SyncPointSpecFile.cases != nil,
+            "syncPointSpec.json not found at \(SyncPointSpecFile.location.path) — conformance cases skipped"))
     func summary() throws {
         let cases = SyncPointSpecFile.cases ?? []
         var passed = 0
@@ -52,7 +57,9 @@ import HearthModel
                 }
             }
         }
-        print("syncPointSpec: \(passed) of \(cases.count * SyncPointSpecFile.bases.count) runs passed, \(failed.count) failed")
+        print(
+            "syncPointSpec: \(passed) of \(cases.count * SyncPointSpecFile.bases.count) runs passed, \(failed.count) failed"
+        )
         for f in failed { print("  FAILED \(f)") }
         let unexpected = failed.filter { f in !Self.knownIssues.keys.contains { f.hasPrefix($0 + " [") } }
         #expect(unexpected.isEmpty, "unexpected failures: \(unexpected.count)")
@@ -65,7 +72,8 @@ enum SyncPointSpecFile {
     /// `../shared/conformance/syncPointSpec.json` relative to the package root.
     static let location: URL = {
         // This file is <root>/Tests/HearthTests/Views/ConformanceTests.swift.
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .deletingLastPathComponent()
         return root.deletingLastPathComponent().appendingPathComponent("shared/conformance/syncPointSpec.json")
     }()
@@ -129,11 +137,15 @@ enum SyncPointSpecRunner {
                     let events = tree.addListener(at: path, query: query, registration: registration)
                     try exactMatch(expected: step["events"]?.arrayValue ?? [], actual: events)
                     // Queries that load all data get no tag (the spec gives them one anyway).
-                    if let tag = step["params"]?["tag"]?.doubleValue, !query.loadsAllData, tree.tag(at: path, query: query) != Int(tag) {
-                        throw Failure("tag \(tree.tag(at: path, query: query).map(String.init) ?? "nil"), expected \(Int(tag))")
+                    if let tag = step["params"]?["tag"]?.doubleValue, !query.loadsAllData,
+                        tree.tag(at: path, query: query) != Int(tag)
+                    {
+                        throw Failure(
+                            "tag \(tree.tag(at: path, query: query).map(String.init) ?? "nil"), expected \(Int(tag))")
                     }
                 case "unlisten":
-                    guard let callback = step["callbackId"].map(callbackKey), let registration = registrations[callback] else {
+                    guard let callback = step["callbackId"].map(callbackKey), let registration = registrations[callback]
+                    else {
                         throw Failure("unlisten without a known callbackId")
                     }
                     let events = tree.removeListener(at: path, query: .default, registration: registration)
@@ -271,7 +283,9 @@ enum SyncPointSpecRunner {
             // The expected events for one location are consecutive.
             let path = base.appending(try Path(validating: expected[start]["path"]?.stringValue ?? ""))
             var end = start + 1
-            while end < expected.count, base.appending(try Path(validating: expected[end]["path"]?.stringValue ?? "")) == path {
+            while end < expected.count,
+                base.appending(try Path(validating: expected[end]["path"]?.stringValue ?? "")) == path
+            {
                 end += 1
             }
             let group = Array(actual[start..<end])
@@ -283,7 +297,9 @@ enum SyncPointSpecRunner {
             for a in group {
                 let listen = "\(a.path)|\(a.query.identifier)|\(a.registration)"
                 let rank = order.firstIndex(of: a.kind) ?? 0
-                if let previous = last[listen], previous > rank { throw Failure("\(a.kind.rawValue) after \(order[previous].rawValue) for \(listen)") }
+                if let previous = last[listen], previous > rank {
+                    throw Failure("\(a.kind.rawValue) after \(order[previous].rawValue) for \(listen)")
+                }
                 last[listen] = rank
             }
             var remaining = Array(expected[start..<end])

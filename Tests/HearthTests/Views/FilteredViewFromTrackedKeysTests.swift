@@ -34,9 +34,13 @@ import Testing
         #expect(try store.query(query, at: .root).window.node.plainJSONString() == #"{"t":{"n":1}}"#)
         // Another listener's data below `k`, which the window does not hold.
         try store.commit { (b: inout StoreBatch) throws(StoreError) in
-            try b.applyServerMerge([ChildUpdate(path: "b", node: Node(.number(1))), ChildUpdate(path: "d", node: Node(.number(0)))], at: "k")
+            try b.applyServerMerge(
+                [ChildUpdate(path: "b", node: Node(.number(1))), ChildUpdate(path: "d", node: Node(.number(0)))],
+                at: "k")
         }
-        try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.applyServerOverwrite(Node(.number(1)), at: "k/b") }
+        try store.commit { (b: inout StoreBatch) throws(StoreError) in
+            try b.applyServerOverwrite(Node(.number(1)), at: "k/b")
+        }
         store.waitForEventDelivery()
         #expect(try store.query(query, at: .root).window.node.plainJSONString() == #"{"t":{"n":1}}"#)
         #expect(!summary(log.take()).contains { $0.hasPrefix("child_added k") })

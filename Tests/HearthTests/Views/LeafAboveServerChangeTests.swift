@@ -34,11 +34,12 @@ import Testing
             }
         }
         // One commit per message (as the simulator's client), all in one, or two halves.
-        let groups: [[Int]] = switch grouping {
-        case 0: (0..<6).map { [$0] }
-        case 1: [Array(0..<6)]
-        default: [[0, 1, 2], [3, 4, 5]]
-        }
+        let groups: [[Int]] =
+            switch grouping {
+            case 0: (0..<6).map { [$0] }
+            case 1: [Array(0..<6)]
+            default: [[0, 1, 2], [3, 4, 5]]
+            }
         for g in groups {
             try store.commit { (b: inout StoreBatch) throws(StoreError) in for i in g { try step(i, &b) } }
         }
@@ -46,7 +47,9 @@ import Testing
         #expect(try store.query(.default, at: "k").window.node == json(#"{"a":1}"#))
         // Events are delivered on the store's callback queue: wait (bounded) for the last one.
         let deadline = ContinuousClock.now + .seconds(30)
-        while last.withLock({ $0 }) != json(#"{"a":1}"#) && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        while last.withLock({ $0 }) != json(#"{"a":1}"#) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(last.withLock { $0 } == json(#"{"a":1}"#), "grouping \(grouping)")
         try store.removeListener(token)
         try store.close()

@@ -16,7 +16,8 @@ import HearthTesting
             switch e.kind {
             case .value: "\(e.path) value \(e.node.description)"
             case .childRemoved: "\(e.path) \(e.kind.rawValue) \(e.childKey?.string ?? "?")"
-            default: "\(e.path) \(e.kind.rawValue) \(e.childKey?.string ?? "?") prev=\(e.previousChildKey?.string ?? "nil")"
+            default:
+                "\(e.path) \(e.kind.rawValue) \(e.childKey?.string ?? "?") prev=\(e.previousChildKey?.string ?? "nil")"
             }
         }
     }
@@ -31,23 +32,24 @@ import HearthTesting
         tree.addListener(at: "a", query: byScore, registration: RegistrationID(3))
         _ = tree.applyServerOverwrite(Self.node(#"{"x":{"score":1},"y":{"score":5},"z":{"score":3}}"#), at: "a")
         let events = tree.applyServerOverwrite(Self.node(#"{"x":{"score":9},"z":null,"w":{"score":4}}"#), at: "a")
-        #expect(Self.summary(events) == [
-            // a/x first (deeper), then the views at a in creation order.
-            "a/x child_changed score prev=nil",
-            #"a/x value {"score":9}"#,
-            // Removals in index order (priority, then key), then additions, then changes.
-            "a child_removed y",
-            "a child_removed z",
-            "a child_added w prev=nil",
-            "a child_changed x prev=w",
-            #"a value {"w":{"score":4},"x":{"score":9}}"#,
-            // limitToLast(2) by score: was z(3), y(5); now w(4), x(9). Sorted by score.
-            "a child_removed z",
-            "a child_removed y",
-            "a child_added w prev=nil",
-            "a child_added x prev=w",
-            #"a value {"w":{"score":4},"x":{"score":9}}"#,
-        ])
+        #expect(
+            Self.summary(events) == [
+                // a/x first (deeper), then the views at a in creation order.
+                "a/x child_changed score prev=nil",
+                #"a/x value {"score":9}"#,
+                // Removals in index order (priority, then key), then additions, then changes.
+                "a child_removed y",
+                "a child_removed z",
+                "a child_added w prev=nil",
+                "a child_changed x prev=w",
+                #"a value {"w":{"score":4},"x":{"score":9}}"#,
+                // limitToLast(2) by score: was z(3), y(5); now w(4), x(9). Sorted by score.
+                "a child_removed z",
+                "a child_removed y",
+                "a child_added w prev=nil",
+                "a child_added x prev=w",
+                #"a value {"w":{"score":4},"x":{"score":9}}"#,
+            ])
     }
 
     @Test func childMovedAccompaniesAnIndexChange() throws {
@@ -55,11 +57,12 @@ import HearthTesting
         tree.addListener(at: "l", query: QuerySpec(orderBy: .value), registration: RegistrationID(1))
         _ = tree.applyServerOverwrite(Self.node(#"{"a":1,"b":2,"c":3}"#), at: "l")
         let events = tree.applyServerOverwrite(.number(5), at: "l/a")
-        #expect(Self.summary(events) == [
-            "l child_moved a prev=c",
-            "l child_changed a prev=c",
-            #"l value {"a":5,"b":2,"c":3}"#,
-        ])
+        #expect(
+            Self.summary(events) == [
+                "l child_moved a prev=c",
+                "l child_changed a prev=c",
+                #"l value {"a":5,"b":2,"c":3}"#,
+            ])
         // Equal value: nothing at all, not even `value`.
         #expect(tree.applyServerOverwrite(.number(5), at: "l/a").isEmpty)
     }
@@ -142,7 +145,10 @@ import HearthTesting
         let events = tree.applyServerMerge(
             [ChildUpdate(path: "a", node: .string("y")), ChildUpdate(path: "2", node: Self.node(#"{"s":0}"#))], at: "l"
         ).filter { $0.registration == RegistrationID(2) }
-        #expect(Self.summary(events) == ["l child_removed a", "l child_added 2 prev=nil", #"l value {"2":{"s":0},"d":{"s":2}}"#])
+        #expect(
+            Self.summary(events) == [
+                "l child_removed a", "l child_added 2 prev=nil", #"l value {"2":{"s":0},"d":{"s":2}}"#,
+            ])
     }
 
     @Test func limitToLastByValueWithBounds() throws {
@@ -150,7 +156,8 @@ import HearthTesting
         let q = try QuerySpec(orderBy: .value).startAt(.number(2)).endBefore(.number(9)).limitToLast(2)
         tree.addListener(at: "l", query: q, registration: RegistrationID(1))
         let events = tree.applyServerOverwrite(Self.node(#"{"a":1,"b":2,"c":5,"d":8,"e":9,"f":"s"}"#), at: "l")
-        #expect(Self.summary(events) == ["l child_added c prev=nil", "l child_added d prev=c", #"l value {"c":5,"d":8}"#])
+        #expect(
+            Self.summary(events) == ["l child_added c prev=nil", "l child_added d prev=c", #"l value {"c":5,"d":8}"#])
         let window = try #require(tree.eventCache(at: "l", query: q))
         #expect(window.complete && window.window.keys == ["c", "d"])
     }
@@ -173,8 +180,12 @@ import HearthTesting
         let tree = SyncTree()
         tree.addListener(at: "r", query: .default, registration: RegistrationID(1))
         _ = tree.applyServerOverwrite(Self.node(#"{"a":1}"#), at: "r")
-        _ = tree.applyUserMerge([ChildUpdate(path: "b", node: .number(2)), ChildUpdate(path: "c/d", node: .bool(true))], at: "r", writeID: 7)
-        _ = tree.applyServerMerge([ChildUpdate(path: "b", node: .number(2)), ChildUpdate(path: "c", node: Self.node(#"{"d":true}"#))], at: "r")
+        _ = tree.applyUserMerge(
+            [ChildUpdate(path: "b", node: .number(2)), ChildUpdate(path: "c/d", node: .bool(true))], at: "r", writeID: 7
+        )
+        _ = tree.applyServerMerge(
+            [ChildUpdate(path: "b", node: .number(2)), ChildUpdate(path: "c", node: Self.node(#"{"d":true}"#))], at: "r"
+        )
         #expect(tree.ackUserWrite(7, revert: false).isEmpty)
         #expect(tree.ackUserWrite(7, revert: false).isEmpty)  // unknown id now
         #expect(tree.eventCache(at: "r", query: .default)?.window.node == Self.node(#"{"a":1,"b":2,"c":{"d":true}}"#))
@@ -232,9 +243,13 @@ import HearthTesting
     @Test func serverCacheSourceSeedsNewViews() {
         let complete = SyncTree(source: FixedSource(node: Self.node(#"{"a":1,"b":2}"#), complete: true))
         let events = complete.addListener(at: "s", query: .default, registration: RegistrationID(1))
-        #expect(Self.summary(events) == ["s child_added a prev=nil", "s child_added b prev=a", #"s value {"a":1,"b":2}"#])
+        #expect(
+            Self.summary(events) == ["s child_added a prev=nil", "s child_added b prev=a", #"s value {"a":1,"b":2}"#])
         let partial = SyncTree(source: FixedSource(node: Self.node(#"{"a":1}"#), complete: false))
-        #expect(Self.summary(partial.addListener(at: "s", query: .default, registration: RegistrationID(1))) == ["s child_added a prev=nil"])
+        #expect(
+            Self.summary(partial.addListener(at: "s", query: .default, registration: RegistrationID(1))) == [
+                "s child_added a prev=nil"
+            ])
     }
 
     // MARK: - Randomized: event caches and event streams against a model
@@ -265,7 +280,9 @@ import HearthTesting
             case 2: n = .string(rng.pick(["x", "y"]))
             default: n = .empty
             }
-            if !n.isEmpty && rng.chance(0.3) { n = n.withPriority(rng.chance(0.5) ? .number(Double(rng.int(0...3))) : .string("p")) }
+            if !n.isEmpty && rng.chance(0.3) {
+                n = n.withPriority(rng.chance(0.5) ? .number(Double(rng.int(0...3))) : .string("p"))
+            }
             return n
         }
         let tree = SyncTree()
@@ -276,7 +293,9 @@ import HearthTesting
         var log: [String] = []
         /// Pending writes, relative to `x`: each as the updates it makes.
         var pending: [(id: Int64, updates: [ChildUpdate])] = []
-        func applying(_ updates: [ChildUpdate], to node: Node) -> Node { updates.reduce(node) { $0.updating($1.path, with: $1.node) } }
+        func applying(_ updates: [ChildUpdate], to node: Node) -> Node {
+            updates.reduce(node) { $0.updating($1.path, with: $1.node) }
+        }
         var nextWrite: Int64 = 0
         var replicas = Array(repeating: [ChildKey: Node](), count: queries.count)
         var values = Array(repeating: Node?.none, count: queries.count)
@@ -290,7 +309,10 @@ import HearthTesting
                 // A deep write (server or user) or a priority write below a child.
                 let k = rng.pick(keys)
                 let deep: Path = rng.chance(0.7) ? Path(keys: [k, "s"]) : Path(keys: [k, ".priority"])
-                let value: Node = deep.isPriority ? (rng.chance(0.7) ? .number(Double(rng.int(0...3))) : .empty) : (rng.chance(0.8) ? .number(Double(rng.int(0...5))) : .empty)
+                let value: Node =
+                    deep.isPriority
+                    ? (rng.chance(0.7) ? .number(Double(rng.int(0...3))) : .empty)
+                    : (rng.chance(0.8) ? .number(Double(rng.int(0...5))) : .empty)
                 if rng.chance(0.5) {
                     server = server.updating(deep, with: value)
                     log.append("server deep \(deep) \(value)")
@@ -323,7 +345,9 @@ import HearthTesting
                 events = tree.applyServerOverwrite(c, at: Path(keys: ["x", k]))
             case 2:
                 var updates: [ChildUpdate] = []
-                for k in keys where rng.chance(0.3) { updates.append(ChildUpdate(path: Path(keys: [k]), node: randomChild())) }
+                for k in keys where rng.chance(0.3) {
+                    updates.append(ChildUpdate(path: Path(keys: [k]), node: randomChild()))
+                }
                 for u in updates { server = server.updating(u.path, with: u.node) }
                 log.append("server merge \(updates.map { "\($0.path)=\($0.node)" })")
                 events = tree.applyServerMerge(updates, at: "x")
@@ -336,7 +360,9 @@ import HearthTesting
                 nextWrite += 1
             case 4:
                 var updates: [ChildUpdate] = []
-                for k in keys where rng.chance(0.3) { updates.append(ChildUpdate(path: Path(keys: [k]), node: randomChild())) }
+                for k in keys where rng.chance(0.3) {
+                    updates.append(ChildUpdate(path: Path(keys: [k]), node: randomChild()))
+                }
                 log.append("user merge \(nextWrite) \(updates.map { "\($0.path)=\($0.node)" })")
                 pending.append((nextWrite, updates))
                 events = tree.applyUserMerge(updates, at: "x", writeID: nextWrite)
@@ -361,16 +387,24 @@ import HearthTesting
             for q in queries { windows.append(q.window(of: local)) }
             let problems = consume(events, into: &replicas, values: &values, windows: windows)
             if let problem = tree.checkInvariants() { Issue.record("seed \(seed) step \(step): \(problem)"); return }
-            if !problems.isEmpty, ProcessInfo.processInfo.environment["HEARTH_VIEW_DEBUG"] != nil { print(log.joined(separator: "\n")) }
+            if !problems.isEmpty, ProcessInfo.processInfo.environment["HEARTH_VIEW_DEBUG"] != nil {
+                print(log.joined(separator: "\n"))
+            }
             try #require(problems.isEmpty, "seed \(seed) step \(step) \(log.suffix(3)): \(problems)\nlocal \(local)")
             for (i, q) in queries.enumerated() {
                 let expected = windows[i]
                 let actual = try #require(tree.eventCache(at: "x", query: q))
                 #expect(actual.complete, "seed \(seed) step \(step) \(q)")
-                try #require(actual.window.keys == expected.keys && actual.window.node == expected.node,
-                    "\(log.suffix(3)) seed \(seed) step \(step) \(q): \(actual.window.keys) \(actual.window.node) vs \(expected.keys) \(expected.node)")
-                try #require(replicas[i].count == expected.entries.count, "seed \(seed) step \(step) \(q) replica \(replicas[i].keys) vs \(expected.keys)")
-                for b in expected.entries { try #require(replicas[i][b.key] == b.value, "seed \(seed) step \(step) \(q) replica \(b.key)") }
+                try #require(
+                    actual.window.keys == expected.keys && actual.window.node == expected.node,
+                    "\(log.suffix(3)) seed \(seed) step \(step) \(q): \(actual.window.keys) \(actual.window.node) vs \(expected.keys) \(expected.node)"
+                )
+                try #require(
+                    replicas[i].count == expected.entries.count,
+                    "seed \(seed) step \(step) \(q) replica \(replicas[i].keys) vs \(expected.keys)")
+                for b in expected.entries {
+                    try #require(replicas[i][b.key] == b.value, "seed \(seed) step \(step) \(q) replica \(b.key)")
+                }
                 if let v = values[i] { try #require(v == expected.node, "seed \(seed) step \(step) \(q) value") }
             }
         }
@@ -394,7 +428,9 @@ import HearthTesting
                 let keys = windows[i].keys
                 let expectedPrevious = keys.firstIndex(of: key).flatMap { $0 > 0 ? keys[$0 - 1] : nil }
                 if keys.firstIndex(of: key) == nil { problems.append("\(e): not in the window \(keys)") }
-                if e.previousChildKey != expectedPrevious { problems.append("\(e): previous should be \(expectedPrevious?.string ?? "nil")") }
+                if e.previousChildKey != expectedPrevious {
+                    problems.append("\(e): previous should be \(expectedPrevious?.string ?? "nil")")
+                }
             }
             switch e.kind {
             case .childAdded:
@@ -445,9 +481,15 @@ import HearthTesting
         _ = tree.applyServerOverwrite(Self.bigList(1_000), at: "big")
         // A priority moves a child after every unprioritized one.
         var events = tree.applyServerOverwrite(Node(.number(1), priority: .number(5)), at: "big/k1000010")
-        #expect(Self.summary(events).prefix(2) == ["big child_moved k1000010 prev=k1000999", "big child_changed k1000010 prev=k1000999"])
+        #expect(
+            Self.summary(events).prefix(2) == [
+                "big child_moved k1000010 prev=k1000999", "big child_changed k1000010 prev=k1000999",
+            ])
         events = tree.applyServerOverwrite(Node(.number(1), priority: .number(4)), at: "big/k1000500")
-        #expect(Self.summary(events).prefix(2) == ["big child_moved k1000500 prev=k1000999", "big child_changed k1000500 prev=k1000999"])
+        #expect(
+            Self.summary(events).prefix(2) == [
+                "big child_moved k1000500 prev=k1000999", "big child_changed k1000500 prev=k1000999",
+            ])
         events = tree.applyServerOverwrite(.number(1), at: "big/k1000002")
         #expect(Self.summary(events).first == "big child_changed k1000002 prev=k1000001")
         events = tree.applyServerOverwrite(.number(1), at: "big/k1000011")
@@ -460,7 +502,9 @@ import HearthTesting
     /// then the same with an orderByValue view beside it. Prints ns per update.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["HEARTH_VIEW_BENCH"] == "1"))
     func benchmark() {
-        func nanoseconds(_ d: Duration) -> Double { Double(d.components.seconds) * 1e9 + Double(d.components.attoseconds) / 1e9 }
+        func nanoseconds(_ d: Duration) -> Double {
+            Double(d.components.seconds) * 1e9 + Double(d.components.attoseconds) / 1e9
+        }
         let clock = ContinuousClock()
         for n in [1_000, 10_000, 100_000] {
             let tree = SyncTree()
@@ -470,13 +514,19 @@ import HearthTesting
             let rounds = 20_000
             var count = 0
             let t1 = clock.measure {
-                for r in 0..<rounds { count += tree.applyServerOverwrite(.number(Double(r)), at: paths[r % paths.count]).count }
+                for r in 0..<rounds {
+                    count += tree.applyServerOverwrite(.number(Double(r)), at: paths[r % paths.count]).count
+                }
             }
             tree.addListener(at: "big", query: QuerySpec(orderBy: .value), registration: RegistrationID(2))
             let t2 = clock.measure {
-                for r in 0..<rounds { count += tree.applyServerOverwrite(.number(Double(-r)), at: paths[r % paths.count]).count }
+                for r in 0..<rounds {
+                    count += tree.applyServerOverwrite(.number(Double(-r)), at: paths[r % paths.count]).count
+                }
             }
-            print("view bench: n=\(n): default view \(Int(nanoseconds(t1) / Double(rounds))) ns/update; with an orderByValue view too \(Int(nanoseconds(t2) / Double(rounds))) ns/update (\(count) events)")
+            print(
+                "view bench: n=\(n): default view \(Int(nanoseconds(t1) / Double(rounds))) ns/update; with an orderByValue view too \(Int(nanoseconds(t2) / Double(rounds))) ns/update (\(count) events)"
+            )
         }
     }
 }
