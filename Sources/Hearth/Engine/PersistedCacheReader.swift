@@ -1,23 +1,24 @@
 // The persisted server data as the views layer is handed it: a value holding the state (with
-// the events deferred until the background load) and the checkpoint reader as of one call.
+// the server events deferred while the whole cache is not resident) and the checkpoint reader
+// as of one call.
 
 import HearthModel
 
 /// Reads the store's persisted server data for the views: the server cache of `loading`, and
-/// before the background load finishes, the checkpoint chunks on the way to a location
+/// while the whole cache is not resident, the checkpoint chunks on the way to a location
 /// (``CheckpointReader/partialCache(for:)``) with the deferred events replayed onto them.
 ///
 /// A value the engine hands to each call that may create views (``ViewHost``), so the views
 /// never call back into ``Store``. Hold it no longer than the call: a copy of the state kept
 /// past it would make the next commit's mutation copy the state's storage.
 struct PersistedCacheReader: ServerCacheSource {
-    /// The state and the events deferred until the background load, as of the call.
+    /// The state and the server events deferred while the cache is not resident, as of the call.
     let loading: LoadingState
-    /// The checkpoint's reader while its cache is not loaded yet (else `nil`).
+    /// The checkpoint's reader while its cache is not resident (else `nil`).
     let reader: CheckpointReader?
 
-    /// The server's data at `path`, without pending writes. Before the background load
-    /// finishes this decodes only the checkpoint chunks on the way to `path`.
+    /// The server's data at `path`, without pending writes. While the cache is not resident
+    /// this decodes only the checkpoint chunks on the way to `path`.
     /// - Throws: ``StoreError/corruptCheckpoint(file:offset:reason:)`` if a needed chunk is damaged.
     func serverValue(at path: Path) throws(StoreError) -> Node {
         if loading.cacheLoaded { return loading.state.serverCache.child(at: path) }
@@ -28,8 +29,8 @@ struct PersistedCacheReader: ServerCacheSource {
     }
 
     /// The server's data at `path` restricted to the children `keys` (other children may be
-    /// missing; `nil` keys: the whole value). Before the background load finishes this
-    /// decodes only the checkpoint chunks holding those children.
+    /// missing; `nil` keys: the whole value). While the cache is not resident this decodes
+    /// only the checkpoint chunks holding those children.
     func serverValue(at path: Path, children keys: Set<ChildKey>?) throws(StoreError) -> Node {
         guard let keys, !loading.cacheLoaded, let reader else { return try serverValue(at: path) }
         let base = try readingCheckpoint { () throws(CheckpointError) in
@@ -42,8 +43,8 @@ struct PersistedCacheReader: ServerCacheSource {
 
     func serverCache(at path: Path, query: QuerySpec) -> (node: Node, complete: Bool)? {
         // A damaged chunk reads as no data here; the damage is reported by the reads and
-        // the background load that meet it. Only the children the rules select are read
-        // (before the background load, only their chunks are decoded).
+        // the whole-cache loads that meet it. Only the children the rules select are read
+        // (while the cache is not resident, only their chunks are decoded).
         loading.state.persistedServerCache(at: path, query: query) { keys in
             (try? serverValue(at: path, children: keys)) ?? .empty
         }

@@ -69,7 +69,7 @@ extension Store {
     /// asked for meanwhile is built on demand and skipped here.
     ///
     /// A damaged chunk of pending writes met on the way stops the rebuild and poisons the store,
-    /// as a damaged cache chunk met by the background load does.
+    /// as a damaged cache chunk met by a load of the whole cache does.
     func rebuildViews() {
         while core.withLock({ core -> Bool in
             do throws(StoreError) {

@@ -197,7 +197,7 @@ extension Store {
         do {
             try commit(durability: .buffered) { $0.append(.sessionStarted(at: $0.now)) }
         } catch {
-            // (E.g. the background load already failed and poisoned the store.) Open
+            // (E.g. a load of the whole cache already failed and poisoned the store.) Open
             // fails, so close now: the background work ends and the lock is released
             // before the caller sees the error — not whenever the store is deallocated.
             try? close()

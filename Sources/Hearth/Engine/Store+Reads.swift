@@ -8,8 +8,8 @@ import HearthModel
 extension Store {
     /// The server's data at `path`, without pending writes.
     ///
-    /// Before the background load finishes this decodes only the checkpoint chunks on the
-    /// way to `path`.
+    /// While the whole cache is not resident (after open, between maintenance passes) this
+    /// decodes only the checkpoint chunks on the way to `path`.
     /// - Throws: ``StoreError/corruptCheckpoint(file:offset:reason:)`` if a needed chunk is damaged.
     public func serverValue(at path: Path) throws(StoreError) -> Node {
         try core.withLock { $0.persisted }.serverValue(at: path)
