@@ -192,14 +192,20 @@ extension Database {
     }
 
     /// Ends a transaction: its record leaves the store, its listener stops, the app hears.
+    ///
+    /// The record leaves the store before the app hears, so a process that dies in between
+    /// loses the outcome (the next run does not report it; the transaction did end). The
+    /// snapshot is read first, and nothing but the hand-off to the queues runs between the
+    /// removal and the report, to keep that window short. Closing it needs the outcome kept
+    /// in the store until the app has heard it (not done).
     private func finish(_ t: RunningTransaction, committed: Bool, error: DatabaseError?) {
+        if let h = t.listener { removeObserver(h) }
+        let snapshot = DataSnapshot(ref: t.ref, node: (try? store.value(at: t.ref.path)) ?? .empty, index: .priority)
         if let id = t.storeID {
             _ = try? store.commit { (b: inout StoreBatch) throws(StoreError) in
                 if b.transaction(id) != nil { try b.completeTransaction(id) }
             }
         }
-        if let h = t.listener { removeObserver(h) }
-        let snapshot = DataSnapshot(ref: t.ref, node: (try? store.value(at: t.ref.path)) ?? .empty, index: .priority)
         if let completion = t.completion { t.queue.async { completion(error, committed, snapshot) } }
         if let id = t.storeID {
             let observers = state.withLock { Array($0.transactionObservers.values) }
