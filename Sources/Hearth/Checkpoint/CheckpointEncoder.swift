@@ -10,12 +10,23 @@ struct CheckpointEncoder {
         var rawCacheBytes: Int = 0
         var storedCacheBytes: Int = 0
         var chunkCount: Int = 0
+        /// Cache chunks copied as stored bytes from the previous checkpoint (``reuse``), and
+        /// encoded anew.
+        var copiedChunks = 0
+        /// See ``copiedChunks``.
+        var encodedChunks = 0
+        /// Copies refused because the old chunk's bytes did not match their CRC (or could not
+        /// be read): those nodes were encoded instead.
+        var rejectedCopies = 0
     }
 
     let compressionLevel: Int32
     /// The body format written: ``CheckpointFormat/version``, or 1 (tests: stores written by
     /// earlier builds).
     var bodyVersion: UInt32 = CheckpointFormat.version
+    /// The chunks of the previous checkpoint whose stored bytes may be copied for the nodes
+    /// that are still the very ones decoded from them (ChunkOrigins.swift); nil encodes all.
+    var reuse: ChunkOrigins?
 
     /// Encodes `state` and passes the body's bytes to `write` in order: the cache chunks, the
     /// pending-write chunks (format 2), the directory, the trailer.
@@ -67,6 +78,32 @@ struct CheckpointEncoder {
             offset += UInt64(stored.count)
             summary.rawCacheBytes += raw.count
             summary.storedCacheBytes += stored.count
+            summary.encodedChunks += 1
+        }
+
+        /// Reads chunk `index` of the previous checkpoint for a copy, verified against its CRC;
+        /// nil (counted) when it cannot be read or does not match: the caller encodes instead.
+        func verified(_ index: Int, in reuse: ChunkOrigins) -> [UInt8]? {
+            guard let stored = reuse.storedBytes(index) else {
+                summary.rejectedCopies += 1
+                return nil
+            }
+            return stored
+        }
+
+        /// Writes the verified stored bytes of chunk `index` of the previous checkpoint as a
+        /// chunk of this one.
+        func copy(_ index: Int, _ stored: [UInt8], from reuse: ChunkOrigins) throws(E) {
+            let old = reuse.reader.directory.chunks[index]
+            try write(stored)
+            chunks.append(
+                CheckpointFormat.Chunk(
+                    path: old.path, kind: old.kind, offset: offset, storedLength: stored.count,
+                    rawLength: old.rawLength, compressed: old.compressed, crc: old.crc))
+            offset += UInt64(stored.count)
+            summary.rawCacheBytes += old.rawLength
+            summary.storedCacheBytes += stored.count
+            summary.copiedChunks += 1
         }
 
         /// Emits a run of consecutive children of the node at `path` as one range chunk: a
@@ -88,8 +125,16 @@ struct CheckpointEncoder {
         // One pass over the cache, each node encoded once (FORMAT.md §7.1's splitting rule):
         // returns the node's encoding when it fits in one chunk, for its parent to embed; else
         // emits its children as runs of about `chunkTarget` bytes (recursing into any child
-        // that does not fit) and returns nil.
+        // that does not fit) and returns nil. With `reuse`, a node (or a run of children) that
+        // is still the one a chunk of the previous checkpoint decoded to is copied as that
+        // chunk, and counts as split (FORMAT.md §7.1, "Reused chunks").
         func process(_ node: Node, at path: Path) throws(E) -> [UInt8]? {
+            // Only paths on the way to an old chunk can hold one (no lookup below them).
+            let reuse = reuse.flatMap { $0.leadsToChunks(path) ? $0 : nil }
+            if let reuse, let index = reuse.wholeChunk(at: path, for: node), let stored = verified(index, in: reuse) {
+                try copy(index, stored, from: reuse)
+                return nil
+            }
             if node.isLeaf {
                 let raw = NodeCodec.encode(node)
                 if raw.count <= CheckpointFormat.chunkTarget { return raw }
@@ -99,18 +144,49 @@ struct CheckpointEncoder {
             var parts: [(key: ChildKey, bytes: [UInt8])] = []
             var size = 0
             var split = false
-            for (key, child) in node.children {
+            func add(_ key: ChildKey, _ child: Node) throws(E) {
                 guard let bytes = try process(child, at: path.child(key)) else {
                     // The child went to chunks of its own; the runs around it stay in key order.
                     split = true
                     try emitRun(path, &parts, &size)
-                    continue
+                    return
                 }
                 parts.append((key, bytes))
                 size += NodeCodec.stringSize(key.string) + bytes.count
                 if size > CheckpointFormat.chunkTarget { split = true }
                 if split && size >= CheckpointFormat.chunkTarget { try emitRun(path, &parts, &size) }
             }
+            // The previous checkpoint's range chunks at this path: the children within a
+            // range's keys are held back until the range is passed, then copied as its chunk
+            // if they are exactly the ones it decoded to, else encoded as usual.
+            let ranges = reuse?.rangeChunks(at: path) ?? []
+            var r = 0
+            var held: [(key: ChildKey, node: Node)] = []
+            func closeRange() throws(E) {
+                defer {
+                    held.removeAll(keepingCapacity: true)
+                    r += 1
+                }
+                if let reuse, ChunkOrigins.sameChildren(held, as: ranges[r].children),
+                    let stored = verified(ranges[r].index, in: reuse)
+                {
+                    // The run before the copy is emitted first: chunks stay in key order.
+                    try emitRun(path, &parts, &size)
+                    try copy(ranges[r].index, stored, from: reuse)
+                    split = true
+                    return
+                }
+                for (key, child) in held { try add(key, child) }
+            }
+            for (key, child) in node.children {
+                while r < ranges.count, ChildKey.compare(ranges[r].last, key) < 0 { try closeRange() }
+                if r < ranges.count, ChildKey.compare(ranges[r].first, key) <= 0 {
+                    held.append((key, child))
+                    continue
+                }
+                try add(key, child)
+            }
+            while r < ranges.count { try closeRange() }
             if !split {
                 var w = ByteWriter(capacity: size + 32)
                 NodeCodec.encodeChildren(parts, priority: node.priority, into: &w)

@@ -238,12 +238,14 @@ final class CheckpointReader: Sendable {
     }
 
     /// Places the chunks selected by `include` into one tree, with the split nodes'
-    /// priorities under `prioritiesUnder`.
+    /// priorities under `prioritiesUnder`; `visit` sees each chunk's decoded node.
     ///
     /// Built bottom-up: each node is made once from its children in key order (range chunks
     /// come in key order, recursively split children are assembled first), so the whole
     /// cache costs O(n) tree work rather than a path update per child.
-    func assemble(include: (CheckpointFormat.Chunk) -> Bool, prioritiesUnder: Path?) throws(CheckpointError) -> Node {
+    func assemble(
+        include: (CheckpointFormat.Chunk) -> Bool, prioritiesUnder: Path?, visit: ((Int, Node) -> Void)? = nil
+    ) throws(CheckpointError) -> Node {
         // Group the selected chunks by their path, in directory order.
         var byPath: [Path: [Int]] = [:]
         for (i, c) in directory.chunks.enumerated() where include(c) { byPath[c.path, default: []].append(i) }
@@ -267,6 +269,7 @@ final class CheckpointReader: Sendable {
             var wholeNode: Node?
             for i in byPath[path] ?? [] {
                 let node = try chunk(i)
+                visit?(i, node)
                 switch directory.chunks[i].kind {
                 case .whole: wholeNode = node
                 case .range: pairs.append(contentsOf: node.children)
@@ -299,6 +302,17 @@ final class CheckpointReader: Sendable {
     /// The whole server cache.
     func fullCache() throws(CheckpointError) -> Node {
         try assemble(include: { _ in true }, prioritiesUnder: nil)
+    }
+
+    /// The whole server cache, and the node each chunk decoded to (for reuse by the next
+    /// checkpoint: ChunkOrigins).
+    func fullCacheWithOrigins() throws(CheckpointError) -> (cache: Node, origins: ChunkOrigins) {
+        var nodes: [Int: ChunkOrigins.Origin] = [:]
+        let chunks = directory.chunks
+        let cache = try assemble(
+            include: { _ in true }, prioritiesUnder: nil,
+            visit: { nodes[$0] = ChunkOrigins.Origin($1, kind: chunks[$0].kind) })
+        return (cache, ChunkOrigins(reader: self, nodes: nodes))
     }
 
     /// The server cache as far as needed to read `path` exactly (other locations may be

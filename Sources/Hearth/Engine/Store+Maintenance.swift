@@ -245,8 +245,10 @@ extension Store {
         // Nothing to checkpoint: do not load the whole cache for it.
         if core.withLock({ $0.lastLSN <= $0.checkpointLSN }) { return }
         _ = try fullyLoadedCore()
+        var origins: ChunkOrigins?
         let (state, lsn, checkpointLSN, bytesAtSnapshot, roll) = try core.withLock {
             (core: inout Core) throws(StoreError) -> (StoreState, LSN, LSN, Int, Log.PendingAppend?) in
+            origins = core.cacheOrigins
             // Loaded above; dropped only at the end of a maintenance pass, which this is part of.
             guard core.loading.cacheLoaded, core.lastLSN > core.checkpointLSN else {
                 return (core.loading.state, core.lastLSN, core.lastLSN, 0, nil)
@@ -270,7 +272,8 @@ extension Store {
             }
         }
         afterSnapshot?()
-        let encoder = CheckpointEncoder(compressionLevel: options.compressionLevel)
+        var encoder = CheckpointEncoder(compressionLevel: options.compressionLevel)
+        encoder.reuse = origins
         var summary = CheckpointEncoder.Summary()
         let clock = ContinuousClock()
         let start = clock.now
@@ -284,6 +287,11 @@ extension Store {
         }
         installed = true
         let elapsed = clock.now - start
+        resident.counters.withLock {
+            $0.copiedChunks += summary.copiedChunks
+            $0.encodedChunks += summary.encodedChunks
+            $0.rejectedCopies += summary.rejectedCopies
+        }
         core.withLock { core in
             core.checkpointLSN = max(core.checkpointLSN, lsn)
             core.checkpointBodyBytes = summary.bodyBytes

@@ -22,6 +22,13 @@ final class ResidentCache: Sendable {
     struct Counters: Sendable {
         var loads = 0
         var drops = 0
+        /// Cache chunks the checkpoints since open copied from the previous checkpoint, and
+        /// encoded anew (tests: that reuse happens).
+        var copiedChunks = 0
+        /// See ``copiedChunks``.
+        var encodedChunks = 0
+        /// Copies refused because the old chunk failed its CRC (then encoded instead).
+        var rejectedCopies = 0
     }
 
     /// Held for a whole load (the decode runs outside the store's lock, under this one) or
@@ -71,8 +78,11 @@ extension Store {
             if let failure { throw failure }
             guard let reader else { return }
             let cache: Node
+            let origins: ChunkOrigins
             do throws(StoreError) {
-                cache = try readingCheckpoint { () throws(CheckpointError) in try reader.fullCache() }
+                (cache, origins) = try readingCheckpoint { () throws(CheckpointError) in
+                    try reader.fullCacheWithOrigins()
+                }
             } catch {
                 core.withLock {
                     $0.loadError = error
@@ -85,6 +95,7 @@ extension Store {
                 guard !core.loading.cacheLoaded, core.reader === reader else { return false }
                 core.loading.finishLoading(cache: cache, base: options.lazyCacheLoad ? reader : nil)
                 core.reader = nil
+                core.cacheOrigins = origins
                 return true
             }
             reader.dropDecoded()
@@ -97,9 +108,12 @@ extension Store {
     /// do; the store's own pruning loads it before it computes the prune).
     func loadCacheUnderLock(_ core: inout Core) throws(StoreError) {
         guard !core.loading.cacheLoaded, let reader = core.reader else { return }
-        let cache = try readingCheckpoint { () throws(CheckpointError) in try reader.fullCache() }
+        let (cache, origins) = try readingCheckpoint { () throws(CheckpointError) in
+            try reader.fullCacheWithOrigins()
+        }
         core.loading.finishLoading(cache: cache, base: options.lazyCacheLoad ? reader : nil)
         core.reader = nil
+        core.cacheOrigins = origins
         reader.dropDecoded()
         resident.counters.withLock { $0.loads += 1 }
     }
@@ -116,6 +130,7 @@ extension Store {
             let dropped = core.withLock { core -> Bool in
                 guard let reader = core.loading.dropCache() else { return false }
                 core.reader = reader
+                core.cacheOrigins = nil
                 return true
             }
             if dropped { resident.counters.withLock { $0.drops += 1 } }
@@ -135,6 +150,10 @@ extension Store {
         if installed, options.lazyCacheLoad, let checkpoint = log.checkpoint, checkpoint.lsn == lsn {
             reader = try? CheckpointReader(checkpoint)
         }
-        core.withLock { $0.loading.checkpointInstalled(reader) }
+        core.withLock { core in
+            core.loading.checkpointInstalled(reader)
+            // The nodes decoded from the old checkpoint: not kept alive past the next one.
+            if installed { core.cacheOrigins = nil }
+        }
     }
 }

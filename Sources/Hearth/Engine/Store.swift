@@ -46,6 +46,9 @@ public final class Store: Sendable {
         var loading: LoadingState
         /// Reads chunks of the checkpoint while the cache is not resident.
         var reader: CheckpointReader?
+        /// The chunks the resident cache was loaded from, for the next checkpoint to copy
+        /// (Store+ResidentCache.swift).
+        var cacheOrigins: ChunkOrigins?
         var lastLSN: LSN
         var poisoned: String?
         var closed = false

@@ -1,0 +1,131 @@
+@_spi(HearthInternals) import HearthLog
+import HearthModel
+
+/// The nodes a whole load of the server cache decoded from each chunk of one checkpoint, so
+/// that the next checkpoint can copy the stored bytes of every chunk nothing changed since
+/// (``CheckpointEncoder/reuse``) instead of re-encoding and re-deflating it.
+///
+/// Soundness rests on the cache being persistent: a node decoded from a chunk stays the very
+/// same value (the same shared ``ChildMap`` storage) in the resident cache until a server event
+/// or a prune replaces it, and every change above it makes new nodes along its path. So a node
+/// at the chunk's path that is *identical* to the decoded one (``same(_:_:)``) is exactly what
+/// the chunk's raw bytes encode — whatever happened elsewhere, and whichever checkpoint is
+/// current: the copy is checked against the chunk's CRC as it is made, and a mismatch (or a
+/// failed read) falls back to encoding the node, which is in memory.
+///
+/// Kept only from a whole load until the next checkpoint or drop of the cache: it holds the
+/// decoded nodes, so the ones a prune removes stay alive until then.
+struct ChunkOrigins: Sendable {
+    let reader: CheckpointReader
+    /// What a chunk decoded to: the whole node, or the children of a range chunk (as pairs,
+    /// not the decoded children node: about half its memory, and the nodes are shared with
+    /// the cache anyway).
+    enum Origin: Sendable {
+        case whole(Node)
+        case run(ContiguousArray<(key: ChildKey, node: Node)>)
+
+        init(_ node: Node, kind: CheckpointFormat.Chunk.Kind) {
+            switch kind {
+            case .whole: self = .whole(node)
+            case .range: self = .run(ContiguousArray(node.children.lazy.map { (key: $0.key, node: $0.value) }))
+            }
+        }
+    }
+
+    /// What each chunk decoded to, by directory index.
+    let nodes: [Origin?]
+    /// Chunk indices by path: the whole chunk first if there is one, then the range chunks in
+    /// key order (overlapping ones, which no writer makes, left out).
+    let byPath: [Path: [Int]]
+    /// The paths of the chunks and all their ancestors.
+    let ancestors: Set<Path>
+
+    init(reader: CheckpointReader, nodes: [Int: Origin]) {
+        self.reader = reader
+        let chunks = reader.directory.chunks
+        var array = [Origin?](repeating: nil, count: chunks.count)
+        for (i, node) in nodes where chunks.indices.contains(i) { array[i] = node }
+        self.nodes = array
+        var byPath: [Path: [Int]] = [:]
+        for i in chunks.indices where array[i] != nil { byPath[chunks[i].path, default: []].append(i) }
+        for (path, indices) in byPath {
+            let wholes = indices.filter { if case .whole = chunks[$0].kind { true } else { false } }
+            var ranges: [(index: Int, first: ChildKey, last: ChildKey)] = []
+            for i in indices {
+                if case let .range(first, last) = chunks[i].kind { ranges.append((i, first, last)) }
+            }
+            ranges.sort { ChildKey.compare($0.first, $1.first) < 0 }
+            var kept: [Int] = Array(wholes.prefix(1))
+            var previousLast: ChildKey?
+            for r in ranges where ChildKey.compare(r.first, r.last) <= 0 {
+                if let previousLast, ChildKey.compare(previousLast, r.first) >= 0 { continue }
+                kept.append(r.index)
+                previousLast = r.last
+            }
+            byPath[path] = kept
+        }
+        self.byPath = byPath
+        var ancestors = Set<Path>()
+        for path in byPath.keys {
+            var p: Path? = path
+            while let q = p, ancestors.insert(q).inserted { p = q.parent }
+        }
+        self.ancestors = ancestors
+    }
+
+    /// Whether `path` is a chunk's path or an ancestor of one.
+    func leadsToChunks(_ path: Path) -> Bool { ancestors.contains(path) }
+
+    /// The whole chunk at `path`, if it can be copied for `node`.
+    func wholeChunk(at path: Path, for node: Node) -> Int? {
+        guard let first = byPath[path]?.first, case .whole = reader.directory.chunks[first].kind,
+            case .whole(let decoded)? = nodes[first], Self.same(decoded, node)
+        else { return nil }
+        return first
+    }
+
+    /// The range chunks at `path`, in key order: index, first and last key, decoded children.
+    func rangeChunks(
+        at path: Path
+    ) -> [(index: Int, first: ChildKey, last: ChildKey, children: ContiguousArray<(key: ChildKey, node: Node)>)] {
+        guard let indices = byPath[path] else { return [] }
+        var out:
+            [(index: Int, first: ChildKey, last: ChildKey, children: ContiguousArray<(key: ChildKey, node: Node)>)] =
+                []
+        for i in indices {
+            if case let .range(first, last) = reader.directory.chunks[i].kind, case .run(let run)? = nodes[i] {
+                out.append((i, first, last, run))
+            }
+        }
+        return out
+    }
+
+    /// Whether `children` (consecutive key–node pairs of a node, in key order) are exactly the
+    /// children a range chunk decoded to: the same keys, each node the same value.
+    static func sameChildren(
+        _ children: [(key: ChildKey, node: Node)], as decoded: ContiguousArray<(key: ChildKey, node: Node)>
+    ) -> Bool {
+        guard decoded.count == children.count else { return false }
+        for (a, b) in zip(children, decoded) where a.key != b.key || !same(a.node, b.node) { return false }
+        return true
+    }
+
+    /// Whether `a` and `b` are the same value, decided in O(1) for children nodes (shared
+    /// storage: never a deep comparison, which could cost as much as the encoding it saves);
+    /// leaves compare by value. May say no for equal values built separately — they are then
+    /// encoded, as without reuse.
+    static func same(_ a: Node, _ b: Node) -> Bool {
+        if a.isLeaf || b.isLeaf || a.isEmpty || b.isEmpty { return a == b }
+        return a.priority == b.priority && a.children.isIdentical(to: b.children)
+    }
+
+    /// The stored bytes of chunk `index`, read from the old checkpoint and verified against
+    /// the CRC its directory gives; nil when the read fails or the bytes do not match.
+    func storedBytes(_ index: Int) -> [UInt8]? {
+        let c = reader.directory.chunks[index]
+        guard let stored = try? reader.checkpoint.read(offset: c.offset, count: c.storedLength),
+            stored.count == c.storedLength, CRC32C.mask(CRC32C.checksum(stored)) == c.crc
+        else { return nil }
+        return stored
+    }
+}

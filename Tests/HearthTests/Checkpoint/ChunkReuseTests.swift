@@ -1,0 +1,224 @@
+import Foundation
+@_spi(HearthInternals) import HearthLog
+import HearthTesting
+import Testing
+@_spi(HearthInternals) @testable import Hearth
+
+/// A checkpoint copies the cache chunks nothing changed since the previous one (ChunkOrigins,
+/// CheckpointEncoder.reuse): the copies happen, the result reads back exactly as a fresh
+/// encode of the same state, and a damaged old chunk is never copied.
+@Suite struct ChunkReuseTests {
+    /// 40 rooms of 200 messages (~1.2 MB of JSON, dozens of chunks), checkpointed and closed.
+    func makeStore(_ dir: TempDir) throws {
+        let store = try Store.open(directory: dir.path, options: options())
+        for room in 0..<40 {
+            var pairs: [(key: ChildKey, value: Node)] = []
+            for m in 0..<200 {
+                pairs.append(
+                    (
+                        ChildKey("m\(1000 + m)"),
+                        json(
+                            #"{"from":"u\#(m % 17)","text":"message \#(m) in room \#(room) \#(String(repeating: "lorem ", count: 20))"}"#
+                        )
+                    ))
+            }
+            try store.applyServerOverwrite(Node(children: pairs), at: Path(keys: ["rooms", ChildKey("r\(room)")]))
+        }
+        try store.compact()
+        try store.close()
+    }
+
+    /// The whole cache of the store's current checkpoint, read by a fresh reader.
+    func checkpointCache(_ store: Store) throws -> Node {
+        try CheckpointReader(try #require(store.log.checkpoint)).fullCache()
+    }
+
+    /// The same state encoded fresh (no reuse) into a new store's checkpoint, read back.
+    func freshlyEncoded(_ state: StoreState) throws -> Node {
+        let dir = TempDir()
+        var o = options()
+        o.lazyCacheLoad = false
+        let store = try Store.open(directory: dir.path, options: o)
+        try store.applyServerOverwrite(state.serverCache, at: .root)
+        try store.compact()
+        defer { try? store.close() }
+        return try checkpointCache(store)
+    }
+
+    @Test func aCheckpointAfterASmallChangeCopiesTheOtherChunks() throws {
+        let dir = TempDir()
+        try makeStore(dir)
+        let store = try Store.open(directory: dir.path, options: options())
+        let before = try #require(store.log.checkpoint).lsn
+        try store.applyServerOverwrite(.string("changed"), at: "rooms/r5/m1010/text")
+        try store.applyServerOverwrite(.empty, at: "rooms/r17")
+        try store.applyServerOverwrite(json(#"{"a":1}"#), at: "rooms/r17b")
+        let expected = try store.state()
+        try store.compact()
+        #expect(try #require(store.log.checkpoint).lsn > before)
+        let counters = store.resident.counters.withLock { $0 }
+        // Nearly every chunk is copied: only the changed room's chunks (and the root's run
+        // around the new room) are encoded.
+        #expect(counters.copiedChunks >= 15, "\(counters)")
+        #expect(counters.encodedChunks <= 4, "\(counters)")
+        #expect(counters.rejectedCopies == 0)
+        #expect(try checkpointCache(store) == expected.serverCache)
+        #expect(try checkpointCache(store) == freshlyEncoded(expected))
+        try store.close()
+        let reopened = try Store.open(directory: dir.path, options: options())
+        #expect(try reopened.state() == expected)
+        try reopened.close()
+    }
+
+    @Test func nothingIsCopiedWithoutReuse() throws {
+        // The counters tell copies from encodes: a store loaded eagerly has no origins.
+        let dir = TempDir()
+        try makeStore(dir)
+        var o = options()
+        o.lazyCacheLoad = false
+        let store = try Store.open(directory: dir.path, options: o)
+        try store.applyServerOverwrite(.string("changed"), at: "rooms/r5/m1010/text")
+        try store.compact()
+        let counters = store.resident.counters.withLock { $0 }
+        #expect(counters.copiedChunks == 0)
+        #expect(counters.encodedChunks >= 15)
+        try store.close()
+    }
+
+    @Test func aDamagedOldChunkIsEncodedNotCopied() throws {
+        let dir = TempDir()
+        try makeStore(dir)
+        let store = try Store.open(directory: dir.path, options: options())
+        try store.applyServerOverwrite(.string("changed"), at: "rooms/r5/m1010/text")
+        let expected = try store.state()  // loads the cache: the origins are now recorded
+        // Flip a byte in the stored bytes of two chunks of the old checkpoint, after the load.
+        let checkpoint = try #require(store.log.checkpoint)
+        let reader = try CheckpointReader(checkpoint)
+        let damaged = [reader.directory.chunks[3], reader.directory.chunks[reader.directory.chunks.count - 2]]
+        let handle = try #require(FileHandle(forUpdatingAtPath: dir.path + "/" + checkpoint.fileName))
+        for c in damaged {
+            let at = UInt64(64) + c.offset + UInt64(c.storedLength / 2)
+            try handle.seek(toOffset: at)
+            let byte = try #require(try handle.read(upToCount: 1)?.first)
+            try handle.seek(toOffset: at)
+            try handle.write(contentsOf: [byte ^ 0x5A])
+        }
+        try handle.close()
+        try store.compact()
+        let counters = store.resident.counters.withLock { $0 }
+        #expect(counters.rejectedCopies == 2, "\(counters)")
+        #expect(counters.copiedChunks >= 15)
+        // The damaged chunks' nodes were encoded from memory: the new checkpoint is whole.
+        try CheckpointReader(try #require(store.log.checkpoint)).verifyAllChunks()
+        #expect(try checkpointCache(store) == expected.serverCache)
+        try store.close()
+        let reopened = try Store.open(directory: dir.path, options: options())
+        #expect(try reopened.state() == expected)
+        try reopened.close()
+    }
+
+    /// Random server events, pending writes and their acks, prunes (inactive queries over
+    /// their limit), compactions, whole-state reads, drops and reopens on a lazily loaded
+    /// store (its checkpoints reuse chunks) and an eagerly loaded one (never): after every
+    /// compaction the lazy store's checkpoint holds exactly the eager one's cache.
+    @Test(arguments: [11, 12, 13, 14] as [UInt64])
+    func reusingCheckpointsReadBackAsFreshOnes(seed: UInt64) throws {
+        let lazyDir = TempDir(), eagerDir = TempDir()
+        let lazyClock = TestClock(), eagerClock = TestClock()
+        func storeOptions(_ clock: TestClock, lazy: Bool) -> Store.Options {
+            var o = options(clock: clock)
+            o.lazyCacheLoad = lazy
+            o.checkpointMinimumBytes = 32 << 10
+            o.maxInactiveQueries = 5
+            return o
+        }
+        var lazy = try Store.open(directory: lazyDir.path, options: storeOptions(lazyClock, lazy: true))
+        var eager = try Store.open(directory: eagerDir.path, options: storeOptions(eagerClock, lazy: false))
+        var random = SplitMix64(seed: seed)
+        func key(_ prefix: String, _ n: Int) -> ChildKey {
+            ChildKey("\(prefix)\(Int.random(in: 0..<n, using: &random))")
+        }
+        func path() -> Path {
+            var keys = [key("a", 3)]
+            for _ in 0..<Int.random(in: 1...2, using: &random) { keys.append(key("b", 40)) }
+            return Path(keys: keys)
+        }
+        func value() -> Node {
+            switch Int.random(in: 0..<8, using: &random) {
+            case 0: return .empty
+            case 1: return .number(Double(Int.random(in: 0..<100, using: &random)))
+            case 2: return .string(String(repeating: "xyzw", count: Int.random(in: 1..<20_000, using: &random)))
+            default:
+                var pairs: [(key: ChildKey, value: Node)] = []
+                for i in 0..<Int.random(in: 1..<30, using: &random) {
+                    pairs.append(
+                        (
+                            ChildKey("c\(i)"),
+                            .string(
+                                "v\(Int.random(in: 0..<1_000_000, using: &random))"
+                                    + String(repeating: "q", count: Int.random(in: 0..<900, using: &random)))
+                        ))
+                }
+                return Node(children: pairs)
+            }
+        }
+        var copied = 0, pendingIDs: [Int64] = []
+        func totals() -> Int { lazy.resident.counters.withLock { $0.copiedChunks } }
+        for step in 0..<300 {
+            lazyClock.advance(1000)
+            eagerClock.advance(1000)
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<45:
+                let (p, v) = (path(), value())
+                try lazy.applyServerOverwrite(v, at: p)
+                try eager.applyServerOverwrite(v, at: p)
+            case 45..<55:
+                let p = Path(keys: [key("a", 3)])
+                let children = (0..<Int.random(in: 1...3, using: &random)).map { _ in
+                    ChildUpdate(path: Path(keys: [key("b", 40)]), node: value())
+                }
+                try lazy.applyServerMerge(children, at: p)
+                try eager.applyServerMerge(children, at: p)
+            case 55..<62:
+                let (p, v) = (path(), value())
+                let id = try lazy.saveWrite(.set(v), at: p)
+                #expect(try eager.saveWrite(.set(v), at: p) == id)
+                pendingIDs.append(id)
+            case 62..<66:
+                guard !pendingIDs.isEmpty else { continue }
+                let id = pendingIDs.remove(at: Int.random(in: 0..<pendingIDs.count, using: &random))
+                try lazy.ackWrite(id)
+                try eager.ackWrite(id)
+            case 66..<74:
+                let location = QueryLocation(path: path(), query: .default)
+                _ = try lazy.trackQuery(at: location, complete: true, active: false)
+                _ = try eager.trackQuery(at: location, complete: true, active: false)
+            case 74..<77:
+                _ = try lazy.state()
+            case 77..<79:
+                lazy.dropResidentCache()
+            case 79..<90:
+                try lazy.compact()
+                try eager.compact()
+                #expect(
+                    try checkpointCache(lazy) == checkpointCache(eager), "seed \(seed) step \(step): checkpoints differ"
+                )
+            default:
+                copied += totals()
+                try lazy.close()
+                try eager.close()
+                lazy = try Store.open(directory: lazyDir.path, options: storeOptions(lazyClock, lazy: true))
+                eager = try Store.open(directory: eagerDir.path, options: storeOptions(eagerClock, lazy: false))
+                #expect(try lazy.state() == eager.state(), "seed \(seed) step \(step): reopened states differ")
+            }
+        }
+        copied += totals()
+        try lazy.compact()
+        try eager.compact()
+        #expect(try checkpointCache(lazy) == checkpointCache(eager))
+        #expect(try lazy.state() == eager.state())
+        #expect(copied > 10, "seed \(seed): \(copied) chunks copied")
+        try lazy.close()
+        try eager.close()
+    }
+}
