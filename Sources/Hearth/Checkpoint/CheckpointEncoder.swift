@@ -18,6 +18,10 @@ struct CheckpointEncoder {
         /// Copies refused because the old chunk's bytes did not match their CRC (or could not
         /// be read): those nodes were encoded instead.
         var rejectedCopies = 0
+        /// Pending-write chunks copied from the previous checkpoint (``previousWrites``).
+        var copiedWriteChunks = 0
+        /// The write chunks written, with their writes: what the next checkpoint may copy.
+        var writeRuns: [WriteChunkMemo.Run] = []
     }
 
     let compressionLevel: Int32
@@ -27,6 +31,9 @@ struct CheckpointEncoder {
     /// The chunks of the previous checkpoint whose stored bytes may be copied for the nodes
     /// that are still the very ones decoded from them (ChunkOrigins.swift); nil encodes all.
     var reuse: ChunkOrigins?
+    /// The previous checkpoint's pending-write chunks and their writes: a chunk whose writes
+    /// are all still pending, unchanged, is copied (CheckpointEncoder+Writes.swift).
+    var previousWrites: WriteChunkMemo?
 
     /// Encodes `state` and passes the body's bytes to `write` in order: the cache chunks, the
     /// pending-write chunks (format 2), the directory, the trailer.
@@ -41,7 +48,8 @@ struct CheckpointEncoder {
         }
         let (chunks, priorities) = try writeCache(state.serverCache, offset: &offset, summary: &summary, write: put)
         let writeChunks =
-            bodyVersion >= 2 ? try writePendingWrites(state.pendingWrites, offset: &offset, write: put) : []
+            bodyVersion >= 2
+            ? try writePendingWrites(state.pendingWrites, offset: &offset, summary: &summary, write: put) : []
         assert(offset == written, "the directory starts where the chunks end")
 
         let directoryRaw = encodeDirectory(state, priorities: priorities, chunks: chunks, writeChunks: writeChunks)
@@ -201,57 +209,6 @@ struct CheckpointEncoder {
             try emit(.root, .whole, whole)
         }
         return (chunks, priorities)
-    }
-
-    /// Format 2: writes the pending writes from `offset` on, in id order, as runs of about
-    /// `writeChunkTarget` raw bytes, and returns their directory entries (id range, path range,
-    /// path filter).
-    func writePendingWrites<E: Error>(
-        _ writes: some Sequence<PendingWrite>, offset: inout UInt64, write: ([UInt8]) throws(E) -> Void
-    ) throws(E) -> [CheckpointFormat.WriteChunk] {
-        var writeChunks: [CheckpointFormat.WriteChunk] = []
-        var run: [PendingWrite] = []
-        var events = ByteWriter(capacity: CheckpointFormat.writeChunkTarget + 1024)
-        func emitWrites() throws(E) {
-            guard let first = run.first, let last = run.last else { return }
-            var raw = ByteWriter(capacity: events.bytes.count + 8)
-            raw.varint(run.count)
-            raw.raw(events.bytes)
-            let (minPath, maxPath, filter) = Self.pathSummary(of: run)
-            let (stored, compressed) = store(raw.bytes)
-            assert(
-                writeChunks.last.map { $0.lastID < first.id } ?? true,
-                "write chunks hold increasing, disjoint id ranges")
-            try write(stored)
-            writeChunks.append(
-                CheckpointFormat.WriteChunk(
-                    firstID: first.id, lastID: last.id, count: run.count, minPath: minPath, maxPath: maxPath,
-                    filter: filter, offset: offset, storedLength: stored.count,
-                    rawLength: raw.bytes.count, compressed: compressed, crc: CRC32C.mask(CRC32C.checksum(stored))))
-            offset += UInt64(stored.count)
-            run.removeAll(keepingCapacity: true)
-            events = ByteWriter(capacity: CheckpointFormat.writeChunkTarget + 1024)
-        }
-        for w in writes {
-            EventCodec.encode(.writeSaved(w), into: &events)
-            run.append(w)
-            if events.bytes.count >= CheckpointFormat.writeChunkTarget { try emitWrites() }
-        }
-        try emitWrites()
-        return writeChunks
-    }
-
-    /// A write chunk's summary for the directory: the least and greatest path of its writes
-    /// (in ``CheckpointFormat/pathOrder(_:_:)``) and the filter of the paths they touch.
-    static func pathSummary(of run: [PendingWrite]) -> (min: Path, max: Path, filter: CheckpointFormat.PathFilter) {
-        var minPath = run.first?.path ?? .root, maxPath = minPath
-        var entries = Set<CheckpointFormat.PathFilter.Entry>()
-        for w in run {
-            if CheckpointFormat.pathOrder(w.path, minPath) < 0 { minPath = w.path }
-            if CheckpointFormat.pathOrder(w.path, maxPath) > 0 { maxPath = w.path }
-            CheckpointFormat.PathFilter.entries(forWriteAt: w.path, into: &entries)
-        }
-        return (minPath, maxPath, CheckpointFormat.PathFilter(entries))
     }
 
     /// The body's trailer (FORMAT.md §7): where the directory is, its sizes and checksum, and

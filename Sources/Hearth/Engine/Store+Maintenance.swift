@@ -246,9 +246,11 @@ extension Store {
         if core.withLock({ $0.lastLSN <= $0.checkpointLSN }) { return }
         _ = try fullyLoadedCore()
         var origins: ChunkOrigins?
+        var previousWrites: WriteChunkMemo?
         let (state, lsn, checkpointLSN, bytesAtSnapshot, roll) = try core.withLock {
             (core: inout Core) throws(StoreError) -> (StoreState, LSN, LSN, Int, Log.PendingAppend?) in
             origins = core.cacheOrigins
+            previousWrites = core.writeChunkMemo
             // Loaded above; dropped only at the end of a maintenance pass, which this is part of.
             guard core.loading.cacheLoaded, core.lastLSN > core.checkpointLSN else {
                 return (core.loading.state, core.lastLSN, core.lastLSN, 0, nil)
@@ -274,6 +276,7 @@ extension Store {
         afterSnapshot?()
         var encoder = CheckpointEncoder(compressionLevel: options.compressionLevel)
         encoder.reuse = origins
+        encoder.previousWrites = previousWrites
         var summary = CheckpointEncoder.Summary()
         let clock = ContinuousClock()
         let start = clock.now
@@ -291,7 +294,11 @@ extension Store {
             $0.copiedChunks += summary.copiedChunks
             $0.encodedChunks += summary.encodedChunks
             $0.rejectedCopies += summary.rejectedCopies
+            $0.copiedWriteChunks += summary.copiedWriteChunks
         }
+        // The new checkpoint's write chunks, for the next one to copy (only if it is the
+        // checkpoint now installed: the handle the copies will read).
+        let installedCheckpoint = log.checkpoint.flatMap { $0.lsn == lsn ? $0 : nil }
         core.withLock { core in
             core.checkpointLSN = max(core.checkpointLSN, lsn)
             core.checkpointBodyBytes = summary.bodyBytes
@@ -300,6 +307,7 @@ extension Store {
                 core.compressionRatio = Double(summary.storedCacheBytes) / Double(summary.rawCacheBytes)
             }
             core.checkpointsWritten += 1
+            core.writeChunkMemo = installedCheckpoint.map { WriteChunkMemo(checkpoint: $0, runs: summary.writeRuns) }
             core.lastCheckpointPause = elapsed
             core.lastCheckpointFailed = false
         }

@@ -27,8 +27,11 @@ final class ResidentCache: Sendable {
         var copiedChunks = 0
         /// See ``copiedChunks``.
         var encodedChunks = 0
-        /// Copies refused because the old chunk failed its CRC (then encoded instead).
+        /// Copies refused because the old chunk (cache or writes) failed its CRC (then encoded
+        /// instead).
         var rejectedCopies = 0
+        /// Pending-write chunks the checkpoints since open copied from the previous one.
+        var copiedWriteChunks = 0
     }
 
     /// Held for a whole load (the decode runs outside the store's lock, under this one) or

@@ -49,6 +49,8 @@ public final class Store: Sendable {
         /// The chunks the resident cache was loaded from, for the next checkpoint to copy
         /// (Store+ResidentCache.swift).
         var cacheOrigins: ChunkOrigins?
+        /// The last checkpoint's pending-write chunks, for the next one to copy.
+        var writeChunkMemo: WriteChunkMemo?
         var lastLSN: LSN
         var poisoned: String?
         var closed = false

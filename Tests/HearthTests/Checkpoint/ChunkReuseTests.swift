@@ -162,8 +162,9 @@ import Testing
                 return Node(children: pairs)
             }
         }
-        var copied = 0, pendingIDs: [Int64] = []
+        var copied = 0, copiedWrites = 0, pendingIDs: [Int64] = []
         func totals() -> Int { lazy.resident.counters.withLock { $0.copiedChunks } }
+        func writeTotals() -> Int { eager.resident.counters.withLock { $0.copiedWriteChunks } }
         for step in 0..<300 {
             lazyClock.advance(1000)
             eagerClock.advance(1000)
@@ -203,8 +204,14 @@ import Testing
                 #expect(
                     try checkpointCache(lazy) == checkpointCache(eager), "seed \(seed) step \(step): checkpoints differ"
                 )
+                // The checkpoint's pending writes (chunks copied or encoded) are the state's.
+                for store in [lazy, eager] {
+                    let written = try CheckpointReader(try #require(store.log.checkpoint)).directory.state.writes.all()
+                    #expect(try written == store.state().pendingWrites, "seed \(seed) step \(step)")
+                }
             default:
                 copied += totals()
+                copiedWrites += writeTotals()
                 try lazy.close()
                 try eager.close()
                 lazy = try Store.open(directory: lazyDir.path, options: storeOptions(lazyClock, lazy: true))
@@ -213,11 +220,13 @@ import Testing
             }
         }
         copied += totals()
+        copiedWrites += writeTotals()
         try lazy.compact()
         try eager.compact()
         #expect(try checkpointCache(lazy) == checkpointCache(eager))
         #expect(try lazy.state() == eager.state())
         #expect(copied > 10, "seed \(seed): \(copied) chunks copied")
+        #expect(copiedWrites > 0, "seed \(seed): no write chunk copied")
         try lazy.close()
         try eager.close()
     }
