@@ -178,6 +178,16 @@ extension Store {
     /// (``Pruner/Pass/adjust(_:to:snapshot:)``).
     @discardableResult
     func prune(target: Double, footprint: Double = .infinity) throws(StoreError) -> Int {
+        // Nothing can need pruning when the footprint already meets the target (the estimate
+        // is at most the footprint) and the inactive queries are within their limit (a pass
+        // counts at most those): skip the estimate and the pass, each O(cache + pending
+        // writes) — before every checkpoint among many pending writes, most of the
+        // maintenance thread's time (issue 17, writes16).
+        let inactive = core.withLock { Pruner.inactiveQueryCount($0.loading.state) }
+        if footprint <= target && inactive <= options.maxInactiveQueries {
+            core.withLock { $0.prunePassesSkipped += 1 }
+            return 0
+        }
         // Pending writes protect their locations: every one must be known.
         _ = try fullyLoadedCore()
         let (snapshot, ratio, resident) = core.withLock {

@@ -77,6 +77,8 @@ public final class Store: Sendable {
         var enforcingCap = false
         var bytesDuringEnforcement = 0
         var prunedRounds = 0
+        /// Prune calls that returned at once: nothing could need pruning (tests).
+        var prunePassesSkipped = 0
         var checkpointsWritten = 0
         var lastCheckpointPause: Duration = .zero
         /// The views (a reference: guarded by this lock too, see ViewHost).
