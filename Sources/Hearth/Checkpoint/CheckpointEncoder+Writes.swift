@@ -70,7 +70,11 @@ extension CheckpointEncoder {
             run.append(w)
             if events.bytes.count >= CheckpointFormat.writeChunkTarget { try emitWrites() }
         }
-        let previous = previousWrites?.runs ?? []
+        // Runs end at `writeChunkTarget` but the last: a small one is encoded again with the
+        // writes after it, so that a few new writes per checkpoint do not add a chunk each.
+        let previous = (previousWrites?.runs ?? []).filter {
+            $0.entry.rawLength >= CheckpointFormat.writeChunkTarget / 2
+        }
         var k = 0
         var held: [PendingWrite] = []
         func closePrevious() throws(E) {

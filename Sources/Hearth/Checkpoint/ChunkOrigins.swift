@@ -84,7 +84,14 @@ struct ChunkOrigins: Sendable {
         return first
     }
 
-    /// The range chunks at `path`, in key order: index, first and last key, decoded children.
+    /// Raw bytes below which a range chunk is not copied but encoded again with its
+    /// neighbours: otherwise a node that gains a few children per checkpoint would gain a
+    /// small chunk per checkpoint (every run but a node's last is about ``CheckpointFormat/
+    /// chunkTarget`` when encoded fresh, so this bounds the chunks to about 4× a fresh count).
+    static let minimumCopiedRun = CheckpointFormat.chunkTarget / 4
+
+    /// The range chunks at `path` worth copying (at least ``minimumCopiedRun`` raw bytes), in
+    /// key order: index, first and last key, decoded children.
     func rangeChunks(
         at path: Path
     ) -> [(index: Int, first: ChildKey, last: ChildKey, children: ContiguousArray<(key: ChildKey, node: Node)>)] {
@@ -93,7 +100,9 @@ struct ChunkOrigins: Sendable {
             [(index: Int, first: ChildKey, last: ChildKey, children: ContiguousArray<(key: ChildKey, node: Node)>)] =
                 []
         for i in indices {
-            if case let .range(first, last) = reader.directory.chunks[i].kind, case .run(let run)? = nodes[i] {
+            if case let .range(first, last) = reader.directory.chunks[i].kind, case .run(let run)? = nodes[i],
+                reader.directory.chunks[i].rawLength >= Self.minimumCopiedRun
+            {
                 out.append((i, first, last, run))
             }
         }

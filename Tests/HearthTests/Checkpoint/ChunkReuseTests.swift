@@ -70,6 +70,38 @@ import Testing
         try reopened.close()
     }
 
+    @Test func aNodeGainingChildrenEveryCheckpointKeepsItsChunksBounded() throws {
+        let dir = TempDir()
+        let store = try Store.open(directory: dir.path, options: options())
+        func message(_ m: Int) -> Node {
+            json(#"{"from":"u\#(m % 17)","text":"message \#(m) \#(String(repeating: "lorem ", count: 20))"}"#)
+        }
+        try store.applyServerOverwrite(
+            Node(children: (0..<2000).map { (key: ChildKey("m\(1000 + $0)"), value: message($0)) }), at: "rooms/r0")
+        try store.compact()
+        for cycle in 0..<12 {
+            for m in 0..<3 {
+                try store.applyServerOverwrite(
+                    message(m), at: Path(keys: ["rooms", "r0", ChildKey("m\(5000 + cycle * 3 + m)")]))
+            }
+            _ = try store.state()  // a whole load: the next checkpoint copies
+            try store.compact()
+        }
+        #expect(store.resident.counters.withLock { $0.copiedChunks } > 12)
+        let chunks = try CheckpointReader(try #require(store.log.checkpoint)).directory.chunks.count
+        // A fresh encode of the same cache, for comparison.
+        let freshDir = TempDir()
+        var o = options()
+        o.lazyCacheLoad = false
+        let fresh = try Store.open(directory: freshDir.path, options: o)
+        try fresh.applyServerOverwrite(try store.state().serverCache, at: .root)
+        try fresh.compact()
+        let freshChunks = try CheckpointReader(try #require(fresh.log.checkpoint)).directory.chunks.count
+        #expect(chunks <= freshChunks + 2, "\(chunks) chunks, \(freshChunks) fresh")
+        try fresh.close()
+        try store.close()
+    }
+
     @Test func nothingIsCopiedWithoutReuse() throws {
         // The counters tell copies from encodes: a store loaded eagerly has no origins.
         let dir = TempDir()
