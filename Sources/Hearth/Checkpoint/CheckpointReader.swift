@@ -219,22 +219,55 @@ final class CheckpointReader: Sendable {
 
     /// The node a chunk holds: the whole node at its path, or a children node of its range.
     func chunk(_ index: Int) throws(CheckpointError) -> Node {
-        if let node = decoded.withLock({ $0.get(index) }) { return node }
+        let kept = decoded.withLock { $0.get(index) }
+        if case .node(let node)? = kept { return node }
         let c = directory.chunks[index]
-        func corrupt(_ reason: String) -> CheckpointError {
-            .corrupt(file: checkpoint.fileName, offset: c.offset, reason: "chunk \(index) at \(c.path): \(reason)")
-        }
-        let raw = try CheckpointChunkBytes.read(
-            checkpoint, offset: c.offset, storedLength: c.storedLength, rawLength: c.rawLength,
-            compressed: c.compressed, crc: c.crc,
-            corrupt: corrupt)
+        let raw: [UInt8]
+        if case .raw(let bytes)? = kept { raw = bytes } else { raw = try rawChunk(index) }
         let node: Node
-        do { node = try NodeCodec.decode(raw) } catch { throw corrupt("\(error)") }
+        do { node = try NodeCodec.decode(raw) } catch { throw corrupt(index, "\(error)") }
         if case .range = c.kind, node.isLeaf || node.priority != nil {
-            throw corrupt("range chunk is not a plain children node")
+            throw corrupt(index, "range chunk is not a plain children node")
         }
-        decoded.withLock { $0.put(index, node, bytes: c.rawLength) }
+        decoded.withLock { $0.put(index, .node(node), bytes: c.rawLength) }
         return node
+    }
+
+    /// The children `keys` that range chunk `index` holds (the others are not built: a chunk
+    /// decoded already is looked up, else its raw bytes are scanned and kept raw).
+    func chunkChildren(
+        _ index: Int, keeping keys: Set<ChildKey>
+    ) throws(CheckpointError) -> [(key: ChildKey, value: Node)] {
+        let kept = decoded.withLock { $0.get(index) }
+        if case .node(let node)? = kept {
+            return keys.compactMap { key in
+                let child = node.child(key)
+                return child.isEmpty ? nil : (key, child)
+            }
+        }
+        let raw: [UInt8]
+        if case .raw(let bytes)? = kept {
+            raw = bytes
+        } else {
+            raw = try rawChunk(index)
+            decoded.withLock { $0.put(index, .raw(raw), bytes: raw.count) }
+        }
+        do { return try NodeCodec.decodeChildren(raw, keeping: keys) } catch {
+            throw corrupt(index, "range chunk: \(error)")
+        }
+    }
+
+    /// Chunk `index`'s raw bytes, read, checked and inflated.
+    private func rawChunk(_ index: Int) throws(CheckpointError) -> [UInt8] {
+        let c = directory.chunks[index]
+        return try CheckpointChunkBytes.read(
+            checkpoint, offset: c.offset, storedLength: c.storedLength, rawLength: c.rawLength,
+            compressed: c.compressed, crc: c.crc, corrupt: { corrupt(index, $0) })
+    }
+
+    private func corrupt(_ index: Int, _ reason: String) -> CheckpointError {
+        let c = directory.chunks[index]
+        return .corrupt(file: checkpoint.fileName, offset: c.offset, reason: "chunk \(index) at \(c.path): \(reason)")
     }
 
     /// Places the chunks selected by `include` into one tree, with the split nodes'
@@ -243,7 +276,13 @@ final class CheckpointReader: Sendable {
     /// Built bottom-up: each node is made once from its children in key order (range chunks
     /// come in key order, recursively split children are assembled first), so the whole
     /// cache costs O(n) tree work rather than a path update per child.
-    func assemble(include: (CheckpointFormat.Chunk) -> Bool, prioritiesUnder: Path?) throws(CheckpointError) -> Node {
+    ///
+    /// `select` names, for a range chunk, the only children of it to place (`nil`: all of
+    /// them); the others are not built (``chunkChildren(_:keeping:)``).
+    func assemble(
+        include: (CheckpointFormat.Chunk) -> Bool, prioritiesUnder: Path?,
+        select: (CheckpointFormat.Chunk) -> Set<ChildKey>? = { _ in nil }
+    ) throws(CheckpointError) -> Node {
         // Group the selected chunks by their path, in directory order.
         var byPath: [Path: [Int]] = [:]
         for (i, c) in directory.chunks.enumerated() where include(c) { byPath[c.path, default: []].append(i) }
@@ -266,10 +305,15 @@ final class CheckpointReader: Sendable {
             var pairs: [(key: ChildKey, value: Node)] = []
             var wholeNode: Node?
             for i in byPath[path] ?? [] {
-                let node = try chunk(i)
-                switch directory.chunks[i].kind {
-                case .whole: wholeNode = node
-                case .range: pairs.append(contentsOf: node.children)
+                let c = directory.chunks[i]
+                switch c.kind {
+                case .whole: wholeNode = try chunk(i)
+                case .range:
+                    if let keys = select(c) {
+                        pairs.append(contentsOf: try chunkChildren(i, keeping: keys))
+                    } else {
+                        pairs.append(contentsOf: try chunk(i).children)
+                    }
                 }
             }
             for key in below[path] ?? [] {
@@ -304,7 +348,10 @@ final class CheckpointReader: Sendable {
     /// The server cache as far as needed to read `path` exactly (other locations may be
     /// missing): only the chunks on the way to and below `path` are decoded.
     func partialCache(for path: Path) throws(CheckpointError) -> Node {
-        try assemble(include: { $0.isRelevant(to: path) }, prioritiesUnder: path)
+        try assemble(include: { $0.isRelevant(to: path) }, prioritiesUnder: path) { c in
+            // A range chunk above `path`: only the child on the way.
+            c.path.depth < path.depth && c.path.contains(path) ? [path.keys[c.path.depth]] : nil
+        }
     }
 
     /// The server cache as far as needed to read the children `keys` of `parent` exactly
@@ -312,7 +359,11 @@ final class CheckpointReader: Sendable {
     /// holding the children are decoded — in a node split into key-range chunks, the ones
     /// whose range holds a key.
     func partialCache(forChildren keys: Set<ChildKey>, of parent: Path) throws(CheckpointError) -> Node {
-        try assemble(include: { $0.isRelevant(toChildren: keys, of: parent) }, prioritiesUnder: parent)
+        try assemble(include: { $0.isRelevant(toChildren: keys, of: parent) }, prioritiesUnder: parent) { c in
+            // A range chunk of `parent`: only `keys`; above it: only the child on the way.
+            if c.path == parent { return keys }
+            return c.path.depth < parent.depth && c.path.contains(parent) ? [parent.keys[c.path.depth]] : nil
+        }
     }
 
     /// Verifies every chunk's checksum and decoding (for `hearth verify`).

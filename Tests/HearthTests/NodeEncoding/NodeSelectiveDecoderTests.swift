@@ -1,0 +1,101 @@
+import HearthTesting
+import Testing
+@_spi(HearthInternals) @testable import Hearth
+
+/// The selective decoder (``NodeCodec/decodeChildren(_:keeping:)``) the views' rebuild uses to
+/// read a few children of a range chunk: exactly the children the full decoder gives, and a
+/// typed error, never a crash, for malformed bytes.
+@Suite struct NodeSelectiveDecoderTests {
+    /// A children node with up to `n` random children (keys mixing integers, strings and
+    /// Firebase's tricky keys: canonically equivalent, astral, integer-like).
+    func children(_ rng: inout SplitMix64, _ n: Int) -> Node {
+        var byKey: [ChildKey: Node] = [:]
+        for i in 0..<n {
+            let key =
+                switch i % 3 {
+                case 0: ChildKey("\(i * 7 - 20)")
+                case 1: Gen.key(&rng)
+                default: ChildKey("k\(i)-\(rng.int(0...9))é")
+                }
+            var value = Gen.node(&rng, depth: rng.int(0...3))
+            if value.isEmpty { value = .string("v\(i)") }
+            byKey[key] = value
+        }
+        return Node(children: byKey.map { (key: $0.key, value: $0.value) })
+    }
+
+    /// Random subsets of a node's keys, with keys it lacks: the kept children are the full
+    /// decoder's, in key order.
+    @Test func keptChildrenEqualTheFullDecode() throws {
+        for seed: UInt64 in 1...300 {
+            var rng = SplitMix64(seed: seed)
+            let node = children(&rng, rng.int(1...40))
+            let bytes = NodeCodec.encode(node)
+            let full = try NodeCodec.decode(bytes)
+            var keys = Set<ChildKey>()
+            for (key, _) in node.children where rng.int(0...2) == 0 { keys.insert(key) }
+            keys.insert(ChildKey("absent\(seed)"))
+            keys.insert(ChildKey("\(rng.int(1000...2000))"))
+            let kept = try NodeCodec.decodeChildren(bytes, keeping: keys)
+            let want = full.children.filter { keys.contains($0.key) }
+            #expect(kept.map(\.key) == want.map(\.key), "seed \(seed)")
+            #expect(kept.map(\.value) == want.map(\.value), "seed \(seed)")
+            #expect(Node(children: kept) == Node(children: want), "seed \(seed)")
+        }
+    }
+
+    /// Skipping a node moves past exactly its encoding, whatever it holds.
+    @Test func skipMovesPastExactlyOneNode() throws {
+        for seed: UInt64 in 1...300 {
+            var rng = SplitMix64(seed: seed)
+            let node = Gen.node(&rng, depth: rng.int(0...5))
+            let bytes = NodeCodec.encode(node) + [0xAB]
+            var r = ByteReader(bytes)
+            try NodeCodec.skip(from: &r, depth: 0)
+            #expect(r.offset == bytes.count - 1, "seed \(seed)")
+        }
+    }
+
+    @Test func theEmptyNodeHasNoChildrenAndOtherNodesAreRefused() throws {
+        #expect(try NodeCodec.decodeChildren([0x00], keeping: ["a"]).isEmpty)
+        for node: Node in [.string("x"), .number(1), Node(children: [("a", .bool(true))], priority: .number(1))] {
+            #expect(throws: DecodeError.self) { try NodeCodec.decodeChildren(NodeCodec.encode(node), keeping: ["a"]) }
+        }
+        // Trailing bytes, an empty child and an empty key, in kept and skipped children alike.
+        let good = NodeCodec.encode(Node(children: [("a", .bool(true)), ("b", .bool(false))]))
+        #expect(throws: DecodeError.self) { try NodeCodec.decodeChildren(good + [0], keeping: ["a"]) }
+        let emptyChild: [UInt8] = [0x07, 2, 1, 0x61, 0x02, 1, 0x62, 0x00]
+        let emptyKey: [UInt8] = [0x07, 2, 1, 0x61, 0x02, 0, 0x02]
+        for keys: Set<ChildKey> in [["a"], ["b"], []] {
+            #expect(throws: DecodeError.self) { try NodeCodec.decodeChildren(emptyChild, keeping: keys) }
+            #expect(throws: DecodeError.self) { try NodeCodec.decodeChildren(emptyKey, keeping: keys) }
+        }
+        // Kept children out of order.
+        let unordered: [UInt8] = [0x07, 2, 1, 0x62, 0x02, 1, 0x61, 0x02]
+        #expect(throws: DecodeError.self) { try NodeCodec.decodeChildren(unordered, keeping: ["a", "b"]) }
+    }
+
+    /// Every truncation and random byte damage of a chunk-like node: a `DecodeError` or a
+    /// result, never a crash; and when the damaged bytes still decode in full, the selective
+    /// decode agrees with it.
+    @Test func damagedBytesGiveTypedErrors() throws {
+        for seed: UInt64 in 1...60 {
+            var rng = SplitMix64(seed: seed)
+            let node = children(&rng, rng.int(1...12))
+            let bytes = NodeCodec.encode(node)
+            let keys = Set(node.children.map(\.key).filter { _ in rng.int(0...1) == 0 })
+            for end in 0..<bytes.count {
+                #expect(throws: DecodeError.self) { try NodeCodec.decodeChildren(Array(bytes[..<end]), keeping: keys) }
+            }
+            for _ in 0..<40 {
+                var damaged = bytes
+                damaged[rng.int(0...(bytes.count - 1))] = UInt8(truncatingIfNeeded: rng.int(0...255))
+                let selective = try? NodeCodec.decodeChildren(damaged, keeping: keys)
+                if let full = try? NodeCodec.decode(damaged), !full.isLeaf, full.priority == nil {
+                    let want = full.children.filter { keys.contains($0.key) }
+                    #expect(selective.map { Node(children: $0) } == Node(children: want), "seed \(seed)")
+                }
+            }
+        }
+    }
+}
