@@ -223,7 +223,7 @@ final class CheckpointReader: Sendable {
         if case .node(let node)? = kept { return node }
         let c = directory.chunks[index]
         let raw: [UInt8]
-        if case .raw(let bytes)? = kept { raw = bytes } else { raw = try rawChunk(index) }
+        if case .located(let children)? = kept { raw = children.bytes } else { raw = try rawChunk(index) }
         let node: Node
         do { node = try NodeCodec.decode(raw) } catch { throw corrupt(index, "\(error)") }
         if case .range = c.kind, node.isLeaf || node.priority != nil {
@@ -234,25 +234,26 @@ final class CheckpointReader: Sendable {
     }
 
     /// The children `keys` that range chunk `index` holds (the others are not built: a chunk
-    /// decoded already is looked up, else its raw bytes are scanned and kept raw).
+    /// decoded already is looked up; else its raw bytes are scanned once and kept with their
+    /// children located, ``EncodedChildren``).
     func chunkChildren(
         _ index: Int, keeping keys: Set<ChildKey>
     ) throws(CheckpointError) -> [(key: ChildKey, value: Node)] {
-        let kept = decoded.withLock { $0.get(index) }
-        if case .node(let node)? = kept {
+        let children: EncodedChildren
+        switch decoded.withLock({ $0.get(index) }) {
+        case .node(let node)?:
             return keys.compactMap { key in
                 let child = node.child(key)
                 return child.isEmpty ? nil : (key, child)
             }
+        case .located(let located)?:
+            children = located
+        case nil:
+            let raw = try rawChunk(index)
+            do { children = try EncodedChildren(raw) } catch { throw corrupt(index, "range chunk: \(error)") }
+            decoded.withLock { $0.put(index, .located(children), bytes: children.footprint) }
         }
-        let raw: [UInt8]
-        if case .raw(let bytes)? = kept {
-            raw = bytes
-        } else {
-            raw = try rawChunk(index)
-            decoded.withLock { $0.put(index, .raw(raw), bytes: raw.count) }
-        }
-        do { return try NodeCodec.decodeChildren(raw, keeping: keys) } catch {
+        do { return try children.children(keeping: keys) } catch {
             throw corrupt(index, "range chunk: \(error)")
         }
     }

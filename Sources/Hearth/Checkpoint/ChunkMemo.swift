@@ -1,22 +1,22 @@
 import HearthModel
 
 /// The cache chunks a ``CheckpointReader`` keeps, decoded or as their raw (encoded,
-/// uncompressed, checksummed) bytes, least recently used evicted first once their raw bytes
-/// pass a budget.
+/// uncompressed, checksummed) bytes with their children located, least recently used evicted
+/// first once their bytes pass a budget.
 ///
 /// The reader serves every read of a store whose server cache is not resident (and the views'
 /// rebuild at open): without a bound, reading every location once would keep the whole cache
 /// decoded — the memory the lazy load exists to save. Decoded, a chunk costs about seven times
-/// its raw bytes (Benchmarks/README.md, "Cold-open memory"); a chunk kept raw costs its raw
-/// bytes, and serves reads of a few of its children (``NodeCodec/decodeChildren(_:keeping:)``)
-/// without inflating and checking it again.
+/// its raw bytes (Benchmarks/README.md, "Cold-open memory"); a range chunk kept located
+/// (``EncodedChildren``) costs its raw bytes and its children's offsets, and serves reads of a
+/// few of its children without inflating, checking and scanning it again.
 struct ChunkMemo: Sendable {
     /// What is kept of a chunk.
     enum Content: Sendable {
         /// The decoded node.
         case node(Node)
-        /// The raw bytes, not decoded.
-        case raw([UInt8])
+        /// The raw bytes of a range chunk with its children located, not decoded.
+        case located(EncodedChildren)
     }
 
     /// Raw chunk bytes kept decoded at most (one chunk larger than this is still kept, alone).

@@ -1,3 +1,4 @@
+@_spi(HearthInternals) import HearthLog
 import HearthTesting
 import Testing
 @_spi(HearthInternals) @testable import Hearth
@@ -97,5 +98,50 @@ import Testing
                 }
             }
         }
+    }
+
+    /// Through a checkpoint reader: reads of some children of a node split into range chunks,
+    /// and of locations below it, equal the full cache's — first from the chunks' bytes (kept
+    /// located), again from the located chunks, and once the chunks are decoded whole.
+    @Test func partialReadsOfRangeChunksMatchTheFullCache() throws {
+        let dir = TempDir()
+        var pairs: [(key: ChildKey, value: Node)] = []
+        for i in 0..<3000 {
+            let value = json(#"{"ts":\#(3000 - i),"text":"message \#(i) \#(String(repeating: "w", count: i % 90))"}"#)
+            pairs.append((ChildKey(i % 4 == 0 ? "\(i)" : "m\(i)"), value))
+        }
+        do {
+            let store = try Store.open(directory: dir.path, options: options())
+            try store.applyServerOverwrite(Node(children: pairs, priority: .string("p")), at: "chats/r/messages")
+            try store.applyServerOverwrite(.string("beside"), at: "chats/s")
+            try store.compact()
+            try store.close()
+        }
+        let log = try Log.open(directory: dir.path)
+        defer { try? log.close() }
+        let checkpoint = try #require(log.checkpoint)
+        let full = try CheckpointReader(checkpoint).fullCache()
+        let parent: Path = "chats/r/messages"
+        let reader = try CheckpointReader(checkpoint)
+        #expect(reader.directory.chunks.count { $0.path == parent } >= 4)
+        var rng = SplitMix64(seed: 7)
+        for round in 0..<3 {
+            if round == 2 { _ = try reader.fullCache() }  // every chunk decoded whole now
+            for _ in 0..<20 {
+                var keys = Set<ChildKey>()
+                for _ in 0..<rng.int(1...60) {
+                    let i = rng.int(0..<3100)
+                    keys.insert(ChildKey(i % 4 == 0 ? "\(i)" : "m\(i)"))
+                }
+                let got = try reader.partialCache(forChildren: keys, of: parent).child(at: parent)
+                let want = full.child(at: parent).children.filter { keys.contains($0.key) }
+                #expect(got.children.filter { keys.contains($0.key) }.map(\.key) == want.map(\.key), "round \(round)")
+                #expect(StoreState.children(keys, of: got) == Node(children: want), "round \(round)")
+                let one = parent.child(rng.pick(Array(keys)))
+                #expect(try reader.partialCache(for: one).child(at: one) == full.child(at: one), "\(one)")
+            }
+        }
+        #expect(try reader.partialCache(for: parent).child(at: parent) == full.child(at: parent))
+        #expect(try reader.partialCache(for: "chats/s").child(at: "chats/s") == .string("beside"))
     }
 }
