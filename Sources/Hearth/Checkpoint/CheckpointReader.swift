@@ -10,6 +10,8 @@ final class CheckpointReader: Sendable {
     let checkpoint: Checkpoint
     let directory: CheckpointFormat.Directory
     private let decoded: Mutex<ChunkMemo>
+    /// The directory's chunks by location.
+    private let chunkIndex: ChunkPathIndex
 
     /// Raw chunk bytes a reader keeps decoded by default: 2 MiB, ~14 MiB of nodes — room for
     /// the chunks the views of a store at the default cap read at open (~1.3 MB raw).
@@ -76,6 +78,7 @@ final class CheckpointReader: Sendable {
             do {
                 directory = try CheckpointReader.decodeDirectory(
                     raw, bodyEnd: dirOffset, bodyVersion: version, checkpoint: checkpoint)
+                chunkIndex = ChunkPathIndex(directory.chunks)
             } catch {
                 throw corrupt(dirOffset, "directory: \(error)")
             }
@@ -281,12 +284,16 @@ final class CheckpointReader: Sendable {
     /// `select` names, for a range chunk, the only children of it to place (`nil`: all of
     /// them); the others are not built (``chunkChildren(_:keeping:)``).
     func assemble(
-        include: (CheckpointFormat.Chunk) -> Bool, prioritiesUnder: Path?,
+        include: (CheckpointFormat.Chunk) -> Bool, prioritiesUnder: Path?, within: Path? = nil,
         select: (CheckpointFormat.Chunk) -> Set<ChildKey>? = { _ in nil }
     ) throws(CheckpointError) -> Node {
         // Group the selected chunks by their path, in directory order.
         var byPath: [Path: [Int]] = [:]
-        for (i, c) in directory.chunks.enumerated() where include(c) { byPath[c.path, default: []].append(i) }
+        // `within`: only the chunks at, below or above that location can be included.
+        for i in within.map(chunkIndex.candidates(for:)) ?? Array(directory.chunks.indices) {
+            let c = directory.chunks[i]
+            if include(c) { byPath[c.path, default: []].append(i) }
+        }
         if byPath.isEmpty { return .empty }
         var priorities: [Path: Priority] = [:]
         for (path, priority) in directory.priorities
@@ -349,7 +356,7 @@ final class CheckpointReader: Sendable {
     /// The server cache as far as needed to read `path` exactly (other locations may be
     /// missing): only the chunks on the way to and below `path` are decoded.
     func partialCache(for path: Path) throws(CheckpointError) -> Node {
-        try assemble(include: { $0.isRelevant(to: path) }, prioritiesUnder: path) { c in
+        try assemble(include: { $0.isRelevant(to: path) }, prioritiesUnder: path, within: path) { c in
             // A range chunk above `path`: only the child on the way.
             c.path.depth < path.depth && c.path.contains(path) ? [path.keys[c.path.depth]] : nil
         }
@@ -360,7 +367,22 @@ final class CheckpointReader: Sendable {
     /// holding the children are decoded — in a node split into key-range chunks, the ones
     /// whose range holds a key.
     func partialCache(forChildren keys: Set<ChildKey>, of parent: Path) throws(CheckpointError) -> Node {
-        try assemble(include: { $0.isRelevant(toChildren: keys, of: parent) }, prioritiesUnder: parent) { c in
+        // Whether a range of `parent`'s children holds a key: a binary search of the keys in
+        // key order, not a pass over them per chunk.
+        let sorted = keys.sorted { ChildKey.compare($0, $1) < 0 }
+        func holdsKey(_ first: ChildKey, _ last: ChildKey) -> Bool {
+            var lo = 0, hi = sorted.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if ChildKey.compare(sorted[mid], first) < 0 { lo = mid + 1 } else { hi = mid }
+            }
+            return lo < sorted.count && ChildKey.compare(sorted[lo], last) <= 0
+        }
+        let include = { (c: CheckpointFormat.Chunk) -> Bool in
+            if case .range(let first, let last) = c.kind, c.path == parent { return holdsKey(first, last) }
+            return c.isRelevant(toChildren: keys, of: parent)
+        }
+        return try assemble(include: include, prioritiesUnder: parent, within: parent) { c in
             // A range chunk of `parent`: only `keys`; above it: only the child on the way.
             if c.path == parent { return keys }
             return c.path.depth < parent.depth && c.path.contains(parent) ? [parent.keys[c.path.depth]] : nil

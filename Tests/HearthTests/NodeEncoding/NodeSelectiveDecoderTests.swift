@@ -144,4 +144,24 @@ import Testing
         #expect(try reader.partialCache(for: parent).child(at: parent) == full.child(at: parent))
         #expect(try reader.partialCache(for: "chats/s").child(at: "chats/s") == .string("beside"))
     }
+
+    /// The chunk index gives, for any location, exactly the chunks at it, below it and above
+    /// it — a superset of those relevant to reading it or its children.
+    @Test func theChunkIndexGivesTheChunksOnTheWayAndBelow() {
+        let paths: [Path] = ["/", "a", "a/b", "a/b", "a/c", "a/b/d/e", "b", "ab", "a/bc"]
+        let chunks = paths.enumerated().map { i, path in
+            CheckpointFormat.Chunk(
+                path: path, kind: i % 2 == 0 ? .whole : .range(first: "a", last: "z"), offset: 0, storedLength: 0,
+                rawLength: 0, compressed: false, crc: 0)
+        }
+        let index = ChunkPathIndex(chunks)
+        for target: Path in ["/", "a", "a/b", "a/b/d", "a/b/d/e/f", "a/bc", "b/x", "c", "ab"] {
+            let want = chunks.indices.filter { chunks[$0].path.contains(target) || target.contains(chunks[$0].path) }
+            #expect(index.candidates(for: target) == want, "\(target)")
+            let relevant = chunks.indices.filter {
+                chunks[$0].isRelevant(to: target) || chunks[$0].isRelevant(toChildren: ["b", "m"], of: target)
+            }
+            #expect(Set(relevant).isSubset(of: want), "\(target)")
+        }
+    }
 }
