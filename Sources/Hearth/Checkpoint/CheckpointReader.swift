@@ -10,6 +10,8 @@ final class CheckpointReader: Sendable {
     let checkpoint: Checkpoint
     let directory: CheckpointFormat.Directory
     private let decoded: Mutex<ChunkMemo>
+    /// The directory's chunks by location.
+    private let chunkIndex: ChunkPathIndex
 
     /// Raw chunk bytes a reader keeps decoded by default: 2 MiB, ~14 MiB of nodes — room for
     /// the chunks the views of a store at the default cap read at open (~1.3 MB raw).
@@ -76,6 +78,7 @@ final class CheckpointReader: Sendable {
             do {
                 directory = try CheckpointReader.decodeDirectory(
                     raw, bodyEnd: dirOffset, bodyVersion: version, checkpoint: checkpoint)
+                chunkIndex = ChunkPathIndex(directory.chunks)
             } catch {
                 throw corrupt(dirOffset, "directory: \(error)")
             }
@@ -219,36 +222,80 @@ final class CheckpointReader: Sendable {
 
     /// The node a chunk holds: the whole node at its path, or a children node of its range.
     func chunk(_ index: Int) throws(CheckpointError) -> Node {
-        if let node = decoded.withLock({ $0.get(index) }) { return node }
+        let kept = decoded.withLock { $0.get(index) }
+        if case .node(let node)? = kept { return node }
         let c = directory.chunks[index]
-        func corrupt(_ reason: String) -> CheckpointError {
-            .corrupt(file: checkpoint.fileName, offset: c.offset, reason: "chunk \(index) at \(c.path): \(reason)")
-        }
-        let raw = try CheckpointChunkBytes.read(
-            checkpoint, offset: c.offset, storedLength: c.storedLength, rawLength: c.rawLength,
-            compressed: c.compressed, crc: c.crc,
-            corrupt: corrupt)
+        let raw: [UInt8]
+        if case .located(let children)? = kept { raw = children.bytes } else { raw = try rawChunk(index) }
         let node: Node
-        do { node = try NodeCodec.decode(raw) } catch { throw corrupt("\(error)") }
+        do { node = try NodeCodec.decode(raw) } catch { throw corrupt(index, "\(error)") }
         if case .range = c.kind, node.isLeaf || node.priority != nil {
-            throw corrupt("range chunk is not a plain children node")
+            throw corrupt(index, "range chunk is not a plain children node")
         }
-        decoded.withLock { $0.put(index, node, bytes: c.rawLength) }
+        decoded.withLock { $0.put(index, .node(node), bytes: c.rawLength) }
         return node
     }
 
+    /// The children `keys` that range chunk `index` holds (the others are not built: a chunk
+    /// decoded already is looked up; else its raw bytes are scanned once and kept with their
+    /// children located, ``EncodedChildren``).
+    func chunkChildren(
+        _ index: Int, keeping keys: Set<ChildKey>
+    ) throws(CheckpointError) -> [(key: ChildKey, value: Node)] {
+        let children: EncodedChildren
+        switch decoded.withLock({ $0.get(index) }) {
+        case .node(let node)?:
+            return keys.compactMap { key in
+                let child = node.child(key)
+                return child.isEmpty ? nil : (key, child)
+            }
+        case .located(let located)?:
+            children = located
+        case nil:
+            let raw = try rawChunk(index)
+            do { children = try EncodedChildren(raw) } catch { throw corrupt(index, "range chunk: \(error)") }
+            decoded.withLock { $0.put(index, .located(children), bytes: children.footprint) }
+        }
+        do { return try children.children(keeping: keys) } catch {
+            throw corrupt(index, "range chunk: \(error)")
+        }
+    }
+
+    /// Chunk `index`'s raw bytes, read, checked and inflated.
+    private func rawChunk(_ index: Int) throws(CheckpointError) -> [UInt8] {
+        let c = directory.chunks[index]
+        return try CheckpointChunkBytes.read(
+            checkpoint, offset: c.offset, storedLength: c.storedLength, rawLength: c.rawLength,
+            compressed: c.compressed, crc: c.crc, corrupt: { corrupt(index, $0) })
+    }
+
+    private func corrupt(_ index: Int, _ reason: String) -> CheckpointError {
+        let c = directory.chunks[index]
+        return .corrupt(file: checkpoint.fileName, offset: c.offset, reason: "chunk \(index) at \(c.path): \(reason)")
+    }
+
     /// Places the chunks selected by `include` into one tree, with the split nodes'
-    /// priorities under `prioritiesUnder`; `visit` sees each chunk's decoded node.
+    /// priorities under `prioritiesUnder`.
     ///
     /// Built bottom-up: each node is made once from its children in key order (range chunks
     /// come in key order, recursively split children are assembled first), so the whole
     /// cache costs O(n) tree work rather than a path update per child.
+    ///
+    /// `select` names, for a range chunk, the only children of it to place (`nil`: all of
+    /// them); the others are not built (``chunkChildren(_:keeping:)``). `visit` sees each chunk
+    /// decoded whole, with its node (a selected range chunk is not decoded whole: not visited).
     func assemble(
-        include: (CheckpointFormat.Chunk) -> Bool, prioritiesUnder: Path?, visit: ((Int, Node) -> Void)? = nil
+        include: (CheckpointFormat.Chunk) -> Bool, prioritiesUnder: Path?, within: Path? = nil,
+        select: (CheckpointFormat.Chunk) -> Set<ChildKey>? = { _ in nil },
+        visit: ((Int, Node) -> Void)? = nil
     ) throws(CheckpointError) -> Node {
         // Group the selected chunks by their path, in directory order.
         var byPath: [Path: [Int]] = [:]
-        for (i, c) in directory.chunks.enumerated() where include(c) { byPath[c.path, default: []].append(i) }
+        // `within`: only the chunks at, below or above that location can be included.
+        for i in within.map(chunkIndex.candidates(for:)) ?? Array(directory.chunks.indices) {
+            let c = directory.chunks[i]
+            if include(c) { byPath[c.path, default: []].append(i) }
+        }
         if byPath.isEmpty { return .empty }
         var priorities: [Path: Priority] = [:]
         for (path, priority) in directory.priorities
@@ -268,11 +315,20 @@ final class CheckpointReader: Sendable {
             var pairs: [(key: ChildKey, value: Node)] = []
             var wholeNode: Node?
             for i in byPath[path] ?? [] {
-                let node = try chunk(i)
-                visit?(i, node)
-                switch directory.chunks[i].kind {
-                case .whole: wholeNode = node
-                case .range: pairs.append(contentsOf: node.children)
+                let c = directory.chunks[i]
+                switch c.kind {
+                case .whole:
+                    let node = try chunk(i)
+                    visit?(i, node)
+                    wholeNode = node
+                case .range:
+                    if let keys = select(c) {
+                        pairs.append(contentsOf: try chunkChildren(i, keeping: keys))
+                    } else {
+                        let node = try chunk(i)
+                        visit?(i, node)
+                        pairs.append(contentsOf: node.children)
+                    }
                 }
             }
             for key in below[path] ?? [] {
@@ -313,20 +369,6 @@ final class CheckpointReader: Sendable {
             include: { _ in true }, prioritiesUnder: nil,
             visit: { nodes[$0] = ChunkOrigins.Origin($1, kind: chunks[$0].kind) })
         return (cache, ChunkOrigins(reader: self, nodes: nodes))
-    }
-
-    /// The server cache as far as needed to read `path` exactly (other locations may be
-    /// missing): only the chunks on the way to and below `path` are decoded.
-    func partialCache(for path: Path) throws(CheckpointError) -> Node {
-        try assemble(include: { $0.isRelevant(to: path) }, prioritiesUnder: path)
-    }
-
-    /// The server cache as far as needed to read the children `keys` of `parent` exactly
-    /// (other locations may be missing): only the chunks on the way to `parent` and those
-    /// holding the children are decoded — in a node split into key-range chunks, the ones
-    /// whose range holds a key.
-    func partialCache(forChildren keys: Set<ChildKey>, of parent: Path) throws(CheckpointError) -> Node {
-        try assemble(include: { $0.isRelevant(toChildren: keys, of: parent) }, prioritiesUnder: parent)
     }
 
     /// Verifies every chunk's checksum and decoding (for `hearth verify`).

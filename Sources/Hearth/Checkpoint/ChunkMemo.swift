@@ -1,13 +1,24 @@
 import HearthModel
 
-/// The decoded cache chunks a ``CheckpointReader`` keeps, least recently used evicted first
-/// once their raw (encoded, uncompressed) bytes pass a budget.
+/// The cache chunks a ``CheckpointReader`` keeps, decoded or as their raw (encoded,
+/// uncompressed, checksummed) bytes with their children located, least recently used evicted
+/// first once their bytes pass a budget.
 ///
 /// The reader serves every read of a store whose server cache is not resident (and the views'
 /// rebuild at open): without a bound, reading every location once would keep the whole cache
 /// decoded — the memory the lazy load exists to save. Decoded, a chunk costs about seven times
-/// its raw bytes (Benchmarks/README.md, "Cold-open memory").
+/// its raw bytes (Benchmarks/README.md, "Cold-open memory"); a range chunk kept located
+/// (``EncodedChildren``) costs its raw bytes and its children's offsets, and serves reads of a
+/// few of its children without inflating, checking and scanning it again.
 struct ChunkMemo: Sendable {
+    /// What is kept of a chunk.
+    enum Content: Sendable {
+        /// The decoded node.
+        case node(Node)
+        /// The raw bytes of a range chunk with its children located, not decoded.
+        case located(EncodedChildren)
+    }
+
     /// Raw chunk bytes kept decoded at most (one chunk larger than this is still kept, alone).
     let budget: Int
     private var entries: [Int: Entry] = [:]
@@ -16,7 +27,7 @@ struct ChunkMemo: Sendable {
     private var tick: UInt64 = 0
 
     private struct Entry {
-        let node: Node
+        let content: Content
         let bytes: Int
         var used: UInt64
     }
@@ -27,18 +38,19 @@ struct ChunkMemo: Sendable {
     var count: Int { entries.count }
 
     /// The chunk `index` if kept (and marks it used).
-    mutating func get(_ index: Int) -> Node? {
+    mutating func get(_ index: Int) -> Content? {
         guard var entry = entries[index] else { return nil }
         tick += 1
         entry.used = tick
         entries[index] = entry
-        return entry.node
+        return entry.content
     }
 
-    /// Keeps chunk `index`, then evicts the least recently used others while over the budget.
-    mutating func put(_ index: Int, _ node: Node, bytes chunkBytes: Int) {
+    /// Keeps chunk `index` (in place of what was kept of it), then evicts the least recently
+    /// used others while over the budget.
+    mutating func put(_ index: Int, _ content: Content, bytes chunkBytes: Int) {
         tick += 1
-        if let old = entries.updateValue(Entry(node: node, bytes: chunkBytes, used: tick), forKey: index) {
+        if let old = entries.updateValue(Entry(content: content, bytes: chunkBytes, used: tick), forKey: index) {
             bytes -= old.bytes
         }
         bytes += chunkBytes

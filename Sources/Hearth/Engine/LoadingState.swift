@@ -165,6 +165,10 @@ struct LoadingState: Sendable {
                 break
             }
         }
+        if above.isEmpty && below.isEmpty {
+            // No deferred event touches these children: the base's, in key order (no sort).
+            return StoreState.children(keys, of: base)
+        }
         var pairs: [(key: ChildKey, value: Node)] = []
         for key in keys {
             let at = path.child(key)

@@ -115,6 +115,12 @@ struct ByteReader {
         return s
     }
 
+    /// Moves past `n` bytes (no slice made: for scanners that only skip).
+    mutating func skip(_ n: Int) throws(DecodeError) {
+        guard n >= 0, n <= remaining else { throw fail("length \(n) exceeds remaining \(remaining) bytes") }
+        offset += n
+    }
+
     mutating func raw(_ n: Int) throws(DecodeError) -> ArraySlice<UInt8> {
         guard n >= 0, n <= remaining else { throw fail("length \(n) exceeds remaining \(remaining) bytes") }
         defer { offset += n }

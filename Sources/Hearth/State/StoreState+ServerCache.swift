@@ -92,12 +92,22 @@ extension StoreState {
         }
         guard let keys else { return (read(nil), true) }
         if keys.isEmpty { return complete ? (.empty, true) : nil }
-        let value = read(keys)
+        let node = StoreState.children(keys, of: read(keys))
+        if !complete && node.isEmpty { return nil }
+        return (node, complete)
+    }
+
+    /// The children `keys` of `value` (those it has), as a node.
+    static func children(_ keys: Set<ChildKey>, of value: Node) -> Node {
+        let children = value.children
+        if children.count <= 2 * keys.count {
+            // Few children besides the keys: taken in key order, no sort.
+            return Node(children: ChildMap(sortedPairs: children.filter { keys.contains($0.key) }))
+        }
         let pairs = keys.compactMap { key -> (key: ChildKey, value: Node)? in
             let child = value.child(key)
             return child.isEmpty ? nil : (key, child)
         }
-        if !complete && pairs.isEmpty { return nil }
-        return (Node(children: pairs), complete)
+        return Node(children: pairs)
     }
 }

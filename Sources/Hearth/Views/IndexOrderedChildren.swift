@@ -58,8 +58,20 @@ struct IndexOrderedChildren {
 
     /// The children of `node` in `index` order. O(n log n).
     init(_ children: ChildMap, index: QueryIndex) {
-        var pairs = Array(children)
-        pairs.sort { index.compare($0, $1) < 0 }
+        var pairs: [(key: ChildKey, value: Node)]
+        if case .key = index {
+            pairs = Array(children)
+        } else {
+            // Each child's indexed value looked up once, not at every comparison (a child
+            // index such as `ts` is a lookup in the child's own map). The same order as
+            // `index.compare`: the indexed values, then the keys.
+            var decorated = children.map { (pair: $0, value: index.indexedValue(of: $0.value)) }
+            decorated.sort { a, b in
+                let c = Node.compareForOrdering(a.value, b.value)
+                return c != 0 ? c < 0 : ChildKey.compare(a.pair.key, b.pair.key) < 0
+            }
+            pairs = decorated.map(\.pair)
+        }
         func build(_ lo: Int, _ hi: Int) -> Tree? {
             guard lo < hi else { return nil }
             let mid = (lo + hi) / 2

@@ -60,6 +60,10 @@ struct LimitedFilter: NodeFilter {
                 guard withinDirectionalEnd(c.key, c.value) else { break }
                 kept.append(c)
             }
+            // Walked from the end, the children come in descending order, which for an index
+            // following the keys (a timestamp under push ids) is the insertion sort's worst
+            // case: turned around first, the sort below is one pass.
+            if reverse { kept.reverse() }
             kept.sort { ChildKey.compare($0.key, $1.key) < 0 }
         }
         let filtered = Node(children: ChildMap(sortedPairs: kept))
