@@ -253,6 +253,13 @@ func cacheFill() throws {
     }
     try engine.flush()
     let applySeconds = elapsed(t0)
+    // Off by default (it loads the whole cache): HEARTH_BENCH_STATS=1 adds the checkpoints and
+    // pruning rounds the fill's maintenance ran.
+    if ProcessInfo.processInfo.environment["HEARTH_BENCH_STATS"] == "1", let hearth = engine as? HearthEngine {
+        let stats = try hearth.store.stats()
+        metrics["checkpointsWritten"] = Double(stats.checkpointsWritten)
+        metrics["pruneRounds"] = Double(stats.pruneRounds)
+    }
     let c0 = clock.now
     try engine.close()
     metrics["closeSeconds"] = elapsed(c0)

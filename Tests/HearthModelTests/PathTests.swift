@@ -89,4 +89,19 @@ import Testing
         #expect(try Path(validating: "a/2") < Path("a/10"))
         #expect(try Path(validating: "a/z") < Path("b"))
     }
+
+    /// A path built from keys (not parsed) is checked by `validate()` with the same rules and
+    /// errors, naming the whole path.
+    @Test func keyBuiltPathsValidateWithTheParsedRules() {
+        #expect(throws: Never.self) { try Path(keys: ["a", "b", ".priority"]).validate() }
+        #expect(throws: Never.self) { try Path(keys: [".info", "connected"]).validate() }
+        #expect(throws: PathError.invalidCharacter(key: "b#", character: "#", path: "a/b#/c")) {
+            try Path(keys: ["a", "b#", "c"]).validate()
+        }
+        #expect(throws: PathError.misplacedMetadataKey(key: ".priority", path: "a/.priority/b")) {
+            try Path(keys: ["a", ".priority", "b"]).validate()
+        }
+        let deep = Path(keys: (0..<33).map { ChildKey("k\($0)") })
+        #expect(throws: PathError.tooDeep(path: deep.description, depth: 33)) { try deep.validate() }
+    }
 }

@@ -108,11 +108,16 @@ struct ByteReader {
         guard n <= remaining else { throw fail("string length \(n) exceeds remaining \(remaining) bytes") }
         let start = offset
         offset += n
-        let slice = bytes[start..<(start + n)]
-        guard let s = String(validating: slice, as: UTF8.self) else {
-            throw DecodeError(offset: start, reason: "invalid UTF-8 in string")
+        let decoded = bytes.withUnsafeBufferPointer { all -> String? in
+            let buffer = UnsafeBufferPointer(rebasing: all[start..<(start + n)])
+            // ASCII (nearly every key and most values) is valid UTF-8 as it is: the plain
+            // decoder is several times cheaper than the validating one, which goes through
+            // generic metadata on every call.
+            if buffer.allSatisfy({ $0 < 0x80 }) { return String(decoding: buffer, as: UTF8.self) }
+            return String(validating: buffer, as: UTF8.self)
         }
-        return s
+        guard let decoded else { throw DecodeError(offset: start, reason: "invalid UTF-8 in string") }
+        return decoded
     }
 
     /// Moves past `n` bytes (no slice made: for scanners that only skip).

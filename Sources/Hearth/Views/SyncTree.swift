@@ -153,12 +153,23 @@ package final class SyncTree {
 
     /// The server's data at `path` changed to `node`.
     package func applyServerOverwrite(_ node: Node, at path: Path) -> [ViewEvent] {
-        applyToSyncPoints(.overwrite(.server, path: path, node: node))
+        guard hasSyncPoint(reachedFrom: path) else { return [] }
+        return applyToSyncPoints(.overwrite(.server, path: path, node: node))
     }
 
     /// The server's data changed at each child path below `path`.
     package func applyServerMerge(_ children: [ChildUpdate], at path: Path) -> [ViewEvent] {
-        applyToSyncPoints(.merge(.server, path: path, children: Self.mergeTree(children)))
+        // The merge's tree is built only for views it can reach: a cache fill with no view
+        // at or around its paths spent a tenth of each commit building it.
+        guard hasSyncPoint(reachedFrom: path) else { return [] }
+        return applyToSyncPoints(.merge(.server, path: path, children: Self.mergeTree(children)))
+    }
+
+    /// Whether a sync point sits at `path`, above it or below it: the only ones an operation at
+    /// `path` reaches (``apply(_:tree:serverCache:writes:)`` walks down `path` and then the
+    /// subtree under it, never a sibling), so without one it raises nothing.
+    private func hasSyncPoint(reachedFrom path: Path) -> Bool {
+        syncPoints.nearestAtOrAbove(path) != nil || !syncPoints.subtree(path).isEmpty
     }
 
     /// The tag of the filtered query's view at `path`, if it has one.

@@ -25,6 +25,7 @@ extension LogCore {
             closing = true
             stopFlusher = true
             monitor.broadcast()
+            monitor.signal(flusherWake)
             while !queue.isEmpty { monitor.wait() }
             assert(!leading, "no group runs once the queue is drained")
         }

@@ -177,7 +177,10 @@ extension LogCore {
             durableLSN = writtenLSN
         } else if let interval = p.batched, writtenLSN > durableLSN {
             let d = monotonicNanos() &+ interval
-            if batchedDeadline == nil || d < batchedDeadline! { batchedDeadline = d }
+            if batchedDeadline == nil || d < batchedDeadline! {
+                batchedDeadline = d
+                monitor.signal(flusherWake)
+            }
         }
         if durableLSN >= writtenLSN { batchedDeadline = nil }
         assert(durableLSN <= writtenLSN && writtenLSN <= reservedLSN, "durableLSN ≤ writtenLSN ≤ reservedLSN")

@@ -53,6 +53,11 @@ final class LogCore: @unchecked Sendable {
     var closed = false
     var batchedDeadline: UInt64?
     var stopFlusher = false
+    /// What the flusher waits on: signalled when `batchedDeadline` is set or moved earlier and
+    /// when `stopFlusher` is set — not at every commit, as the monitor's own condition is.
+    let flusherWake = MonitorCondition()
+    /// Turns of the flusher's loop (tests).
+    var flusherWakeups = 0
     /// Requested rolls given up because they failed before anything durable changed.
     var abandonedRolls = 0
     var lastAbandonedRoll: LogError?

@@ -36,12 +36,16 @@ public struct Path: Sendable, Hashable, CustomStringConvertible, ExpressibleBySt
     /// ``init(validating:)``.
     /// - Throws: ``PathError`` naming the offending key and the path.
     public func validate() throws(PathError) {
-        try Path.validate(keys.map(\.string), printed: description)
+        // The printed path is built only for an error: every server event and write is
+        // validated, and joining its keys cost more than checking them.
+        try Path.validate(keys.lazy.map(\.string), printed: description)
     }
 
-    private static func validate(_ segments: [String], printed string: String) throws(PathError) {
+    private static func validate(
+        _ segments: some RandomAccessCollection<String>, printed: @autoclosure () -> String
+    ) throws(PathError) {
         if segments.count > Path.maxDepth {
-            throw .tooDeep(path: string, depth: segments.count)
+            throw .tooDeep(path: printed(), depth: segments.count)
         }
         for (i, segment) in segments.enumerated() {
             if segment == ".info" && i == 0 {
@@ -49,12 +53,12 @@ public struct Path: Sendable, Hashable, CustomStringConvertible, ExpressibleBySt
             } else if segment == ".priority" && i == segments.count - 1 {
                 // Allowed: addresses the priority of the parent.
             } else if segment == ".priority" || segment == ".info" {
-                throw .misplacedMetadataKey(key: segment, path: string)
+                throw .misplacedMetadataKey(key: segment, path: printed())
             } else {
                 do {
                     try ChildKey.validate(segment)
                 } catch {
-                    throw error.inPath(string)
+                    throw error.inPath(printed())
                 }
             }
         }

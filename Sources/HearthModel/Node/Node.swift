@@ -231,7 +231,7 @@ public struct Node: Sendable {
     public func nestingExceeds(_ limit: Int) -> Bool {
         guard case .children(let map, _) = storage else { return false }
         if limit <= 0 { return true }
-        return map.contains { $0.value.nestingExceeds(limit - 1) }
+        return map.containsValue { $0.nestingExceeds(limit - 1) }
     }
 
     /// Whether a non-empty child exists under `key`.

@@ -71,6 +71,26 @@ import HearthTesting
         try log.close()
     }
 
+    /// A commit does not wake the `.batched` flusher: it waits on its own condition, woken when a
+    /// sync deadline is set and at close — not at every group's broadcast to its followers.
+    @Test func batchedCommitsDoNotWakeTheFlusher() throws {
+        let fs = SimulatedFileSystem(seed: 34)
+        let log = try Log.open(
+            directory: storeDir, fileSystem: fs, options: .test(durability: .batched(interval: .seconds(30))))
+        let before = log.core.flusherWakeupCount
+        var last: LSN = 0
+        for i in 0..<1000 { last = try log.append(jsonPayload(i), type: 1) }
+        // One wake-up for the deadline the first append set; the others leave it (and the
+        // flusher) alone. A broadcast-woken flusher turns about once per append.
+        let wakeups = log.core.flusherWakeupCount - before
+        #expect(wakeups <= 3, "the flusher woke \(wakeups) times for 1,000 commits")
+        #expect(log.durableLSN < last, "nothing synced before the 30 s deadline")
+        // Close syncs and stops the flusher (which must be woken for that, not left waiting
+        // out its deadline).
+        try log.close()
+        #expect(log.durableLSN == last)
+    }
+
     @Test func checkpointWhileAppendingConcurrently() throws {
         let fs = SimulatedFileSystem(seed: 33)
         let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test())

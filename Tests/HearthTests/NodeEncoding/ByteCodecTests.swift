@@ -71,6 +71,27 @@ import HearthTesting
         #expect(fails([0x02, 0xC3, 0x28]) { _ = try $0.string() })  // invalid UTF-8
         #expect(fails([0x01]) { _ = try $0.string() })  // length beyond input
     }
+
+    /// Strings decode exactly, ASCII (read without validation) and not, from any offset and
+    /// among other fields; a byte of invalid UTF-8 after ASCII still fails.
+    @Test func stringsDecodeAsciiAndUnicodeExactly() throws {
+        let strings = ["", "a", "-NxYz09_key", "héllo", "日本語", "🔥 fire", String(repeating: "x", count: 300)]
+        var w = ByteWriter()
+        for s in strings {
+            w.u8(7)
+            w.string(s)
+        }
+        var r = ByteReader(w.bytes)
+        for s in strings {
+            #expect(try r.u8() == 7)
+            #expect(try r.string() == s)
+        }
+        #expect(r.isAtEnd)
+        var bad = ByteReader([0x04, 0x61, 0x62, 0x63, 0xFF])
+        #expect(throws: DecodeError.self) { _ = try bad.string() }
+        var overlong = ByteReader([0x03, 0x61, 0xC0, 0x80])
+        #expect(throws: DecodeError.self) { _ = try overlong.string() }
+    }
 }
 
 extension ByteWriter {
