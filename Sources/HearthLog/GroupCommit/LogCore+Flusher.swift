@@ -1,6 +1,7 @@
 // The `.batched` flusher: one thread per writable log that syncs once the earliest `.batched`
-// deadline passes (a `.batched` append is acknowledged before it is durable). Fields and lock
-// discipline: see LogCore.swift.
+// deadline passes (a `.batched` append is acknowledged before it is durable). It sleeps on a
+// condition of its own (`flusherWake`), woken only when a deadline is set or the log closes — not
+// by every group commit. Fields and lock discipline: see LogCore.swift.
 
 extension LogCore {
     func startFlusher() {
@@ -15,10 +16,10 @@ extension LogCore {
                         try? flush()
                         monitor.lock()
                     } else {
-                        monitor.wait(untilMonotonic: d)
+                        monitor.wait(flusherWake, untilMonotonic: d)
                     }
                 } else {
-                    monitor.wait()
+                    monitor.wait(flusherWake)
                 }
             }
             monitor.unlock()

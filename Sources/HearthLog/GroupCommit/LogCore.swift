@@ -53,6 +53,13 @@ final class LogCore: @unchecked Sendable {
     var closed = false
     var batchedDeadline: UInt64?
     var stopFlusher = false
+    /// Threads in ``waitForProgress()`` (back-pressure, `waitUntilDurable`, close): a group's
+    /// completion broadcasts the monitor's condition only when there are some.
+    var progressWaiters = 0
+    /// Wake-ups of committers waiting in `wait` (see ``waiterWakeupCount``).
+    var waiterWakeups = 0
+    /// Wakes the `.batched` flusher: broadcast when a deadline is set and at close.
+    let flusherWake = Monitor.Condition()
     /// Requested rolls given up because they failed before anything durable changed.
     var abandonedRolls = 0
     var lastAbandonedRoll: LogError?

@@ -73,6 +73,58 @@ package final class Monitor: @unchecked Sendable {
     }
 
     func broadcast() { pthread_cond_broadcast(cond) }
+
+    /// Waits on `condition` (instead of the monitor's own condition variable) until it is
+    /// signalled. The monitor must be locked by the caller; spurious wake-ups happen, so every
+    /// caller re-checks its condition in a loop.
+    func wait(_ condition: Condition) { pthread_cond_wait(condition.cond, mutex) }
+
+    /// Waits on `condition` until it is signalled or the monotonic clock reaches `deadline`
+    /// (nanoseconds).
+    func wait(_ condition: Condition, untilMonotonic deadline: UInt64) {
+        let now = monotonicNanos()
+        if deadline <= now { return }
+        #if canImport(Darwin)
+        let delta = deadline - now
+        var ts = timespec(tv_sec: Int(delta / 1_000_000_000), tv_nsec: Int(delta % 1_000_000_000))
+        pthread_cond_timedwait_relative_np(condition.cond, mutex, &ts)
+        #else
+        var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        pthread_cond_timedwait(condition.cond, mutex, &ts)
+        #endif
+    }
+
+    /// A condition variable of its own, used with one monitor's mutex (``wait(_:)``), so that a
+    /// waker can wake exactly the threads a change concerns rather than every waiter (the
+    /// group commit wakes each request's own thread, not all committers: see
+    /// `LogCore.finish`).
+    final class Condition: @unchecked Sendable {
+        fileprivate let cond: UnsafeMutablePointer<pthread_cond_t>
+
+        init() {
+            cond = .allocate(capacity: 1)
+            cond.initialize(to: pthread_cond_t())
+            #if canImport(Darwin)
+            let rc = pthread_cond_init(cond, nil)
+            #else
+            var attr = pthread_condattr_t()
+            pthread_condattr_init(&attr)
+            pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
+            let rc = pthread_cond_init(cond, &attr)
+            pthread_condattr_destroy(&attr)
+            #endif
+            precondition(rc == 0, "pthread_cond_init failed")
+        }
+
+        deinit {
+            pthread_cond_destroy(cond)
+            cond.deallocate()
+        }
+
+        /// Wakes every thread waiting on this condition (cheap when none is: no system call).
+        /// Call it with the monitor locked.
+        func broadcast() { pthread_cond_broadcast(cond) }
+    }
 }
 
 /// A joinable OS thread running a closure. Used for the `.batched` flusher and by tests that need
