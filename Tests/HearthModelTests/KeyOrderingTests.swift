@@ -44,6 +44,25 @@ import HearthTesting
         #expect(ChildKey("3") < ChildKey("2147483648"))
     }
 
+    /// Equality is byte equality of the UTF-8, for small (inline) and large (heap) strings and
+    /// for strings bridged without contiguous UTF-8 (the slow path).
+    @Test func equalityIsExactBytes() {
+        let long = String(repeating: "abcdefgh", count: 8)
+        let pairs: [(String, String, Bool)] = [
+            ("", "", true), ("a", "a", true), ("a", "b", false), ("a", "ab", false),
+            (long, long + "", true), (long, long + "x", false), (long + "y", long + "x", false),
+            ("\u{E9}" + long, "e\u{301}" + long, false), ("x\u{E9}", "x\u{E9}", true),
+        ]
+        for (a, b, equal) in pairs {
+            // A fresh copy of each, so the two never share storage.
+            let ka = ChildKey(String(decoding: Array(a.utf8), as: UTF8.self))
+            let kb = ChildKey(String(decoding: Array(b.utf8), as: UTF8.self))
+            #expect((ka == kb) == equal, "\(a.debugDescription) vs \(b.debugDescription)")
+            #expect((kb == ka) == equal)
+            #expect((ka.hashValue == kb.hashValue) || !equal)
+        }
+    }
+
     @Test func canonicallyEquivalentKeysAreDistinct() {
         let precomposed = ChildKey("\u{E9}")  // é
         let decomposed = ChildKey("e\u{301}")  // e + combining acute

@@ -30,9 +30,12 @@ extension Store {
     public func saveWrite(
         _ operation: PendingWrite.Operation, at path: Path, durability: Durability? = nil
     ) throws(StoreError) -> Int64 {
+        // Checked before the lock: validation reads no state, and under the lock it made every
+        // other committer wait for it.
+        try StoreBatch.validateWrite(operation, at: path)
         var id: Int64 = 0
         try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in
-            id = try b.saveWrite(operation, at: path)
+            id = b.saveValidatedWrite(operation, at: path)
         }
         return id
     }

@@ -97,12 +97,24 @@ public struct StoreBatch {
     /// - Throws: ``StoreError/invalidPath(_:)`` for a path under `.info`.
     @discardableResult
     public mutating func saveWrite(_ operation: PendingWrite.Operation, at path: Path) throws(StoreError) -> Int64 {
+        try StoreBatch.validateWrite(operation, at: path)
+        return saveValidatedWrite(operation, at: path)
+    }
+
+    /// Checks a user write as ``saveWrite(_:at:)`` does (the path, that it is writable, the
+    /// data's depth). Needs no state, so ``Store/saveWrite(_:at:durability:)`` runs it before
+    /// taking the store's lock rather than while every other committer waits.
+    static func validateWrite(_ operation: PendingWrite.Operation, at path: Path) throws(StoreError) {
         try StoreBatch.validate(path)
         do { try path.validateWritable() } catch { throw .invalidPath(error) }
         switch operation {
         case .set(let node): try StoreBatch.validate(node, at: path)
         case .update(let children): try StoreBatch.validate(children, at: path)
         }
+    }
+
+    /// ``saveWrite(_:at:)`` for a write ``validateWrite(_:at:)`` accepted.
+    mutating func saveValidatedWrite(_ operation: PendingWrite.Operation, at path: Path) -> Int64 {
         let id = nextWriteID
         assert(id > base.lastWriteID, "a new write's id is above every id the state has seen")
         nextWriteID += 1

@@ -76,16 +76,28 @@ final class WriteTree {
 
     private func index(_ record: WriteRecord, by delta: Int) {
         for path in WriteTree.paths(of: record) {
-            touching[path, default: 0] += delta
-            if touching[path] == 0 { touching[path] = nil }
+            WriteTree.count(&touching, path, by: delta)
             var keys = path.keys
             while !keys.isEmpty {
                 keys.removeLast()
-                let ancestor = Path(keys: keys)
-                below[ancestor, default: 0] += delta
-                if below[ancestor] == 0 { below[ancestor] = nil }
+                WriteTree.count(&below, Path(keys: keys), by: delta)
             }
         }
+    }
+
+    /// Adds `delta` to the count of `path`, dropping a count that reaches zero — with one hash
+    /// lookup (a path hashes all of its keys, and every write indexes each of its ancestors).
+    private static func count(_ counts: inout [Path: Int], _ path: Path, by delta: Int) {
+        if delta > 0 {
+            counts[path, default: 0] += delta
+            return
+        }
+        guard let i = counts.index(forKey: path) else {
+            assertionFailure("a write is removed from the index only after it was added")
+            return
+        }
+        let n = counts.values[i] + delta
+        if n == 0 { counts.remove(at: i) } else { counts.values[i] = n }
     }
 
     /// Whether some indexed visible write touches a path at, above or below one of

@@ -18,6 +18,9 @@ final class CommitRequest: @unchecked Sendable {
     var reservedLSN: LSN = 0
     var done = false
     var result: Result<LSN, LogError> = .success(0)
+    /// The request's waiter sleeps on this (with the monitor's mutex); `LogCore.finish`
+    /// broadcasts it when the request completes or becomes the front of the queue.
+    let wake = Monitor.Condition()
 
     init(records: [PreparedRecord], sync: Bool, batchedInterval: UInt64?, roll: Bool = false) {
         self.records = records

@@ -25,8 +25,8 @@ extension LogCore {
             closing = true
             stopFlusher = true
             monitor.broadcast()
-            monitor.signal(flusherWake)
-            while !queue.isEmpty { monitor.wait() }
+            flusherWake.broadcast()
+            while !queue.isEmpty { waitForProgress() }
             assert(!leading, "no group runs once the queue is drained")
         }
         flusher?.join()

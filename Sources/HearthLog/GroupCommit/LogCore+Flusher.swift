@@ -1,9 +1,7 @@
 // The `.batched` flusher: one thread per writable log that syncs once the earliest `.batched`
-// deadline passes (a `.batched` append is acknowledged before it is durable). It waits on its own
-// condition (`flusherWake`), signalled only when a deadline is set or moved earlier and at close:
-// on the monitor's condition every commit's broadcast woke it (two context switches per commit for
-// a lone writer, which on two cores cost more than the commit). Fields and lock discipline: see
-// LogCore.swift.
+// deadline passes (a `.batched` append is acknowledged before it is durable). It sleeps on a
+// condition of its own (`flusherWake`), woken only when a deadline is set or the log closes — not
+// by every group commit. Fields and lock discipline: see LogCore.swift.
 
 extension LogCore {
     func startFlusher() {

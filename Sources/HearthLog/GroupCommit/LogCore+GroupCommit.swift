@@ -22,7 +22,7 @@ extension LogCore {
         if let p = poison { throw .poisoned(underlying: p) }
         // Back-pressure: a full queue is drained before it grows (see maxQueuedRequests).
         while queue.count >= Self.maxQueuedRequests {
-            if leading { monitor.wait() } else { lead() }
+            if leading { waitForProgress() } else { lead() }
             if closing || closed { throw .closed }
             if let p = poison { throw .poisoned(underlying: p) }
         }
@@ -38,7 +38,12 @@ extension LogCore {
     /// front of the queue, or follows the leader that takes it along.
     func wait(_ req: CommitRequest) throws(LogError) -> LSN {
         monitor.lock()
-        while !req.done && (queue.first !== req || leading) { monitor.wait() }
+        // Woken by `finish`: when the request's group completes, or when the request becomes the
+        // front of the queue (then it leads).
+        while !req.done && (queue.first !== req || leading) {
+            monitor.wait(req.wake)
+            waiterWakeups += 1
+        }
         if req.done {
             monitor.unlock()
             return try req.result.get()
@@ -50,6 +55,10 @@ extension LogCore {
 
     /// The longest the commit queue has been since the log was opened.
     var queueHighWaterMark: Int { monitor.withLock { queueHighWater } }
+
+    /// How many times a committer waiting for its request has woken (tests: a group's
+    /// completion wakes its own requests and the next leader, not every queued committer).
+    var waiterWakeupCount: Int { monitor.withLock { waiterWakeups } }
 
     /// What a leader decided under the monitor about the group it leads.
     struct GroupPlan {
@@ -179,7 +188,7 @@ extension LogCore {
             let d = monotonicNanos() &+ interval
             if batchedDeadline == nil || d < batchedDeadline! {
                 batchedDeadline = d
-                monitor.signal(flusherWake)
+                flusherWake.broadcast()
             }
         }
         if durableLSN >= writtenLSN { batchedDeadline = nil }
@@ -194,17 +203,33 @@ extension LogCore {
         finish(p.group, nil)
     }
 
-    /// Completes the group (monitor locked): pops it from the queue and wakes everyone.
+    /// Completes the group (monitor locked): pops it from the queue and wakes the threads the
+    /// change concerns — each request's own waiter, the new front's (it leads next), and the
+    /// threads waiting for progress (``waitForProgress()``) if there are any. Waking only these,
+    /// as LevelDB's writer queue does (one condition variable per writer), keeps a commit from
+    /// waking every other committer only for it to find its request still queued and sleep
+    /// again: with 16 committers on 2 cores those wake-ups were most of the context switches
+    /// per write.
     private func finish(_ group: [CommitRequest], _ result: Result<LSN, LogError>?) {
         for r in group {
             if let result { r.result = result }
             r.done = true
+            r.wake.broadcast()
         }
         assert(
             queue.count >= group.count && zip(queue, group).allSatisfy { $0 === $1 },
             "the finished group is the front of the queue")
         queue.removeFirst(group.count)
-        monitor.broadcast()
+        queue.first?.wake.broadcast()
+        if progressWaiters > 0 { monitor.broadcast() }
+    }
+
+    /// [monitor] Waits until a group completes or the log starts closing (spurious wake-ups
+    /// happen: callers re-check their condition in a loop).
+    func waitForProgress() {
+        progressWaiters += 1
+        monitor.wait()
+        progressWaiters -= 1
     }
 
     // MARK: Flush, durability queries
@@ -225,7 +250,7 @@ extension LogCore {
         // Bounded: each wake-up follows a group completion; the flusher's deadline is at most one
         // interval away, and poison or close end the wait.
         while durableLSN < lsn && batchedDeadline != nil && poison == nil && !closing && !closed {
-            monitor.wait()
+            waitForProgress()
         }
         let done = durableLSN >= lsn
         monitor.unlock()

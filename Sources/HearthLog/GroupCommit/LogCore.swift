@@ -53,10 +53,14 @@ final class LogCore: @unchecked Sendable {
     var closed = false
     var batchedDeadline: UInt64?
     var stopFlusher = false
-    /// What the flusher waits on: signalled when `batchedDeadline` is set or moved earlier and
-    /// when `stopFlusher` is set — not at every commit, as the monitor's own condition is.
-    let flusherWake = MonitorCondition()
-    /// Turns of the flusher's loop (tests).
+    /// Threads in ``waitForProgress()`` (back-pressure, `waitUntilDurable`, close): a group's
+    /// completion broadcasts the monitor's condition only when there are some.
+    var progressWaiters = 0
+    /// Wake-ups of committers waiting in `wait` (see ``waiterWakeupCount``).
+    var waiterWakeups = 0
+    /// Wakes the `.batched` flusher: broadcast when a deadline is set and at close.
+    let flusherWake = Monitor.Condition()
+    /// Turns of the flusher's loop (see ``flusherWakeupCount``).
     var flusherWakeups = 0
     /// Requested rolls given up because they failed before anything durable changed.
     var abandonedRolls = 0

@@ -21,9 +21,21 @@ package final class Monitor: @unchecked Sendable {
     package init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
+        cond = .allocate(capacity: 1)
+        cond.initialize(to: pthread_cond_t())
         let rc1 = pthread_mutex_init(mutex, nil)
         precondition(rc1 == 0, "pthread_mutex_init failed")
-        cond = makeMonotonicCondition()
+        #if canImport(Darwin)
+        let rc2 = pthread_cond_init(cond, nil)
+        #else
+        var attr = pthread_condattr_t()
+        pthread_condattr_init(&attr)
+        // Timed waits are measured on the monotonic clock, like monotonicNanos().
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
+        let rc2 = pthread_cond_init(cond, &attr)
+        pthread_condattr_destroy(&attr)
+        #endif
+        precondition(rc2 == 0, "pthread_cond_init failed")
     }
 
     deinit {
@@ -46,16 +58,30 @@ package final class Monitor: @unchecked Sendable {
     /// so every caller re-checks its condition in a loop.
     func wait() { pthread_cond_wait(cond, mutex) }
 
+    /// Waits for a broadcast or until the monotonic clock reaches `deadline` (nanoseconds).
+    func wait(untilMonotonic deadline: UInt64) {
+        let now = monotonicNanos()
+        if deadline <= now { return }
+        #if canImport(Darwin)
+        let delta = deadline - now
+        var ts = timespec(tv_sec: Int(delta / 1_000_000_000), tv_nsec: Int(delta % 1_000_000_000))
+        pthread_cond_timedwait_relative_np(cond, mutex, &ts)
+        #else
+        var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        pthread_cond_timedwait(cond, mutex, &ts)
+        #endif
+    }
+
     func broadcast() { pthread_cond_broadcast(cond) }
 
-    /// Waits for a ``signal(_:)`` of `condition` (not for ``broadcast()``), or until the
-    /// monotonic clock reaches `deadline` (nanoseconds) when one is given. The monitor must be
-    /// locked by the caller; spurious wake-ups happen, so the caller re-checks in a loop.
-    func wait(_ condition: MonitorCondition, untilMonotonic deadline: UInt64? = nil) {
-        guard let deadline else {
-            pthread_cond_wait(condition.cond, mutex)
-            return
-        }
+    /// Waits on `condition` (instead of the monitor's own condition variable) until it is
+    /// signalled. The monitor must be locked by the caller; spurious wake-ups happen, so every
+    /// caller re-checks its condition in a loop.
+    func wait(_ condition: Condition) { pthread_cond_wait(condition.cond, mutex) }
+
+    /// Waits on `condition` until it is signalled or the monotonic clock reaches `deadline`
+    /// (nanoseconds).
+    func wait(_ condition: Condition, untilMonotonic deadline: UInt64) {
         let now = monotonicNanos()
         if deadline <= now { return }
         #if canImport(Darwin)
@@ -68,41 +94,37 @@ package final class Monitor: @unchecked Sendable {
         #endif
     }
 
-    /// Wakes the threads waiting on `condition` (call with the monitor locked).
-    func signal(_ condition: MonitorCondition) { pthread_cond_broadcast(condition.cond) }
-}
+    /// A condition variable of its own, used with one monitor's mutex (``wait(_:)``), so that a
+    /// waker can wake exactly the threads a change concerns rather than every waiter (the
+    /// group commit wakes each request's own thread, not all committers: see
+    /// `LogCore.finish`).
+    final class Condition: @unchecked Sendable {
+        fileprivate let cond: UnsafeMutablePointer<pthread_cond_t>
 
-/// A second condition variable on a ``Monitor``'s mutex, for a thread that must not wake at every
-/// ``Monitor/broadcast()``: the `.batched` flusher waits on one, so that a commit (which
-/// broadcasts to its group's followers) does not wake it — it is woken only when a sync deadline
-/// is set or the log closes. `@unchecked Sendable`: the pthread object is the synchronisation.
-final class MonitorCondition: @unchecked Sendable {
-    fileprivate let cond: UnsafeMutablePointer<pthread_cond_t>
+        init() {
+            cond = .allocate(capacity: 1)
+            cond.initialize(to: pthread_cond_t())
+            #if canImport(Darwin)
+            let rc = pthread_cond_init(cond, nil)
+            #else
+            var attr = pthread_condattr_t()
+            pthread_condattr_init(&attr)
+            pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
+            let rc = pthread_cond_init(cond, &attr)
+            pthread_condattr_destroy(&attr)
+            #endif
+            precondition(rc == 0, "pthread_cond_init failed")
+        }
 
-    init() { cond = makeMonotonicCondition() }
+        deinit {
+            pthread_cond_destroy(cond)
+            cond.deallocate()
+        }
 
-    deinit {
-        pthread_cond_destroy(cond)
-        cond.deallocate()
+        /// Wakes every thread waiting on this condition (cheap when none is: no system call).
+        /// Call it with the monitor locked.
+        func broadcast() { pthread_cond_broadcast(cond) }
     }
-}
-
-/// A pthread condition variable whose timed waits use the monotonic clock (like
-/// `monotonicNanos()`).
-private func makeMonotonicCondition() -> UnsafeMutablePointer<pthread_cond_t> {
-    let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    cond.initialize(to: pthread_cond_t())
-    #if canImport(Darwin)
-    let rc = pthread_cond_init(cond, nil)
-    #else
-    var attr = pthread_condattr_t()
-    pthread_condattr_init(&attr)
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
-    let rc = pthread_cond_init(cond, &attr)
-    pthread_condattr_destroy(&attr)
-    #endif
-    precondition(rc == 0, "pthread_cond_init failed")
-    return cond
 }
 
 /// A joinable OS thread running a closure. Used for the `.batched` flusher and by tests that need

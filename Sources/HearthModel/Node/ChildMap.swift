@@ -292,6 +292,9 @@ extension ChildMap: Sequence {
 
         init(root: Tree?, reversed: Bool, from start: ChildKey? = nil) {
             self.reversed = reversed
+            // No allocation for an empty map: every leaf's children are iterated (node walks
+            // recurse into them), and a reserved stack there cost a malloc and free per leaf.
+            guard root != nil else { return }
             stack.reserveCapacity(48)
             var t = root
             if let start {

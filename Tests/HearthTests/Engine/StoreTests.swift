@@ -112,6 +112,15 @@ func json(_ text: String) -> Node { try! Node(jsonText: text) }
         #expect(throws: StoreError.self) { try store.completeTransaction(5) }
         #expect(throws: StoreError.self) { try store.ackOnDisconnect(5) }
         #expect(throws: StoreError.self) { try store.saveWrite(.set(.number(1)), at: ".info/connected") }
+        #expect(throws: StoreError.self) { try store.saveWrite(.update([]), at: ".info") }
+        // Store.saveWrite checks the data before taking the lock: too deep is still refused.
+        var deep = Node.number(1)
+        for _ in 0..<(NodeCodec.maxDepth + 1) { deep = Node(children: [(key: "d", value: deep)]) }
+        #expect(throws: StoreError.self) { try store.saveWrite(.set(deep), at: "a") }
+        #expect(throws: StoreError.self) {
+            try store.saveWrite(.update([ChildUpdate(path: "x", node: deep)]), at: "a")
+        }
+        #expect(store.pendingWrites().isEmpty)
         // A batch that throws half-way commits none of it.
         #expect(throws: StoreError.self) {
             try store.commit { (b: inout StoreBatch) throws(StoreError) in
