@@ -152,6 +152,61 @@ import Testing
         try store.close()
     }
 
+    /// A maintenance pass on its queue may drop the cache between a whole-state read's load and
+    /// its copy of the state; the copy must still hold the whole cache (it held an empty one:
+    /// `HearthBench coldOpen floor --phase build` exported `null` from a 10 MiB store).
+    @Test func aDropBetweenTheLoadAndTheCopyStillGivesTheWholeCache() throws {
+        let dir = TempDir()
+        try makeStore(dir)
+        let store = try Store.open(directory: dir.path, options: options())
+        let expected = try store.serverValue(at: "rooms")
+        #expect(expected.children.count == 40)
+        try store.ensureCacheLoaded()
+        #expect(store.dropResidentCache())
+        let core = try store.residentCore()
+        #expect(core.loading.cacheLoaded)
+        // Compared outside #expect: a failure would print two ~1 MB trees.
+        let copied = core.loading.state.serverCache.child(at: "rooms") == expected
+        #expect(
+            copied, "the copy's cache holds \(core.loading.state.serverCache.child(at: "rooms").children.count) rooms")
+        let whole = try store.state().serverCache.child(at: "rooms") == expected
+        #expect(whole)
+        try store.close()
+    }
+
+    /// With the default quiet period, a stream of server data keeps the whole cache resident
+    /// across checkpoints (each would otherwise decode the whole checkpoint again), and a pass
+    /// after a quiet period drops it.
+    @Test func aServerStreamKeepsTheCacheResidentUntilQuiet() throws {
+        let dir = TempDir()
+        try makeStore(dir)
+        var o = options()
+        o.checkpointMinimumBytes = 64 << 10
+        o.residentCacheQuietNanos = 60_000_000_000
+        let store = try Store.open(directory: dir.path, options: o)
+        var model = try store.serverValue(at: "feed")
+        for i in 0..<1500 {
+            let path = Path(keys: ["feed", ChildKey("k\(i % 300)")])
+            let node = Node.string("\(i) " + String(repeating: "abcdefghij", count: 100))
+            try store.applyServerOverwrite(node, at: path)
+            model = model.updating(Path(keys: [ChildKey("k\(i % 300)")]), with: node)
+        }
+        var stats = store.residentCacheStats
+        // ~1.5 MB of server data: several checkpoints, one load of the whole cache, no drop.
+        #expect(stats.loads == 1 && stats.drops == 0 && stats.cacheResident, "\(stats)")
+        #expect(try store.serverValue(at: "feed") == model)
+        // Quiet (the period passed: here, made 0): the next pass drops it.
+        #expect(store.dropResidentCacheIfQuiet() == false)
+        #expect(Store.isQuiet(lastServerEvent: 5, now: 5 + 60_000_000_000, quiet: 60_000_000_000))
+        #expect(!Store.isQuiet(lastServerEvent: 5, now: 4 + 60_000_000_000, quiet: 60_000_000_000))
+        #expect(Store.isQuiet(lastServerEvent: 0, now: 1, quiet: 60_000_000_000))
+        #expect(store.dropResidentCache())
+        stats = store.residentCacheStats
+        #expect(!stats.cacheResident && stats.drops == 1, "\(stats)")
+        #expect(try store.serverValue(at: "feed") == model)
+        try store.close()
+    }
+
     /// Random operations on two stores fed the same events: one loaded eagerly (the cache
     /// always resident), one lazily (resident only while needed). Open, close, compaction,
     /// pruning under a 1 MiB cap, whole-state reads and drops must leave every read equal.
@@ -179,23 +234,7 @@ import Testing
             return Path(keys: keys)
         }
         func value() -> Node {
-            switch Int.random(in: 0..<6, using: &random) {
-            case 0: return .empty
-            case 1: return .number(Double(Int.random(in: 0..<100, using: &random)))
-            case 2: return .string(String(repeating: "xyzw", count: Int.random(in: 1..<2000, using: &random)))
-            default:
-                var pairs: [(key: ChildKey, value: Node)] = []
-                for i in 0..<Int.random(in: 1..<8, using: &random) {
-                    pairs.append(
-                        (
-                            ChildKey("c\(i)"),
-                            .string(
-                                "v\(Int.random(in: 0..<1_000_000, using: &random))"
-                                    + String(repeating: "q", count: Int.random(in: 0..<900, using: &random)))
-                        ))
-                }
-                return Node(children: pairs)
-            }
+            Gen.cacheValue(&random, kinds: 6, maxRepeats: 2000, maxChildren: 8)
         }
         var resident = 0, notResident = 0
         var tracked = Set<QueryLocation>()

@@ -65,6 +65,7 @@ extension Store {
             let lsn = pending.lsn
             let prior = ViewHost.Prior(events, core.loading.state)
             for e in events { core.loading.apply(e) }
+            if events.contains(where: \.isServerData) { core.lastServerEventNanos = monotonicNanos() }
             // The views follow the state in the same order; their events are queued while the
             // lock is held, so handlers see commits in LSN order.
             let deliveries = core.views.apply(events, viewOperations, core.persisted, prior: prior, now: now)

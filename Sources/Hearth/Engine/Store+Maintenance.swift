@@ -81,8 +81,8 @@ extension Store {
     func maintain(force: Bool) throws(StoreError) {
         defer { core.withLock { $0.maintenancePending = false } }
         // The pass ends by dropping a whole cache that pruning, a checkpoint or a whole-state
-        // read loaded (Store+ResidentCache.swift).
-        defer { dropResidentCache() }
+        // read loaded, unless server data is still arriving (Store+ResidentCache.swift).
+        defer { dropResidentCacheIfQuiet() }
         // The whole cache and the checkpoint's pending writes are decoded only if a checkpoint
         // or pruning needs them (writeCheckpoint and prune load them), not by every pass.
         if let failure = core.withLock({ $0.loadError }) { throw failure }

@@ -1,3 +1,4 @@
+import HearthLog
 import HearthModel
 
 // What the store keeps resident of the server cache (issue 17).
@@ -8,8 +9,9 @@ import HearthModel
 // server events since the checkpoint projected onto them (LoadingState). Only what needs the
 // cache whole loads it — pruning, a checkpoint (which re-encodes it), ``Store/state()``,
 // ``Store/stats()`` — and the end of each maintenance pass drops it again once it is a known
-// checkpoint's cache plus server events (LoadingState.dropCache): after the pass's checkpoint
-// is durable, the store goes back to reading chunks, now from that checkpoint.
+// checkpoint's cache plus server events (LoadingState.dropCache) and no server data has
+// arrived for a second (``dropResidentCacheIfQuiet()``): after the pass's checkpoint is
+// durable, the store goes back to reading chunks, now from that checkpoint.
 //
 // The price: an operation that needs the whole cache pays a full decode (the checkpoint's
 // chunks, ~1–2 ms per 64 KiB) when it is not resident; the peak then is the old one for the
@@ -139,6 +141,29 @@ extension Store {
             if dropped { resident.counters.withLock { $0.drops += 1 } }
             return dropped
         }
+    }
+
+    /// Drops the resident cache (``dropResidentCache()``) unless a server event was committed
+    /// within the last ``Options/residentCacheQuietNanos``: the end of a maintenance pass.
+    ///
+    /// Under a stream of server data (a cache fill, a busy kept-synced location) every
+    /// checkpoint needs the whole cache, so dropping it after each pass made the next one
+    /// decode the whole checkpoint again — the fill's maintenance cost twice its commits, and
+    /// the decoded copies (which share nothing with the nodes the events carry) raised its
+    /// peak RSS by ~1 GB. So the cache stays resident while server data keeps coming, and
+    /// the first pass after a quiet period drops it. Returns whether it dropped.
+    @discardableResult
+    func dropResidentCacheIfQuiet() -> Bool {
+        let last = core.withLock { $0.lastServerEventNanos }
+        guard Store.isQuiet(lastServerEvent: last, now: monotonicNanos(), quiet: options.residentCacheQuietNanos)
+        else { return false }
+        return dropResidentCache()
+    }
+
+    /// Whether no server event came within `quiet` nanoseconds before `now` (`lastServerEvent`
+    /// 0: none since open).
+    static func isQuiet(lastServerEvent: UInt64, now: UInt64, quiet: UInt64) -> Bool {
+        lastServerEvent == 0 || now &- lastServerEvent >= quiet || now < lastServerEvent
     }
 
     /// Called under the lock in the critical section that takes a checkpoint's snapshot.

@@ -29,15 +29,27 @@ extension Store {
             }
             throw error
         }
-        return core.withLock { $0 }
+        return try residentCore()
     }
 
     /// The core once the checkpoint cache is loaded (pending writes may still be encoded);
     /// throws if loading failed.
     func cacheLoadedCore() throws(StoreError) -> Core {
         try ensureCacheLoaded()
-        let core = core.withLock { $0 }
-        if let e = core.loadError { throw e }
-        return core
+        return try residentCore()
+    }
+
+    /// A copy of the core with the whole cache in it. The cache loaded outside the lock may
+    /// have been dropped since by a maintenance pass on its queue (which drops it when it can);
+    /// a copy taken then would hold an empty server cache. So the check and the copy are one
+    /// critical section, and a dropped cache is loaded again under the lock (rare: it costs
+    /// the writers a wait of one load).
+    func residentCore() throws(StoreError) -> Core {
+        try core.withLock { (core: inout Core) throws(StoreError) -> Core in
+            if let e = core.loadError { throw e }
+            try loadCacheUnderLock(&core)
+            precondition(core.loading.cacheLoaded, "a whole-state read copies a resident cache")
+            return core
+        }
     }
 }

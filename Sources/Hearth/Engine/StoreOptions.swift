@@ -53,9 +53,13 @@ extension Store {
         /// (tracked queries, pins, the indexes of the cache and of the pending writes) and the
         /// log after the checkpoint are read, and the whole cache is resident only while an
         /// operation needs it whole (pruning, a checkpoint, ``Store/state()``; dropped again at
-        /// the end of the next maintenance pass). When false, open loads everything before it
-        /// returns and the cache stays resident.
+        /// the end of the next maintenance pass once no server data has arrived for a second:
+        /// under a stream of server data it stays resident). When false, open loads everything
+        /// before it returns and the cache stays resident.
         public var lazyCacheLoad: Bool = true
+        /// How long after the last server event a maintenance pass still keeps a resident
+        /// cache (Store+ResidentCache.swift). Not public: tests set 0 (drop at every pass).
+        var residentCacheQuietNanos: UInt64 = 1_000_000_000
         /// zlib level for checkpoint chunks (1…9). Default 6.
         public var compressionLevel: Int32 = 6
         /// An authoritative store holds a database, not a cache of one (`hearth serve`'s

@@ -64,3 +64,13 @@ public enum StoreEvent: Sendable, Hashable {
     /// a server that supports it. Set once per store.
     case writerIdentity(String)
 }
+
+extension StoreEvent {
+    /// Whether the event is server data: an overwrite or a merge of the server cache.
+    var isServerData: Bool {
+        switch self {
+        case .serverOverwrite, .serverMerge: true
+        default: false
+        }
+    }
+}

@@ -16,32 +16,18 @@ import Darwin
 /// `package`: the engine guards its store core with one too (`Locked`).
 package final class Monitor: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let cond: UnsafeMutablePointer<pthread_cond_t>
+    /// The condition ``wait()`` and ``broadcast()`` use.
+    private let own = Condition()
 
     package init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        cond = .allocate(capacity: 1)
-        cond.initialize(to: pthread_cond_t())
-        let rc1 = pthread_mutex_init(mutex, nil)
-        precondition(rc1 == 0, "pthread_mutex_init failed")
-        #if canImport(Darwin)
-        let rc2 = pthread_cond_init(cond, nil)
-        #else
-        var attr = pthread_condattr_t()
-        pthread_condattr_init(&attr)
-        // Timed waits are measured on the monotonic clock, like monotonicNanos().
-        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
-        let rc2 = pthread_cond_init(cond, &attr)
-        pthread_condattr_destroy(&attr)
-        #endif
-        precondition(rc2 == 0, "pthread_cond_init failed")
+        let rc = pthread_mutex_init(mutex, nil)
+        precondition(rc == 0, "pthread_mutex_init failed")
     }
 
     deinit {
-        pthread_cond_destroy(cond)
         pthread_mutex_destroy(mutex)
-        cond.deallocate()
         mutex.deallocate()
     }
 
@@ -56,23 +42,12 @@ package final class Monitor: @unchecked Sendable {
 
     /// Waits for a broadcast. The monitor must be locked by the caller; spurious wake-ups happen,
     /// so every caller re-checks its condition in a loop.
-    func wait() { pthread_cond_wait(cond, mutex) }
+    func wait() { wait(own) }
 
     /// Waits for a broadcast or until the monotonic clock reaches `deadline` (nanoseconds).
-    func wait(untilMonotonic deadline: UInt64) {
-        let now = monotonicNanos()
-        if deadline <= now { return }
-        #if canImport(Darwin)
-        let delta = deadline - now
-        var ts = timespec(tv_sec: Int(delta / 1_000_000_000), tv_nsec: Int(delta % 1_000_000_000))
-        pthread_cond_timedwait_relative_np(cond, mutex, &ts)
-        #else
-        var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-        pthread_cond_timedwait(cond, mutex, &ts)
-        #endif
-    }
+    func wait(untilMonotonic deadline: UInt64) { wait(own, untilMonotonic: deadline) }
 
-    func broadcast() { pthread_cond_broadcast(cond) }
+    func broadcast() { own.broadcast() }
 
     /// Waits on `condition` (instead of the monitor's own condition variable) until it is
     /// signalled. The monitor must be locked by the caller; spurious wake-ups happen, so every
@@ -109,6 +84,7 @@ package final class Monitor: @unchecked Sendable {
             #else
             var attr = pthread_condattr_t()
             pthread_condattr_init(&attr)
+            // Timed waits are measured on the monotonic clock, like monotonicNanos().
             pthread_condattr_setclock(&attr, CLOCK_MONOTONIC)
             let rc = pthread_cond_init(cond, &attr)
             pthread_condattr_destroy(&attr)

@@ -176,23 +176,7 @@ import Testing
             return Path(keys: keys)
         }
         func value() -> Node {
-            switch Int.random(in: 0..<8, using: &random) {
-            case 0: return .empty
-            case 1: return .number(Double(Int.random(in: 0..<100, using: &random)))
-            case 2: return .string(String(repeating: "xyzw", count: Int.random(in: 1..<20_000, using: &random)))
-            default:
-                var pairs: [(key: ChildKey, value: Node)] = []
-                for i in 0..<Int.random(in: 1..<30, using: &random) {
-                    pairs.append(
-                        (
-                            ChildKey("c\(i)"),
-                            .string(
-                                "v\(Int.random(in: 0..<1_000_000, using: &random))"
-                                    + String(repeating: "q", count: Int.random(in: 0..<900, using: &random)))
-                        ))
-                }
-                return Node(children: pairs)
-            }
+            Gen.cacheValue(&random, kinds: 8, maxRepeats: 20_000, maxChildren: 30)
         }
         var copied = 0, copiedWrites = 0, pendingIDs: [Int64] = []
         func totals() -> Int { lazy.resident.counters.withLock { $0.copiedChunks } }

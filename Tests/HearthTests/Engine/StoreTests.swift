@@ -31,6 +31,9 @@ func options(
     o.clock = { clock() }
     o.cacheSizeBytes = cap
     o.backgroundMaintenance = !inline
+    // Every maintenance pass drops a resident cache, as soon as it can: the tests exercise the
+    // drop paths (ResidentCacheTests checks the default quiet period on its own).
+    o.residentCacheQuietNanos = 0
     return o
 }
 

@@ -1,0 +1,27 @@
+@_spi(HearthInternals) @testable import Hearth
+import HearthTesting
+
+// Server-cache values for the lazy-vs-eager random models (ResidentCacheTests,
+// ChunkReuseTests): empties, numbers, long repetitive strings (which compress, so chunks
+// split) and children maps of padded strings, in proportions the caller sets.
+
+extension Gen {
+    /// A random cache value: 1 in `kinds` empty, 1 a number, 1 a string of up to
+    /// `maxRepeats` × 4 bytes, the rest a children node of 1..<`maxChildren` strings.
+    static func cacheValue(
+        _ rng: inout SplitMix64, kinds: Int, maxRepeats: Int, maxChildren: Int
+    ) -> Node {
+        switch rng.int(0..<kinds) {
+        case 0: return .empty
+        case 1: return .number(Double(rng.int(0..<100)))
+        case 2: return .string(String(repeating: "xyzw", count: rng.int(1..<maxRepeats)))
+        default:
+            var pairs: [(key: ChildKey, value: Node)] = []
+            for i in 0..<rng.int(1..<maxChildren) {
+                let text = "v\(rng.int(0..<1_000_000))" + String(repeating: "q", count: rng.int(0..<900))
+                pairs.append((ChildKey("c\(i)"), .string(text)))
+            }
+            return Node(children: pairs)
+        }
+    }
+}
