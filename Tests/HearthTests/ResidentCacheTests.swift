@@ -200,6 +200,8 @@ import Testing
         #expect(Store.isQuiet(lastServerEvent: 5, now: 5 + 60_000_000_000, quiet: 60_000_000_000))
         #expect(!Store.isQuiet(lastServerEvent: 5, now: 4 + 60_000_000_000, quiet: 60_000_000_000))
         #expect(Store.isQuiet(lastServerEvent: 0, now: 1, quiet: 60_000_000_000))
+        // An event after the pass began (the pass measures from its start): not quiet.
+        #expect(!Store.isQuiet(lastServerEvent: 10, now: 5, quiet: 1))
         #expect(store.dropResidentCache())
         stats = store.residentCacheStats
         #expect(!stats.cacheResident && stats.drops == 1, "\(stats)")

@@ -81,8 +81,10 @@ extension Store {
     func maintain(force: Bool) throws(StoreError) {
         defer { core.withLock { $0.maintenancePending = false } }
         // The pass ends by dropping a whole cache that pruning, a checkpoint or a whole-state
-        // read loaded, unless server data is still arriving (Store+ResidentCache.swift).
-        defer { dropResidentCacheIfQuiet() }
+        // read loaded, unless server data was still arriving when the pass began (writers may
+        // wait for the pass, so the time it takes is not quiet: Store+ResidentCache.swift).
+        let startedAt = monotonicNanos()
+        defer { dropResidentCacheIfQuiet(asOf: startedAt) }
         // The whole cache and the checkpoint's pending writes are decoded only if a checkpoint
         // or pruning needs them (writeCheckpoint and prune load them), not by every pass.
         if let failure = core.withLock({ $0.loadError }) { throw failure }

@@ -144,7 +144,10 @@ extension Store {
     }
 
     /// Drops the resident cache (``dropResidentCache()``) unless a server event was committed
-    /// within the last ``Options/residentCacheQuietNanos``: the end of a maintenance pass.
+    /// within ``Options/residentCacheQuietNanos`` before `start` (when the maintenance pass
+    /// began) or since: the end of a maintenance pass. Measured from the pass's start because
+    /// writers that outrun maintenance wait for it (backpressure, Store+Commit.swift): a pass
+    /// longer than the quiet period would otherwise always end "quiet" under a stream.
     ///
     /// Under a stream of server data (a cache fill, a busy kept-synced location) every
     /// checkpoint needs the whole cache, so dropping it after each pass made the next one
@@ -153,17 +156,18 @@ extension Store {
     /// peak RSS by ~1 GB. So the cache stays resident while server data keeps coming, and
     /// the first pass after a quiet period drops it. Returns whether it dropped.
     @discardableResult
-    func dropResidentCacheIfQuiet() -> Bool {
+    func dropResidentCacheIfQuiet(asOf start: UInt64 = monotonicNanos()) -> Bool {
         let last = core.withLock { $0.lastServerEventNanos }
-        guard Store.isQuiet(lastServerEvent: last, now: monotonicNanos(), quiet: options.residentCacheQuietNanos)
-        else { return false }
+        guard Store.isQuiet(lastServerEvent: last, now: start, quiet: options.residentCacheQuietNanos) else {
+            return false
+        }
         return dropResidentCache()
     }
 
-    /// Whether no server event came within `quiet` nanoseconds before `now` (`lastServerEvent`
-    /// 0: none since open).
+    /// Whether no server event came within `quiet` nanoseconds before `now`, nor after it
+    /// (`lastServerEvent` 0: none since open).
     static func isQuiet(lastServerEvent: UInt64, now: UInt64, quiet: UInt64) -> Bool {
-        lastServerEvent == 0 || now &- lastServerEvent >= quiet || now < lastServerEvent
+        lastServerEvent == 0 || (lastServerEvent <= now && now - lastServerEvent >= quiet)
     }
 
     /// Called under the lock in the critical section that takes a checkpoint's snapshot.
