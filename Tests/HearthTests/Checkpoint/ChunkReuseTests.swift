@@ -12,17 +12,7 @@ import Testing
     func makeStore(_ dir: TempDir) throws {
         let store = try Store.open(directory: dir.path, options: options())
         for room in 0..<40 {
-            var pairs: [(key: ChildKey, value: Node)] = []
-            for m in 0..<200 {
-                pairs.append(
-                    (
-                        ChildKey("m\(1000 + m)"),
-                        json(
-                            #"{"from":"u\#(m % 17)","text":"message \#(m) in room \#(room) \#(String(repeating: "lorem ", count: 20))"}"#
-                        )
-                    ))
-            }
-            try store.applyServerOverwrite(Node(children: pairs), at: Path(keys: ["rooms", ChildKey("r\(room)")]))
+            try store.applyServerOverwrite(Gen.chatRoom(room), at: Path(keys: ["rooms", ChildKey("r\(room)")]))
         }
         try store.compact()
         try store.close()

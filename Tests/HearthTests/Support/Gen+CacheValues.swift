@@ -24,4 +24,15 @@ extension Gen {
             return Node(children: pairs)
         }
     }
+
+    /// Chat room `room`: 200 messages `m1000`…`m1199` of ~160 bytes of JSON each (the store the
+    /// resident-cache and chunk-reuse tests build holds 40 of them: dozens of chunks).
+    static func chatRoom(_ room: Int) -> Node {
+        var pairs: [(key: ChildKey, value: Node)] = []
+        for m in 0..<200 {
+            let text = "message \(m) in room \(room) " + String(repeating: "lorem ", count: 20)
+            pairs.append((ChildKey("m\(1000 + m)"), json(#"{"from":"u\#(m % 17)","text":"\#(text)"}"#)))
+        }
+        return Node(children: pairs)
+    }
 }
