@@ -105,7 +105,7 @@ public struct ChildMap: Sendable {
     /// Whether some child's node satisfies `predicate`, visited in no particular order. Walks
     /// the tree directly: unlike iterating, it allocates nothing (an iterator's stack is a heap
     /// array), which matters for whole-tree scans such as ``Node/nestingExceeds(_:)``.
-    public func containsValue(where predicate: (Node) -> Bool) -> Bool {
+    package func containsValue(where predicate: (Node) -> Bool) -> Bool {
         func visit(_ t: Tree?) -> Bool {
             guard let t else { return false }
             return predicate(t.value) || visit(t.left) || visit(t.right)
