@@ -35,6 +35,13 @@ nonisolated(unsafe) var notes: [String: String] = [:]
 
 func elapsed(_ t0: ContinuousClock.Instant) -> Double { seconds(clock.now - t0) }
 
+/// The CPU time the calling thread has used, in seconds.
+func threadCPUSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
 
 /// Peak resident memory of this process so far (ru_maxrss, KiB on Linux).
 func peakRSS() -> Double {
@@ -245,6 +252,8 @@ func cacheFill() throws {
     let engine = try makeEngine(engineName, EngineConfig(directory: directory))
     var latencies: [Double] = []
     latencies.reserveCapacity(ops.count)
+    let threadStats = ProcessInfo.processInfo.environment["HEARTH_BENCH_THREAD_CPU"] == "1"
+    let cpu0 = threadCPUSeconds()
     let t0 = clock.now
     for op in ops {
         let s = clock.now
@@ -253,6 +262,12 @@ func cacheFill() throws {
     }
     try engine.flush()
     let applySeconds = elapsed(t0)
+    // Off by default: HEARTH_BENCH_THREAD_CPU=1 adds the CPU the applying thread used (for
+    // Hearth: the commits, without the maintenance queue's) and the bytes on disk before close.
+    if threadStats {
+        metrics["applyThreadCPUSeconds"] = threadCPUSeconds() - cpu0
+        metrics["bytesOnDiskBeforeClose"] = Double(bytesOnDisk(directory))
+    }
     // Off by default (it loads the whole cache): HEARTH_BENCH_STATS=1 adds the checkpoints and
     // pruning rounds the fill's maintenance ran.
     if ProcessInfo.processInfo.environment["HEARTH_BENCH_STATS"] == "1", let hearth = engine as? HearthEngine {

@@ -47,6 +47,7 @@ extension Store {
         logOptions.durability = options.durability
         logOptions.salvage = options.salvage
         logOptions.createIfMissing = options.createIfMissing
+        logOptions.compressionLevel = options.logCompressionLevel
         var earlier: RecoveryReport?
         while true {
             let log: Log
