@@ -75,9 +75,8 @@ public struct StoreState: Sendable, Equatable {
             serverCache = serverCache.updating(path, with: node)
             noteServerWrite(at: path, time: at)
         case let .serverMerge(path, children, at):
-            for child in children {
-                serverCache = serverCache.updating(path.appending(child.path), with: child.node)
-            }
+            // Each child written at path + its path, in order; the path above is copied once.
+            serverCache = serverCache.merging(children.map { ($0.path, $0.node) }, at: path)
             noteServerWrite(at: path, time: at)
         case .writeSaved(let write):
             lastWriteID = max(lastWriteID, write.id)
