@@ -109,6 +109,48 @@ import Testing
         #expect(emptied.isEmpty)
     }
 
+    @Test func aSortedRunIsSettingEachPairInTurn() {
+        var rng = SplitMix64(seed: 0x534F_5254)
+        for round in 0..<300 {
+            var map = ChildMap()
+            let size = Int(rng.next() % (round % 10 == 0 ? 3000 : 80))
+            for _ in 0..<size { map = map.setting(ChildKey("k\(rng.next() % 5000)"), to: .number(1)) }
+            // A run somewhere: around existing keys, replacing some, or past the end.
+            let base = Int(rng.next() % 5200)
+            var keys = Set<String>()
+            for _ in 0..<Int(1 + rng.next() % 40) {
+                keys.insert("k\(base + Int(rng.next() % UInt64(1 + rng.next() % 800)))")
+            }
+            let pairs = keys.map { (key: ChildKey($0), value: Node.number(Double(rng.next() % 9) + 2)) }
+                .sorted { ChildKey.compare($0.key, $1.key) < 0 }
+            var expected = map
+            for (k, v) in pairs { expected = expected.setting(k, to: v) }
+            let bulk = map.setting(sortedPairs: pairs)
+            #expect(bulk.checkInvariants() == nil)
+            #expect(bulk == expected)
+            #expect(bulk.count == expected.count)
+        }
+    }
+
+    @Test func aMergeOfPlainChildWritesIsWritingEachInOrder() {
+        var rng = SplitMix64(seed: 0x504C_4149)
+        for _ in 0..<2000 {
+            let base = Self.randomNode(&rng)
+            let path = Self.randomPath(&rng, maxDepth: 2, priority: false)
+            var children: [(path: Path, node: Node)] = []
+            for _ in 0..<Int(1 + rng.next() % 8) {
+                var leaf = Self.randomLeaf(&rng)
+                if leaf.isEmpty { leaf = .number(7) }
+                children.append((Path(keys: [Self.keys[Int(rng.next() % UInt64(Self.keys.count))]]), leaf))
+            }
+            var expected = base
+            for (relative, node) in children { expected = expected.updating(path.appending(relative), with: node) }
+            let merged = base.merging(children, at: path)
+            #expect(merged == expected, "merge at \(path) of \(children.map { "\($0.path)=\($0.node)" }) over \(base)")
+            #expect(merged.child(at: path).priority == expected.child(at: path).priority)
+        }
+    }
+
     @Test func mergingCopiesThePathAboveOnceAndSharesTheRest() {
         var base = Node.empty
         for i in 0..<50 { base = base.updating(Path(keys: ["other", ChildKey("o\(i)")]), with: .number(Double(i))) }

@@ -102,16 +102,6 @@ public struct ChildMap: Sendable {
         return ChildMap(root: ChildMap.insert(root, key, value))
     }
 
-    /// A map with `key` set to `transform` of its current child (the empty node when absent),
-    /// or without `key` when that is empty: ``setting(_:to:)`` of the transformed child, found
-    /// and replaced in one descent instead of a lookup and then an insert.
-    public func updatingValue(_ key: ChildKey, _ transform: (Node) -> Node) -> ChildMap {
-        var emptied = false
-        let updated = ChildMap.update(root, key, transform, &emptied)
-        if emptied { return removing(key) }  // rare; the walk above copied nothing
-        return ChildMap(root: updated)
-    }
-
     /// Whether some child's node satisfies `predicate`, visited in no particular order. Walks
     /// the tree directly: unlike iterating, it allocates nothing (an iterator's stack is a heap
     /// array), which matters for whole-tree scans such as ``Node/nestingExceeds(_:)``.
@@ -219,10 +209,10 @@ public struct ChildMap: Sendable {
 
     // MARK: - AVL mechanics
 
-    private static func height(_ t: Tree?) -> Int32 { t?.height ?? 0 }
+    static func height(_ t: Tree?) -> Int32 { t?.height ?? 0 }
 
     /// Rebuilds a node from parts whose heights differ by at most 2, restoring balance.
-    private static func balance(_ k: ChildKey, _ v: Node, _ l: Tree?, _ r: Tree?) -> Tree {
+    static func balance(_ k: ChildKey, _ v: Node, _ l: Tree?, _ r: Tree?) -> Tree {
         let hl = height(l), hr = height(r)
         if hl > hr + 1, let l {
             if height(l.left) >= height(l.right) {
@@ -246,33 +236,6 @@ public struct ChildMap: Sendable {
         let c = ChildKey.compare(k, t.key)
         if c < 0 { return balance(t.key, t.value, insert(t.left, k, v), t.right) }
         if c > 0 { return balance(t.key, t.value, t.left, insert(t.right, k, v)) }
-        return Tree(k, v, t.left, t.right)
-    }
-
-    /// ``insert(_:_:_:)`` of `f(current)`; sets `emptied` (and copies nothing) when that is empty.
-    private static func update(_ t: Tree?, _ k: ChildKey, _ f: (Node) -> Node, _ emptied: inout Bool) -> Tree? {
-        guard let t else {
-            let v = f(.empty)
-            if v.isEmpty {
-                emptied = true
-                return nil
-            }
-            return Tree(k, v, nil, nil)
-        }
-        let c = ChildKey.compare(k, t.key)
-        if c < 0 {
-            let l = update(t.left, k, f, &emptied)
-            return emptied ? t : balance(t.key, t.value, l, t.right)
-        }
-        if c > 0 {
-            let r = update(t.right, k, f, &emptied)
-            return emptied ? t : balance(t.key, t.value, t.left, r)
-        }
-        let v = f(t.value)
-        if v.isEmpty {
-            emptied = true
-            return t
-        }
         return Tree(k, v, t.left, t.right)
     }
 

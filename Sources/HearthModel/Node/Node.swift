@@ -297,30 +297,6 @@ public struct Node: Sendable {
         return result
     }
 
-    /// The node with each of `children` written in order at `path` + its relative path: the
-    /// same result as calling ``updating(_:with:)`` once per child, but the path down to `path`
-    /// is copied once rather than once per child.
-    ///
-    /// Writing them one by one can differ from writing their result once only when the node at
-    /// `path` is empty after some of them (a collapse drops the priority of an ancestor left
-    /// without children, and a leaf ancestor ignores an empty write) or when `path` holds
-    /// `.priority`; those cases are written one by one.
-    public func merging(_ children: [(path: Path, node: Node)], at path: Path) -> Node {
-        func oneByOne() -> Node {
-            var result = self
-            for (relative, node) in children { result = result.updating(path.appending(relative), with: node) }
-            return result
-        }
-        if children.isEmpty { return self }
-        if path.keys.contains(where: { $0.string == ".priority" }) { return oneByOne() }
-        var merged = child(at: path)
-        for (relative, node) in children {
-            merged = merged.updating(relative, with: node)
-            if merged.isEmpty { return oneByOne() }
-        }
-        return updating(path, with: merged)
-    }
-
     /// The priority a node written at `.priority` denotes.
     static func priority(from node: Node) -> Priority? {
         switch node.leafValue {
