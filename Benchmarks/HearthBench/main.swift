@@ -4,7 +4,8 @@
 //
 //   HearthBench WORKLOAD ENGINE --dir DIR [--phase build|measure] [--scale S] [--source DIR]
 //
-// Workloads: writes1, writes16, fill, coldOpen, query, prune (see README.md).
+// Workloads: writes1, writes16, fill, coldOpen, query, prune (see README.md); fillStages (the
+// fill's per-byte costs stage by stage, FillStages.swift; not in run.sh).
 // Engines:   hearth-full, hearth-batched, hearth-batched-cap10, sqlite-full, sqlite-normal,
 //            sqlite-batched, leveldb, leveldb-sync, floor.
 import Engines
@@ -537,6 +538,7 @@ do {
     case "writes1": try durableWrites(writers: 1)
     case "writes16": try durableWrites(writers: 16)
     case "fill": try cacheFill()
+    case "fillStages": try fillStages()
     case "coldOpen": try coldOpen()
     case "query": try queryWorkload()
     case "prune": if phase == "build" { try pruneBuild() } else { try pruneMeasure() }
