@@ -22,7 +22,7 @@ public final class HearthEngine: PersistenceEngine, @unchecked Sendable {
         var options = Store.Options()
         options.durability = durability
         options.cacheSizeBytes = config.hearthCapBytes
-        // Off by default (the store's default level): HEARTH_BENCH_LOG_LEVEL=1…9 sets the zlib
+        // Off by default (the store's default level): HEARTH_BENCH_LOG_LEVEL=0…9 sets the zlib
         // level of log records, to measure the trade (Benchmarks/README.md).
         if let level = ProcessInfo.processInfo.environment["HEARTH_BENCH_LOG_LEVEL"].flatMap({ Int32($0) }) {
             options.logCompressionLevel = level

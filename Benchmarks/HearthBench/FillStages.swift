@@ -1,7 +1,8 @@
 // `HearthBench fillStages hearth`: the cache fill's per-byte costs, stage by stage, on the fill's
 // own operations, single-threaded and in memory (no store, no maintenance): what the engine must
 // do at least once per byte, to bound the fill's MB/s. Off the main workloads (run.sh does not
-// run it). Stages:
+// run it). Each stage's figure is the CPU time of this thread (a shared machine's load does not
+// move it much). Stages:
 // - apply: the events applied to a `StoreState` (the persistent tree's path copies);
 // - encode: each event encoded as the log's record payload (`EventCodec`);
 // - deflate6 / deflate1: each payload deflated as the log does it (a reset stream per record;
@@ -54,12 +55,12 @@ private func deflateAll(_ payloads: [[UInt8]], level: Int32) -> (seconds: Double
     var out: [UInt8] = []
     var stored: [[UInt8]] = []
     stored.reserveCapacity(payloads.count)
-    let t0 = clock.now
+    let t0 = threadCPUSeconds()
     for p in payloads {
         let n = deflateRecord(p.count <= 4096 ? small : large, p, &out)
         stored.append(n < p.count ? Array(out[0..<n]) : p)
     }
-    return (elapsed(t0), stored)
+    return (threadCPUSeconds() - t0, stored)
 }
 
 func fillStages() throws {
@@ -76,15 +77,15 @@ func fillStages() throws {
     var stage: [(String, Double)] = []
     // apply
     var state = StoreState()
-    var t0 = clock.now
+    var t0 = threadCPUSeconds()
     for e in events { state.apply(e) }
-    stage.append(("apply", elapsed(t0)))
+    stage.append(("apply", threadCPUSeconds() - t0))
     // encode
     var payloads: [[UInt8]] = []
     payloads.reserveCapacity(events.count)
-    t0 = clock.now
+    t0 = threadCPUSeconds()
     for e in events { payloads.append(EventCodec.encode([e])) }
-    stage.append(("encode", elapsed(t0)))
+    stage.append(("encode", threadCPUSeconds() - t0))
     let raw = payloads.reduce(0) { $0 + $1.count }
     // deflate, both levels
     let (d6, stored6) = deflateAll(payloads, level: 6)
@@ -92,27 +93,28 @@ func fillStages() throws {
     let (d1, stored1) = deflateAll(payloads, level: 1)
     stage.append(("deflate1", d1))
     // crc
-    t0 = clock.now
+    t0 = threadCPUSeconds()
     var crc: UInt32 = 0
     for s in stored6 { crc ^= CRC32C.checksum(s) }
-    stage.append(("crc", elapsed(t0)))
+    stage.append(("crc", threadCPUSeconds() - t0))
     metrics["crcXor"] = Double(crc & 0xFF)
     // write, one call per record
     try? FileManager.default.removeItem(atPath: directory)
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     let fd = open(directory + "/stages.log", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     guard fd >= 0 else { throw EngineError.corrupt("open failed") }
-    t0 = clock.now
+    t0 = threadCPUSeconds()
     for s in stored6 { _ = s.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } }
-    stage.append(("write", elapsed(t0)))
+    stage.append(("write", threadCPUSeconds() - t0))
     close(fd)
     try? FileManager.default.removeItem(atPath: directory)
     // one checkpoint holding every byte once
-    t0 = clock.now
+    t0 = threadCPUSeconds()
     let cache = EventCodec.encode([.serverOverwrite(path: .root, node: state.serverCache, at: 0)])
-    stage.append(("cpEncode", elapsed(t0)))
-    let (pieces, cpDeflate) = Floor.deflate(cache)
-    stage.append(("cpDeflate6", cpDeflate))
+    stage.append(("cpEncode", threadCPUSeconds() - t0))
+    t0 = threadCPUSeconds()
+    let (pieces, _) = Floor.deflate(cache)
+    stage.append(("cpDeflate6", threadCPUSeconds() - t0))
     let mb = Double(jsonBytes) / 1048576
     for (name, seconds) in stage {
         metrics[name + "Seconds"] = seconds

@@ -23,10 +23,10 @@ extension Log {
         directory: String, fileSystem: any FileSystem = POSIXFileSystem(),
         options: Options = Options()
     ) throws(LogError) -> Log {
-        guard options.segmentSize >= 4096, (1...9).contains(options.compressionLevel),
+        guard options.segmentSize >= 4096, (0...9).contains(options.compressionLevel),
             options.maxBatchBytes >= 4096
         else {
-            throw .invalidArgument("segmentSize ≥ 4096, compressionLevel 1...9, maxBatchBytes ≥ 4096")
+            throw .invalidArgument("segmentSize ≥ 4096, compressionLevel 0...9, maxBatchBytes ≥ 4096")
         }
         let settings = WriterSettings(
             segmentSize: options.segmentSize, maxBatchBytes: options.maxBatchBytes,

@@ -15,7 +15,8 @@ extension Log {
         public var salvage: Bool = false
         /// Create the directory and an empty store if missing. Default true.
         public var createIfMissing: Bool = true
-        /// zlib level 1–9 for record payloads. Default 6.
+        /// zlib level 1–9 for record payloads, or 0 to store every payload uncompressed (a
+        /// writer's choice: readers take either, FORMAT.md §5.2). Default 6.
         public var compressionLevel: Int32 = 6
         /// Upper bound on the bytes of one group commit (one write call). Default 1 MiB.
         public var maxBatchBytes: Int = 1 << 20

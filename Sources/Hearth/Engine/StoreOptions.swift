@@ -62,11 +62,12 @@ extension Store {
         var residentCacheQuietNanos: UInt64 = 1_000_000_000
         /// zlib level for checkpoint chunks (1…9). Default 6.
         public var compressionLevel: Int32 = 6
-        /// zlib level for log records (1…9; ``HearthLog/Log/Options/compressionLevel``): a
-        /// writer's choice, any level reads back the same (FORMAT.md §5). Log segments are
-        /// dropped by the next checkpoint, which compresses their data again at
-        /// ``compressionLevel``, so a lower level here trades a little transient disk for
-        /// less CPU in every commit. Default 6.
+        /// zlib level for log records (1…9, or 0 to store them uncompressed;
+        /// ``HearthLog/Log/Options/compressionLevel``): a writer's choice, any level reads back
+        /// the same (FORMAT.md §5.2). Log segments are dropped by the next checkpoint, which
+        /// compresses their data again at ``compressionLevel``, so a lower level here trades
+        /// transient disk (the log until the next checkpoint) for less CPU in every commit.
+        /// Default 6.
         public var logCompressionLevel: Int32 = 6
         /// An authoritative store holds a database, not a cache of one (`hearth serve`'s
         /// store): nothing is ever pruned and ``cacheSizeBytes`` does not apply. Checkpoints
@@ -91,8 +92,8 @@ extension Store {
             guard sizeCheckIntervalBytes >= 1024 else { throw .invalidOption("sizeCheckIntervalBytes below 1024") }
             guard maxInactiveQueries >= 1 else { throw .invalidOption("maxInactiveQueries below 1") }
             guard (1...9).contains(compressionLevel) else { throw .invalidOption("compressionLevel outside 1…9") }
-            guard (1...9).contains(logCompressionLevel) else {
-                throw .invalidOption("logCompressionLevel outside 1…9")
+            guard (0...9).contains(logCompressionLevel) else {
+                throw .invalidOption("logCompressionLevel outside 0…9")
             }
         }
 

@@ -83,7 +83,10 @@ final class DeflaterPool: Sendable {
 
     init(level: Int32) { self.level = level }
 
+    /// The raw DEFLATE stream of `input` when strictly smaller, else nil; always nil at level 0
+    /// (payloads stored uncompressed).
     func compress(_ input: [UInt8]) -> [UInt8]? {
+        if level == 0 { return nil }
         let small = input.count <= DeflaterPool.smallInput
         let d =
             monitor.withLock { small ? idleSmall.popLast() : idle.popLast() }

@@ -6,7 +6,8 @@ import Testing
 @testable import Hearth
 
 /// `Store.Options.logCompressionLevel` reaches the log's records (checkpoints keep
-/// `compressionLevel`), any level reads back the same, and a level outside 1…9 is refused.
+/// `compressionLevel`), any level reads back the same (0: stored uncompressed), and a level
+/// outside 0…9 is refused.
 @Suite struct LogCompressionLevelTests {
     /// A few KiB of chat-like JSON that deflates well, and differently at levels 1 and 9.
     static func message(_ i: Int, _ rng: inout SplitMix64) -> Node {
@@ -58,8 +59,16 @@ import Testing
         #expect(fast.bytes > small.bytes, "level 1: \(fast.bytes) bytes, level 9: \(small.bytes)")
     }
 
-    @Test func aLevelOutside1To9IsRefused() {
-        for level: Int32 in [0, 10, -1] {
+    @Test func level0StoresRecordsUncompressedAndReadsBack() throws {
+        let raw = try Self.logBytes(level: 0, count: 30)
+        let fast = try Self.logBytes(level: 1, count: 30)
+        #expect(raw.value == raw.expected)
+        // 30 records of ~3.5 KB of JSON each: stored raw, they take more than twice level 1's.
+        #expect(raw.bytes > 2 * fast.bytes, "level 0: \(raw.bytes) bytes, level 1: \(fast.bytes)")
+    }
+
+    @Test func aLevelOutside0To9IsRefused() {
+        for level: Int32 in [10, -1] {
             var o = options()
             o.logCompressionLevel = level
             let dir = TempDir()
