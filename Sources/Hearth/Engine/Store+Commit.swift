@@ -51,60 +51,13 @@ extension Store {
             // The pending writes as of open that the views will need for these events reach
             // them now, so that a damaged checkpoint chunk fails the commit before it is logged.
             try core.views.prepare(for: events)
-            let payload = EventCodec.encode(events)
-            // The record is queued here, which fixes its LSN — the order states are applied
-            // in — and written and synced after the lock is released, so that concurrent
-            // committers share one write and one fsync (group commit).
-            let pending: Log.PendingAppend
-            do throws(LogError) {
-                pending = try log.submit(payload, type: EventCodec.recordType, durability: tier)
-            } catch {
-                core.poisoned = error.description
-                throw .log(error)
-            }
-            let lsn = pending.lsn
-            let prior = ViewHost.Prior(events, core.loading.state)
-            for e in events { core.loading.apply(e) }
-            if events.contains(where: \.isServerData) { core.lastServerEventNanos = monotonicNanos() }
-            // The views follow the state in the same order; their events are queued while the
-            // lock is held, so handlers see commits in LSN order.
-            let deliveries = core.views.apply(events, viewOperations, core.persisted, prior: prior, now: now)
-            if !deliveries.isEmpty { eventQueue.async { for (e, handler) in deliveries { handler(e) } } }
-            core.lastLSN = lsn
-            core.logBytesSinceCheckpoint += payload.count
-            core.bytesSinceSizeCheck += payload.count
-            let maintain =
-                !core.maintenancePending
-                && (core.bytesSinceSizeCheck >= options.effectiveSizeCheckInterval
-                    || core.logBytesSinceCheckpoint >= checkpointThreshold(core))
-            // Backpressure (the disk bound's log term, Store+Maintenance.swift): writers wait
-            // for maintenance once the log since the checkpoint has passed the threshold by a
-            // sixteenth of the cap, or has grown by that much while the cap is enforced — so a
-            // sustained burst cannot outrun checkpoints and pruning.
-            var backpressure = false
-            if !options.authoritative {
-                if core.enforcingCap { core.bytesDuringEnforcement += payload.count }
-                let slack = options.cacheSizeBytes / 16
-                backpressure =
-                    core.bytesDuringEnforcement > slack
-                    || core.logBytesSinceCheckpoint > checkpointThreshold(core) + slack
-            }
+            let (pending, maintain, backpressure) = try queue(
+                events, viewOperations, payload: EventCodec.encode(events), tier: tier, now: now, &core)
             return (pending, events, maintain, backpressure)
         }
-        // Acknowledged only when the tier holds. A failure here leaves the state ahead of the
-        // log (the events were applied when queued), so the store refuses writes until it is
-        // reopened — which recovers exactly what reached the disk.
         guard let pending else { return CommitResult(lsn: lastLSN, events: []) }
-        do throws(LogError) { try log.wait(pending) } catch {
-            core.withLock { $0.poisoned = error.description }
-            throw .log(error)
-        }
-        let lsn = pending.lsn
-        if maintain { scheduleMaintenance(force: false) }
-        if backpressure && DispatchQueue.getSpecific(key: Store.onMaintenanceQueue) != true {
-            maintenanceQueue.sync {}
-        }
-        return CommitResult(lsn: lsn, events: events)
+        try awaitTier(pending, maintain: maintain, backpressure: backpressure)
+        return CommitResult(lsn: pending.lsn, events: events)
     }
 
     /// ``commit(durability:_:)`` for a closure written without a thrown type (`{ batch in … }`),

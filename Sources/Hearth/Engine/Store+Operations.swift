@@ -33,11 +33,16 @@ extension Store {
         // Checked before the lock: validation reads no state, and under the lock it made every
         // other committer wait for it.
         try StoreBatch.validateWrite(operation, at: path)
-        var id: Int64 = 0
-        try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in
-            id = b.saveValidatedWrite(operation, at: path)
+        if options.readOnly { throw .log(.readOnly(path: directory)) }
+        // Encoded before the lock too: under it, only the id is added to these bytes.
+        let body = EventCodec.writeBody(operation, at: path)
+        let tier = durability ?? options.durability
+        let now = options.clock()
+        let queued = try core.withLock { (core: inout Core) throws(StoreError) in
+            try queueWrite(operation, at: path, body: body, tier: tier, now: now, &core)
         }
-        return id
+        try awaitTier(queued.pending, maintain: queued.maintain, backpressure: queued.backpressure)
+        return queued.id
     }
 
     /// Removes a write the server acknowledged.

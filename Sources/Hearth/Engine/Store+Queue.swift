@@ -1,0 +1,93 @@
+// The part of a commit shared by ``Store/commit(durability:_:)`` and the one-write fast path
+// (``Store/saveWrite(_:at:durability:)``): the record queued under the store's lock (fixing its
+// LSN), the state and the views brought up to it, and — after the lock — the wait for the tier.
+
+import Dispatch
+import HearthLog
+import HearthModel
+
+extension Store {
+    /// [core locked] Queues `payload` (the encoded `events`) in the log, applies the events to
+    /// the state and the views, and says whether maintenance is due and whether the writer must
+    /// wait for it. `core.views.prepare(for: events)` must have run.
+    ///
+    /// The record is queued here, which fixes its LSN — the order states are applied in — and
+    /// written and synced after the lock is released (``awaitTier(_:maintain:backpressure:)``),
+    /// so that concurrent committers share one write and one fsync (group commit).
+    /// - Throws: a log error; the store is then poisoned.
+    func queue(
+        _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation], payload: [UInt8], tier: Durability,
+        now: Int64, _ core: inout Core
+    ) throws(StoreError) -> (pending: Log.PendingAppend, maintain: Bool, backpressure: Bool) {
+        let pending: Log.PendingAppend
+        do throws(LogError) {
+            pending = try log.submit(payload, type: EventCodec.recordType, durability: tier)
+        } catch {
+            core.poisoned = error.description
+            throw .log(error)
+        }
+        let prior = ViewHost.Prior(events, core.loading.state)
+        for e in events { core.loading.apply(e) }
+        if events.contains(where: \.isServerData) { core.lastServerEventNanos = monotonicNanos() }
+        // The views follow the state in the same order; their events are queued while the
+        // lock is held, so handlers see commits in LSN order.
+        let deliveries = core.views.apply(events, viewOperations, core.persisted, prior: prior, now: now)
+        if !deliveries.isEmpty { eventQueue.async { for (e, handler) in deliveries { handler(e) } } }
+        core.lastLSN = pending.lsn
+        core.logBytesSinceCheckpoint += payload.count
+        core.bytesSinceSizeCheck += payload.count
+        let maintain =
+            !core.maintenancePending
+            && (core.bytesSinceSizeCheck >= options.effectiveSizeCheckInterval
+                || core.logBytesSinceCheckpoint >= checkpointThreshold(core))
+        // Backpressure (the disk bound's log term, Store+Maintenance.swift): writers wait
+        // for maintenance once the log since the checkpoint has passed the threshold by a
+        // sixteenth of the cap, or has grown by that much while the cap is enforced — so a
+        // sustained burst cannot outrun checkpoints and pruning.
+        var backpressure = false
+        if !options.authoritative {
+            if core.enforcingCap { core.bytesDuringEnforcement += payload.count }
+            let slack = options.cacheSizeBytes / 16
+            backpressure =
+                core.bytesDuringEnforcement > slack
+                || core.logBytesSinceCheckpoint > checkpointThreshold(core) + slack
+        }
+        return (pending, maintain, backpressure)
+    }
+
+    /// [core not locked] Returns once the queued record's tier holds, then schedules the
+    /// maintenance ``queue(_:_:payload:tier:now:_:)`` found due and waits for it under
+    /// backpressure.
+    ///
+    /// A failure leaves the state ahead of the log (the events were applied when queued), so
+    /// the store refuses writes until it is reopened — which recovers exactly what reached the
+    /// disk.
+    func awaitTier(_ pending: Log.PendingAppend, maintain: Bool, backpressure: Bool) throws(StoreError) {
+        do throws(LogError) { try log.wait(pending) } catch {
+            core.withLock { $0.poisoned = error.description }
+            throw .log(error)
+        }
+        if maintain { scheduleMaintenance(force: false) }
+        if backpressure && DispatchQueue.getSpecific(key: Store.onMaintenanceQueue) != true {
+            maintenanceQueue.sync {}
+        }
+    }
+
+    /// [core locked] The commit of one validated user write whose path and data were encoded
+    /// before the lock (`body`): under the lock only its id is taken, its record queued and its
+    /// event applied. The same record, state and views as a ``StoreBatch/saveWrite(_:at:)``
+    /// commit.
+    func queueWrite(
+        _ operation: PendingWrite.Operation, at path: Path, body: EventCodec.WriteBody, tier: Durability,
+        now: Int64, _ core: inout Core
+    ) throws(StoreError) -> (id: Int64, pending: Log.PendingAppend, maintain: Bool, backpressure: Bool) {
+        if core.closed { throw .closed }
+        if let why = core.poisoned { throw .poisoned(why) }
+        let id = core.loading.state.lastWriteID + 1
+        let events: [StoreEvent] = [.writeSaved(PendingWrite(id: id, path: path, operation: operation))]
+        try core.views.prepare(for: events)
+        let (pending, maintain, backpressure) = try queue(
+            events, [], payload: EventCodec.writeSavedBatch(id: id, body), tier: tier, now: now, &core)
+        return (id, pending, maintain, backpressure)
+    }
+}

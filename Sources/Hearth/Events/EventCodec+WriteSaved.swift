@@ -1,0 +1,37 @@
+import HearthLog
+import HearthModel
+
+// A one-write batch encoded in two steps, so that the costly part — the write's path and data —
+// is encoded before the store's lock is taken, and only the write's id (known under the lock)
+// is added under it. The bytes are exactly ``EventCodec/encode(_:)`` of the one
+// `.writeSaved` event (FORMAT.md §"Event batches": no new bytes on disk).
+
+extension EventCodec {
+    /// A user write's path and operation, encoded as the tail of its `.writeSaved` event (all
+    /// but the batch count, the tag and the id).
+    struct WriteBody: Sendable {
+        let bytes: [UInt8]
+    }
+
+    /// Encodes the part of a `.writeSaved` event that does not depend on the write's id.
+    static func writeBody(_ operation: PendingWrite.Operation, at p: Path) -> WriteBody {
+        var w = ByteWriter(capacity: 128)
+        path(p, &w)
+        switch operation {
+        case .set(let node): w.u8(0); NodeCodec.encode(node, into: &w)
+        case .update(let c): w.u8(1); children(c, &w)
+        }
+        return WriteBody(bytes: w.bytes)
+    }
+
+    /// The batch of one `.writeSaved` event with id `id` and the encoded `body`: the same bytes
+    /// as ``encode(_:)`` of that one event.
+    static func writeSavedBatch(id: Int64, _ body: WriteBody) -> [UInt8] {
+        var w = ByteWriter(capacity: body.bytes.count + 12)
+        w.varint(1)
+        w.u8(Tag.writeSaved.rawValue)
+        w.varint(UInt64(id))
+        w.bytes.append(contentsOf: body.bytes)
+        return w.bytes
+    }
+}
