@@ -34,7 +34,12 @@ extension Log {
             readOnly: options.readOnly)
         if options.readOnly {
             let state = try Recovery.openReadOnly(directory: directory, fs: fileSystem)
-            return Log(directory: directory, core: core(state, settings, fileSystem, directory), recovery: state.report)
+            let core = core(state, settings, fileSystem, directory)
+            if let zeros = state.report.preallocatedTail, let last = state.manifest.segments.last {
+                // The writer's preallocated zeros (FORMAT.md §4.2) are not part of the footprint.
+                core.recordsEnd.withLock { $0 = (last.number, zeros.offset) }
+            }
+            return Log(directory: directory, core: core, recovery: state.report)
         }
         let state = try Recovery.open(
             directory: directory, fs: fileSystem,

@@ -186,7 +186,10 @@ public final class Log: Sendable {
     }
 
     /// The live files (MANIFEST, checkpoint, segments) and their sizes; `total` is their sum.
+    /// The active segment counts up to the end of its records: the zero bytes preallocated
+    /// after them (FORMAT.md §5) are cut off again at a roll or close, and hold no data.
     public func footprint() throws(LogError) -> (files: [FileSize], total: UInt64) {
+        let tail = core.recordsEnd.withLock { $0 }
         let (segs, ckpt) = core.manifestLock.withLock { (core.segments, core.checkpointRef) }
         var names = [Layout.manifestName]
         if let c = ckpt { names.append(Layout.checkpointName(c.id)) }
@@ -198,7 +201,8 @@ public final class Log: Sendable {
                 defer { try? f.close() }
                 return try f.size()
             }
-            files.append(FileSize(name: n, bytes: size))
+            let live = n == Layout.segmentName(tail.segment) ? min(size, tail.end) : size
+            files.append(FileSize(name: n, bytes: live))
         }
         return (files, files.reduce(0) { $0 + $1.bytes })
     }

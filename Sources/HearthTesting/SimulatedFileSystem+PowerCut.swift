@@ -27,8 +27,9 @@ extension SimulatedFileSystem {
         /// Every file reverts to its last sync; creates, renames and unlinks not followed by a
         /// directory sync are lost.
         case dropAllUnsynced
-        /// Each unsynced write survives or not at random (so later writes can survive earlier ones);
-        /// truncates survive; a random prefix of the un-synced directory operations survives.
+        /// Each unsynced write or truncate survives or not at random (so later writes can survive
+        /// earlier ones, and a file cut but not synced can come back at its old size); a random
+        /// prefix of the un-synced directory operations survives.
         case dropRandomUnsynced
         /// All unsynced writes survive except each file's last one, which is torn at a `size`
         /// boundary: its tail is filled per `fill`. Directory operations survive.
@@ -86,7 +87,7 @@ extension SimulatedFileSystem {
                     content = node.durable
                     for p in node.pending {
                         switch p {
-                        case let .truncate(n): Self.truncate(&content, to: n)
+                        case let .truncate(n): if s.rng.next() & 1 == 0 { Self.truncate(&content, to: n) }
                         case let .write(o, b): if s.rng.next() & 1 == 0 { Self.write(&content, b, at: o) }
                         }
                     }

@@ -61,7 +61,8 @@ struct LogScan {
     }
 
     /// The bytes of the live files (MANIFEST, checkpoint, segments), as ``Store/stats()``
-    /// counts them; nil when a file cannot be read.
+    /// counts them (not the zeros a writer preallocated after the last record, FORMAT.md §4.2);
+    /// nil when a file cannot be read.
     func footprintBytes() -> UInt64? {
         var names = ["MANIFEST"]
         if let c = report.checkpoint { names.append(c.file) }
@@ -73,7 +74,7 @@ struct LogScan {
             guard let size = try? f.size() else { return nil }
             total += size
         }
-        return total
+        return total - (report.segments.last?.preallocatedTail ?? 0)
     }
 
     /// The record's payload, decompressed.

@@ -87,6 +87,11 @@ struct VerifyCommand: ParsableCommand {
                     "torn tail (recovery would truncate \(t.bytes) bytes at \(t.file):\(t.offset)); valid prefix through LSN \(report.lastLSN)"
                 )
             }
+            if let last = report.segments.last, last.preallocatedTail > 0 {
+                out.line(
+                    "note: \(last.file) ends in \(last.preallocatedTail) zero bytes preallocated by its writer after byte \(last.validEnd) (the normal end of the log; opening the store cuts them off)"
+                )
+            }
             for f in report.strayFiles {
                 out.line("note: stray file \(f) (not named by the MANIFEST; opening the store removes it)")
             }
@@ -227,7 +232,7 @@ struct VerifyCommand: ParsableCommand {
                 report.segments.map {
                     [
                         "file": .string($0.file), "bytes": Render.int($0.size), "records": Render.int($0.recordCount),
-                        "validEnd": Render.int($0.validEnd),
+                        "validEnd": Render.int($0.validEnd), "preallocatedTail": Render.int($0.preallocatedTail),
                     ]
                 }),
             "records": Render.int(records.count),

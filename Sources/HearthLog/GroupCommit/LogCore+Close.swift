@@ -32,7 +32,10 @@ extension LogCore {
         flusher?.join()
         flusher = nil
         monitor.withLock { closed = true }
-        if let a = active { try? a.file.close() }
+        if let a = active {
+            if failure == nil && !settings.readOnly { trimPreallocation() }
+            try? a.file.close()
+        }
         active = nil
         lock?.release()
         lock = nil

@@ -3,15 +3,21 @@
 // segment). Fields and lock discipline: see LogCore.swift.
 
 extension LogCore {
-    /// [leader] Starts a new segment if the active one is non-empty and the group would overflow it.
+    /// [leader] Starts a new segment if the active one is non-empty and the group would overflow it,
+    /// then makes sure zero bytes are preallocated past the group's end (``preallocate(through:)``).
     /// Returns the LSN through which the old segment was sealed (synced), if a roll happened.
     func rollIfNeeded(groupBytes: Int, nextLSN: LSN) throws(LogError) -> LSN? {
         guard let a = active else { preconditionFailure("no active segment") }
         let used = a.offset - UInt64(Layout.segmentHeaderSize)
-        guard used > 0, a.offset + UInt64(groupBytes) > UInt64(settings.segmentSize) else { return nil }
-        // Any failure poisons here (the group fails): only a requested roll is optional.
-        do throws(RollFailure) { try roll(nextLSN: nextLSN) } catch { throw error.error }
-        return nextLSN - 1
+        var sealed: LSN?
+        if used > 0, a.offset + UInt64(groupBytes) > UInt64(settings.segmentSize) {
+            // Any failure poisons here (the group fails): only a requested roll is optional.
+            do throws(RollFailure) { try roll(nextLSN: nextLSN) } catch { throw error.error }
+            sealed = nextLSN - 1
+        }
+        guard let b = active else { preconditionFailure("no active segment") }
+        preallocate(through: b.offset + UInt64(groupBytes))
+        return sealed
     }
 
     /// [leader or open] Seals the active segment (sync) and starts segment n+1 at `nextLSN`:
@@ -23,6 +29,16 @@ extension LogCore {
     /// is durable.
     func roll(nextLSN: LSN) throws(RollFailure) {
         if let a = active {
+            // Zeros preallocated past its last record are cut off first: only the LAST segment may
+            // end in zeros (FORMAT.md §5). A failed cut changes nothing that matters — the segment
+            // is still the last, and whatever zeros are left are a valid end — so it gives the
+            // roll up without poisoning; the sealing sync makes a successful cut durable.
+            if preallocatedEnd > a.offset {
+                do throws(LogError) { try logIO { try a.file.truncate(to: a.offset) } } catch {
+                    throw RollFailure(error: error, poisons: false)
+                }
+                preallocatedEnd = 0
+            }
             // Sealing: nothing may reach the next segment before this one is durable (prefix rule).
             // A failed sync leaves the old segment's unsynced pages in an unknown state: poison.
             do throws(LogError) { try logIO { try a.file.sync() } } catch {
@@ -72,5 +88,6 @@ extension LogCore {
         if let old = active { try? old.file.close() }
         assert(header.previousLastLSN + 1 == header.baseLSN, "a new segment continues the LSN sequence")
         active = (file, header, UInt64(Layout.segmentHeaderSize), header.previousChain)
+        preallocatedEnd = 0
     }
 }

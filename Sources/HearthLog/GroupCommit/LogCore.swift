@@ -3,6 +3,7 @@
 //   LogCore+Framing.swift      preparing records (compress) and framing a group into one buffer
 //   LogCore+GroupCommit.swift  the leader/follower commit queue, flush, waitUntilDurable
 //   LogCore+Roll.swift         segment rolls — the one place a segment header is written
+//   LogCore+Preallocate.swift  zero bytes written ahead of the active segment's tail
 //   LogCore+Flusher.swift      the `.batched` flusher thread
 //   LogCore+Checkpoint.swift   checkpoint install (file, then MANIFEST switch)
 //   LogCore+Close.swift        poisoning and close
@@ -18,6 +19,8 @@
 //   Segment rolls (by the leader) and checkpoint installs take it; lock order: never take `monitor`
 //   while holding `manifestLock` except for the brief counter reads noted below.
 // - `checkpointLock` serialises checkpoint installs.
+import Synchronization
+
 final class LogCore: @unchecked Sendable {
     let fs: any FileSystem
     let directory: String
@@ -68,6 +71,16 @@ final class LogCore: @unchecked Sendable {
 
     // [leader]
     var active: (file: any StoreFile, header: SegmentHeader, offset: UInt64, chain: UInt32)?
+    /// How far the active segment's file may extend past `active.offset` with zero bytes
+    /// written ahead of the records (LogCore+Preallocate.swift): a file offset, or 0 when none
+    /// were written in this segment. After a failed preallocation write it stays ≥ the offset
+    /// the write started at, so that a roll or close still cuts off whatever that write left.
+    var preallocatedEnd: UInt64 = 0
+    /// The active segment's number and the end of its records (counting the group being
+    /// written), published by the leader before it preallocates zeros past them, for
+    /// ``Log/footprint()``: a segment's file may be longer than its records only while it is
+    /// the active one and only after this was published for it.
+    let recordsEnd = Mutex<(segment: UInt64, end: UInt64)>((0, 0))
 
     let manifestLock = Monitor()
     // [manifest]

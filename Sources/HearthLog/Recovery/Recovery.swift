@@ -5,6 +5,8 @@
 //  1. Remove temp files, and segment/checkpoint files the MANIFEST does not name; sync the directory.
 //  2. Torn tail of the last segment: truncate to the end of the valid prefix and sync the file, before
 //     anything is appended behind it (never append after a discarded tail).
+//     A preallocated all-zero tail after the last record (FORMAT.md §5) is cut off the same way,
+//     but reported as what it is (`RecoveryReport.preallocatedTail`), not as a torn tail.
 //  3. Sync the last segment even when nothing was torn, so whatever this open reports as recovered is
 //     durable: a second crash cannot take back records the first recovery returned.
 //  4. With no live segment (new store, or a crash before its first segment was named), the opener
@@ -69,6 +71,8 @@ enum Recovery {
             salvaged: nil, lastLSN: report.lastLSN)
         if let d = report.damage, d.isTornTail, let last = report.segments.last {
             info.ignoredTornTail = (last.file, last.validEnd, last.size - last.validEnd)
+        } else if let last = report.segments.last, last.preallocatedTail > 0 {
+            info.preallocatedTail = (last.file, last.validEnd, last.preallocatedTail)
         }
         return RecoveredState(
             report: info, lastLSN: report.lastLSN, manifest: manifest, checkpoint: checkpoint,
@@ -136,6 +140,12 @@ enum Recovery {
             precondition(d.file == last.file, "a torn tail is only ever in the last segment")
             try logIO { try f.truncate(to: last.validEnd) }
             info.truncatedTail = (last.file, last.validEnd, last.size - last.validEnd)
+        } else if last.preallocatedTail > 0 {
+            // Zeros the last writer preallocated: the normal end of the log, not damage. Cut
+            // off, so that appending resumes at the real end and the file holds only records.
+            precondition(last.size == last.validEnd + last.preallocatedTail, "the zero tail runs to the end")
+            try logIO { try f.truncate(to: last.validEnd) }
+            info.preallocatedTail = (last.file, last.validEnd, last.preallocatedTail)
         } else if last.size != last.validEnd {
             preconditionFailure("clean scan must end at the end of the file")
         }

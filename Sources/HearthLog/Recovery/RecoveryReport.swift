@@ -18,4 +18,9 @@ public struct RecoveryReport: Sendable {
     /// left in place and not read — file, offset where it starts, its bytes. (Under a live writer
     /// it may be a group that writer has not finished writing.) Nil otherwise.
     public var ignoredTornTail: (file: String, offset: UInt64, bytes: UInt64)? = nil
+    /// Zero bytes the last writer preallocated after the last record of the last segment (it
+    /// crashed before it could cut them off): file, offset of the last record's end, bytes. The
+    /// normal end of the log (FORMAT.md §5), not damage — no record was lost. A writable open
+    /// truncates them; a read-only open leaves them in place. Nil when there were none.
+    public var preallocatedTail: (file: String, offset: UInt64, bytes: UInt64)? = nil
 }

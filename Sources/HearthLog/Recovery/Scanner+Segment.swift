@@ -94,13 +94,26 @@ extension Scanner {
             if run.stop == nil { run.stop = (g.offset, "atomic batch without its final record") }
         }
         if let s = run.stop {
+            if isLast, try cursor.isAllZero(from: scan.validEnd) {
+                // Preallocated space after the last record: the normal end (FORMAT.md §5).
+                scan.preallocatedTail = scan.size - scan.validEnd
+                return finishedClean(scan, h, chainAtEnd: run.chainAtEnd, &report)
+            }
             return try stopped(at: s, scan, h, cursor, index: i, isLast: isLast, chainAtEnd: run.chainAtEnd, &report)
         }
+        return finishedClean(scan, h, chainAtEnd: run.chainAtEnd, &report)
+    }
+
+    /// A segment whose records end cleanly: at the end of the file, or (the last segment only)
+    /// before a preallocated all-zero tail.
+    private static func finishedClean(
+        _ scan: SegmentScan, _ h: SegmentHeader, chainAtEnd: UInt32, _ report: inout ScanReport
+    ) -> SegmentVerdict {
         report.segments.append(scan)
         report.headers.append(h)
         report.lastLSN = scan.lastLSN
-        report.endChain = run.chainAtEnd
-        return .clean(lastLSN: scan.lastLSN, chain: run.chainAtEnd, size: scan.size)
+        report.endChain = chainAtEnd
+        return .clean(lastLSN: scan.lastLSN, chain: chainAtEnd, size: scan.size)
     }
 
     /// Why a segment's header does not fit where the MANIFEST puts it, or nil when it does.

@@ -41,7 +41,9 @@ import HearthTesting
             try store.compact()
             try store.close()
         }
-        fs.injectFault(.write, .ioError, pathContains: "seg-")
+        // Sticky: the commit's first write to its segment may be the zeros it preallocates
+        // (whose failure fails nothing), its records' write comes next.
+        fs.injectFault(.write, .ioError, sticky: true, pathContains: "seg-")
         do {
             let store = try Store.open(directory: dir, options: o)
             try? store.close()
