@@ -120,7 +120,11 @@ struct CheckpointEncoder {
 
         /// Writes the verified stored bytes of chunk `index` of the previous checkpoint as a
         /// chunk of this one.
-        func copy(_ index: Int, _ stored: [UInt8], from reuse: ChunkOrigins) throws(E) {
+        /// `origin`: what the chunk encodes in this checkpoint's state (the nodes found the
+        /// same as the old origin's, not the old origin: that would keep older trees alive).
+        func copy(
+            _ index: Int, _ stored: [UInt8], from reuse: ChunkOrigins, origin: @autoclosure () -> ChunkOrigins.Origin
+        ) throws(E) {
             let old = reuse.chunks[index]
             try write(stored)
             chunks.append(
@@ -132,15 +136,15 @@ struct CheckpointEncoder {
             summary.storedCacheBytes += stored.count
             summary.copiedChunks += 1
             summary.copiedRawBytes += old.rawLength
-            if recordOrigins { summary.origins.append(reuse.nodes[index]) }
+            if recordOrigins { summary.origins.append(origin()) }
         }
 
         /// Emits a run of consecutive children of the node at `path` as one range chunk: a
         /// children node (no priority) whose child encodings are already in `parts`.
-        /// `nodes`: the run's children (when recording origins).
+        /// `parent`: the children of the node at `path` (the run's origin: its children within
+        /// the run's keys).
         func emitRun(
-            _ path: Path, _ parts: inout [(key: ChildKey, bytes: [UInt8])],
-            _ nodes: inout ContiguousArray<(key: ChildKey, node: Node)>, _ size: inout Int
+            _ path: Path, _ parts: inout [(key: ChildKey, bytes: [UInt8])], _ parent: ChildMap, _ size: inout Int
         ) throws(E) {
             guard let first = parts.first, let last = parts.last else { return }
             var w = ByteWriter(capacity: size + 16)
@@ -150,10 +154,8 @@ struct CheckpointEncoder {
                 w.string(part.key.string)
                 w.raw(part.bytes)
             }
-            // An exact-size copy: the origins of a large cache hold ~700,000 pairs (the fill).
-            try emit(path, .range(first: first.key, last: last.key), w.bytes, origin: .run(ContiguousArray(nodes[...])))
+            try emit(path, .range(first: first.key, last: last.key), w.bytes, origin: .span(parent))
             parts.removeAll(keepingCapacity: true)
-            nodes.removeAll(keepingCapacity: true)
             size = 0
         }
 
@@ -167,7 +169,7 @@ struct CheckpointEncoder {
             // Only paths on the way to an old chunk can hold one (no lookup below them).
             let reuse = reuse.flatMap { $0.leadsToChunks(path) ? $0 : nil }
             if let reuse, let index = reuse.wholeChunk(at: path, for: node), let stored = verified(index, in: reuse) {
-                try copy(index, stored, from: reuse)
+                try copy(index, stored, from: reuse, origin: .whole(node))
                 return nil
             }
             if node.isLeaf {
@@ -177,21 +179,19 @@ struct CheckpointEncoder {
                 return nil
             }
             var parts: [(key: ChildKey, bytes: [UInt8])] = []
-            var nodes: ContiguousArray<(key: ChildKey, node: Node)> = []
             var size = 0
             var split = false
             func add(_ key: ChildKey, _ child: Node) throws(E) {
                 guard let bytes = try process(child, at: path.child(key)) else {
                     // The child went to chunks of its own; the runs around it stay in key order.
                     split = true
-                    try emitRun(path, &parts, &nodes, &size)
+                    try emitRun(path, &parts, node.children, &size)
                     return
                 }
                 parts.append((key, bytes))
-                if recordOrigins { nodes.append((key, child)) }
                 size += NodeCodec.stringSize(key.string) + bytes.count
                 if size > CheckpointFormat.chunkTarget { split = true }
-                if split && size >= CheckpointFormat.chunkTarget { try emitRun(path, &parts, &nodes, &size) }
+                if split && size >= CheckpointFormat.chunkTarget { try emitRun(path, &parts, node.children, &size) }
             }
             // The previous checkpoint's range chunks at this path: the children within a
             // range's keys are held back until the range is passed, then copied as its chunk
@@ -204,12 +204,13 @@ struct CheckpointEncoder {
                     held.removeAll(keepingCapacity: true)
                     r += 1
                 }
-                if let reuse, ChunkOrigins.sameChildren(held, as: ranges[r].children),
+                if let reuse,
+                    ChunkOrigins.sameChildren(held, as: ranges[r].origin, first: ranges[r].first, last: ranges[r].last),
                     let stored = verified(ranges[r].index, in: reuse)
                 {
                     // The run before the copy is emitted first: chunks stay in key order.
-                    try emitRun(path, &parts, &nodes, &size)
-                    try copy(ranges[r].index, stored, from: reuse)
+                    try emitRun(path, &parts, node.children, &size)
+                    try copy(ranges[r].index, stored, from: reuse, origin: .span(node.children))
                     split = true
                     return
                 }
@@ -229,7 +230,7 @@ struct CheckpointEncoder {
                 NodeCodec.encodeChildren(parts, priority: node.priority, into: &w)
                 return w.bytes
             }
-            try emitRun(path, &parts, &nodes, &size)
+            try emitRun(path, &parts, node.children, &size)
             if let p = node.priority { priorities.append((path, p)) }
             return nil
         }
