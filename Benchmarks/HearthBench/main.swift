@@ -10,7 +10,7 @@
 //            sqlite-batched, leveldb, leveldb-sync, floor.
 import Engines
 import Foundation
-import Hearth
+@_spi(HearthInternals) import Hearth
 import Synchronization
 import Workloads
 
@@ -275,6 +275,11 @@ func cacheFill() throws {
         let stats = try hearth.store.stats()
         metrics["checkpointsWritten"] = Double(stats.checkpointsWritten)
         metrics["pruneRounds"] = Double(stats.pruneRounds)
+        let chunks = hearth.store.checkpointChunkCounts
+        metrics["checkpointChunksCopied"] = Double(chunks.copied)
+        metrics["checkpointChunksEncoded"] = Double(chunks.encoded)
+        metrics["checkpointRawBytesCopied"] = Double(chunks.copiedRawBytes)
+        metrics["checkpointRawBytesEncoded"] = Double(chunks.encodedRawBytes)
     }
     let c0 = clock.now
     try engine.close()

@@ -22,6 +22,15 @@ struct CheckpointEncoder {
         var copiedWriteChunks = 0
         /// The write chunks written, with their writes: what the next checkpoint may copy.
         var writeRuns: [WriteChunkMemo.Run] = []
+        /// Raw bytes of the cache chunks copied, and encoded anew (``copiedChunks``).
+        var copiedRawBytes = 0
+        /// See ``copiedRawBytes``.
+        var encodedRawBytes = 0
+        /// With ``CheckpointEncoder/recordOrigins``: the cache chunks written, and what each
+        /// encodes (by chunk index), for the next checkpoint to copy the unchanged ones.
+        var chunks: [CheckpointFormat.Chunk] = []
+        /// See ``chunks``.
+        var origins: [ChunkOrigins.Origin?] = []
     }
 
     let compressionLevel: Int32
@@ -34,6 +43,10 @@ struct CheckpointEncoder {
     /// The previous checkpoint's pending-write chunks and their writes: a chunk whose writes
     /// are all still pending, unchanged, is copied (CheckpointEncoder+Writes.swift).
     var previousWrites: WriteChunkMemo?
+    /// Whether to record what each cache chunk encodes (``Summary/origins``): for a cache that
+    /// stays resident after this checkpoint, whose next checkpoint can then copy every chunk
+    /// whose nodes are unchanged (ChunkOrigins.swift).
+    var recordOrigins = false
 
     /// Encodes `state` and passes the body's bytes to `write` in order: the cache chunks, the
     /// pending-write chunks (format 2), the directory, the trailer.
@@ -47,6 +60,7 @@ struct CheckpointEncoder {
             written += UInt64(bytes.count)
         }
         let (chunks, priorities) = try writeCache(state.serverCache, offset: &offset, summary: &summary, write: put)
+        if recordOrigins { summary.chunks = chunks }
         let writeChunks =
             bodyVersion >= 2
             ? try writePendingWrites(state.pendingWrites, offset: &offset, summary: &summary, write: put) : []
@@ -75,7 +89,10 @@ struct CheckpointEncoder {
         var chunks: [CheckpointFormat.Chunk] = []
         var priorities: [(path: Path, priority: Priority)] = []
 
-        func emit(_ path: Path, _ kind: CheckpointFormat.Chunk.Kind, _ raw: [UInt8]) throws(E) {
+        func emit(
+            _ path: Path, _ kind: CheckpointFormat.Chunk.Kind, _ raw: [UInt8],
+            origin: @autoclosure () -> ChunkOrigins.Origin
+        ) throws(E) {
             let (stored, compressed) = store(raw)
             assert(!compressed || stored.count < raw.count, "a chunk is stored compressed only when that is smaller")
             try write(stored)
@@ -87,6 +104,8 @@ struct CheckpointEncoder {
             summary.rawCacheBytes += raw.count
             summary.storedCacheBytes += stored.count
             summary.encodedChunks += 1
+            summary.encodedRawBytes += raw.count
+            if recordOrigins { summary.origins.append(origin()) }
         }
 
         /// Reads chunk `index` of the previous checkpoint for a copy, verified against its CRC;
@@ -101,8 +120,12 @@ struct CheckpointEncoder {
 
         /// Writes the verified stored bytes of chunk `index` of the previous checkpoint as a
         /// chunk of this one.
-        func copy(_ index: Int, _ stored: [UInt8], from reuse: ChunkOrigins) throws(E) {
-            let old = reuse.reader.directory.chunks[index]
+        /// `origin`: what the chunk encodes in this checkpoint's state (the nodes found the
+        /// same as the old origin's, not the old origin: that would keep older trees alive).
+        func copy(
+            _ index: Int, _ stored: [UInt8], from reuse: ChunkOrigins, origin: @autoclosure () -> ChunkOrigins.Origin
+        ) throws(E) {
+            let old = reuse.chunks[index]
             try write(stored)
             chunks.append(
                 CheckpointFormat.Chunk(
@@ -112,11 +135,17 @@ struct CheckpointEncoder {
             summary.rawCacheBytes += old.rawLength
             summary.storedCacheBytes += stored.count
             summary.copiedChunks += 1
+            summary.copiedRawBytes += old.rawLength
+            if recordOrigins { summary.origins.append(origin()) }
         }
 
         /// Emits a run of consecutive children of the node at `path` as one range chunk: a
         /// children node (no priority) whose child encodings are already in `parts`.
-        func emitRun(_ path: Path, _ parts: inout [(key: ChildKey, bytes: [UInt8])], _ size: inout Int) throws(E) {
+        /// `parent`: the children of the node at `path` (the run's origin: its children within
+        /// the run's keys).
+        func emitRun(
+            _ path: Path, _ parts: inout [(key: ChildKey, bytes: [UInt8])], _ parent: ChildMap, _ size: inout Int
+        ) throws(E) {
             guard let first = parts.first, let last = parts.last else { return }
             var w = ByteWriter(capacity: size + 16)
             w.u8(0x07)
@@ -125,7 +154,7 @@ struct CheckpointEncoder {
                 w.string(part.key.string)
                 w.raw(part.bytes)
             }
-            try emit(path, .range(first: first.key, last: last.key), w.bytes)
+            try emit(path, .range(first: first.key, last: last.key), w.bytes, origin: .span(parent))
             parts.removeAll(keepingCapacity: true)
             size = 0
         }
@@ -140,13 +169,13 @@ struct CheckpointEncoder {
             // Only paths on the way to an old chunk can hold one (no lookup below them).
             let reuse = reuse.flatMap { $0.leadsToChunks(path) ? $0 : nil }
             if let reuse, let index = reuse.wholeChunk(at: path, for: node), let stored = verified(index, in: reuse) {
-                try copy(index, stored, from: reuse)
+                try copy(index, stored, from: reuse, origin: .whole(node))
                 return nil
             }
             if node.isLeaf {
                 let raw = NodeCodec.encode(node)
                 if raw.count <= CheckpointFormat.chunkTarget { return raw }
-                try emit(path, .whole, raw)
+                try emit(path, .whole, raw, origin: .whole(node))
                 return nil
             }
             var parts: [(key: ChildKey, bytes: [UInt8])] = []
@@ -156,13 +185,13 @@ struct CheckpointEncoder {
                 guard let bytes = try process(child, at: path.child(key)) else {
                     // The child went to chunks of its own; the runs around it stay in key order.
                     split = true
-                    try emitRun(path, &parts, &size)
+                    try emitRun(path, &parts, node.children, &size)
                     return
                 }
                 parts.append((key, bytes))
                 size += NodeCodec.stringSize(key.string) + bytes.count
                 if size > CheckpointFormat.chunkTarget { split = true }
-                if split && size >= CheckpointFormat.chunkTarget { try emitRun(path, &parts, &size) }
+                if split && size >= CheckpointFormat.chunkTarget { try emitRun(path, &parts, node.children, &size) }
             }
             // The previous checkpoint's range chunks at this path: the children within a
             // range's keys are held back until the range is passed, then copied as its chunk
@@ -175,12 +204,13 @@ struct CheckpointEncoder {
                     held.removeAll(keepingCapacity: true)
                     r += 1
                 }
-                if let reuse, ChunkOrigins.sameChildren(held, as: ranges[r].children),
+                if let reuse,
+                    ChunkOrigins.sameChildren(held, as: ranges[r].origin, first: ranges[r].first, last: ranges[r].last),
                     let stored = verified(ranges[r].index, in: reuse)
                 {
                     // The run before the copy is emitted first: chunks stay in key order.
-                    try emitRun(path, &parts, &size)
-                    try copy(ranges[r].index, stored, from: reuse)
+                    try emitRun(path, &parts, node.children, &size)
+                    try copy(ranges[r].index, stored, from: reuse, origin: .span(node.children))
                     split = true
                     return
                 }
@@ -200,13 +230,13 @@ struct CheckpointEncoder {
                 NodeCodec.encodeChildren(parts, priority: node.priority, into: &w)
                 return w.bytes
             }
-            try emitRun(path, &parts, &size)
+            try emitRun(path, &parts, node.children, &size)
             if let p = node.priority { priorities.append((path, p)) }
             return nil
         }
 
         if !cache.isEmpty, let whole = try process(cache, at: .root) {
-            try emit(.root, .whole, whole)
+            try emit(.root, .whole, whole, origin: .whole(cache))
         }
         return (chunks, priorities)
     }

@@ -1,11 +1,11 @@
 @_spi(HearthInternals) import HearthLog
 import HearthModel
 
-/// The nodes a whole load of the server cache decoded from each chunk of one checkpoint, so
-/// that the next checkpoint can copy the stored bytes of every chunk nothing changed since
-/// (``CheckpointEncoder/reuse``) instead of re-encoding and re-deflating it.
+/// The nodes each chunk of one checkpoint encodes, so that the next checkpoint can copy the
+/// stored bytes of every chunk nothing changed since (``CheckpointEncoder/reuse``) instead of
+/// re-encoding and re-deflating it.
 ///
-/// Soundness rests on the cache being persistent: a node decoded from a chunk stays the very
+/// Soundness rests on the cache being persistent: a node a chunk encodes stays the very
 /// same value (the same shared ``ChildMap`` storage) in the resident cache until a server event
 /// or a prune replaces it, and every change above it makes new nodes along its path. So a node
 /// at the chunk's path that is *identical* to the decoded one (``same(_:_:)``) is exactly what
@@ -13,16 +13,29 @@ import HearthModel
 /// current: the copy is checked against the chunk's CRC as it is made, and a mismatch (or a
 /// failed read) falls back to encoding the node, which is in memory.
 ///
-/// Kept only from a whole load until the next checkpoint or drop of the cache: it holds the
-/// decoded nodes, so the ones a prune removes stay alive until then.
+/// Recorded by a whole load of the cache (the nodes each chunk decoded to), and by every
+/// checkpoint's encoder (the nodes each chunk it wrote or copied encodes,
+/// ``CheckpointEncoder/recordOrigins``): so a cache kept resident across checkpoints
+/// (Store+ResidentCache.swift) copies its unchanged chunks at every checkpoint, not only at
+/// the first after a load. Kept until the next checkpoint or drop of the cache: it holds the
+/// nodes of one checkpoint's snapshot — shared with the resident cache but for what changed
+/// since, so the ones a server event or a prune replaced stay alive until then (at most one
+/// checkpoint interval of old versions), and the key–node pairs of its range chunks.
 struct ChunkOrigins: Sendable {
-    let reader: CheckpointReader
-    /// What a chunk decoded to: the whole node, or the children of a range chunk (as pairs,
-    /// not the decoded children node: about half its memory, and the nodes are shared with
-    /// the cache anyway).
+    /// The checkpoint whose chunks these are (the copies read it).
+    let checkpoint: Checkpoint
+    /// Its directory's cache chunks.
+    let chunks: [CheckpointFormat.Chunk]
+    /// What a chunk encodes: the whole node, or the children of a range chunk — decoded by a
+    /// load (as pairs, not the decoded children node: about half its memory, and the nodes
+    /// are shared with the cache anyway), or, recorded by the encoder, as the children of the
+    /// parent node (its ``ChildMap``) within the chunk's keys: the map is the snapshot's,
+    /// which shares all but the paths changed since with the resident cache, where pairs
+    /// cost ~64 bytes a child (~45 MB for the fill's 700,000 children).
     enum Origin: Sendable {
         case whole(Node)
         case run(ContiguousArray<(key: ChildKey, node: Node)>)
+        case span(ChildMap)
 
         init(_ node: Node, kind: CheckpointFormat.Chunk.Kind) {
             switch kind {
@@ -40,11 +53,22 @@ struct ChunkOrigins: Sendable {
     /// The paths of the chunks and all their ancestors.
     let ancestors: Set<Path>
 
+    /// The origins of a load through `reader`: `nodes` by chunk index.
     init(reader: CheckpointReader, nodes: [Int: Origin]) {
-        self.reader = reader
-        let chunks = reader.directory.chunks
-        var array = [Origin?](repeating: nil, count: chunks.count)
-        for (i, node) in nodes where chunks.indices.contains(i) { array[i] = node }
+        var array = [Origin?](repeating: nil, count: reader.directory.chunks.count)
+        for (i, node) in nodes where array.indices.contains(i) { array[i] = node }
+        self.init(checkpoint: reader.checkpoint, chunks: reader.directory.chunks, nodes: array)
+    }
+
+    /// The origins of the chunks `chunks` of `checkpoint`: `nodes` by chunk index (nil: none
+    /// known, never copied).
+    init(checkpoint: Checkpoint, chunks: [CheckpointFormat.Chunk], nodes: [Origin?]) {
+        self.checkpoint = checkpoint
+        self.chunks = chunks
+        var array = nodes
+        if array.count != chunks.count {
+            array = (0..<chunks.count).map { nodes.indices.contains($0) ? nodes[$0] : nil }
+        }
         self.nodes = array
         var byPath: [Path: [Int]] = [:]
         for i in chunks.indices where array[i] != nil { byPath[chunks[i].path, default: []].append(i) }
@@ -78,7 +102,7 @@ struct ChunkOrigins: Sendable {
 
     /// The whole chunk at `path`, if it can be copied for `node`.
     func wholeChunk(at path: Path, for node: Node) -> Int? {
-        guard let first = byPath[path]?.first, case .whole = reader.directory.chunks[first].kind,
+        guard let first = byPath[path]?.first, case .whole = chunks[first].kind,
             case .whole(let decoded)? = nodes[first], Self.same(decoded, node)
         else { return nil }
         return first
@@ -91,19 +115,18 @@ struct ChunkOrigins: Sendable {
     static let minimumCopiedRun = CheckpointFormat.chunkTarget / 4
 
     /// The range chunks at `path` worth copying (at least ``minimumCopiedRun`` raw bytes), in
-    /// key order: index, first and last key, decoded children.
-    func rangeChunks(
-        at path: Path
-    ) -> [(index: Int, first: ChildKey, last: ChildKey, children: ContiguousArray<(key: ChildKey, node: Node)>)] {
+    /// key order: index, first and last key, origin.
+    func rangeChunks(at path: Path) -> [(index: Int, first: ChildKey, last: ChildKey, origin: Origin)] {
         guard let indices = byPath[path] else { return [] }
-        var out:
-            [(index: Int, first: ChildKey, last: ChildKey, children: ContiguousArray<(key: ChildKey, node: Node)>)] =
-                []
+        var out: [(index: Int, first: ChildKey, last: ChildKey, origin: Origin)] = []
         for i in indices {
-            if case let .range(first, last) = reader.directory.chunks[i].kind, case .run(let run)? = nodes[i],
-                reader.directory.chunks[i].rawLength >= Self.minimumCopiedRun
+            if case let .range(first, last) = chunks[i].kind, let origin = nodes[i],
+                chunks[i].rawLength >= Self.minimumCopiedRun
             {
-                out.append((i, first, last, run))
+                switch origin {
+                case .run, .span: out.append((i, first, last, origin))
+                case .whole: break
+                }
             }
         }
         return out
@@ -119,6 +142,25 @@ struct ChunkOrigins: Sendable {
         return true
     }
 
+    /// Whether `children` (consecutive key–node pairs of a node, in key order, all within
+    /// `first`...`last`) are exactly the children a range chunk with those keys encodes.
+    static func sameChildren(
+        _ children: [(key: ChildKey, node: Node)], as origin: Origin, first: ChildKey, last: ChildKey
+    ) -> Bool {
+        switch origin {
+        case .whole: return false
+        case .run(let decoded): return sameChildren(children, as: decoded)
+        case .span(let map):
+            var i = 0
+            for (key, node) in map.pairs(from: first) {
+                if ChildKey.compare(key, last) > 0 { break }
+                guard i < children.count, children[i].key == key, same(children[i].node, node) else { return false }
+                i += 1
+            }
+            return i == children.count
+        }
+    }
+
     /// Whether `a` and `b` are the same value, decided in O(1) for children nodes (shared
     /// storage: never a deep comparison, which could cost as much as the encoding it saves);
     /// leaves compare by value. May say no for equal values built separately — they are then
@@ -131,8 +173,8 @@ struct ChunkOrigins: Sendable {
     /// The stored bytes of chunk `index`, read from the old checkpoint and verified against
     /// the CRC its directory gives; nil when the read fails or the bytes do not match.
     func storedBytes(_ index: Int) -> [UInt8]? {
-        let c = reader.directory.chunks[index]
-        guard let stored = try? reader.checkpoint.read(offset: c.offset, count: c.storedLength),
+        let c = chunks[index]
+        guard let stored = try? checkpoint.read(offset: c.offset, count: c.storedLength),
             stored.count == c.storedLength, CRC32C.mask(CRC32C.checksum(stored)) == c.crc
         else { return nil }
         return stored

@@ -276,7 +276,8 @@ extension Store {
         }
         guard lsn > checkpointLSN else { return }
         var installed = false
-        defer { checkpointFinished(lsn: lsn, installed: installed) }
+        var nextOrigins: ChunkOrigins?
+        defer { checkpointFinished(lsn: lsn, installed: installed, origins: nextOrigins) }
         if let roll {
             // Throws only when the log is poisoned: a failed sync of the old segment, or a
             // MANIFEST switch that failed midway. A roll that failed cleanly returns normally.
@@ -289,6 +290,7 @@ extension Store {
         var encoder = CheckpointEncoder(compressionLevel: options.compressionLevel)
         encoder.reuse = origins
         encoder.previousWrites = previousWrites
+        encoder.recordOrigins = cacheMayStayResident()
         var summary = CheckpointEncoder.Summary()
         let clock = ContinuousClock()
         let start = clock.now
@@ -307,10 +309,15 @@ extension Store {
             $0.encodedChunks += summary.encodedChunks
             $0.rejectedCopies += summary.rejectedCopies
             $0.copiedWriteChunks += summary.copiedWriteChunks
+            $0.copiedRawBytes += summary.copiedRawBytes
+            $0.encodedRawBytes += summary.encodedRawBytes
         }
         // The new checkpoint's write chunks, for the next one to copy (only if it is the
         // checkpoint now installed: the handle the copies will read).
         let installedCheckpoint = log.checkpoint.flatMap { $0.lsn == lsn ? $0 : nil }
+        if encoder.recordOrigins, let installedCheckpoint {
+            nextOrigins = ChunkOrigins(checkpoint: installedCheckpoint, chunks: summary.chunks, nodes: summary.origins)
+        }
         core.withLock { core in
             core.checkpointLSN = max(core.checkpointLSN, lsn)
             core.checkpointBodyBytes = summary.bodyBytes

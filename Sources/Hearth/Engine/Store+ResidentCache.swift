@@ -34,6 +34,10 @@ final class ResidentCache: Sendable {
         var rejectedCopies = 0
         /// Pending-write chunks the checkpoints since open copied from the previous one.
         var copiedWriteChunks = 0
+        /// Raw bytes of the cache chunks copied (``copiedChunks``), and encoded anew.
+        var copiedRawBytes = 0
+        /// See ``copiedRawBytes``.
+        var encodedRawBytes = 0
     }
 
     /// Held for a whole load (the decode runs outside the store's lock, under this one) or
@@ -164,6 +168,15 @@ extension Store {
         return dropResidentCache()
     }
 
+    /// Cache chunks the checkpoints since open copied from the previous checkpoint and
+    /// encoded anew, and their raw bytes (benchmarks: how much of each checkpoint is reused).
+    @_spi(HearthInternals) public var checkpointChunkCounts:
+        (copied: Int, encoded: Int, copiedRawBytes: Int, encodedRawBytes: Int)
+    {
+        let c = resident.counters.withLock { $0 }
+        return (c.copiedChunks, c.encodedChunks, c.copiedRawBytes, c.encodedRawBytes)
+    }
+
     /// Whether no server event came within `quiet` nanoseconds before `now`, nor after it
     /// (`lastServerEvent` 0: none since open).
     static func isQuiet(lastServerEvent: UInt64, now: UInt64, quiet: UInt64) -> Bool {
@@ -175,17 +188,31 @@ extension Store {
         if options.lazyCacheLoad { core.loading.checkpointSnapshotTaken() }
     }
 
+    /// Whether the server cache may stay resident after the maintenance pass under way: for
+    /// a checkpoint, whether to record what each chunk it writes encodes (an eagerly loaded
+    /// cache always stays; a lazy one while server data keeps arriving,
+    /// ``dropResidentCacheIfQuiet(asOf:)``). A wrong guess costs only memory for one
+    /// checkpoint interval, or re-encoding at the next checkpoint.
+    func cacheMayStayResident() -> Bool {
+        guard options.lazyCacheLoad else { return true }
+        let last = core.withLock { $0.lastServerEventNanos }
+        return !Store.isQuiet(lastServerEvent: last, now: monotonicNanos(), quiet: options.residentCacheQuietNanos)
+    }
+
     /// After a checkpoint install through `lsn` succeeded (`true`) or failed: the new
-    /// checkpoint becomes the base the resident cache can be dropped to.
-    func checkpointFinished(lsn: LSN, installed: Bool) {
+    /// checkpoint becomes the base the resident cache can be dropped to, and `origins` (what
+    /// its chunks encode, recorded by its encoder) what the next checkpoint may copy while the
+    /// cache stays resident.
+    func checkpointFinished(lsn: LSN, installed: Bool, origins: ChunkOrigins? = nil) {
         var reader: CheckpointReader?
         if installed, options.lazyCacheLoad, let checkpoint = log.checkpoint, checkpoint.lsn == lsn {
             reader = try? CheckpointReader(checkpoint)
         }
         core.withLock { core in
             core.loading.checkpointInstalled(reader)
-            // The nodes decoded from the old checkpoint: not kept alive past the next one.
-            if installed { core.cacheOrigins = nil }
+            // The old checkpoint's origins are not kept alive past the next one; the new ones
+            // only for a resident cache (a dropped one is read from the new checkpoint).
+            if installed { core.cacheOrigins = core.loading.cacheLoaded ? origins : nil }
         }
     }
 }
