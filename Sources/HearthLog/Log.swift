@@ -187,7 +187,7 @@ public final class Log: Sendable {
 
     /// The live files (MANIFEST, checkpoint, segments) and their sizes; `total` is their sum.
     /// The active segment counts up to the end of its records: the zero bytes preallocated
-    /// after them (FORMAT.md §5) are cut off again at a roll or close, and hold no data.
+    /// after them (FORMAT.md §4.2) are cut off again at a roll or close, and hold no data.
     public func footprint() throws(LogError) -> (files: [FileSize], total: UInt64) {
         let tail = core.recordsEnd.withLock { $0 }
         let (segs, ckpt) = core.manifestLock.withLock { (core.segments, core.checkpointRef) }

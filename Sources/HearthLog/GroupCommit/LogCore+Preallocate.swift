@@ -5,7 +5,7 @@
 // costs only its data pages. Real zero bytes, not fallocate: an unwritten extent's conversion
 // to written is a metadata change too.
 //
-// The format allows it (FORMAT.md §5): zero bytes after the last record of the LAST segment are
+// The format allows it (FORMAT.md §4.2): zero bytes after the last record of the LAST segment are
 // the normal end of the log. So the zeros are cut off before a segment is sealed (roll) and at
 // close; after a crash, recovery cuts them off (RecoveryReport.preallocatedTail).
 // Fields and lock discipline: see LogCore.swift.

@@ -30,7 +30,7 @@ extension LogCore {
     func roll(nextLSN: LSN) throws(RollFailure) {
         if let a = active {
             // Zeros preallocated past its last record are cut off first: only the LAST segment may
-            // end in zeros (FORMAT.md §5). A failed cut changes nothing that matters — the segment
+            // end in zeros (FORMAT.md §4.2). A failed cut changes nothing that matters — the segment
             // is still the last, and whatever zeros are left are a valid end — so it gives the
             // roll up without poisoning; the sealing sync makes a successful cut durable.
             if preallocatedEnd > a.offset {

@@ -5,7 +5,7 @@
 //  1. Remove temp files, and segment/checkpoint files the MANIFEST does not name; sync the directory.
 //  2. Torn tail of the last segment: truncate to the end of the valid prefix and sync the file, before
 //     anything is appended behind it (never append after a discarded tail).
-//     A preallocated all-zero tail after the last record (FORMAT.md §5) is cut off the same way,
+//     A preallocated all-zero tail after the last record (FORMAT.md §4.2) is cut off the same way,
 //     but reported as what it is (`RecoveryReport.preallocatedTail`), not as a torn tail.
 //  3. Sync the last segment even when nothing was torn, so whatever this open reports as recovered is
 //     durable: a second crash cannot take back records the first recovery returned.

@@ -20,7 +20,7 @@ public struct RecoveryReport: Sendable {
     public var ignoredTornTail: (file: String, offset: UInt64, bytes: UInt64)? = nil
     /// Zero bytes the last writer preallocated after the last record of the last segment (it
     /// crashed before it could cut them off): file, offset of the last record's end, bytes. The
-    /// normal end of the log (FORMAT.md §5), not damage — no record was lost. A writable open
+    /// normal end of the log (FORMAT.md §4.2), not damage — no record was lost. A writable open
     /// truncates them; a read-only open leaves them in place. Nil when there were none.
     public var preallocatedTail: (file: String, offset: UInt64, bytes: UInt64)? = nil
 }

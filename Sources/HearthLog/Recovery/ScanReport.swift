@@ -37,7 +37,7 @@ public struct SegmentScan: Sendable {
     /// LSN of the last valid record, or baseLSN - 1 if none.
     public var lastLSN: LSN
     /// Zero bytes after the last record of the LAST segment, up to the end of the file: space a
-    /// writer preallocated ahead of its tail (FORMAT.md §5). The normal end of the log, not
+    /// writer preallocated ahead of its tail (FORMAT.md §4.2). The normal end of the log, not
     /// damage; recovery cuts it off. Zero for every other segment and when the tail is not all
     /// zeros (then it is a torn tail, in ``ScanReport/damage``).
     public var preallocatedTail: UInt64 = 0

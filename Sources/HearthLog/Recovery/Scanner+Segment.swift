@@ -95,7 +95,7 @@ extension Scanner {
         }
         if let s = run.stop {
             if isLast, try cursor.isAllZero(from: scan.validEnd) {
-                // Preallocated space after the last record: the normal end (FORMAT.md §5).
+                // Preallocated space after the last record: the normal end (FORMAT.md §4.2).
                 scan.preallocatedTail = scan.size - scan.validEnd
                 return finishedClean(scan, h, chainAtEnd: run.chainAtEnd, &report)
             }

@@ -1,4 +1,4 @@
-// The preallocated tail of the last segment (FORMAT.md §5): a writer may leave zero bytes after
+// The preallocated tail of the last segment (FORMAT.md §4.2): a writer may leave zero bytes after
 // its last record, so that most syncs flush only data pages and not the file's size. A scan
 // that stops at an invalid record checks whether everything from the end of the valid prefix to
 // the end of the file is zero: then the log simply ends there.
