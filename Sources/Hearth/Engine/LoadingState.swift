@@ -117,9 +117,8 @@ struct LoadingState: Sendable {
         case let .serverOverwrite(path, node, _):
             return cache.updating(path, with: node)
         case let .serverMerge(path, children, _):
-            var c = cache
-            for child in children { c = c.updating(path.appending(child.path), with: child.node) }
-            return c
+            // As StoreState.apply: the one-by-one writes' result, the path above copied once.
+            return cache.merging(children.map { ($0.path, $0.node) }, at: path)
         default:
             return cache
         }

@@ -5,7 +5,7 @@ extension ChildMap {
     /// A map with `key` set to `transform` of its current child (the empty node when absent),
     /// or without `key` when that is empty: ``setting(_:to:)`` of the transformed child, found
     /// and replaced in one descent instead of a lookup and then an insert.
-    public func updatingValue(_ key: ChildKey, _ transform: (Node) -> Node) -> ChildMap {
+    func updatingValue(_ key: ChildKey, _ transform: (Node) -> Node) -> ChildMap {
         var emptied = false
         let updated = ChildMap.update(root, key, transform, &emptied)
         if emptied { return removing(key) }  // rare; the walk above copied nothing
