@@ -104,7 +104,7 @@ public final class Log: Sendable {
         return try core.commit(request(prepared, durability))
     }
 
-    private func request(_ recs: [PreparedRecord], _ d: Durability?) -> CommitRequest {
+    func request(_ recs: [PreparedRecord], _ d: Durability?) -> CommitRequest {
         switch d ?? core.settings.durability {
         case .full: CommitRequest(records: recs, sync: true, batchedInterval: nil)
         case let .batched(interval): CommitRequest(records: recs, sync: false, batchedInterval: interval.nanoseconds)

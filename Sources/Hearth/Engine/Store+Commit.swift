@@ -52,7 +52,7 @@ extension Store {
             // them now, so that a damaged checkpoint chunk fails the commit before it is logged.
             try core.views.prepare(for: events)
             let (pending, maintain, backpressure) = try queue(
-                events, viewOperations, payload: EventCodec.encode(events), tier: tier, now: now, &core)
+                events, viewOperations, payload: .whole(EventCodec.encode(events)), tier: tier, now: now, &core)
             return (pending, events, maintain, backpressure)
         }
         guard let pending else { return CommitResult(lsn: lastLSN, events: []) }

@@ -16,12 +16,15 @@ extension Store {
     /// so that concurrent committers share one write and one fsync (group commit).
     /// - Throws: a log error; the store is then poisoned.
     func queue(
-        _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation], payload: [UInt8], tier: Durability,
-        now: Int64, _ core: inout Core
+        _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation], payload: RecordPayload,
+        tier: Durability, now: Int64, plainWrite: Int64? = nil, _ core: inout Core
     ) throws(StoreError) -> (pending: Log.PendingAppend, maintain: Bool, backpressure: Bool) {
         let pending: Log.PendingAppend
         do throws(LogError) {
-            pending = try log.submit(payload, type: EventCodec.recordType, durability: tier)
+            switch payload {
+            case .whole(let bytes): pending = try log.submit(bytes, type: EventCodec.recordType, durability: tier)
+            case .split(let split): pending = try log.submit(split, type: EventCodec.recordType, durability: tier)
+            }
         } catch {
             core.poisoned = error.description
             throw .log(error)
@@ -31,11 +34,12 @@ extension Store {
         if events.contains(where: \.isServerData) { core.lastServerEventNanos = monotonicNanos() }
         // The views follow the state in the same order; their events are queued while the
         // lock is held, so handlers see commits in LSN order.
-        let deliveries = core.views.apply(events, viewOperations, core.persisted, prior: prior, now: now)
+        let deliveries = core.views.apply(
+            events, viewOperations, core.persisted, prior: prior, now: now, plainWrite: plainWrite)
         if !deliveries.isEmpty { eventQueue.async { for (e, handler) in deliveries { handler(e) } } }
         core.lastLSN = pending.lsn
-        core.logBytesSinceCheckpoint += payload.count
-        core.bytesSinceSizeCheck += payload.count
+        core.logBytesSinceCheckpoint += payload.rawCount
+        core.bytesSinceSizeCheck += payload.rawCount
         let maintain =
             !core.maintenancePending
             && (core.bytesSinceSizeCheck >= options.effectiveSizeCheckInterval
@@ -46,7 +50,7 @@ extension Store {
         // sustained burst cannot outrun checkpoints and pruning.
         var backpressure = false
         if !options.authoritative {
-            if core.enforcingCap { core.bytesDuringEnforcement += payload.count }
+            if core.enforcingCap { core.bytesDuringEnforcement += payload.rawCount }
             let slack = options.cacheSizeBytes / 16
             backpressure =
                 core.bytesDuringEnforcement > slack
@@ -74,12 +78,14 @@ extension Store {
     }
 
     /// [core locked] The commit of one validated user write whose path and data were encoded
-    /// before the lock (`body`): under the lock only its id is taken, its record queued and its
-    /// event applied. The same record, state and views as a ``StoreBatch/saveWrite(_:at:)``
-    /// commit.
+    /// and deflated before the lock (`body`, `deflatedBody`): under the lock only its id is
+    /// taken, its record queued (the id's bytes stored ahead of the deflated body, one raw
+    /// DEFLATE stream: `SplitPayload`) and its event applied. The same record payload, state and
+    /// views as a ``StoreBatch/saveWrite(_:at:)`` commit. `plain`: the caller found that the
+    /// write holds no server value (so the views need not look for one under the lock).
     func queueWrite(
-        _ operation: PendingWrite.Operation, at path: Path, body: EventCodec.WriteBody, tier: Durability,
-        now: Int64, _ core: inout Core
+        _ operation: PendingWrite.Operation, at path: Path, body: EventCodec.WriteBody, deflatedBody: [UInt8]?,
+        plain: Bool, tier: Durability, now: Int64, _ core: inout Core
     ) throws(StoreError) -> (id: Int64, pending: Log.PendingAppend, maintain: Bool, backpressure: Bool) {
         if core.closed { throw .closed }
         if let why = core.poisoned { throw .poisoned(why) }
@@ -87,7 +93,25 @@ extension Store {
         let events: [StoreEvent] = [.writeSaved(PendingWrite(id: id, path: path, operation: operation))]
         try core.views.prepare(for: events)
         let (pending, maintain, backpressure) = try queue(
-            events, [], payload: EventCodec.writeSavedBatch(id: id, body), tier: tier, now: now, &core)
+            events, [],
+            payload: .split(
+                SplitPayload(head: EventCodec.writeSavedHead(id: id), tail: body.bytes, deflatedTail: deflatedBody)),
+            tier: tier, now: now, plainWrite: plain ? id : nil, &core)
         return (id, pending, maintain, backpressure)
+    }
+}
+
+/// A record's payload as ``Store/queue(_:_:payload:tier:now:_:)`` takes it: whole, or split in a
+/// head known under the lock and a tail deflated before it.
+enum RecordPayload {
+    case whole([UInt8])
+    case split(SplitPayload)
+
+    /// The payload's raw (uncompressed) length: what the log-size accounting counts.
+    var rawCount: Int {
+        switch self {
+        case .whole(let bytes): bytes.count
+        case .split(let split): split.rawCount
+        }
     }
 }

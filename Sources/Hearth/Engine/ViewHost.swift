@@ -76,11 +76,23 @@ final class ViewHost: @unchecked Sendable {
     /// plus the delta (the delta when there is no number). The log keeps the unresolved write,
     /// which is what goes to the server. Every read of local data — listeners, queries,
     /// ``Store/value(at:)`` — sees these estimates through the tree's one overlay.
-    private func give(_ write: PendingWrite, serverNow: Double, _ cache: PersistedCacheReader) -> [ViewEvent] {
+    ///
+    /// `plain`: the caller found, before taking the store's lock, that the write holds no
+    /// server value, so the walk looking for one is skipped here, under it.
+    private func give(
+        _ write: PendingWrite, serverNow: Double, _ cache: PersistedCacheReader, plain: Bool = false
+    ) -> [ViewEvent] {
+        assert(!plain || !write.containsServerValue, "a write given as plain holds no server value")
         let local = { (path: Path) -> Node in
             // A damaged chunk reads as no data here; the reads that meet it report it.
             let server = (try? cache.serverValue(at: path)) ?? .empty
             return self.tree.localValue(at: path, serverValue: server)
+        }
+        if plain {
+            switch write.operation {
+            case .set(let node): return tree.applyUserOverwrite(node, at: write.path, writeID: write.id)
+            case .update(let children): return tree.applyUserMerge(children, at: write.path, writeID: write.id)
+            }
         }
         switch write.operation {
         case .set(let node):
@@ -223,9 +235,9 @@ final class ViewHost: @unchecked Sendable {
     /// events' server data and before their acks.
     func apply(
         _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation] = [], _ cache: PersistedCacheReader,
-        prior: Prior, now: Int64
+        prior: Prior, now: Int64, plainWrite: Int64? = nil
     ) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
-        applyToTree(events, viewOperations, cache, prior: prior, now: now)
+        applyToTree(events, viewOperations, cache, prior: prior, now: now, plainWrite: plainWrite)
     }
 
     /// A listen's tagged data or completion, given to the query's view. Nothing to restore
@@ -247,7 +259,7 @@ final class ViewHost: @unchecked Sendable {
 
     private func applyToTree(
         _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation], _ cache: PersistedCacheReader,
-        prior: Prior, now: Int64
+        prior: Prior, now: Int64, plainWrite: Int64?
     ) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
         let loading = cache.loading
         let serverNow = Double(now) + loading.state.serverTimeOffsetMs
@@ -273,7 +285,7 @@ final class ViewHost: @unchecked Sendable {
             case .writeSaved(let write):
                 // Restored by prepare(for:) before the commit was logged: a no-op here.
                 try? restoreRegion(write.path)
-                raised += give(write, serverNow: serverNow, cache)
+                raised += give(write, serverNow: serverNow, cache, plain: write.id == plainWrite)
             case .writeAcked, .writeReverted:
                 break  // after the view operations, below
             case .trackedQuerySaved(let q):

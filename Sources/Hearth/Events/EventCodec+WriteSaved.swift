@@ -28,10 +28,23 @@ extension EventCodec {
     /// as ``encode(_:)`` of that one event.
     static func writeSavedBatch(id: Int64, _ body: WriteBody) -> [UInt8] {
         var w = ByteWriter(capacity: body.bytes.count + 12)
+        writeSavedHead(id: id, into: &w)
+        w.bytes.append(contentsOf: body.bytes)
+        return w.bytes
+    }
+
+    /// The head of ``writeSavedBatch(id:_:)`` — the batch count, the tag and the id — which
+    /// followed by the body is that batch (the store queues the two as a `SplitPayload`, the
+    /// body deflated before its lock).
+    static func writeSavedHead(id: Int64) -> [UInt8] {
+        var w = ByteWriter(capacity: 12)
+        writeSavedHead(id: id, into: &w)
+        return w.bytes
+    }
+
+    private static func writeSavedHead(id: Int64, into w: inout ByteWriter) {
         w.varint(1)
         w.u8(Tag.writeSaved.rawValue)
         w.varint(UInt64(id))
-        w.bytes.append(contentsOf: body.bytes)
-        return w.bytes
     }
 }

@@ -145,3 +145,18 @@ extension Path {
         return (Path(keys: Array(keys[..<i])), Path(keys: Array(keys[i...])))
     }
 }
+
+extension PendingWrite.Operation {
+    /// Whether the written data holds a server value (a placeholder resolved when read).
+    var containsServerValue: Bool {
+        switch self {
+        case .set(let node): StoreState.containsServerValue(node)
+        case .update(let children): children.contains { StoreState.containsServerValue($0.node) }
+        }
+    }
+}
+
+extension PendingWrite {
+    /// Whether the written data holds a server value.
+    var containsServerValue: Bool { operation.containsServerValue }
+}

@@ -16,6 +16,20 @@ extension LogCore {
         return PreparedRecord(type: type, flags: skip, stored: payload, rawLength: payload.count)
     }
 
+    /// ``prepare(_:type:skippable:)`` of `split.head ‖ split.tail`, with the tail deflated
+    /// beforehand (SplitPayload.swift): only copies, no compression.
+    func prepare(_ split: SplitPayload, type: UInt8, skippable: Bool) throws(LogError) -> PreparedRecord {
+        guard split.rawCount <= Layout.maxPayloadSize else {
+            throw .recordTooLarge(size: split.rawCount, limit: Layout.maxPayloadSize)
+        }
+        let skip = skippable ? Layout.flagSkippable : 0
+        if let c = split.compressedStream() {
+            assert(c.count < split.rawCount, "a compressed record is strictly smaller than its payload")
+            return PreparedRecord(type: type, flags: Layout.flagCompressed | skip, stored: c, rawLength: split.rawCount)
+        }
+        return PreparedRecord(type: type, flags: skip, stored: split.raw(), rawLength: split.rawCount)
+    }
+
     /// [leader] Frames the group's records into one buffer and writes it with one call.
     func writeGroup(_ group: [CommitRequest], firstLSN: LSN, syncedThrough: LSN) throws(LogError) {
         guard let a = active else { preconditionFailure("no active segment") }

@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
 @_spi(HearthInternals) @testable import Hearth
+import HearthLog
 import HearthTesting
 
 /// `Store.saveWrite` encodes the write's path and data before the store's lock and adds only
@@ -94,6 +95,64 @@ import HearthTesting
         #expect(added?.childKey == "m1" && added?.node.child("text") == .string("hi"))
         #expect(try store.value(at: "chat/room/m1/text") == .string("hi"))
         #expect(try store.value(at: "chat").child(at: "room/m1/n") == .number(1))
+        try store.close()
+    }
+
+    /// The record: a small write's stored raw (`Store.rawWriteRecordLimit`), a large one's
+    /// compressed with the id's bytes in a stored block ahead of the body deflated before the
+    /// lock (`SplitPayload`) — both the payload of the one `.writeSaved` event.
+    @Test func smallWritesAreLoggedRawAndLargeOnesDeflatedAroundTheirId() throws {
+        let dir = TempDir()
+        let store = try Store.open(directory: dir.path, options: options())
+        let small = json(#"{"text":"hello there","n":12}"#)
+        let large = Node.string(String(repeating: "a long and repetitive message ", count: 60))
+        let update = [ChildUpdate(path: "a", node: large), ChildUpdate(path: "b/c", node: .number(3))]
+        let ids = [
+            try store.saveWrite(.set(small), at: "chat/m1"),
+            try store.saveWrite(.set(large), at: "chat/m2"),
+            try store.saveWrite(.update(update), at: "chat/m3"),
+        ]
+        let writes = [
+            PendingWrite(id: ids[0], path: "chat/m1", operation: .set(small)),
+            PendingWrite(id: ids[1], path: "chat/m2", operation: .set(large)),
+            PendingWrite(id: ids[2], path: "chat/m3", operation: .update(update)),
+        ]
+        let reader = store.log.reader(after: 0)
+        var records: [LogRecord] = []
+        while let r = try reader.next() { records.append(r) }
+        let saved = records.filter { (try? EventCodec.decode($0.payload))?.count == 1 }.suffix(3)
+        #expect(saved.map(\.payload) == writes.map { EventCodec.encode([.writeSaved($0)]) })
+        #expect(saved.map { $0.storedSize < $0.rawSize } == [false, true, true])
+        #expect(EventCodec.writeBody(.set(small), at: "chat/m1").bytes.count < Store.rawWriteRecordLimit)
+        try store.close()
+        let reopened = try Store.open(directory: dir.path, options: options())
+        #expect(reopened.pendingWrites() == writes)
+        try reopened.close()
+    }
+
+    /// A write holding a server value reaches the views resolved, whether it is a set or an
+    /// update (the fast path looks for server values before the lock; a plain write skips the
+    /// look under it).
+    @Test func serverValuesInFastPathWritesReachTheViewsResolved() throws {
+        let dir = TempDir()
+        let clock = TestClock()
+        let store = try Store.open(directory: dir.path, options: options(clock: clock))
+        let seen = Mutex<[Path: Node]>([:])
+        let paths: [Path] = ["chat/m1/ts", "chat/m2/ts", "chat/m3/t"]
+        for path in paths {
+            try store.addListener(at: path) { event in
+                if event.kind == .value { seen.withLock { $0[path] = event.node } }
+            }
+        }
+        try store.saveWrite(.set(json(#"{"ts":{".sv":"timestamp"},"t":"x"}"#)), at: "chat/m1")
+        try store.saveWrite(.update([ChildUpdate(path: "m2/ts", node: json(#"{".sv":"timestamp"}"#))]), at: "chat")
+        try store.saveWrite(.set(json(#"{"t":"plain"}"#)), at: "chat/m3")
+        store.waitForEventDelivery()
+        seen.withLock { seen in
+            #expect(seen["chat/m1/ts"] == .number(Double(clock())))
+            #expect(seen["chat/m2/ts"] == .number(Double(clock())))
+            #expect(seen["chat/m3/t"] == .string("plain"))
+        }
         try store.close()
     }
 
