@@ -173,8 +173,8 @@ public struct StoreState: Sendable, Equatable {
             if time > last { untracked.set(above, time) }
             return
         }
-        untracked.removeEntries(below: path)
-        untracked.set(path, time)
+        // The entries below give way to the one at `path`: one descent replaces the subtrie.
+        untracked.setTree(path, PathTrie(time))
         assert(!untracked.hasEntries(below: path), "untracked entries stay an antichain: none below a new one")
     }
 
