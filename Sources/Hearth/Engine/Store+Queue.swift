@@ -101,7 +101,7 @@ extension Store {
     }
 }
 
-/// A record's payload as ``Store/queue(_:_:payload:tier:now:_:)`` takes it: whole, or split in a
+/// A record's payload as ``Store/queue(_:_:payload:tier:now:plainWrite:_:)`` takes it: whole, or split in a
 /// head known under the lock and a tail deflated before it.
 enum RecordPayload {
     case whole([UInt8])
