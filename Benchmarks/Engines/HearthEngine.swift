@@ -27,6 +27,10 @@ public final class HearthEngine: PersistenceEngine, @unchecked Sendable {
         if let level = ProcessInfo.processInfo.environment["HEARTH_BENCH_LOG_LEVEL"].flatMap({ Int32($0) }) {
             options.logCompressionLevel = level
         }
+        // Likewise HEARTH_BENCH_CHECKPOINT_LEVEL=1…9 for checkpoint chunks.
+        if let level = ProcessInfo.processInfo.environment["HEARTH_BENCH_CHECKPOINT_LEVEL"].flatMap({ Int32($0) }) {
+            options.compressionLevel = level
+        }
         if config.logicalClock {
             let clock = LogicalClock()
             options.clock = { clock.next() }
