@@ -216,9 +216,31 @@ struct CheckpointEncoder {
                 }
                 for (key, child) in held { try add(key, child) }
             }
-            for (key, child) in node.children {
+            // A range whose children are still the very ones its chunk holds — the parent's
+            // map shares the range's subtrees with the one recorded — is copied without walking
+            // them: `hasSamePairs` skips shared subtrees whole (O(changes · log n), where holding
+            // each child back and comparing it cost O(children) per range per checkpoint).
+            func copyUnchangedRange() throws(E) -> Bool {
+                guard let reuse, case .span(let recorded) = ranges[r].origin,
+                    node.children.hasSamePairs(
+                        as: recorded, from: ranges[r].first, through: ranges[r].last, same: ChunkOrigins.same),
+                    let stored = verified(ranges[r].index, in: reuse)
+                else { return false }
+                try emitRun(path, &parts, node.children, &size)
+                try copy(ranges[r].index, stored, from: reuse, origin: .span(node.children))
+                split = true
+                r += 1
+                return true
+            }
+            var pairs = node.children.makeIterator()
+            while let (key, child) = pairs.next() {
                 while r < ranges.count, ChildKey.compare(ranges[r].last, key) < 0 { try closeRange() }
                 if r < ranges.count, ChildKey.compare(ranges[r].first, key) <= 0 {
+                    if held.isEmpty, try copyUnchangedRange() {
+                        // Past the copied range's children (this one among them).
+                        pairs = node.children.iterator(after: ranges[r - 1].last)
+                        continue
+                    }
                     held.append((key, child))
                     continue
                 }

@@ -290,7 +290,7 @@ extension ChildMap: Sequence {
         private var stack: [Tree] = []
         private let reversed: Bool
 
-        init(root: Tree?, reversed: Bool, from start: ChildKey? = nil) {
+        init(root: Tree?, reversed: Bool, from start: ChildKey? = nil, exclusive: Bool = false) {
             self.reversed = reversed
             // No allocation for an empty map: every leaf's children are iterated (node walks
             // recurse into them), and a reserved stack there cost a malloc and free per leaf.
@@ -302,7 +302,7 @@ extension ChildMap: Sequence {
                 // reversed): they are exactly the pending ancestors of an in-order walk from it.
                 while let n = t {
                     let c = ChildKey.compare(n.key, start)
-                    if reversed ? c <= 0 : c >= 0 {
+                    if exclusive ? (reversed ? c < 0 : c > 0) : (reversed ? c <= 0 : c >= 0) {
                         stack.append(n)
                         t = reversed ? n.right : n.left
                     } else {
@@ -339,6 +339,11 @@ extension ChildMap: Sequence {
     /// Pairs in ascending key order starting at the first key ≥ `key`.
     public func pairs(from key: ChildKey) -> IteratorSequence<Iterator> {
         IteratorSequence(Iterator(root: root, reversed: false, from: key))
+    }
+
+    /// An iterator over the pairs in ascending key order starting at the first key > `key`.
+    package func iterator(after key: ChildKey) -> Iterator {
+        Iterator(root: root, reversed: false, from: key, exclusive: true)
     }
 
     /// Pairs in descending key order starting at the last key ≤ `key`.
