@@ -204,7 +204,9 @@ struct CheckpointEncoder {
                     held.removeAll(keepingCapacity: true)
                     r += 1
                 }
-                if let reuse,
+                // A span origin was compared already (`copyUnchangedRange`): only a decoded run
+                // is compared here, child by child.
+                if let reuse, !ranges[r].origin.isSpan,
                     ChunkOrigins.sameChildren(held, as: ranges[r].origin, first: ranges[r].first, last: ranges[r].last),
                     let stored = verified(ranges[r].index, in: reuse)
                 {

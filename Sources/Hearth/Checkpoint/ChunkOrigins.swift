@@ -43,6 +43,12 @@ struct ChunkOrigins: Sendable {
             case .range: self = .run(ContiguousArray(node.children.lazy.map { (key: $0.key, node: $0.value) }))
             }
         }
+
+        /// Whether this is a parent's map as of the snapshot (compared by `ChildMap.hasSamePairs`).
+        var isSpan: Bool {
+            if case .span = self { return true }
+            return false
+        }
     }
 
     /// What each chunk decoded to, by directory index.
