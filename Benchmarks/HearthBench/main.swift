@@ -43,6 +43,12 @@ func threadCPUSeconds() -> Double {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
+/// The CPU time (user + system) every thread of this process has used, in seconds.
+func processCPUSeconds() -> Double {
+    var u = rusage()
+    getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &u)
+    return Double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + Double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6
+}
 
 /// Peak resident memory of this process so far (ru_maxrss, KiB on Linux).
 func peakRSS() -> Double {
@@ -152,6 +158,8 @@ func durableWrites(writers: Int) throws {
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     let rssBase = currentRSS()
     var latencies: [Double] = []
+    var closeSeconds = 0.0
+    let cpu0 = processCPUSeconds()
     let t0 = clock.now
     if engineName == "floor" {
         // The same bytes as LevelDB's write record (the JSON), appended and synced.
@@ -187,10 +195,16 @@ func durableWrites(writers: Int) throws {
         }
         group.wait()
         latencies = results.all()
+        let c0 = clock.now
         try engine.flush()
         try engine.close()
+        closeSeconds = elapsed(c0)
     }
     let total = elapsed(t0)
+    // Every thread's CPU over the timed part (the writers', the engine's own, the group commit's).
+    metrics["cpuSeconds"] = processCPUSeconds() - cpu0
+    // The flush and close after the last write returned: part of `seconds`.
+    metrics["closeSeconds"] = closeSeconds
     metrics["peakRSSBytes"] = peakRSS()
     metrics["rssBaseBytes"] = rssBase
     metrics["ops"] = Double(latencies.count)

@@ -6,10 +6,14 @@ import HearthModel
 /// a checkpoint among N pending writes encodes and deflates only the writes saved (or the
 /// runs changed) since the previous one, not all N again.
 struct WriteChunkMemo: Sendable {
-    /// One written chunk: its index entry (offset in `checkpoint`'s body) and its writes.
+    /// One chunk: its index entry (offset in `checkpoint`'s body) and its writes — or, for a
+    /// chunk prepared in memory since the last checkpoint (PreparedWriteChunks.swift), its
+    /// stored bytes (the entry's offset then means nothing).
     struct Run: Sendable {
         let entry: CheckpointFormat.WriteChunk
         let writes: [PendingWrite]
+        /// The stored bytes of a prepared chunk; nil for one held in `checkpoint`.
+        var stored: [UInt8]? = nil
     }
 
     /// The checkpoint holding the chunks.
@@ -42,16 +46,8 @@ extension CheckpointEncoder {
         var run: [PendingWrite] = []
         var events = ByteWriter(capacity: CheckpointFormat.writeChunkTarget + 1024)
         func emitWrites() throws(E) {
-            guard let first = run.first, let last = run.last else { return }
-            var raw = ByteWriter(capacity: events.bytes.count + 8)
-            raw.varint(run.count)
-            raw.raw(events.bytes)
-            let (minPath, maxPath, filter) = Self.pathSummary(of: run)
-            let (stored, compressed) = store(raw.bytes)
-            let entry = CheckpointFormat.WriteChunk(
-                firstID: first.id, lastID: last.id, count: run.count, minPath: minPath, maxPath: maxPath,
-                filter: filter, offset: offset, storedLength: stored.count,
-                rawLength: raw.bytes.count, compressed: compressed, crc: CRC32C.mask(CRC32C.checksum(stored)))
+            guard !run.isEmpty else { return }
+            let (entry, stored) = Self.writeChunk(run, events: events.bytes, level: compressionLevel, offset: offset)
             try append(entry, stored, run)
             run.removeAll(keepingCapacity: true)
             events = ByteWriter(capacity: CheckpointFormat.writeChunkTarget + 1024)
@@ -72,8 +68,14 @@ extension CheckpointEncoder {
         }
         // Runs end at `writeChunkTarget` but the last: a small one is encoded again with the
         // writes after it, so that a few new writes per checkpoint do not add a chunk each.
-        let previous = (previousWrites?.runs ?? []).filter {
+        // The chunks prepared since the previous checkpoint follow its chunks: they hold only
+        // writes saved after its snapshot (Store+WritePreparation.swift), so the ranges stay
+        // increasing and disjoint (one that would not is left out and its writes encoded).
+        var previous = (previousWrites?.runs ?? []).filter {
             $0.entry.rawLength >= CheckpointFormat.writeChunkTarget / 2
+        }
+        for run in preparedWrites where previous.last.map({ $0.entry.lastID < run.entry.firstID }) ?? true {
+            previous.append(run)
         }
         var k = 0
         var held: [PendingWrite] = []
@@ -84,15 +86,14 @@ extension CheckpointEncoder {
             }
             let old = previous[k]
             if held.count == old.writes.count, zip(held, old.writes).allSatisfy({ $0.id == $1.id && $0 == $1 }) {
-                if let memo = previousWrites, let stored = memo.storedBytes(old.entry) {
+                if let stored = old.stored ?? previousWrites?.storedBytes(old.entry) {
                     try emitWrites()  // the run before it, so that id ranges stay in order
-                    let e = old.entry
-                    let entry = CheckpointFormat.WriteChunk(
-                        firstID: e.firstID, lastID: e.lastID, count: e.count, minPath: e.minPath, maxPath: e.maxPath,
-                        filter: e.filter, offset: offset, storedLength: e.storedLength, rawLength: e.rawLength,
-                        compressed: e.compressed, crc: e.crc)
-                    try append(entry, stored, held)
-                    summary.copiedWriteChunks += 1
+                    try append(old.entry.at(offset: offset), stored, held)
+                    if old.stored != nil {
+                        summary.preparedWriteChunks += 1
+                    } else {
+                        summary.copiedWriteChunks += 1
+                    }
                     return
                 }
                 summary.rejectedCopies += 1
@@ -111,6 +112,26 @@ extension CheckpointEncoder {
         try emitWrites()
         summary.writeRuns = runs
         return writeChunks
+    }
+
+    /// The chunk of the writes `run` whose events (``EventCodec`` `.writeSaved`, in id order)
+    /// are `events`: its directory entry at `offset` and its stored bytes (FORMAT.md §7.1).
+    /// The one encoding of a write chunk, shared by checkpoints and the chunks prepared
+    /// between them, so that a prepared chunk is exactly what a checkpoint would write.
+    static func writeChunk(
+        _ run: [PendingWrite], events: [UInt8], level: Int32, offset: UInt64
+    ) -> (entry: CheckpointFormat.WriteChunk, stored: [UInt8]) {
+        precondition(!run.isEmpty, "a write chunk holds at least one write")
+        var raw = ByteWriter(capacity: events.count + 8)
+        raw.varint(run.count)
+        raw.raw(events)
+        let (minPath, maxPath, filter) = pathSummary(of: run)
+        let (stored, compressed) = store(raw.bytes, level: level)
+        let entry = CheckpointFormat.WriteChunk(
+            firstID: run[0].id, lastID: run[run.count - 1].id, count: run.count, minPath: minPath, maxPath: maxPath,
+            filter: filter, offset: offset, storedLength: stored.count, rawLength: raw.bytes.count,
+            compressed: compressed, crc: CRC32C.mask(CRC32C.checksum(stored)))
+        return (entry, stored)
     }
 
     /// A write chunk's summary for the directory: the least and greatest path of its writes

@@ -20,6 +20,8 @@ struct CheckpointEncoder {
         var rejectedCopies = 0
         /// Pending-write chunks copied from the previous checkpoint (``previousWrites``).
         var copiedWriteChunks = 0
+        /// Pending-write chunks taken as prepared in memory (``preparedWrites``).
+        var preparedWriteChunks = 0
         /// The write chunks written, with their writes: what the next checkpoint may copy.
         var writeRuns: [WriteChunkMemo.Run] = []
         /// Raw bytes of the cache chunks copied, and encoded anew (``copiedChunks``).
@@ -43,6 +45,10 @@ struct CheckpointEncoder {
     /// The previous checkpoint's pending-write chunks and their writes: a chunk whose writes
     /// are all still pending, unchanged, is copied (CheckpointEncoder+Writes.swift).
     var previousWrites: WriteChunkMemo?
+    /// Pending-write chunks prepared since the previous checkpoint, with their stored bytes,
+    /// in id order (PreparedWriteChunks.swift): each whose writes are all still pending,
+    /// unchanged, is written as prepared instead of being encoded and deflated here.
+    var preparedWrites: [WriteChunkMemo.Run] = []
     /// Whether to record what each cache chunk encodes (``Summary/origins``): for a cache that
     /// stays resident after this checkpoint, whose next checkpoint can then copy every chunk
     /// whose nodes are unchanged (ChunkOrigins.swift).
@@ -283,8 +289,11 @@ struct CheckpointEncoder {
     }
 
     /// The bytes to store for `raw`: compressed when that saves enough, else raw.
-    func store(_ raw: [UInt8]) -> ([UInt8], Bool) {
-        if raw.count >= 64, let packed = RawDeflate.compress(raw, level: compressionLevel),
+    func store(_ raw: [UInt8]) -> ([UInt8], Bool) { Self.store(raw, level: compressionLevel) }
+
+    /// The bytes to store for `raw` at zlib `level`: compressed when that saves enough, else raw.
+    static func store(_ raw: [UInt8], level: Int32) -> ([UInt8], Bool) {
+        if raw.count >= 64, let packed = RawDeflate.compress(raw, level: level),
             Double(packed.count) < Double(raw.count) * CheckpointFormat.compressionWorthwhile
         {
             return (packed, true)

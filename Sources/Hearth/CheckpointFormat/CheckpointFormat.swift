@@ -110,6 +110,13 @@ enum CheckpointFormat {
         /// Masked CRC32C of the stored bytes.
         let crc: UInt32
 
+        /// The same chunk stored at `offset`.
+        func at(offset: UInt64) -> WriteChunk {
+            WriteChunk(
+                firstID: firstID, lastID: lastID, count: count, minPath: minPath, maxPath: maxPath, filter: filter,
+                offset: offset, storedLength: storedLength, rawLength: rawLength, compressed: compressed, crc: crc)
+        }
+
         /// Whether a write of this chunk may be at exactly `path` (false is certain).
         func mayHoldWrite(at path: Path) -> Bool {
             CheckpointFormat.pathOrder(minPath, path) <= 0 && CheckpointFormat.pathOrder(path, maxPath) <= 0

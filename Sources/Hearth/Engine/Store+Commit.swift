@@ -30,8 +30,8 @@ extension Store {
         if options.readOnly { throw .log(.readOnly(path: directory)) }
         let tier = durability ?? options.durability
         let now = options.clock()
-        let (pending, events, maintain, backpressure) = try core.withLock {
-            (core: inout Core) throws(StoreError) -> (Log.PendingAppend?, [StoreEvent], Bool, Bool) in
+        let (queued, events) = try core.withLock {
+            (core: inout Core) throws(StoreError) -> (Queued?, [StoreEvent]) in
             if core.closed { throw .closed }
             if let why = core.poisoned { throw .poisoned(why) }
             // The batch shares the state's storage; it must be gone before the events are
@@ -46,18 +46,18 @@ extension Store {
                 let deliveries = core.views.apply(
                     [], viewOperations, core.persisted, prior: ViewHost.Prior([], core.loading.state), now: now)
                 if !deliveries.isEmpty { eventQueue.async { for (e, handler) in deliveries { handler(e) } } }
-                return (nil, [], false, false)
+                return (nil, [])
             }
             // The pending writes as of open that the views will need for these events reach
             // them now, so that a damaged checkpoint chunk fails the commit before it is logged.
             try core.views.prepare(for: events)
-            let (pending, maintain, backpressure) = try queue(
+            let queued = try queue(
                 events, viewOperations, payload: .whole(EventCodec.encode(events)), tier: tier, now: now, &core)
-            return (pending, events, maintain, backpressure)
+            return (queued, events)
         }
-        guard let pending else { return CommitResult(lsn: lastLSN, events: []) }
-        try awaitTier(pending, maintain: maintain, backpressure: backpressure)
-        return CommitResult(lsn: pending.lsn, events: events)
+        guard let queued else { return CommitResult(lsn: lastLSN, events: []) }
+        try awaitTier(queued)
+        return CommitResult(lsn: queued.pending.lsn, events: events)
     }
 
     /// ``commit(durability:_:)`` for a closure written without a thrown type (`{ batch in … }`),

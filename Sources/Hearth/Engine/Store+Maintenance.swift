@@ -259,6 +259,7 @@ extension Store {
         _ = try fullyLoadedCore()
         var origins: ChunkOrigins?
         var previousWrites: WriteChunkMemo?
+        var preparedWrites: [WriteChunkMemo.Run] = []
         let (state, lsn, checkpointLSN, bytesAtSnapshot, roll) = try core.withLock {
             (core: inout Core) throws(StoreError) -> (StoreState, LSN, LSN, Int, Log.PendingAppend?) in
             origins = core.cacheOrigins
@@ -272,6 +273,7 @@ extension Store {
                 do throws(LogError) { roll = try log.submitRoll() } catch { throw .log(error) }
             }
             checkpointSnapshotTaken(&core)
+            preparedWrites = takePreparedWrites(&core)
             return (core.loading.state, core.lastLSN, core.checkpointLSN, core.logBytesSinceCheckpoint, roll)
         }
         guard lsn > checkpointLSN else { return }
@@ -290,6 +292,7 @@ extension Store {
         var encoder = CheckpointEncoder(compressionLevel: options.compressionLevel)
         encoder.reuse = origins
         encoder.previousWrites = previousWrites
+        encoder.preparedWrites = preparedWrites
         encoder.recordOrigins = cacheMayStayResident()
         var summary = CheckpointEncoder.Summary()
         let clock = ContinuousClock()
@@ -304,14 +307,7 @@ extension Store {
         }
         installed = true
         let elapsed = clock.now - start
-        resident.counters.withLock {
-            $0.copiedChunks += summary.copiedChunks
-            $0.encodedChunks += summary.encodedChunks
-            $0.rejectedCopies += summary.rejectedCopies
-            $0.copiedWriteChunks += summary.copiedWriteChunks
-            $0.copiedRawBytes += summary.copiedRawBytes
-            $0.encodedRawBytes += summary.encodedRawBytes
-        }
+        resident.counters.withLock { $0.add(summary) }
         // The new checkpoint's write chunks, for the next one to copy (only if it is the
         // checkpoint now installed: the handle the copies will read).
         let installedCheckpoint = log.checkpoint.flatMap { $0.lsn == lsn ? $0 : nil }

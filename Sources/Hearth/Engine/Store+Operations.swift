@@ -48,7 +48,7 @@ extension Store {
             try queueWrite(
                 operation, at: path, body: body, deflatedBody: deflatedBody, plain: plain, tier: tier, now: now, &core)
         }
-        try awaitTier(queued.pending, maintain: queued.maintain, backpressure: queued.backpressure)
+        try awaitTier(queued.queued)
         return queued.id
     }
 

@@ -8,17 +8,18 @@ import HearthModel
 
 extension Store {
     /// [core locked] Queues `payload` (the encoded `events`) in the log, applies the events to
-    /// the state and the views, and says whether maintenance is due and whether the writer must
-    /// wait for it. `core.views.prepare(for: events)` must have run.
+    /// the state and the views, and says whether maintenance is due, whether a preparation of
+    /// write chunks is (Store+WritePreparation.swift), and whether the writer must wait for
+    /// maintenance. `core.views.prepare(for: events)` must have run.
     ///
     /// The record is queued here, which fixes its LSN — the order states are applied in — and
-    /// written and synced after the lock is released (``awaitTier(_:maintain:backpressure:)``),
+    /// written and synced after the lock is released (``awaitTier(_:)``),
     /// so that concurrent committers share one write and one fsync (group commit).
     /// - Throws: a log error; the store is then poisoned.
     func queue(
         _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation], payload: RecordPayload,
         tier: Durability, now: Int64, plainWrite: Int64? = nil, _ core: inout Core
-    ) throws(StoreError) -> (pending: Log.PendingAppend, maintain: Bool, backpressure: Bool) {
+    ) throws(StoreError) -> Queued {
         let pending: Log.PendingAppend
         do throws(LogError) {
             switch payload {
@@ -56,23 +57,39 @@ extension Store {
                 core.bytesDuringEnforcement > slack
                 || core.logBytesSinceCheckpoint > checkpointThreshold(core) + slack
         }
-        return (pending, maintain, backpressure)
+        let prepare =
+            events.contains(where: \.isWriteSaved) && notePreparation(rawCount: payload.rawCount, &core)
+        return Queued(pending: pending, maintain: maintain, prepare: prepare, backpressure: backpressure)
+    }
+
+    /// What ``queue(_:_:payload:tier:now:plainWrite:_:)`` queued, and what the writer does
+    /// after the lock (``awaitTier(_:)``).
+    struct Queued {
+        /// The record in the log.
+        let pending: Log.PendingAppend
+        /// Maintenance is due.
+        let maintain: Bool
+        /// A preparation of write chunks is due.
+        let prepare: Bool
+        /// The writer waits for maintenance.
+        let backpressure: Bool
     }
 
     /// [core not locked] Returns once the queued record's tier holds, then schedules the
-    /// maintenance ``queue(_:_:payload:tier:now:_:)`` found due and waits for it under
-    /// backpressure.
+    /// maintenance and preparation ``queue(_:_:payload:tier:now:plainWrite:_:)`` found due,
+    /// and waits for maintenance under backpressure.
     ///
     /// A failure leaves the state ahead of the log (the events were applied when queued), so
     /// the store refuses writes until it is reopened — which recovers exactly what reached the
     /// disk.
-    func awaitTier(_ pending: Log.PendingAppend, maintain: Bool, backpressure: Bool) throws(StoreError) {
-        do throws(LogError) { try log.wait(pending) } catch {
+    func awaitTier(_ queued: Queued) throws(StoreError) {
+        do throws(LogError) { try log.wait(queued.pending) } catch {
             core.withLock { $0.poisoned = error.description }
             throw .log(error)
         }
-        if maintain { scheduleMaintenance(force: false) }
-        if backpressure && DispatchQueue.getSpecific(key: Store.onMaintenanceQueue) != true {
+        if queued.prepare { schedulePreparation() }
+        if queued.maintain { scheduleMaintenance(force: false) }
+        if queued.backpressure && DispatchQueue.getSpecific(key: Store.onMaintenanceQueue) != true {
             maintenanceQueue.sync {}
         }
     }
@@ -86,18 +103,19 @@ extension Store {
     func queueWrite(
         _ operation: PendingWrite.Operation, at path: Path, body: EventCodec.WriteBody, deflatedBody: [UInt8]?,
         plain: Bool, tier: Durability, now: Int64, _ core: inout Core
-    ) throws(StoreError) -> (id: Int64, pending: Log.PendingAppend, maintain: Bool, backpressure: Bool) {
+    ) throws(StoreError) -> (id: Int64, queued: Queued) {
         if core.closed { throw .closed }
         if let why = core.poisoned { throw .poisoned(why) }
         let id = core.loading.state.lastWriteID + 1
         let events: [StoreEvent] = [.writeSaved(PendingWrite(id: id, path: path, operation: operation))]
         try core.views.prepare(for: events)
-        let (pending, maintain, backpressure) = try queue(
+        let queued = try queue(
             events, [],
             payload: .split(
                 SplitPayload(head: EventCodec.writeSavedHead(id: id), tail: body.bytes, deflatedTail: deflatedBody)),
             tier: tier, now: now, plainWrite: plain ? id : nil, &core)
-        return (id, pending, maintain, backpressure)
+        keepBody(body, of: id, &core)
+        return (id, queued)
     }
 }
 

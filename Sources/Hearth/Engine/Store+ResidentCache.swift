@@ -34,10 +34,24 @@ final class ResidentCache: Sendable {
         var rejectedCopies = 0
         /// Pending-write chunks the checkpoints since open copied from the previous one.
         var copiedWriteChunks = 0
+        /// Pending-write chunks the checkpoints since open wrote as prepared in memory
+        /// (Store+WritePreparation.swift).
+        var preparedWriteChunks = 0
         /// Raw bytes of the cache chunks copied (``copiedChunks``), and encoded anew.
         var copiedRawBytes = 0
         /// See ``copiedRawBytes``.
         var encodedRawBytes = 0
+
+        /// Adds what one checkpoint's encoding copied, prepared and encoded.
+        mutating func add(_ summary: CheckpointEncoder.Summary) {
+            copiedChunks += summary.copiedChunks
+            encodedChunks += summary.encodedChunks
+            rejectedCopies += summary.rejectedCopies
+            copiedWriteChunks += summary.copiedWriteChunks
+            preparedWriteChunks += summary.preparedWriteChunks
+            copiedRawBytes += summary.copiedRawBytes
+            encodedRawBytes += summary.encodedRawBytes
+        }
     }
 
     /// Held for a whole load (the decode runs outside the store's lock, under this one) or

@@ -51,6 +51,8 @@ public final class Store: Sendable {
         var cacheOrigins: ChunkOrigins?
         /// The last checkpoint's pending-write chunks, for the next one to copy.
         var writeChunkMemo: WriteChunkMemo?
+        /// The pending-write chunks prepared since (Store+WritePreparation.swift).
+        var preparedWrites = PreparedWrites()
         /// When the last server event was committed (monotonic nanoseconds; 0: none since
         /// open): a maintenance pass keeps the resident cache while server data keeps coming.
         var lastServerEventNanos: UInt64 = 0

@@ -47,4 +47,12 @@ extension EventCodec {
         w.u8(Tag.writeSaved.rawValue)
         w.varint(UInt64(id))
     }
+
+    /// Appends the `.writeSaved` event with id `id` and the encoded `body` (no batch count):
+    /// the same bytes as ``encode(_:into:)`` of that event.
+    static func encodeWriteSaved(id: Int64, body: [UInt8], into w: inout ByteWriter) {
+        w.u8(Tag.writeSaved.rawValue)
+        w.varint(UInt64(id))
+        w.raw(body)
+    }
 }

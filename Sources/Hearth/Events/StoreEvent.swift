@@ -73,4 +73,9 @@ extension StoreEvent {
         default: false
         }
     }
+
+    /// Whether the event saves a pending write.
+    var isWriteSaved: Bool {
+        if case .writeSaved = self { true } else { false }
+    }
 }

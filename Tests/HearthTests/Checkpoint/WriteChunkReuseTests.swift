@@ -7,20 +7,7 @@ import Testing
 /// A checkpoint copies the previous checkpoint's pending-write chunks whose writes are all
 /// still pending and unchanged (WriteChunkMemo), encodes only the rest, reads back exactly as
 /// a fresh encode, and never copies a damaged chunk.
-@Suite struct WriteChunkReuseTests {
-    func writes(_ store: Store, _ range: Range<Int>) throws -> [Int64] {
-        try range.map { i in
-            try store.saveWrite(
-                .set(json(#"{"n":\#(i),"text":"\#(String(repeating: "pending write ", count: 30))"}"#)),
-                at: Path(keys: ["outbox", ChildKey("w\(i)")]))
-        }
-    }
-
-    /// The pending writes the store's current checkpoint holds, read by a fresh reader.
-    func checkpointWrites(_ store: Store) throws -> [PendingWrite] {
-        try CheckpointReader(try #require(store.log.checkpoint)).directory.state.writes.all()
-    }
-
+@Suite struct WriteChunkReuseTests: WriteChunkSuite {
     @Test func onlyTheChangedRunsAreEncoded() throws {
         let dir = TempDir()
         let store = try Store.open(directory: dir.path, options: options())
