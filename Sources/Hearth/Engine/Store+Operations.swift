@@ -32,7 +32,9 @@ extension Store {
     ) throws(StoreError) -> Int64 {
         // Checked before the lock: validation reads no state, and under the lock it made every
         // other committer wait for it.
-        try StoreBatch.validateWrite(operation, at: path)
+        // Which also says whether the data holds server values (the views resolve them under
+        // the lock).
+        let plain = try !StoreBatch.validateWrite(operation, at: path)
         if options.readOnly { throw .log(.readOnly(path: directory)) }
         // Encoded before the lock too: under it, only the id is added to these bytes.
         let body = EventCodec.writeBody(operation, at: path)
@@ -40,8 +42,6 @@ extension Store {
         // of this stream (SplitPayload), where deflating the whole record made every committer
         // wait. A small write's record is stored raw (see `rawWriteRecordLimit`).
         let deflatedBody = body.bytes.count < Store.rawWriteRecordLimit ? nil : log.deflateTail(body.bytes)
-        // And looked through for server values, which the views resolve under the lock.
-        let plain = !operation.containsServerValue
         let tier = durability ?? options.durability
         let now = options.clock()
         let queued = try core.withLock { (core: inout Core) throws(StoreError) in

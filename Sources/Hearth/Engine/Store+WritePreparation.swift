@@ -63,7 +63,8 @@ extension Store {
     /// one, outside the lock, and keeps them for the next checkpoint. A checkpoint snapshot
     /// taken meanwhile holds those writes already: the chunks are then dropped.
     func prepareWriteChunks() {
-        let taken = core.withLock { core -> (writes: [PendingWrite], bodies: [CheckpointEncoder.EncodedWrite], after: Int64)? in
+        let taken = core.withLock {
+            core -> (writes: [PendingWrite], bodies: [CheckpointEncoder.EncodedWrite], after: Int64)? in
             guard !core.closed, core.poisoned == nil else {
                 core.preparedWrites.scheduled = false
                 return nil

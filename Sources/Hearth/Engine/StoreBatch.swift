@@ -102,15 +102,43 @@ public struct StoreBatch {
     }
 
     /// Checks a user write as ``saveWrite(_:at:)`` does (the path, that it is writable, the
-    /// data's depth). Needs no state, so ``Store/saveWrite(_:at:durability:)`` runs it before
-    /// taking the store's lock rather than while every other committer waits.
-    static func validateWrite(_ operation: PendingWrite.Operation, at path: Path) throws(StoreError) {
+    /// data's depth), and says whether its data holds a server value. Needs no state, so
+    /// ``Store/saveWrite(_:at:durability:)`` runs it before taking the store's lock rather than
+    /// while every other committer waits.
+    @discardableResult
+    static func validateWrite(_ operation: PendingWrite.Operation, at path: Path) throws(StoreError) -> Bool {
         try StoreBatch.validate(path)
         do { try path.validateWritable() } catch { throw .invalidPath(error) }
         switch operation {
-        case .set(let node): try StoreBatch.validate(node, at: path)
-        case .update(let children): try StoreBatch.validate(children, at: path)
+        case .set(let node):
+            return try inspect(node, at: path)
+        case .update(let children):
+            var serverValue = false
+            for child in children {
+                try validate(child.path)
+                if try inspect(child.node, at: path.appending(child.path)) { serverValue = true }
+            }
+            return serverValue
         }
+    }
+
+    /// ``validate(_:at:)`` of a user write's data, saying too whether it holds a server value:
+    /// one walk of the data for both checks, which each walked all of it before every durable
+    /// write's lock (Benchmarks/README.md, item 17).
+    static func inspect(_ node: Node, at path: Path) throws(StoreError) -> Bool {
+        var serverValue = false
+        // Node.nestingExceeds's test, noting server values on the way.
+        func nestsTooDeep(_ n: Node, _ limit: Int) -> Bool {
+            if case .serverValue? = n.leafValue {
+                serverValue = true
+                return false
+            }
+            if n.children.isEmpty { return false }
+            if limit <= 0 { return true }
+            return n.children.containsValue { nestsTooDeep($0, limit - 1) }
+        }
+        if nestsTooDeep(node, NodeCodec.maxDepth) { throw .invalidData(.tooDeep(path: path.description)) }
+        return serverValue
     }
 
     /// ``saveWrite(_:at:)`` for a write ``validateWrite(_:at:)`` accepted.

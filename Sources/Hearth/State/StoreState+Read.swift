@@ -102,7 +102,7 @@ extension StoreState {
 
     package static func containsServerValue(_ node: Node) -> Bool {
         if case .serverValue? = node.leafValue { return true }
-        return node.children.contains { containsServerValue($0.value) }
+        return node.children.containsValue(where: containsServerValue)
     }
 
     /// Whether the local data for `query` at `path` is complete (a `value` event may fire):

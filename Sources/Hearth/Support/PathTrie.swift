@@ -152,6 +152,36 @@ struct PathTrie<Value> {
         modify(path.keys[...]) { $0.children = [:] }
     }
 
+    /// Writes along `path` in one descent, in place (the overlay's
+    /// ``CompoundWrite/addWrite(_:_:)``): the root-most location on `path` holding a value
+    /// gets `fold(&value, keys)`, `keys` leading from there to `path`; when none does, the
+    /// subtrie at `path` becomes `tree`, which must not be empty. One hash per level — where
+    /// ``rootMostValue(on:)`` then ``set(_:_:)`` hashed each key three times — and no level
+    /// is left empty: both branches leave a value on the path.
+    mutating func writeRootMost(
+        _ path: Path, fold: (inout Value, ArraySlice<ChildKey>) -> Void, otherwise tree: () -> PathTrie<Value>
+    ) {
+        writeRootMost(path.keys[...], fold: fold, otherwise: tree)
+    }
+
+    private mutating func writeRootMost(
+        _ keys: ArraySlice<ChildKey>, fold: (inout Value, ArraySlice<ChildKey>) -> Void,
+        otherwise tree: () -> PathTrie<Value>
+    ) {
+        if value != nil {
+            fold(&value!, keys)
+            return
+        }
+        guard let front = keys.first else {
+            self = tree()
+            precondition(!isEmpty, "writeRootMost leaves a value on the path")
+            return
+        }
+        // The default subscript's accessor yields the child in place (inserting an empty one
+        // first when absent): the child's storage stays uniquely referenced.
+        children[front, default: PathTrie()].writeRootMost(keys.dropFirst(), fold: fold, otherwise: tree)
+    }
+
     /// Applies `body` to the subtrie at `keys` in place, keeping the no-empty-subtree invariant.
     private mutating func modify(_ keys: ArraySlice<ChildKey>, _ body: (inout PathTrie<Value>) -> Void) {
         guard let front = keys.first else {

@@ -29,11 +29,11 @@ struct CompoundWrite: Sendable {
     mutating func addWrite(_ path: Path, _ node: Node) {
         if path.isRoot {
             tree = PathTrie(node)
-        } else if let (at, value) = tree.rootMostValue(on: path), let relative = at.relativePath(to: path) {
-            tree.set(at, value.updating(relative, with: node))
-        } else {
-            tree.setTree(path, PathTrie(node))
+            return
         }
+        tree.writeRootMost(
+            path, fold: { value, relative in value = value.updating(Path(keys: Array(relative)), with: node) },
+            otherwise: { PathTrie(node) })
     }
 
     /// Writes every child of a merge below `path`, in place.

@@ -45,12 +45,10 @@ final class WriteTree {
     private var head = 0
     private var sorted = true
     private var lastWriteID: Int64 = -1
-    /// How many visible writes touch each path (their own path, and each merge child's), and
-    /// how many lie strictly below each path: with these, removing a write that overlaps no
-    /// other — the common case, writes on distinct children — costs O(depth), not a walk over
-    /// every pending write (which made draining N acks O(N²)).
-    private var touching: [Path: Int] = [:]
-    private var below: [Path: Int] = [:]
+    /// The paths the visible writes touch (``WriteIndex``): with it, removing a write that
+    /// overlaps no other — the common case, writes on distinct children — costs O(depth), not
+    /// a walk over every pending write (which made draining N acks O(N²)).
+    private var indexed = WriteIndex()
 
     private func sortIfNeeded() {
         if !sorted {
@@ -66,53 +64,25 @@ final class WriteTree {
         if record.visible { index(record, by: 1) }
     }
 
-    /// The paths a write is indexed by: its own, and for a merge each child's.
-    private static func paths(of record: WriteRecord) -> [Path] {
-        switch record.operation {
-        case .set: [record.path]
-        case .update(let children): [record.path] + children.map { record.path.appending($0.path) }
+    /// Calls `body` with each path a write is indexed by: its own, and for a merge each child's.
+    private static func forEachPath(of record: WriteRecord, _ body: (Path) -> Void) {
+        body(record.path)
+        if case .update(let children) = record.operation {
+            for child in children { body(record.path.appending(child.path)) }
         }
     }
 
     private func index(_ record: WriteRecord, by delta: Int) {
-        for path in WriteTree.paths(of: record) {
-            WriteTree.count(&touching, path, by: delta)
-            var keys = path.keys
-            while !keys.isEmpty {
-                keys.removeLast()
-                WriteTree.count(&below, Path(keys: keys), by: delta)
-            }
-        }
-    }
-
-    /// Adds `delta` to the count of `path`, dropping a count that reaches zero — with one hash
-    /// lookup (a path hashes all of its keys, and every write indexes each of its ancestors).
-    private static func count(_ counts: inout [Path: Int], _ path: Path, by delta: Int) {
-        if delta > 0 {
-            counts[path, default: 0] += delta
-            return
-        }
-        guard let i = counts.index(forKey: path) else {
-            assertionFailure("a write is removed from the index only after it was added")
-            return
-        }
-        let n = counts.values[i] + delta
-        if n == 0 { counts.remove(at: i) } else { counts.values[i] = n }
+        assert(delta == 1 || delta == -1, "a write is indexed once")
+        WriteTree.forEachPath(of: record) { delta > 0 ? indexed.add($0) : indexed.remove($0) }
     }
 
     /// Whether some indexed visible write touches a path at, above or below one of
     /// `record`'s (call after removing `record` from the index).
     private func overlapsIndexed(_ record: WriteRecord) -> Bool {
-        for path in WriteTree.paths(of: record) {
-            if below[path] != nil { return true }
-            var keys = path.keys
-            while true {
-                if touching[Path(keys: keys)] != nil { return true }
-                if keys.isEmpty { break }
-                keys.removeLast()
-            }
-        }
-        return false
+        var overlaps = false
+        WriteTree.forEachPath(of: record) { overlaps = overlaps || indexed.overlaps($0) }
+        return overlaps
     }
 
     /// Records a set. An id below the newest must belong to a write that overlaps none held.

@@ -1,0 +1,50 @@
+import HearthTesting
+import Testing
+@_spi(HearthInternals) @testable import Hearth
+
+/// A user write's data is walked once before the lock (``StoreBatch/inspect(_:at:)``): it must
+/// refuse exactly what the depth check refuses and find exactly the server values the
+/// separate search finds.
+@Suite struct WriteInspectionTests {
+    /// `leaf` nested under `levels` single-child levels.
+    func nested(_ levels: Int, _ leaf: Node) -> Node {
+        var n = leaf
+        for i in 0..<levels { n = Node.empty.updatingChild(ChildKey("k\(i % 3)"), n) }
+        return n
+    }
+
+    @Test func agreesWithTheTwoWalksOnRandomData() throws {
+        for seed: UInt64 in 1...500 {
+            var rng = SplitMix64(seed: seed)
+            let node = SmallWorld.node(&rng, serverValues: rng.next() % 2 == 0)
+            let found = try StoreBatch.inspect(node, at: "a")
+            #expect(found == StoreState.containsServerValue(node), "seed \(seed): \(node)")
+        }
+    }
+
+    @Test func refusesExactlyWhatTheDepthCheckRefuses() throws {
+        let serverValue = Node(.serverValue(.timestamp))
+        for levels in [0, 1, NodeCodec.maxDepth - 1, NodeCodec.maxDepth, NodeCodec.maxDepth + 1, 80] {
+            for leaf in [Node.number(1), serverValue] {
+                let node = nested(levels, leaf)
+                let tooDeep = node.nestingExceeds(NodeCodec.maxDepth)
+                do {
+                    let found = try StoreBatch.inspect(node, at: "a")
+                    #expect(!tooDeep, "\(levels) levels: accepted but nests too deep")
+                    #expect(found == (leaf == serverValue), "\(levels) levels: server value found \(found)")
+                } catch {
+                    #expect(tooDeep, "\(levels) levels: refused (\(error)) but the depth check accepts it")
+                }
+            }
+        }
+        // A server value beside a too-deep branch: still refused.
+        let both = nested(NodeCodec.maxDepth + 2, .number(1)).updatingChild("sv", serverValue)
+        #expect(throws: StoreError.self) { try StoreBatch.inspect(both, at: "a") }
+        // An update's children are each inspected; one server value makes the write non-plain.
+        let update = PendingWrite.Operation.update([
+            ChildUpdate(path: "x", node: .number(1)), ChildUpdate(path: "y/z", node: serverValue),
+        ])
+        #expect(try StoreBatch.validateWrite(update, at: "a"))
+        #expect(try !StoreBatch.validateWrite(.set(.number(2)), at: "a"))
+    }
+}
