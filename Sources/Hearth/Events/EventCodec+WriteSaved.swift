@@ -44,15 +44,19 @@ extension EventCodec {
 
     private static func writeSavedHead(id: Int64, into w: inout ByteWriter) {
         w.varint(1)
-        w.u8(Tag.writeSaved.rawValue)
-        w.varint(UInt64(id))
+        writeSavedEventHead(id: id, into: &w)
     }
 
     /// Appends the `.writeSaved` event with id `id` and the encoded `body` (no batch count):
     /// the same bytes as ``encode(_:into:)`` of that event.
     static func encodeWriteSaved(id: Int64, body: [UInt8], into w: inout ByteWriter) {
+        writeSavedEventHead(id: id, into: &w)
+        w.raw(body)
+    }
+
+    /// The event's tag and id: what precedes its body, in a batch or in a write chunk.
+    private static func writeSavedEventHead(id: Int64, into w: inout ByteWriter) {
         w.u8(Tag.writeSaved.rawValue)
         w.varint(UInt64(id))
-        w.raw(body)
     }
 }
