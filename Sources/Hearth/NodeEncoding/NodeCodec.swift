@@ -49,7 +49,7 @@ enum NodeCodec {
             let children = node.children
             w.u8(0x07 | flag)
             w.varint(children.count)
-            for (key, child) in children {
+            children.forEachPair { key, child in
                 w.string(key.string)
                 encode(child, into: &w)
             }
@@ -72,7 +72,7 @@ enum NodeCodec {
             let children = node.children
             guard !children.isEmpty else { return 1 }
             size += varintSize(UInt64(children.count))
-            for (key, child) in children { size += stringSize(key.string) + encodedSize(child) }
+            children.forEachPair { key, child in size += stringSize(key.string) + encodedSize(child) }
         }
         switch node.priority {
         case .number?: size += 9

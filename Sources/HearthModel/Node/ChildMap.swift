@@ -113,6 +113,22 @@ public struct ChildMap: Sendable {
         return visit(root)
     }
 
+    /// Calls `body` with every pair in ascending key order.
+    ///
+    /// Walks the tree recursively instead of through an ``Iterator``, whose stack is a heap
+    /// array: a walk over every node of a tree (encoding it, sizing it) would otherwise pay an
+    /// allocation per children node, plus a retain and release per tree node pushed. The
+    /// recursion is as deep as the tree is high — at most 1.44·log2(n + 2), under 90 for any
+    /// map that fits in memory.
+    package func forEachPair(_ body: (ChildKey, Node) throws -> Void) rethrows {
+        func visit(_ t: Tree) throws {
+            if let l = t.left { try visit(l) }
+            try body(t.key, t.value)
+            if let r = t.right { try visit(r) }
+        }
+        if let root { try visit(root) }
+    }
+
     /// A map without `key` (the same map when it is absent).
     public func removing(_ key: ChildKey) -> ChildMap {
         ChildMap(root: ChildMap.remove(root, key))
