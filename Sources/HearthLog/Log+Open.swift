@@ -24,14 +24,15 @@ extension Log {
         options: Options = Options()
     ) throws(LogError) -> Log {
         guard options.segmentSize >= 4096, (0...9).contains(options.compressionLevel),
-            options.maxBatchBytes >= 4096
+            options.maxBatchBytes >= 4096, options.rawPayloadLimit >= 0
         else {
-            throw .invalidArgument("segmentSize ≥ 4096, compressionLevel 0...9, maxBatchBytes ≥ 4096")
+            throw .invalidArgument(
+                "segmentSize ≥ 4096, compressionLevel 0...9, maxBatchBytes ≥ 4096, rawPayloadLimit ≥ 0")
         }
         let settings = WriterSettings(
             segmentSize: options.segmentSize, maxBatchBytes: options.maxBatchBytes,
-            compressionLevel: options.compressionLevel, durability: options.durability,
-            readOnly: options.readOnly)
+            compressionLevel: options.compressionLevel, rawPayloadLimit: options.rawPayloadLimit,
+            durability: options.durability, readOnly: options.readOnly)
         if options.readOnly {
             let state = try Recovery.openReadOnly(directory: directory, fs: fileSystem)
             let core = core(state, settings, fileSystem, directory)

@@ -18,6 +18,12 @@ extension Log {
         /// zlib level 1–9 for record payloads, or 0 to store every payload uncompressed (a
         /// writer's choice: readers take either, FORMAT.md §5.2). Default 6.
         public var compressionLevel: Int32 = 6
+        /// Payloads shorter than this many bytes are stored uncompressed whatever
+        /// `compressionLevel` says (a writer's choice, FORMAT.md §5.2): deflating a short payload
+        /// costs zlib a fixed price per stream plus ~25 ns a byte — more CPU than its bytes cost
+        /// to write — for a saving that lasts only as long as the record does. Default 0: every
+        /// payload is offered to the compressor. Must be ≥ 0.
+        public var rawPayloadLimit: Int = 0
         /// Upper bound on the bytes of one group commit (one write call). Default 1 MiB.
         public var maxBatchBytes: Int = 1 << 20
         /// Open without taking the lock and without writing anything, to read the last consistent

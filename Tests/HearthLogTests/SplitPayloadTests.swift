@@ -82,6 +82,35 @@ import HearthTesting
         #expect(compressed > 10, "records holding a stored block and the tail's stream were written and read")
     }
 
+    /// `rawPayloadLimit`: a payload (or a split payload's tail) shorter than the limit is stored
+    /// raw however well it would deflate, one at the limit is compressed, and both read back.
+    @Test func payloadsUnderTheRawLimitAreStoredRaw() throws {
+        let fs = SimulatedFileSystem(seed: 7)
+        var options = Log.Options.test()
+        options.rawPayloadLimit = 600
+        let short = Array(repeating: UInt8(ascii: "a"), count: 599)
+        let long = Array(repeating: UInt8(ascii: "a"), count: 600)
+        do {
+            let log = try Log.open(directory: storeDir, fileSystem: fs, options: options)
+            #expect(log.deflateTail(short) == nil)
+            let tail = try #require(log.deflateTail(long))
+            #expect(tail.count < long.count)
+            for payload in [short, long] { try log.wait(try log.submit(payload, type: 1, durability: .full)) }
+            try log.wait(try log.submit(SplitPayload(head: [1, 2], tail: long, deflatedTail: tail), type: 2))
+            try log.close()
+        }
+        let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test())
+        let r = log.reader(after: 0)
+        var got: [(payload: [UInt8], compressed: Bool)] = []
+        while let rec = try r.next() { got.append((rec.payload, rec.flags & Layout.flagCompressed != 0)) }
+        #expect(got.map(\.payload) == [short, long, [1, 2] + long])
+        #expect(got.map(\.compressed) == [false, true, true])
+        try log.close()
+        var negative = Log.Options.test()
+        negative.rawPayloadLimit = -1
+        #expect(throws: LogError.self) { try Log.open(directory: storeDir + "-n", fileSystem: fs, options: negative) }
+    }
+
     @Test func aLogStoringRecordsRawDeflatesNoTail() throws {
         let fs = SimulatedFileSystem(seed: 6)
         var options = Log.Options.test()

@@ -48,6 +48,7 @@ extension Store {
         logOptions.salvage = options.salvage
         logOptions.createIfMissing = options.createIfMissing
         logOptions.compressionLevel = options.logCompressionLevel
+        logOptions.rawPayloadLimit = Store.rawRecordLimit
         var earlier: RecoveryReport?
         while true {
             let log: Log

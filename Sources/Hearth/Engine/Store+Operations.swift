@@ -40,8 +40,8 @@ extension Store {
         let body = EventCodec.writeBody(operation, at: path)
         // And deflated before it, if at all: under the lock the id's few bytes are stored ahead
         // of this stream (SplitPayload), where deflating the whole record made every committer
-        // wait. A small write's record is stored raw (see `rawWriteRecordLimit`).
-        let deflatedBody = body.bytes.count < Store.rawWriteRecordLimit ? nil : log.deflateTail(body.bytes)
+        // wait. A write under `rawRecordLimit` is stored raw (the log's pool returns nil).
+        let deflatedBody = log.deflateTail(body.bytes)
         let tier = durability ?? options.durability
         let now = options.clock()
         let queued = try core.withLock { (core: inout Core) throws(StoreError) in
@@ -52,13 +52,22 @@ extension Store {
         return queued.id
     }
 
-    /// A user write whose encoded path and data are shorter than this is logged uncompressed
-    /// (FORMAT.md §5.2 lets a writer store any record raw). Deflating a few hundred bytes costs
-    /// zlib ~8–15 µs whatever the level — a fixed cost per stream (reset, Huffman trees) that
-    /// is most of a durable write's CPU besides the sync — to save about a third of them, and
-    /// only until the next checkpoint, which stores the pending writes in compressed chunks.
+    /// A log record whose payload is shorter than this is stored uncompressed, whatever
+    /// ``Options/logCompressionLevel`` says (`Log.Options.rawPayloadLimit`; FORMAT.md §5.2 lets
+    /// a writer store any record raw). Deflating a record costs zlib ~8–15 µs per stream (reset,
+    /// Huffman trees) plus ~25 ns a byte, more CPU than the bytes cost to write, and saves them
+    /// only until the next checkpoint, which compresses the same data again in its chunks.
     /// LevelDB's and SQLite's logs store every record raw.
-    static let rawWriteRecordLimit = 1024
+    ///
+    /// Raw records leave the disk bound as it was: checkpoints fall due, and the cap's log term
+    /// is counted, in raw bytes (Store+Maintenance.swift). What the limit keeps compressed is
+    /// the record larger than the log's whole share of a cap could be — a multi-megabyte leaf,
+    /// which raw would count in full against the cap until the next checkpoint and so push the
+    /// cache it belongs to out. 64 KiB is K/160 of the default cap: every record of a fill of
+    /// chat-sized data (~330 bytes an operation) is raw, a megabyte leaf is not.
+    /// Measured in issue 17's fifth round (Benchmarks/README.md): instructions per durable write
+    /// from 16 writers −17%, the 50 MiB cache fill's throughput about +40%.
+    static let rawRecordLimit = 64 << 10
 
     /// Removes a write the server acknowledged.
     public func ackWrite(_ id: Int64, durability: Durability? = nil) throws(StoreError) {

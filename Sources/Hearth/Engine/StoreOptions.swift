@@ -67,7 +67,8 @@ extension Store {
         /// the same (FORMAT.md §5.2). Log segments are dropped by the next checkpoint, which
         /// compresses their data again at ``compressionLevel``, so a lower level here trades
         /// transient disk (the log until the next checkpoint) for less CPU in every commit.
-        /// Default 6.
+        /// Only records of 64 KiB or more are compressed at all: shorter ones are stored raw
+        /// whatever the level (`Store.rawRecordLimit`). Default 6.
         public var logCompressionLevel: Int32 = 6
         /// An authoritative store holds a database, not a cache of one (`hearth serve`'s
         /// store): nothing is ever pruned and ``cacheSizeBytes`` does not apply. Checkpoints

@@ -70,6 +70,8 @@ final class Deflater: @unchecked Sendable {
 /// long-lived stream.
 final class DeflaterPool: Sendable {
     private let level: Int32
+    /// Inputs shorter than this are never compressed (`Log.Options.rawPayloadLimit`).
+    private let rawLimit: Int
     private let monitor = Monitor()
     /// Guarded by `monitor`. Bounded by the number of concurrently compressing threads.
     nonisolated(unsafe) private var idle: [Deflater] = []
@@ -81,12 +83,15 @@ final class DeflaterPool: Sendable {
     /// compressing a few hundred bytes; a small window loses nothing on a small input.
     static let smallInput = 4096
 
-    init(level: Int32) { self.level = level }
+    init(level: Int32, rawLimit: Int = 0) {
+        self.level = level
+        self.rawLimit = rawLimit
+    }
 
     /// The raw DEFLATE stream of `input` when strictly smaller, else nil; always nil at level 0
-    /// (payloads stored uncompressed).
+    /// and for inputs shorter than `rawLimit` (payloads stored uncompressed).
     func compress(_ input: [UInt8]) -> [UInt8]? {
-        if level == 0 { return nil }
+        if level == 0 || input.count < rawLimit { return nil }
         let small = input.count <= DeflaterPool.smallInput
         let d =
             monitor.withLock { small ? idleSmall.popLast() : idle.popLast() }

@@ -101,7 +101,7 @@ final class LogCore: @unchecked Sendable {
         self.fs = fs
         self.directory = directory
         self.settings = settings
-        deflaters = DeflaterPool(level: settings.compressionLevel)
+        deflaters = DeflaterPool(level: settings.compressionLevel, rawLimit: settings.rawPayloadLimit)
         nextLSN = lastLSN + 1
         reservedLSN = lastLSN
         writtenLSN = lastLSN

@@ -9,6 +9,8 @@ struct WriterSettings: Sendable {
     var maxBatchBytes: Int
     /// zlib level 1–9 for record payloads.
     var compressionLevel: Int32
+    /// Payloads shorter than this are stored raw (`Log.Options.rawPayloadLimit`).
+    var rawPayloadLimit: Int
     /// The tier of appends that do not name one.
     var durability: Durability
     /// Nothing may be written: appends, flushes and checkpoint installs throw.

@@ -98,14 +98,15 @@ import HearthTesting
         try store.close()
     }
 
-    /// The record: a small write's stored raw (`Store.rawWriteRecordLimit`), a large one's
+    /// The record: a write under 64 KiB stored raw (`Store.rawRecordLimit`), a large one's
     /// compressed with the id's bytes in a stored block ahead of the body deflated before the
     /// lock (`SplitPayload`) — both the payload of the one `.writeSaved` event.
     @Test func smallWritesAreLoggedRawAndLargeOnesDeflatedAroundTheirId() throws {
         let dir = TempDir()
         let store = try Store.open(directory: dir.path, options: options())
-        let small = json(#"{"text":"hello there","n":12}"#)
-        let large = Node.string(String(repeating: "a long and repetitive message ", count: 60))
+        // ~1.8 KB: compressed before the limit was 64 KiB, raw since.
+        let small = Node.string(String(repeating: "a long and repetitive message ", count: 60))
+        let large = Node.string(String(repeating: "a long and repetitive message ", count: 2500))
         let update = [ChildUpdate(path: "a", node: large), ChildUpdate(path: "b/c", node: .number(3))]
         let ids = [
             try store.saveWrite(.set(small), at: "chat/m1"),
@@ -123,7 +124,8 @@ import HearthTesting
         let saved = records.filter { (try? EventCodec.decode($0.payload))?.count == 1 }.suffix(3)
         #expect(saved.map(\.payload) == writes.map { EventCodec.encode([.writeSaved($0)]) })
         #expect(saved.map { $0.storedSize < $0.rawSize } == [false, true, true])
-        #expect(EventCodec.writeBody(.set(small), at: "chat/m1").bytes.count < Store.rawWriteRecordLimit)
+        #expect(EventCodec.writeBody(.set(small), at: "chat/m1").bytes.count < Store.rawRecordLimit)
+        #expect(EventCodec.writeBody(.set(large), at: "chat/m2").bytes.count >= Store.rawRecordLimit)
         try store.close()
         let reopened = try Store.open(directory: dir.path, options: options())
         #expect(reopened.pendingWrites() == writes)
