@@ -60,13 +60,14 @@ extension Store {
     /// LevelDB's and SQLite's logs store every record raw.
     ///
     /// Raw records leave the disk bound as it was: checkpoints fall due, and the cap's log term
-    /// is counted, in raw bytes (Store+Maintenance.swift). What the limit keeps compressed is
-    /// the record larger than the log's whole share of a cap could be — a multi-megabyte leaf,
-    /// which raw would count in full against the cap until the next checkpoint and so push the
-    /// cache it belongs to out. 64 KiB is K/160 of the default cap: every record of a fill of
-    /// chat-sized data (~330 bytes an operation) is raw, a megabyte leaf is not.
+    /// is counted, in raw bytes (Store+Maintenance.swift). What the limit keeps compressed are
+    /// large records: a 10 MiB leaf (Firebase's storage-engine tests write them) stored raw
+    /// would count in full against a 10 MiB cap until the next checkpoint and get the cache it
+    /// belongs to pruned; deflated, it costs what it will cost in the checkpoint. 64 KiB is
+    /// 1/160 of the default cap: every record of a fill of chat-sized data (~330 bytes an
+    /// operation) is raw, a megabyte leaf is not.
     /// Measured in issue 17's fifth round (Benchmarks/README.md): instructions per durable write
-    /// from 16 writers −17%, the 50 MiB cache fill's throughput about +40%.
+    /// from 16 writers −18% (callgrind), the 50 MiB cache fill's throughput +15–20%.
     static let rawRecordLimit = 64 << 10
 
     /// Removes a write the server acknowledged.
