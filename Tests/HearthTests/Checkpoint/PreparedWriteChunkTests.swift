@@ -144,4 +144,39 @@ import Testing
         #expect(try reopened.state().pendingWrites == expected)
         try reopened.close()
     }
+
+    /// Checkpoints (`compact()`) interleaved with the preparations that writers on many threads
+    /// schedule: each checkpoint takes the chunks prepared before it and starts the next
+    /// preparation after its writes, and no write is lost or written twice.
+    @Test func checkpointsDuringPreparationsKeepEveryWriteOnce() throws {
+        let dir = TempDir()
+        let store = try Store.open(directory: dir.path, options: options(inline: false))
+        let group = DispatchGroup()
+        let failures = Mutex(0)
+        let writing = Atomic(4)
+        for t in 0..<4 {
+            DispatchQueue.global().async(group: group) {
+                defer { writing.subtract(1, ordering: .relaxed) }
+                do { _ = try writes(store, (t * 1000)..<(t * 1000 + 200)) } catch { failures.withLock { $0 += 1 } }
+            }
+        }
+        var compactions = 0
+        while writing.load(ordering: .relaxed) > 0 {
+            _ = try store.compact()
+            compactions += 1
+        }
+        group.wait()
+        #expect(failures.withLock { $0 } == 0)
+        #expect(compactions >= 2)
+        let expected = try store.state().pendingWrites
+        #expect(expected.count == 800)
+        #expect(Set(expected.map(\.id)).count == 800)
+        // One more checkpoint, so that it holds every write (close writes one only for a long tail).
+        _ = try store.compact()
+        try store.close()
+        let reopened = try Store.open(directory: dir.path, options: options())
+        #expect(try checkpointWrites(reopened) == expected)
+        #expect(try reopened.state().pendingWrites == expected)
+        try reopened.close()
+    }
 }
