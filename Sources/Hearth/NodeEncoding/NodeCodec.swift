@@ -27,12 +27,12 @@ enum NodeCodec {
     static let priorityFlag: UInt8 = 0x40
 
     static func encode(_ node: Node, into w: inout ByteWriter) {
-        let flag: UInt8 = node.priority == nil ? 0 : priorityFlag
-        if node.isEmpty {
+        // One match per node (`Node.Storage`): the accessors would copy each part out.
+        switch node.storage {
+        case .empty:
             w.u8(0x00)
-            return
-        }
-        if let leaf = node.leafValue {
+        case .leaf(let leaf, let priority):
+            let flag: UInt8 = priority == nil ? 0 : priorityFlag
             switch leaf {
             case .bool(let b): w.u8((b ? 0x02 : 0x01) | flag)
             case .number(let n): w.u8(0x03 | flag); w.double(n)
@@ -45,16 +45,21 @@ enum NodeCodec {
             case .serverValue(.timestamp): w.u8(0x05 | flag)
             case .serverValue(.increment(let n)): w.u8(0x06 | flag); w.double(n)
             }
-        } else {
-            let children = node.children
-            w.u8(0x07 | flag)
+            encode(priority, into: &w)
+        case .children(let children, let priority):
+            w.u8(0x07 | (priority == nil ? 0 : priorityFlag))
             w.varint(children.count)
             children.forEachPair { key, child in
                 w.string(key.string)
                 encode(child, into: &w)
             }
+            encode(priority, into: &w)
         }
-        switch node.priority {
+    }
+
+    /// A node's priority after its body (nothing when it has none).
+    private static func encode(_ priority: Priority?, into w: inout ByteWriter) {
+        switch priority {
         case .number(let n)?: w.u8(0x03); w.double(n)
         case .string(let s)?: w.u8(0x04); w.string(s)
         case nil: break

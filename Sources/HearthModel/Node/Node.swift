@@ -132,15 +132,18 @@ extension Priority: Hashable {
 /// - writing a non-empty child under a leaf turns it into a children node that keeps the
 ///   leaf's priority; writing an empty child under a leaf changes nothing.
 public struct Node: Sendable {
+    /// What a node is. `package`, so that a walk over every node of a tree (the engine's binary
+    /// encoding) matches each node once instead of copying its parts out through
+    /// ``isEmpty``, ``leafValue``, ``children`` and ``priority`` one by one.
     @usableFromInline
-    enum Storage: Sendable {
+    package enum Storage: Sendable {
         case empty
         case leaf(LeafValue, Priority?)
         case children(ChildMap, Priority?)
     }
 
     @usableFromInline
-    let storage: Storage
+    package let storage: Storage
 
     private init(storage: Storage) { self.storage = storage }
 
