@@ -4,7 +4,8 @@
 extension Log {
     /// `tail` deflated as the log would compress a record (its level; a small window for a
     /// small input), for a ``SplitPayload`` — or nil when that does not make it smaller, or the
-    /// log stores records raw (level 0). Thread-safe; takes no lock of the log's but its
+    /// log stores such records raw (level 0, or `tail` shorter than
+    /// ``Log/Options/rawPayloadLimit``). Thread-safe; takes no lock of the log's but its
     /// compressor pool's, so callers run it before their own locks.
     package func deflateTail(_ tail: [UInt8]) -> [UInt8]? {
         core.deflaters.compress(tail)

@@ -20,7 +20,8 @@ package struct SplitPayload: Sendable {
     /// The rest of the payload, raw.
     package var tail: [UInt8]
     /// `tail`'s complete raw DEFLATE stream, or nil when compressing did not pay (or the log
-    /// stores records raw): the record is then stored raw.
+    /// stores records raw: level 0, or a tail under `Log.Options.rawPayloadLimit`): the record
+    /// is then stored raw.
     package var deflatedTail: [UInt8]?
 
     /// The longest head a stored block carries (LEN is 16 bits).
