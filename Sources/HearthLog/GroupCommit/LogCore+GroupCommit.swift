@@ -88,6 +88,11 @@ extension LogCore {
         defer { leading = false }
         // Invariant: the group stays at the front of the queue until this returns.
         let group = formGroup()
+        // A group that syncs or may roll does not run beside the flusher's sync (which may fail
+        // and poison meanwhile: hence before the poison check).
+        if group.contains(where: { $0.sync || $0.roll }) || groupMayRoll(bytes: group.reduce(0) { $0 + $1.bytes }) {
+            awaitDetachedSync()
+        }
         if let p = poison {
             finish(group, .failure(.poisoned(underlying: p)))
             return
@@ -98,6 +103,13 @@ extension LogCore {
         let outcome = performIO(plan)
         monitor.lock()
         complete(plan, outcome)
+    }
+
+    /// [leader] Whether writing `bytes` more may roll the active segment (``rollIfNeeded``'s
+    /// test): the group must then not run beside the flusher's sync of that segment.
+    private func groupMayRoll(bytes: Int) -> Bool {
+        guard let a = active else { return true }
+        return a.offset + UInt64(bytes) > UInt64(settings.segmentSize)
     }
 
     /// [monitor] The group: consecutive requests from the front, up to maxBatchBytes (at least one).
@@ -158,6 +170,7 @@ extension LogCore {
             }
             if p.needSync {
                 guard let f = active?.file else { preconditionFailure("a group is synced in the active segment") }
+                assert(monitor.withLock { detachedSync == nil }, "a group syncs only after the flusher's sync")
                 try logIO { try f.sync() }
             }
         } catch {
@@ -247,9 +260,11 @@ extension LogCore {
             monitor.unlock()
             throw .invalidArgument("LSN \(lsn) has not been written (last is \(written))")
         }
-        // Bounded: each wake-up follows a group completion; the flusher's deadline is at most one
-        // interval away, and poison or close end the wait.
-        while durableLSN < lsn && batchedDeadline != nil && poison == nil && !closing && !closed {
+        // Bounded: each wake-up follows a group completion or the end of the flusher's sync; the
+        // flusher's deadline is at most one interval away, and poison or close end the wait.
+        while durableLSN < lsn && (batchedDeadline != nil || (detachedSync ?? 0) >= lsn) && poison == nil
+            && !closing && !closed
+        {
             waitForProgress()
         }
         let done = durableLSN >= lsn

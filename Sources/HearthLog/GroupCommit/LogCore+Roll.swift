@@ -28,6 +28,7 @@ extension LogCore {
     /// (see there); `active`, `segments` and `generation` are changed only once the new MANIFEST
     /// is durable.
     func roll(nextLSN: LSN) throws(RollFailure) {
+        assert(monitor.withLock { detachedSync == nil }, "no roll beside the flusher's sync of the segment")
         if let a = active {
             // Zeros preallocated past its last record are cut off first: only the LAST segment may
             // end in zeros (FORMAT.md §4.2). A failed cut changes nothing that matters — the segment

@@ -56,6 +56,11 @@ final class LogCore: @unchecked Sendable {
     var closed = false
     var batchedDeadline: UInt64?
     var stopFlusher = false
+    /// While the flusher syncs the active segment beside the queue (LogCore+Flusher.swift): the
+    /// last LSN that sync covers. A leader whose group syncs or may roll waits for it to clear.
+    var detachedSync: LSN?
+    /// Syncs the flusher has made beside the queue (see ``detachedSyncCount``).
+    var detachedSyncs = 0
     /// Threads in ``waitForProgress()`` (back-pressure, `waitUntilDurable`, close): a group's
     /// completion broadcasts the monitor's condition only when there are some.
     var progressWaiters = 0
