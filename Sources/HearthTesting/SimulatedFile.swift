@@ -67,7 +67,7 @@ final class SimulatedFile: StoreFile {
     func sync() throws(FileSystemError) {
         try check(.sync)
         try fs.fileOp(.sync, path, inode, epoch) { (n: inout SimInode) in n.sync() }
-        fs.sleepForSync()
+        fs.sleepForSync(path: path)
     }
 
     func close() throws(FileSystemError) {

@@ -32,9 +32,20 @@ public final class SimulatedFileSystem: FileSystem {
         set { syncDelayNanos.store(newValue.nanoseconds, ordering: .relaxed) }
     }
 
-    func sleepForSync() {
+    let syncDelayFilter = Mutex<String?>(nil)
+
+    /// When set, only syncs of files whose path contains it take ``syncDelay`` (a slow
+    /// checkpoint beside a fast log, say). Default `nil`: every file sync does.
+    public var syncDelayPathContains: String? {
+        get { syncDelayFilter.withLock { $0 } }
+        set { syncDelayFilter.withLock { $0 = newValue } }
+    }
+
+    func sleepForSync(path: String) {
         let ns = syncDelayNanos.load(ordering: .relaxed)
-        if ns > 0 { sleepNanos(ns) }
+        guard ns > 0 else { return }
+        if let filter = syncDelayPathContains, !path.contains(filter) { return }
+        sleepNanos(ns)
     }
 
     /// Creates an empty file system whose random choices (power cuts, salts, garbage) follow `seed`.

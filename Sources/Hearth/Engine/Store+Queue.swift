@@ -46,16 +46,20 @@ extension Store {
             && (core.bytesSinceSizeCheck >= options.effectiveSizeCheckInterval
                 || core.logBytesSinceCheckpoint >= checkpointThreshold(core))
         // Backpressure (the disk bound's log term, Store+Maintenance.swift): writers wait
-        // for maintenance once the log since the checkpoint has passed the threshold by a
-        // sixteenth of the cap, or has grown by that much while the cap is enforced — so a
-        // sustained burst cannot outrun checkpoints and pruning.
+        // for maintenance once the log since the checkpoint has passed the cap's log share
+        // (0.2 K, the most the threshold can be) by a sixteenth of the cap, or has grown by
+        // that much while the cap is enforced — so a sustained burst cannot outrun
+        // checkpoints and pruning. Not the threshold itself plus the slack: for a store well
+        // under its cap the threshold is half the last checkpoint, a writer faster than the
+        // checkpoints then waited for every other one (a 50 MiB fill under a 100 MiB cap
+        // spent a quarter of its time there), and the bound needs only this.
         var backpressure = false
         if !options.authoritative {
             if core.enforcingCap { core.bytesDuringEnforcement += payload.rawCount }
             let slack = options.cacheSizeBytes / 16
             backpressure =
                 core.bytesDuringEnforcement > slack
-                || core.logBytesSinceCheckpoint > checkpointThreshold(core) + slack
+                || core.logBytesSinceCheckpoint > Store.backpressureLogBytes(cacheSizeBytes: options.cacheSizeBytes)
         }
         let prepare =
             events.contains(where: \.isWriteSaved) && notePreparation(rawCount: payload.rawCount, &core)
@@ -90,9 +94,13 @@ extension Store {
         if queued.prepare { schedulePreparation() }
         if queued.maintain { scheduleMaintenance(force: false) }
         if queued.backpressure && DispatchQueue.getSpecific(key: Store.onMaintenanceQueue) != true {
+            core.withLock { $0.backpressureWaits += 1 }
             maintenanceQueue.sync {}
         }
     }
+
+    /// How many commits waited for maintenance (backpressure) since the store opened.
+    @_spi(HearthInternals) public var backpressureWaitCount: Int { core.withLock { $0.backpressureWaits } }
 
     /// [core locked] The commit of one validated user write whose path and data were encoded
     /// and deflated before the lock (`body`, `deflatedBody`): under the lock only its id is

@@ -164,7 +164,7 @@ extension Store {
     /// Drops the resident cache (``dropResidentCache()``) unless a server event was committed
     /// within ``Options/residentCacheQuietNanos`` before `start` (when the maintenance pass
     /// began) or since: the end of a maintenance pass. Measured from the pass's start because
-    /// writers that outrun maintenance wait for it (backpressure, Store+Commit.swift): a pass
+    /// writers that outrun maintenance wait for it (backpressure, Store+Queue.swift): a pass
     /// longer than the quiet period would otherwise always end "quiet" under a stream.
     ///
     /// Under a stream of server data (a cache fill, a busy kept-synced location) every

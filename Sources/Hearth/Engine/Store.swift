@@ -78,9 +78,11 @@ public final class Store: Sendable {
         /// Set when a load of the whole checkpoint cache failed.
         var loadError: StoreError?
         /// Whether a maintenance pass is bringing the footprint back under the cap, and the
-        /// bytes committed since it began (writers wait for it past a quarter of the cap).
+        /// bytes committed since it began (writers wait for it past a sixteenth of the cap).
         var enforcingCap = false
         var bytesDuringEnforcement = 0
+        /// Commits whose writer waited for maintenance (backpressure, Store+Queue.swift).
+        var backpressureWaits = 0
         var prunedRounds = 0
         /// Prune calls that returned at once: nothing could need pruning (tests).
         var prunePassesSkipped = 0
