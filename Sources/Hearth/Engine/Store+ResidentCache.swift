@@ -216,10 +216,11 @@ extension Store {
     /// After a checkpoint install through `lsn` succeeded (`true`) or failed: the new
     /// checkpoint becomes the base the resident cache can be dropped to, and `origins` (what
     /// its chunks encode, recorded by its encoder) what the next checkpoint may copy while the
-    /// cache stays resident.
-    func checkpointFinished(lsn: LSN, installed: Bool, origins: ChunkOrigins? = nil) {
+    /// cache stays resident. `readable` false (close's checkpoint): no reader of it is built,
+    /// and the base stays what it was.
+    func checkpointFinished(lsn: LSN, installed: Bool, origins: ChunkOrigins? = nil, readable: Bool = true) {
         var reader: CheckpointReader?
-        if installed, options.lazyCacheLoad, let checkpoint = log.checkpoint, checkpoint.lsn == lsn {
+        if installed, readable, options.lazyCacheLoad, let checkpoint = log.checkpoint, checkpoint.lsn == lsn {
             reader = try? CheckpointReader(checkpoint)
         }
         core.withLock { core in
