@@ -29,9 +29,10 @@ import HearthModel
 // - a new checkpoint is at most min(F, 1.1 K − F) ≤ 0.55 K;
 // - the log since it is at most logShare (0.2 K) when a checkpoint is due, plus K/64 between
 //   footprint checks, plus K/16 before writers wait for maintenance (backpressure in
-//   Store+Queue.swift: past 0.2 K + K/16 of log, whatever the threshold), plus the covered head of the live segment (one segment, K/8; a checkpoint
-//   rolls the segment first, which normally makes this 0, but a roll may be given up — see
-//   writeCheckpoint — so the bound keeps the term): ≤ 0.41 K;
+//   Store+Queue.swift: past 0.2 K + K/16 of log, whatever the threshold), plus the covered
+//   head of the live segment (one segment, K/8; a checkpoint rolls the segment first, which
+//   normally makes this 0, but a roll may be given up — see writeCheckpoint — so the bound
+//   keeps the term): ≤ 0.41 K;
 // - so F ≤ 0.55 + 0.41 < 1.1 K, and between checkpoints F stays under K.
 //
 // The price: checkpoints every 0.2 K of log under a cap (each rewriting at most ~0.55 K), and
