@@ -16,6 +16,14 @@ import HearthTesting
         return condition()
     }
 
+    /// Cuts the power (unsynced bytes lost), reopens, and returns the records recovered.
+    private func historyAfterPowerCut(_ fs: SimulatedFileSystem) throws -> [[UInt8]] {
+        fs.powerCut(mode: .dropAllUnsynced)
+        let again = try Log.open(directory: storeDir, fileSystem: fs, options: .test(segmentSize: 1 << 20))
+        defer { try? again.close() }
+        return try recoveredHistory(again)
+    }
+
     private func detachedSyncRunning(_ log: Log) -> Bool {
         log.core.monitor.withLock { log.core.detachedSync != nil }
     }
@@ -45,10 +53,7 @@ import HearthTesting
         #expect(log.core.detachedSyncCount >= 2)
         #expect(covered >= 1)
         try log.close()
-        fs.powerCut(mode: .dropAllUnsynced)
-        let again = try Log.open(directory: storeDir, fileSystem: fs, options: .test(segmentSize: 1 << 20))
-        #expect(try recoveredHistory(again) == history)
-        try again.close()
+        #expect(try historyAfterPowerCut(fs) == history)
     }
 
     /// What the flusher's sync reported durable survives a power cut with the log left open.
@@ -64,10 +69,7 @@ import HearthTesting
         }
         #expect(eventually { log.durableLSN == last }, "the flusher did not sync")
         #expect(log.core.detachedSyncCount >= 1)
-        fs.powerCut(mode: .dropAllUnsynced)
-        let again = try Log.open(directory: storeDir, fileSystem: fs, options: .test())
-        #expect(try recoveredHistory(again) == history)
-        try again.close()
+        #expect(try historyAfterPowerCut(fs) == history)
     }
 
     /// A failed sync of the flusher's poisons the log, as a failed sync of a group does: the
@@ -84,10 +86,7 @@ import HearthTesting
         #expect(log.durableLSN == 1)
         fs.clearFaults()
         try? log.close()
-        fs.powerCut(mode: .dropAllUnsynced)
-        let again = try Log.open(directory: storeDir, fileSystem: fs, options: .test())
-        #expect(try recoveredHistory(again).first == jsonPayload(0))
-        try again.close()
+        #expect(try historyAfterPowerCut(fs).first == jsonPayload(0))
     }
 
     /// Appends that roll 4 KiB segments from two threads while the flusher syncs every
