@@ -90,7 +90,9 @@ extension LogCore {
         let group = formGroup()
         // A group that syncs or may roll does not run beside the flusher's sync (which may fail
         // and poison meanwhile: hence before the poison check).
-        if group.contains(where: { $0.sync || $0.roll }) || groupMayRoll(bytes: group.reduce(0) { $0 + $1.bytes }) {
+        if group.contains(where: { $0.sync || $0.roll })
+            || groupOverflowsSegment(bytes: group.reduce(0) { $0 + $1.bytes })
+        {
             awaitDetachedSync()
         }
         if let p = poison {
@@ -103,13 +105,6 @@ extension LogCore {
         let outcome = performIO(plan)
         monitor.lock()
         complete(plan, outcome)
-    }
-
-    /// [leader] Whether writing `bytes` more may roll the active segment (``rollIfNeeded``'s
-    /// test): the group must then not run beside the flusher's sync of that segment.
-    private func groupMayRoll(bytes: Int) -> Bool {
-        guard let a = active else { return true }
-        return a.offset + UInt64(bytes) > UInt64(settings.segmentSize)
     }
 
     /// [monitor] The group: consecutive requests from the front, up to maxBatchBytes (at least one).

@@ -7,10 +7,9 @@ extension LogCore {
     /// then makes sure zero bytes are preallocated past the group's end (``preallocate(through:)``).
     /// Returns the LSN through which the old segment was sealed (synced), if a roll happened.
     func rollIfNeeded(groupBytes: Int, nextLSN: LSN) throws(LogError) -> LSN? {
-        guard let a = active else { preconditionFailure("no active segment") }
-        let used = a.offset - UInt64(Layout.segmentHeaderSize)
+        precondition(active != nil, "no active segment")
         var sealed: LSN?
-        if used > 0, a.offset + UInt64(groupBytes) > UInt64(settings.segmentSize) {
+        if groupOverflowsSegment(bytes: groupBytes) {
             // Any failure poisons here (the group fails): only a requested roll is optional.
             do throws(RollFailure) { try roll(nextLSN: nextLSN) } catch { throw error.error }
             sealed = nextLSN - 1
@@ -18,6 +17,16 @@ extension LogCore {
         guard let b = active else { preconditionFailure("no active segment") }
         preallocate(through: b.offset + UInt64(groupBytes))
         return sealed
+    }
+
+    /// [leader] Whether a group of `bytes` overflows the active segment, which is then rolled
+    /// first (a non-empty one; an empty segment takes any group): the test of
+    /// ``rollIfNeeded(groupBytes:nextLSN:)``, and the leader's before it writes beside the
+    /// flusher's sync (LogCore+Flusher.swift).
+    func groupOverflowsSegment(bytes: Int) -> Bool {
+        guard let a = active else { return false }
+        let used = a.offset - UInt64(Layout.segmentHeaderSize)
+        return used > 0 && a.offset + UInt64(bytes) > UInt64(settings.segmentSize)
     }
 
     /// [leader or open] Seals the active segment (sync) and starts segment n+1 at `nextLSN`:
