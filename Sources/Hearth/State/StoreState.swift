@@ -72,11 +72,12 @@ public struct StoreState: Sendable, Equatable {
     public mutating func apply(_ event: StoreEvent) {
         switch event {
         case let .serverOverwrite(path, node, at):
-            serverCache = serverCache.updating(path, with: node)
+            // In place where the cache's tree is not shared with a snapshot (Node+InPlace.swift).
+            serverCache.update(path, with: node)
             noteServerWrite(at: path, time: at)
         case let .serverMerge(path, children, at):
-            // Each child written at path + its path, in order; the path above is copied once.
-            serverCache = serverCache.merging(children.map { ($0.path, $0.node) }, at: path)
+            // Each child written at path + its path, in order; the path above is walked once.
+            serverCache.merge(children.map { ($0.path, $0.node) }, at: path)
             noteServerWrite(at: path, time: at)
         case .writeSaved(let write):
             lastWriteID = max(lastWriteID, write.id)

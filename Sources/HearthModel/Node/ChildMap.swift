@@ -23,14 +23,17 @@
 /// - every tree node's `count` is 1 + its children's counts;
 /// - no value stored is the empty node (removing is how a child becomes empty).
 public struct ChildMap: Sendable {
+    /// One node of the tree. Its fields other than the key change only while the node is
+    /// uniquely referenced (ChildMap+InPlace.swift), when no other thread can reach it: hence
+    /// `@unchecked Sendable`. Every other version sees it immutable.
     @usableFromInline
-    final class Tree: Sendable {
+    final class Tree: @unchecked Sendable {
         let key: ChildKey
-        let value: Node
-        let left: Tree?
-        let right: Tree?
-        let height: Int32
-        let count: Int
+        var value: Node
+        var left: Tree?
+        var right: Tree?
+        var height: Int32
+        var count: Int
 
         init(_ key: ChildKey, _ value: Node, _ left: Tree?, _ right: Tree?) {
             self.key = key
@@ -42,8 +45,10 @@ public struct ChildMap: Sendable {
         }
     }
 
+    /// The tree; replaced (or, where unshared, changed in place) only by this map's mutating
+    /// updates.
     @usableFromInline
-    let root: Tree?
+    var root: Tree?
 
     init(root: Tree?) { self.root = root }
 
@@ -255,7 +260,7 @@ public struct ChildMap: Sendable {
         return Tree(k, v, t.left, t.right)
     }
 
-    private static func remove(_ t: Tree?, _ k: ChildKey) -> Tree? {
+    static func remove(_ t: Tree?, _ k: ChildKey) -> Tree? {
         guard let t else { return nil }
         let c = ChildKey.compare(k, t.key)
         if c < 0 {

@@ -1,0 +1,177 @@
+// Updates of a `ChildMap` in place where no other version shares the tree nodes they touch.
+//
+// The persistent update (ChildMap+Updates.swift) copies every tree node on the path to the key,
+// and each copy retains its key, its value and both subtrees — touching the memory of every
+// sibling on the way down. In a large cache those siblings are cold: the retains, not the
+// comparisons, were 41% of applying a server event (Benchmarks/README.md, item 23).
+//
+// Here a tree node is changed in place when `isKnownUniquelyReferenced` says this map holds the
+// only reference to it, and copied (once) otherwise. The invariant that makes it safe: a tree
+// node reachable from any other map, node or snapshot has a reference count above one along
+// every path from that holder, so the first shared node on the way down — and everything below
+// it on the path — is copied before anything is written. An old version is therefore never
+// changed, which is all the persistent tree promises (`ChildMap`'s documentation). A uniquely
+// referenced object is reachable from this thread alone, so writing it is not a data race
+// (why `Tree` may be `@unchecked Sendable`).
+//
+// Only the rebalancing after an insert writes more than the path: an AVL insert rotates nodes
+// on the insert path only, which the descent has already made unique.
+
+extension ChildMap {
+    /// Sets `key` to `transform` of its current child (the empty node when absent), or removes
+    /// `key` when that is empty: the same map as ``updatingValue(_:_:)``, built in place where
+    /// this map is the only holder of its tree nodes.
+    ///
+    /// `transform` gets the child as an `inout` value that no tree node refers to any more, so
+    /// a child this map alone holds stays uniquely referenced and can be updated in place in
+    /// turn (``Node/update(_:with:)``).
+    mutating func updateValue(_ key: ChildKey, _ transform: (inout Node) -> Void) {
+        var emptied = false
+        _ = ChildMap.updateInPlace(&root, key, transform, &emptied)
+        // Rare: the child became empty. Its tree node holds the empty node until removed here.
+        if emptied { root = ChildMap.remove(root, key) }
+    }
+
+    /// Sets `key` to `value` (removes it when `value` is empty), in place where unshared:
+    /// ``setting(_:to:)`` without the copies.
+    mutating func set(_ key: ChildKey, to value: Node) {
+        updateValue(key) { $0 = value }
+    }
+
+    // MARK: - Mechanics
+
+    /// `t` itself when this is its only reference, else a copy of it (sharing its subtrees).
+    @inline(__always)
+    private static func makeUnique(_ t: inout Tree) {
+        if !isKnownUniquelyReferenced(&t) { t = Tree(t.key, t.value, t.left, t.right) }
+    }
+
+    /// What an update below a tree node did to its subtree.
+    private struct Growth {
+        /// A node was inserted: the counts on the path grow by one.
+        var inserted = false
+        /// The subtree's height grew (by one): the heights above may change.
+        var taller = false
+    }
+
+    /// Descends to `k` making each node on the way unique, and applies `f` there (or inserts
+    /// a node for it). Sets `emptied` when `f` left the value empty: then nothing was inserted,
+    /// or the found node holds the empty node and the caller removes it.
+    ///
+    /// Cost: the path's nodes only. A sibling's height is read only where the subtree beside it
+    /// grew taller than the parent allowed for — on average O(1) levels per insert, since an
+    /// AVL insert's height change stops within a few levels — so the cold siblings the
+    /// persistent update retains at every level are mostly never touched.
+    private static func updateInPlace(
+        _ slot: inout Tree?, _ k: ChildKey, _ f: (inout Node) -> Void, _ emptied: inout Bool
+    ) -> Growth {
+        guard var t = slot else {
+            var v = Node.empty
+            f(&v)
+            if v.isEmpty {
+                emptied = true
+                return Growth()
+            }
+            slot = Tree(k, v, nil, nil)
+            return Growth(inserted: true, taller: true)
+        }
+        slot = nil  // `t` is now the only reference this map has.
+        makeUnique(&t)
+        let c = ChildKey.compare(k, t.key)
+        var growth = Growth()
+        if c == 0 {
+            // Taken out of the node so that `f` sees the child's only reference.
+            var v = Node.empty
+            swap(&v, &t.value)
+            f(&v)
+            if v.isEmpty { emptied = true }
+            swap(&v, &t.value)
+        } else {
+            var side: Tree?
+            if c < 0 { swap(&side, &t.left) } else { swap(&side, &t.right) }
+            growth = updateInPlace(&side, k, f, &emptied)
+            let grown = growth.taller ? side!.height : 0  // on the path: warm
+            if c < 0 { swap(&side, &t.left) } else { swap(&side, &t.right) }
+            if growth.inserted {
+                t.count += 1
+                if growth.taller {
+                    // The subtree grew to `grown`. Below the node's height minus one it only
+                    // evened the balance; at it, the sibling decides.
+                    if grown < t.height {
+                        growth.taller = false
+                    } else if grown - height(c < 0 ? t.right : t.left) <= 1 {
+                        t.height = grown + 1
+                    } else {
+                        // An insert's rotation restores the height the node had before it.
+                        rebalance(&t)
+                        growth.taller = false
+                    }
+                }
+            }
+        }
+        assert(
+            t.count == 1 + (t.left?.count ?? 0) + (t.right?.count ?? 0)
+                && t.height == 1 + Swift.max(height(t.left), height(t.right)),
+            "count and height kept")
+        slot = t
+        return growth
+    }
+
+    /// Restores `t`'s height, count and AVL balance after an insert below it, rotating in
+    /// place. `t` is unique and its subtrees' heights differ by at most 2; the rotated nodes
+    /// lie on the insert path (unique already), but each is made unique before it is written
+    /// all the same.
+    private static func rebalance(_ t: inout Tree) {
+        let hl = height(t.left), hr = height(t.right)
+        if hl > hr + 1 {
+            var l = t.left!  // hl > hr + 1 ≥ 1, so it exists.
+            t.left = nil
+            makeUnique(&l)
+            if height(l.left) < height(l.right) {
+                var lr = l.right!  // taller than l.left ≥ 0, so it exists.
+                l.right = nil
+                makeUnique(&lr)
+                l.right = lr.left
+                lr.left = nil
+                resize(l)
+                lr.left = l
+                l = lr
+            }
+            t.left = l.right
+            l.right = nil
+            resize(t)
+            l.right = t
+            resize(l)
+            t = l
+        } else if hr > hl + 1 {
+            var r = t.right!  // hr > hl + 1 ≥ 1, so it exists.
+            t.right = nil
+            makeUnique(&r)
+            if height(r.right) < height(r.left) {
+                var rl = r.left!  // taller than r.right ≥ 0, so it exists.
+                r.left = nil
+                makeUnique(&rl)
+                r.left = rl.right
+                rl.right = nil
+                resize(r)
+                rl.right = r
+                r = rl
+            }
+            t.right = r.left
+            r.left = nil
+            resize(t)
+            r.left = t
+            resize(r)
+            t = r
+        } else {
+            resize(t)
+        }
+    }
+
+    /// Recomputes a unique node's height and count from its subtrees.
+    @inline(__always)
+    private static func resize(_ t: Tree) {
+        t.height = 1 + Swift.max(height(t.left), height(t.right))
+        t.count = 1 + (t.left?.count ?? 0) + (t.right?.count ?? 0)
+    }
+}

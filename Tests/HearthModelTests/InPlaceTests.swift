@@ -1,0 +1,129 @@
+import HearthTesting
+import Testing
+
+@testable import HearthModel
+
+/// The in-place writes (`Node.update(_:with:)`, `Node.merge(_:at:)`, `ChildMap.updateValue`)
+/// give exactly what the persistent forms give, keep the tree balanced, change nothing any
+/// other version can see, and do change unshared tree nodes in place.
+@Suite struct InPlaceTests {
+    /// Every map in `node`, at every depth, satisfies `ChildMap`'s invariants.
+    static func deepInvariants(_ node: Node) -> String? {
+        let map = node.children
+        if let e = map.checkInvariants() { return e }
+        for (_, child) in map {
+            if let e = deepInvariants(child) { return e }
+        }
+        return nil
+    }
+
+    /// Random writes and merges applied in place to one node and persistently to another, with
+    /// snapshots of the in-place node taken along the way: after every write the two agree, and
+    /// every snapshot still exports the JSON it had when it was taken (a structurally independent
+    /// record: a persistent copy would share, and be changed with, a wrongly written subtree).
+    @Test func inPlaceWritesMatchThePersistentOnesAndLeaveSnapshotsAlone() {
+        var rng = SplitMix64(seed: 0x494E_504C)
+        for round in 0..<300 {
+            var inPlace = PathCopyTests.randomNode(&rng)
+            var persistent = inPlace
+            var snapshots: [(node: Node, json: String)] = []
+            for step in 0..<Int(5 + rng.next() % 60) {
+                let path = PathCopyTests.randomPath(&rng, maxDepth: 3, priority: true)
+                if rng.next() % 3 == 0 {
+                    var children: [(path: Path, node: Node)] = []
+                    for _ in 0..<Int(rng.next() % 6) {
+                        let plain = rng.next() % 4 != 0
+                        let relative =
+                            plain
+                            ? Path(keys: [PathCopyTests.keys[Int(rng.next() % UInt64(PathCopyTests.keys.count))]])
+                            : PathCopyTests.randomPath(&rng, maxDepth: 2, priority: true)
+                        var leaf = PathCopyTests.randomLeaf(&rng)
+                        if plain && leaf.isEmpty { leaf = .number(Double(step)) }
+                        children.append((relative, leaf))
+                    }
+                    inPlace.merge(children, at: path)
+                    persistent = persistent.merging(children, at: path)
+                } else {
+                    let node = rng.next() % 4 == 0 ? PathCopyTests.randomNode(&rng) : PathCopyTests.randomLeaf(&rng)
+                    inPlace.update(path, with: node)
+                    persistent = persistent.updating(path, with: node)
+                }
+                #expect(inPlace == persistent, "round \(round) step \(step) at \(path)")
+                #expect(inPlace.priority == persistent.priority)
+                if rng.next() % 4 == 0 { snapshots.append((inPlace, inPlace.exportJSONString())) }
+            }
+            #expect(Self.deepInvariants(inPlace) == nil)
+            #expect(inPlace.exportJSONString() == persistent.exportJSONString())
+            for (node, json) in snapshots { #expect(node.exportJSONString() == json, "a snapshot changed") }
+        }
+    }
+
+    /// Large maps: inserts in ascending, descending and random order (every rotation case),
+    /// with a snapshot taken now and then, stay balanced and counted.
+    @Test func inPlaceInsertsKeepTheTreeBalanced() {
+        var rng = SplitMix64(seed: 0x4156_4C21)
+        for order in 0..<3 {
+            var map = ChildMap()
+            var expected = ChildMap()
+            var snapshot = ChildMap()
+            var snapshotKeys: [ChildKey] = []
+            for i in 0..<3000 {
+                let n =
+                    switch order {
+                    case 0: i
+                    case 1: 3000 - i
+                    default: Int(rng.next() % 5000)
+                    }
+                let key = ChildKey("k\(n)")
+                map.set(key, to: .number(Double(i)))
+                expected = expected.setting(key, to: .number(Double(i)))
+                if i % 500 == 0 {
+                    snapshot = map
+                    snapshotKeys = Array(map).map(\.key)
+                }
+            }
+            #expect(map.checkInvariants() == nil)
+            #expect(map == expected)
+            #expect(map.count == expected.count)
+            #expect(snapshot.checkInvariants() == nil)
+            #expect(Array(snapshot).map(\.key) == snapshotKeys)
+        }
+    }
+
+    /// Removing through the in-place path (a child set to empty, or a subtree emptied) gives
+    /// the persistent result.
+    @Test func emptyingAChildRemovesIt() {
+        var node = Node.empty
+        node.update("a/b", with: .number(1))
+        node.update("a/c", with: .number(2))
+        node.update("a/b", with: .empty)
+        #expect(node.child(at: "a").childCount == 1)
+        node.update("a/c", with: .empty)
+        #expect(node.isEmpty)
+        var map = ChildMap().setting("x", to: .number(1))
+        map.set("y", to: .empty)
+        #expect(Array(map).map(\.key) == ["x"])
+        map.set("x", to: .empty)
+        #expect(map.isEmpty)
+    }
+
+    /// The point of it: a node held in one place is written without copying its path (the
+    /// root tree node of a 1,000-child map stays the same object), and one a snapshot shares
+    /// is copied, the snapshot keeping its value.
+    @Test func unsharedTreeNodesAreChangedInPlaceAndSharedOnesCopied() {
+        var node = Node.empty
+        for i in 0..<1000 { node.update(Path(keys: ["list", ChildKey("c\(i)")]), with: .number(Double(i))) }
+        let rootBefore = ObjectIdentifier(node.child("list").children.root!)
+        node.update("list/c500", with: .string("changed"))
+        node.update("list/c1000", with: .string("added"))
+        #expect(ObjectIdentifier(node.child("list").children.root!) == rootBefore)
+        #expect(node.child(at: "list/c500") == .string("changed"))
+
+        let snapshot = node
+        node.update("list/c500", with: .string("again"))
+        #expect(ObjectIdentifier(node.child("list").children.root!) != rootBefore)
+        #expect(snapshot.child(at: "list/c500") == .string("changed"))
+        #expect(node.child(at: "list/c500") == .string("again"))
+        #expect(snapshot.child("list").childCount == 1001)
+    }
+}
