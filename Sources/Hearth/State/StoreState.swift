@@ -170,13 +170,11 @@ public struct StoreState: Sendable, Equatable {
     /// by the number of distinct disjoint locations written, not by the number of writes.
     mutating func noteServerWrite(at path: Path, time: Int64) {
         if isCoveredByTrackedQuery(path) { return }
-        if let (above, last) = untracked.nearestAtOrAbove(path) {
-            if time > last { untracked.set(above, time) }
-            return
-        }
-        // The entries below give way to the one at `path`: one descent replaces the subtrie.
-        untracked.setTree(path, PathTrie(time))
-        assert(!untracked.hasEntries(below: path), "untracked entries stay an antichain: none below a new one")
+        // One descent, hashing each key once: the entry at or above `path` (there is at most
+        // one, the entries being an antichain) is refreshed; when there is none, the entries
+        // below give way to one at `path` (its subtrie replaced).
+        untracked.writeRootMost(path, fold: { last, _ in last = max(last, time) }, otherwise: { PathTrie(time) })
+        assert(!untracked.hasEntries(below: path), "untracked entries stay an antichain: none below a written path")
     }
 
     mutating func saveTrackedQuery(_ query: TrackedQuery) {
