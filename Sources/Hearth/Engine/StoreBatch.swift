@@ -62,7 +62,10 @@ public struct StoreBatch {
     static func validate(_ children: [ChildUpdate], at path: Path) throws(StoreError) {
         for child in children {
             try validate(child.path)
-            try validate(child.node, at: path.appending(child.path))
+            // The child's full path is built only for the error: a merge's children are many.
+            if child.node.nestingExceeds(NodeCodec.maxDepth) {
+                throw .invalidData(.tooDeep(path: path.appending(child.path).description))
+            }
         }
     }
 
@@ -228,6 +231,14 @@ public struct StoreBatch {
     /// window over those children. Cost: per tracked filtered query related to a write, one
     /// window over its kept and touched children (the whole location only when replaced).
     @_spi(HearthInternals) public mutating func recordTrackedKeyChanges() {
+        var candidates: [TrackedQuery] = []
+        for q in base.trackedQueries.values where !q.query.loadsAllData && queries[q.location] == nil {
+            candidates.append(q)
+        }
+        for case let q? in queries.values where !q.query.loadsAllData { candidates.append(q) }
+        // Without a filtered query there is nothing to record: the written paths (a merge's
+        // joined once per child) are not even listed.
+        guard !candidates.isEmpty else { return }
         var written: [Path] = []
         for event in events {
             switch event {
@@ -237,11 +248,6 @@ public struct StoreBatch {
             }
         }
         guard !written.isEmpty else { return }
-        var candidates: [TrackedQuery] = []
-        for q in base.trackedQueries.values where !q.query.loadsAllData && queries[q.location] == nil {
-            candidates.append(q)
-        }
-        for case let q? in queries.values where !q.query.loadsAllData { candidates.append(q) }
         for q in candidates.sorted(by: { $0.id < $1.id }) where !keysSetExplicitly.contains(q.location) {
             let old = q.keys ?? []
             var replaced = false

@@ -48,18 +48,21 @@ public struct Path: Sendable, Hashable, CustomStringConvertible, ExpressibleBySt
             throw .tooDeep(path: printed(), depth: segments.count)
         }
         for (i, segment) in segments.enumerated() {
-            if segment == ".info" && i == 0 {
-                // Allowed: the read-only `.info` tree.
-            } else if segment == ".priority" && i == segments.count - 1 {
-                // Allowed: addresses the priority of the parent.
-            } else if segment == ".priority" || segment == ".info" {
-                throw .misplacedMetadataKey(key: segment, path: printed())
-            } else {
-                do {
-                    try ChildKey.validate(segment)
-                } catch {
-                    throw error.inPath(printed())
+            // Only a key starting with "." can be a metadata name: the string comparisons are
+            // skipped for every ordinary key.
+            if segment.utf8.first == UInt8(ascii: ".") {
+                if (segment == ".info" && i == 0) || (segment == ".priority" && i == segments.count - 1) {
+                    // Allowed: the read-only `.info` tree, or the priority of the parent.
+                    continue
                 }
+                if segment == ".priority" || segment == ".info" {
+                    throw .misplacedMetadataKey(key: segment, path: printed())
+                }
+            }
+            do {
+                try ChildKey.validate(segment)
+            } catch {
+                throw error.inPath(printed())
             }
         }
     }
