@@ -118,54 +118,47 @@ extension ChildMap {
     }
 
     /// Restores `t`'s height, count and AVL balance after an insert below it, rotating in
-    /// place. `t` is unique and its subtrees' heights differ by at most 2; the rotated nodes
-    /// lie on the insert path (unique already), but each is made unique before it is written
-    /// all the same.
+    /// place. `t` is unique and its subtrees' heights differ by at most 2.
     private static func rebalance(_ t: inout Tree) {
         let hl = height(t.left), hr = height(t.right)
         if hl > hr + 1 {
-            var l = t.left!  // hl > hr + 1 ≥ 1, so it exists.
-            t.left = nil
-            makeUnique(&l)
-            if height(l.left) < height(l.right) {
-                var lr = l.right!  // taller than l.left ≥ 0, so it exists.
-                l.right = nil
-                makeUnique(&lr)
-                l.right = lr.left
-                lr.left = nil
-                resize(l)
-                lr.left = l
-                l = lr
-            }
-            t.left = l.right
-            l.right = nil
-            resize(t)
-            l.right = t
-            resize(l)
-            t = l
+            // hl > hr + 1 ≥ 1, so the left child exists; a taller inner grandchild goes first.
+            if height(t.left!.left) < height(t.left!.right) { rotate(&t.left!, liftingLeft: false) }
+            rotate(&t, liftingLeft: true)
         } else if hr > hl + 1 {
-            var r = t.right!  // hr > hl + 1 ≥ 1, so it exists.
-            t.right = nil
-            makeUnique(&r)
-            if height(r.right) < height(r.left) {
-                var rl = r.left!  // taller than r.right ≥ 0, so it exists.
-                r.left = nil
-                makeUnique(&rl)
-                r.left = rl.right
-                rl.right = nil
-                resize(r)
-                rl.right = r
-                r = rl
-            }
-            t.right = r.left
-            r.left = nil
-            resize(t)
-            r.left = t
-            resize(r)
-            t = r
+            if height(t.right!.right) < height(t.right!.left) { rotate(&t.right!, liftingLeft: true) }
+            rotate(&t, liftingLeft: false)
         } else {
             resize(t)
         }
+    }
+
+    /// Lifts `t`'s left child (or right) into its place; `t` becomes that child's right child
+    /// (or left) and takes over its subtree there. Each node written is made unique first: the
+    /// rotated nodes lie on the insert path, unique already, but nothing is assumed. (Ascending
+    /// keys, such as push ids, rotate near the bottom of almost every insert: the direction is
+    /// a constant at each call, for the inlined accessors to fold away, where a key-path
+    /// parameter would be applied through the runtime.)
+    @inline(__always)
+    private static func rotate(_ t: inout Tree, liftingLeft left: Bool) {
+        makeUnique(&t)
+        var c = side(t, left)!  // the taller side exists (see rebalance)
+        setSide(t, left, nil)
+        makeUnique(&c)
+        setSide(t, left, side(c, !left))
+        setSide(c, !left, nil)
+        resize(t)
+        setSide(c, !left, t)
+        resize(c)
+        t = c
+    }
+
+    @inline(__always)
+    private static func side(_ t: Tree, _ left: Bool) -> Tree? { left ? t.left : t.right }
+
+    @inline(__always)
+    private static func setSide(_ t: Tree, _ left: Bool, _ child: Tree?) {
+        if left { t.left = child } else { t.right = child }
     }
 
     /// Recomputes a unique node's height and count from its subtrees.
