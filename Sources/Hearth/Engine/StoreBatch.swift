@@ -53,19 +53,18 @@ public struct StoreBatch {
         do { try path.validate() } catch { throw .invalidPath(error) }
     }
 
-    static func validate(_ node: Node, at path: Path) throws(StoreError) {
+    /// `path` is evaluated only for the error: a merge's children are many, and joining each
+    /// one's path to the merge's cost more than checking its node.
+    static func validate(_ node: Node, at path: @autoclosure () -> Path) throws(StoreError) {
         if node.nestingExceeds(NodeCodec.maxDepth) {
-            throw .invalidData(.tooDeep(path: path.description))
+            throw .invalidData(.tooDeep(path: path().description))
         }
     }
 
     static func validate(_ children: [ChildUpdate], at path: Path) throws(StoreError) {
         for child in children {
             try validate(child.path)
-            // The child's full path is built only for the error: a merge's children are many.
-            if child.node.nestingExceeds(NodeCodec.maxDepth) {
-                throw .invalidData(.tooDeep(path: path.appending(child.path).description))
-            }
+            try validate(child.node, at: path.appending(child.path))
         }
     }
 

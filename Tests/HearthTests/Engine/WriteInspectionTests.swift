@@ -47,4 +47,23 @@ import Testing
         #expect(try StoreBatch.validateWrite(update, at: "a"))
         #expect(try !StoreBatch.validateWrite(.set(.number(2)), at: "a"))
     }
+
+    /// A merge's children are checked one by one, and the one nesting too deep is named by its
+    /// full path (built only for the error).
+    @Test func aMergeNamesItsTooDeepChildByItsFullPath() throws {
+        let ok = nested(NodeCodec.maxDepth - 1, .number(1))
+        let deep = nested(NodeCodec.maxDepth + 1, .number(1))
+        try StoreBatch.validate([ChildUpdate(path: "x", node: ok), ChildUpdate(path: "y/z", node: ok)], at: "rooms/r1")
+        do {
+            try StoreBatch.validate(
+                [ChildUpdate(path: "x", node: ok), ChildUpdate(path: "y/z", node: deep)], at: "rooms/r1")
+            Issue.record("a too-deep merge child was accepted")
+        } catch {
+            guard case .invalidData(.tooDeep(let path)) = error else {
+                Issue.record("unexpected error \(error)")
+                return
+            }
+            #expect(path == "rooms/r1/y/z")
+        }
+    }
 }
