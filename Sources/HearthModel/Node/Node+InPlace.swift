@@ -6,12 +6,12 @@
 extension Node {
     /// Writes `node` at `path` below this node: `self = updating(path, with: node)`, without
     /// copying the tree nodes on the path that only this node holds. O(depth · log n).
-    public mutating func update(_ path: Path, with node: Node) {
+    package mutating func update(_ path: Path, with node: Node) {
         modify(path.keys[...]) { $0 = node }
     }
 
     /// Applies a merge at `path`: `self = merging(children, at: path)`, in place where unshared.
-    public mutating func merge(_ children: [(path: Path, node: Node)], at path: Path) {
+    package mutating func merge(_ children: [(path: Path, node: Node)], at path: Path) {
         if children.isEmpty { return }
         // The cases the persistent form writes one by one or through a copied child (a leaf at
         // `path`, `.priority` on it, a child write emptying it) keep its exact semantics.
