@@ -36,8 +36,11 @@ import HearthTesting
             directory: storeDir, fileSystem: fs,
             options: .test(segmentSize: 1 << 20, durability: .batched(interval: .milliseconds(1))))
         var history = [jsonPayload(0)]
-        _ = try log.append(history[0], type: 1)
+        // Slowed before the first append: set after it, the flusher (1 ms later) could sync
+        // that record at full speed first — a loaded machine can deschedule this thread for
+        // longer than that — and then have nothing left to sync while the test waits.
         fs.syncDelay = .seconds(2)
+        _ = try log.append(history[0], type: 1)
         #expect(eventually { detachedSyncRunning(log) }, "the flusher's sync did not start")
         let covered = log.core.monitor.withLock { log.core.detachedSync ?? 0 }
         var last: LSN = 0
