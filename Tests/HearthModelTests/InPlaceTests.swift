@@ -75,7 +75,7 @@ import Testing
                     default: Int(rng.next() % 5000)
                     }
                 let key = ChildKey("k\(n)")
-                map.set(key, to: .number(Double(i)))
+                map.updateValue(key) { $0 = .number(Double(i)) }
                 expected = expected.setting(key, to: .number(Double(i)))
                 if i % 500 == 0 {
                     snapshot = map
@@ -101,9 +101,9 @@ import Testing
         node.update("a/c", with: .empty)
         #expect(node.isEmpty)
         var map = ChildMap().setting("x", to: .number(1))
-        map.set("y", to: .empty)
+        map.updateValue("y") { $0 = .empty }
         #expect(Array(map).map(\.key) == ["x"])
-        map.set("x", to: .empty)
+        map.updateValue("x") { $0 = .empty }
         #expect(map.isEmpty)
     }
 

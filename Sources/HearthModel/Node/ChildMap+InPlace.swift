@@ -32,12 +32,6 @@ extension ChildMap {
         if emptied { root = ChildMap.remove(root, key) }
     }
 
-    /// Sets `key` to `value` (removes it when `value` is empty), in place where unshared:
-    /// ``setting(_:to:)`` without the copies.
-    mutating func set(_ key: ChildKey, to value: Node) {
-        updateValue(key) { $0 = value }
-    }
-
     // MARK: - Mechanics
 
     /// `t` itself when this is its only reference, else a copy of it (sharing its subtrees).

@@ -142,11 +142,11 @@ public struct Node: Sendable {
         case children(ChildMap, Priority?)
     }
 
-    /// Set only by ``init(storage:)`` and the in-place updates (Node+InPlace.swift).
+    /// Set only by `init(storage:)` and the in-place updates (Node+InPlace.swift).
     @usableFromInline
     package internal(set) var storage: Storage
 
-    init(storage: Storage) { self.storage = storage }
+    private init(storage: Storage) { self.storage = storage }
 
     /// The absent value (JSON `null`).
     public static let empty = Node(storage: .empty)
@@ -278,7 +278,7 @@ public struct Node: Sendable {
         updating(path.keys[...], with: node)
     }
 
-    func updating(_ keys: ArraySlice<ChildKey>, with node: Node) -> Node {
+    private func updating(_ keys: ArraySlice<ChildKey>, with node: Node) -> Node {
         guard let front = keys.first else { return node }
         if front.string == ".priority" {
             // `.priority` may only be the last key; anything below it is meaningless.
