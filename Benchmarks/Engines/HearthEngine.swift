@@ -27,9 +27,13 @@ public final class HearthEngine: PersistenceEngine, @unchecked Sendable {
         if let level = ProcessInfo.processInfo.environment["HEARTH_BENCH_LOG_LEVEL"].flatMap({ Int32($0) }) {
             options.logCompressionLevel = level
         }
-        // Likewise HEARTH_BENCH_CHECKPOINT_LEVEL=1…9 for checkpoint chunks.
+        // Likewise HEARTH_BENCH_CHECKPOINT_LEVEL=1…9 for checkpoint cache chunks, and
+        // HEARTH_BENCH_WRITE_LEVEL=1…9 for pending-write chunks.
         if let level = ProcessInfo.processInfo.environment["HEARTH_BENCH_CHECKPOINT_LEVEL"].flatMap({ Int32($0) }) {
             options.compressionLevel = level
+        }
+        if let level = ProcessInfo.processInfo.environment["HEARTH_BENCH_WRITE_LEVEL"].flatMap({ Int32($0) }) {
+            options.pendingWriteCompressionLevel = level
         }
         if config.logicalClock {
             let clock = LogicalClock()

@@ -47,7 +47,8 @@ extension CheckpointEncoder {
         var events = ByteWriter(capacity: CheckpointFormat.writeChunkTarget + 1024)
         func emitWrites() throws(E) {
             guard !run.isEmpty else { return }
-            let (entry, stored) = Self.writeChunk(run, events: events.bytes, level: compressionLevel, offset: offset)
+            let (entry, stored) = Self.writeChunk(
+                run, events: events.bytes, level: writeCompressionLevel, offset: offset)
             try append(entry, stored, run)
             run.removeAll(keepingCapacity: true)
             events = ByteWriter(capacity: CheckpointFormat.writeChunkTarget + 1024)

@@ -35,7 +35,10 @@ struct CheckpointEncoder {
         var origins: [ChunkOrigins.Origin?] = []
     }
 
+    /// zlib level of the cache chunks.
     let compressionLevel: Int32
+    /// zlib level of the pending-write chunks (``StoreOptions/pendingWriteCompressionLevel``).
+    let writeCompressionLevel: Int32
     /// The body format written: ``CheckpointFormat/version``, or 1 (tests: stores written by
     /// earlier builds).
     var bodyVersion: UInt32 = CheckpointFormat.version
@@ -53,6 +56,13 @@ struct CheckpointEncoder {
     /// stays resident after this checkpoint, whose next checkpoint can then copy every chunk
     /// whose nodes are unchanged (ChunkOrigins.swift).
     var recordOrigins = false
+
+    /// An encoder writing cache chunks at zlib level `compressionLevel` and pending-write
+    /// chunks at `writeCompressionLevel` (the same when nil).
+    init(compressionLevel: Int32, writeCompressionLevel: Int32? = nil) {
+        self.compressionLevel = compressionLevel
+        self.writeCompressionLevel = writeCompressionLevel ?? compressionLevel
+    }
 
     /// Encodes `state` and passes the body's bytes to `write` in order: the cache chunks, the
     /// pending-write chunks (format 2), the directory, the trailer.

@@ -295,7 +295,8 @@ extension Store {
             }
         }
         afterSnapshot?()
-        var encoder = CheckpointEncoder(compressionLevel: options.compressionLevel)
+        var encoder = CheckpointEncoder(
+            compressionLevel: options.compressionLevel, writeCompressionLevel: options.pendingWriteCompressionLevel)
         encoder.reuse = origins
         encoder.previousWrites = previousWrites
         encoder.preparedWrites = preparedWrites

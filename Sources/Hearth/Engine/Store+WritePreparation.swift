@@ -76,7 +76,7 @@ extension Store {
         }
         guard let taken else { return }
         let runs = CheckpointEncoder.preparedWriteChunks(
-            taken.writes, bodies: taken.bodies[...], level: options.compressionLevel)
+            taken.writes, bodies: taken.bodies[...], level: options.pendingWriteCompressionLevel)
         core.withLock { core in
             core.preparedWrites.scheduled = false
             guard core.preparedWrites.throughID == taken.after else { return }

@@ -60,8 +60,18 @@ extension Store {
         /// How long after the last server event a maintenance pass still keeps a resident
         /// cache (Store+ResidentCache.swift). Not public: tests set 0 (drop at every pass).
         var residentCacheQuietNanos: UInt64 = 1_000_000_000
-        /// zlib level for checkpoint chunks (1…9). Default 6.
+        /// zlib level for a checkpoint's server-cache chunks (1…9). Default 6.
         public var compressionLevel: Int32 = 6
+        /// zlib level for a checkpoint's pending-write chunks (1…9), including the chunks
+        /// prepared between checkpoints so that close does not encode every pending write
+        /// (Store+WritePreparation.swift). Default 1.
+        ///
+        /// Pending writes are transient (each is dropped when the server acknowledges it) and
+        /// are compressed as they arrive, on the committers' machine time, while the cache is
+        /// long-lived and counted against ``cacheSizeBytes``. At level 1 the write chunks of
+        /// `HearthBench writes16` took ~11 ms less CPU a run than at level 6, for ~10% more
+        /// bytes on disk (Benchmarks/README.md, item 26). Any level reads back the same.
+        public var pendingWriteCompressionLevel: Int32 = 1
         /// zlib level for log records (1…9, or 0 to store them uncompressed;
         /// ``HearthLog/Log/Options/compressionLevel``): a writer's choice, any level reads back
         /// the same (FORMAT.md §5.2). Log segments are dropped by the next checkpoint, which
@@ -93,6 +103,9 @@ extension Store {
             guard sizeCheckIntervalBytes >= 1024 else { throw .invalidOption("sizeCheckIntervalBytes below 1024") }
             guard maxInactiveQueries >= 1 else { throw .invalidOption("maxInactiveQueries below 1") }
             guard (1...9).contains(compressionLevel) else { throw .invalidOption("compressionLevel outside 1…9") }
+            guard (1...9).contains(pendingWriteCompressionLevel) else {
+                throw .invalidOption("pendingWriteCompressionLevel outside 1…9")
+            }
             guard (0...9).contains(logCompressionLevel) else {
                 throw .invalidOption("logCompressionLevel outside 0…9")
             }

@@ -20,7 +20,8 @@ import Testing
         #expect(prepared.count >= 12, "\(prepared.count) prepared")
         #expect(zip(prepared, prepared.dropFirst()).allSatisfy { $0.entry.lastID < $1.entry.firstID })
         // Prepared from the kept bodies, they are the chunks a fresh cut of the writes makes.
-        let fresh = CheckpointEncoder.preparedWriteChunks(try store.state().pendingWrites, level: 6)
+        let fresh = CheckpointEncoder.preparedWriteChunks(
+            try store.state().pendingWrites, level: options().pendingWriteCompressionLevel)
         #expect(prepared.map(\.stored) == fresh.prefix(prepared.count).map(\.stored))
         #expect(prepared.map(\.entry) == fresh.prefix(prepared.count).map(\.entry))
         // The bodies kept are those of the writes after the last prepared chunk.
@@ -93,6 +94,51 @@ import Testing
             let summary = encoder.encode(state) { withPrepared += $0 }
             #expect(summary.preparedWriteChunks == prepared.count)
             #expect(withPrepared == fresh, "level \(level)")
+        }
+    }
+
+    /// Pending-write chunks are deflated at ``Store/Options/pendingWriteCompressionLevel``,
+    /// prepared or encoded by the checkpoint, and cache chunks at `compressionLevel`: each
+    /// part of the body is the bytes an encoder at that one level writes.
+    @Test func writeChunksHaveTheirOwnLevel() throws {
+        for (cacheLevel, writeLevel) in [(6, 1), (1, 9), (9, 6)] as [(Int32, Int32)] {
+            let dir = TempDir()
+            var o = options()
+            o.compressionLevel = cacheLevel
+            o.pendingWriteCompressionLevel = writeLevel
+            let store = try Store.open(directory: dir.path, options: o)
+            try store.applyServerOverwrite(
+                json(#"{"a":"\#(String(repeating: "cached text ", count: 500))","b":{"c":1}}"#), at: "cache")
+            _ = try writes(store, 0..<300)
+            let prepared = store.core.withLock { $0.preparedWrites.runs }
+            #expect(prepared.count >= 6, "levels \(cacheLevel)/\(writeLevel): \(prepared.count) prepared")
+            let state = try store.state()
+            #expect(
+                prepared.map(\.stored)
+                    == CheckpointEncoder.preparedWriteChunks(state.pendingWrites, level: writeLevel)
+                    .prefix(prepared.count).map(\.stored), "levels \(cacheLevel)/\(writeLevel)")
+            try store.compact()
+            let checkpoint = try #require(store.log.checkpoint)
+            let body = try checkpoint.read(offset: 0, count: Int(checkpoint.bodySize))
+            var cacheOnly: [UInt8] = []
+            let cache = CheckpointEncoder(compressionLevel: cacheLevel).encode(state) { cacheOnly += $0 }
+            var writesOnly: [UInt8] = []
+            let writes = CheckpointEncoder(compressionLevel: writeLevel).encode(state) { writesOnly += $0 }
+            let cacheEnd = try #require(cache.writeRuns.first).entry.offset
+            #expect(body.prefix(Int(cacheEnd)) == cacheOnly.prefix(Int(cacheEnd)), "levels \(cacheLevel)/\(writeLevel)")
+            let writesStart = try #require(writes.writeRuns.first).entry.offset
+            let writesEnd = try #require(writes.writeRuns.last).entry
+            let writeBytes = writesOnly[Int(writesStart)..<Int(writesEnd.offset) + writesEnd.storedLength]
+            #expect(
+                Array(body[Int(cacheEnd)..<Int(cacheEnd) + writeBytes.count]) == Array(writeBytes),
+                "levels \(cacheLevel)/\(writeLevel)")
+            try store.close()
+            #expect(try Store.open(directory: dir.path, options: o).state().pendingWrites == state.pendingWrites)
+        }
+        var bad = options()
+        for level: Int32 in [0, 10] {
+            bad.pendingWriteCompressionLevel = level
+            #expect(throws: StoreError.self) { try Store.open(directory: TempDir().path, options: bad) }
         }
     }
 
