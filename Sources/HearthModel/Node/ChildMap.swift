@@ -26,14 +26,21 @@ public struct ChildMap: Sendable {
     /// One node of the tree. Its fields other than the key change only while the node is
     /// uniquely referenced (ChildMap+InPlace.swift), when no other thread can reach it: hence
     /// `@unchecked Sendable`. Every other version sees it immutable.
+    ///
+    /// The `var` fields are `@exclusivity(unchecked)`: a class's stored `var` is otherwise
+    /// checked for overlapping accesses at run time on every read, and every walk of a tree
+    /// (encoding, lookups, inspection) reads them per node — `swift_beginAccess` was ~10% of
+    /// the inspection walk's samples in issue 17's eighth round (Benchmarks/README.md, item
+    /// 27). No access overlaps another: the in-place updates read a field, compute, then
+    /// assign it, never holding one field's access across another access to the same field.
     @usableFromInline
     final class Tree: @unchecked Sendable {
         let key: ChildKey
-        var value: Node
-        var left: Tree?
-        var right: Tree?
-        var height: Int32
-        var count: Int
+        @exclusivity(unchecked) var value: Node
+        @exclusivity(unchecked) var left: Tree?
+        @exclusivity(unchecked) var right: Tree?
+        @exclusivity(unchecked) var height: Int32
+        @exclusivity(unchecked) var count: Int
 
         init(_ key: ChildKey, _ value: Node, _ left: Tree?, _ right: Tree?) {
             self.key = key
