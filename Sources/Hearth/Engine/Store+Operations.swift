@@ -32,12 +32,15 @@ extension Store {
     ) throws(StoreError) -> Int64 {
         // Checked before the lock: validation reads no state, and under the lock it made every
         // other committer wait for it.
-        // Which also says whether the data holds server values (the views resolve them under
-        // the lock).
-        let plain = try !StoreBatch.validateWrite(operation, at: path)
+        try StoreBatch.validateWritePaths(operation, at: path)
+        // Encoded before the lock too: under it, only the id is added to these bytes. The same
+        // walk checks the data's depth and says whether it holds server values (the views
+        // resolve them under the lock): what `StoreBatch.validateWrite` finds in a walk of
+        // its own.
+        let (body, serverValue, tooDeep) = EventCodec.inspectedWriteBody(operation, at: path)
+        if let tooDeep { throw .invalidData(.tooDeep(path: tooDeep.description)) }
+        let plain = !serverValue
         if options.readOnly { throw .log(.readOnly(path: directory)) }
-        // Encoded before the lock too: under it, only the id is added to these bytes.
-        let body = EventCodec.writeBody(operation, at: path)
         // And deflated before it, if at all: under the lock the id's few bytes are stored ahead
         // of this stream (SplitPayload), where deflating the whole record made every committer
         // wait. A write under `rawRecordLimit` is stored raw (the log's pool returns nil).

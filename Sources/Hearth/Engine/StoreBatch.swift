@@ -109,18 +109,27 @@ public struct StoreBatch {
     /// while every other committer waits.
     @discardableResult
     static func validateWrite(_ operation: PendingWrite.Operation, at path: Path) throws(StoreError) -> Bool {
-        try StoreBatch.validate(path)
-        do { try path.validateWritable() } catch { throw .invalidPath(error) }
+        try validateWritePaths(operation, at: path)
         switch operation {
         case .set(let node):
             return try inspect(node, at: path)
         case .update(let children):
             var serverValue = false
             for child in children {
-                try validate(child.path)
                 if try inspect(child.node, at: path.appending(child.path)) { serverValue = true }
             }
             return serverValue
+        }
+    }
+
+    /// The part of ``validateWrite(_:at:)`` that checks paths: the write's (valid and
+    /// writable) and a merge's children's. ``Store/saveWrite(_:at:durability:)`` checks the
+    /// data while encoding it (``EventCodec/inspectedWriteBody(_:at:)``).
+    static func validateWritePaths(_ operation: PendingWrite.Operation, at path: Path) throws(StoreError) {
+        try StoreBatch.validate(path)
+        do { try path.validateWritable() } catch { throw .invalidPath(error) }
+        if case .update(let children) = operation {
+            for child in children { try validate(child.path) }
         }
     }
 

@@ -24,6 +24,33 @@ extension EventCodec {
         return WriteBody(bytes: w.bytes)
     }
 
+    /// ``writeBody(_:at:)`` of a user write whose paths are valid, inspecting its data in the
+    /// same walk (``NodeCodec/encode(_:into:inspecting:)``): the body, whether the data holds
+    /// a server value, or the path of the data nesting too deep (a merge's child by its full
+    /// path), for which the body is incomplete and must not be used.
+    static func inspectedWriteBody(
+        _ operation: PendingWrite.Operation, at p: Path
+    ) -> (body: WriteBody, serverValue: Bool, tooDeep: Path?) {
+        var w = ByteWriter(capacity: 128)
+        path(p, &w)
+        var found = NodeCodec.Inspection()
+        switch operation {
+        case .set(let node):
+            w.u8(0)
+            NodeCodec.encode(node, into: &w, inspecting: &found)
+            if found.tooDeep { return (WriteBody(bytes: []), false, p) }
+        case .update(let c):
+            w.u8(1)
+            w.varint(c.count)
+            for u in c {
+                path(u.path, &w)
+                NodeCodec.encode(u.node, into: &w, inspecting: &found)
+                if found.tooDeep { return (WriteBody(bytes: []), false, p.appending(u.path)) }
+            }
+        }
+        return (WriteBody(bytes: w.bytes), found.serverValue, nil)
+    }
+
     /// The batch of one `.writeSaved` event with id `id` and the encoded `body`: the same bytes
     /// as ``encode(_:)`` of that one event.
     static func writeSavedBatch(id: Int64, _ body: WriteBody) -> [UInt8] {

@@ -27,6 +27,31 @@ enum NodeCodec {
     static let priorityFlag: UInt8 = 0x40
 
     static func encode(_ node: Node, into w: inout ByteWriter) {
+        var found = Inspection()
+        encode(node, into: &w, levelsLeft: Int.max, &found)
+    }
+
+    /// What an inspecting encode found in a user write's data: a server value (the views
+    /// resolve those), and nesting beyond the depth limit (the write is then refused, and the
+    /// bytes written are incomplete).
+    struct Inspection: Equatable {
+        var serverValue = false
+        var tooDeep = false
+    }
+
+    /// Encodes `node` and inspects it in the same walk: what ``StoreBatch/inspect(_:at:)``
+    /// finds in a separate one (a children node more than `maxDepth` levels down is too deep;
+    /// the encoding stops there). ``Store/saveWrite(_:at:durability:)`` encodes every write
+    /// before its lock, and the data's first walk pays the cache misses of nodes built on
+    /// another thread: one walk instead of two (Benchmarks/README.md, item 28).
+    static func encode(_ node: Node, into w: inout ByteWriter, inspecting found: inout Inspection) {
+        encode(node, into: &w, levelsLeft: maxDepth, &found)
+    }
+
+    /// `levelsLeft`: how many more levels of children nodes may follow (``maxDepth`` at a
+    /// write's root, `Int.max` where the data was checked when it was written).
+    private static func encode(_ node: Node, into w: inout ByteWriter, levelsLeft: Int, _ found: inout Inspection) {
+        if found.tooDeep { return }
         // One match per node (`Node.Storage`): the accessors would copy each part out.
         switch node.storage {
         case .empty:
@@ -42,16 +67,25 @@ enum NodeCodec {
                 w.u8(0x03 | flag); w.double(Double(i))
             case .integer(let i): w.u8(0x08 | flag); w.u64(UInt64(bitPattern: i))
             case .string(let s): w.u8(0x04 | flag); w.string(s)
-            case .serverValue(.timestamp): w.u8(0x05 | flag)
-            case .serverValue(.increment(let n)): w.u8(0x06 | flag); w.double(n)
+            case .serverValue(.timestamp):
+                found.serverValue = true
+                w.u8(0x05 | flag)
+            case .serverValue(.increment(let n)):
+                found.serverValue = true
+                w.u8(0x06 | flag); w.double(n)
             }
             encode(priority, into: &w)
         case .children(let children, let priority):
+            // As `Node.nestingExceeds`: children below the last level allowed are too deep.
+            guard levelsLeft > 0 else {
+                found.tooDeep = true
+                return
+            }
             w.u8(0x07 | (priority == nil ? 0 : priorityFlag))
             w.varint(children.count)
             children.forEachPair { key, child in
                 w.string(key.string)
-                encode(child, into: &w)
+                encode(child, into: &w, levelsLeft: levelsLeft &- 1, &found)
             }
             encode(priority, into: &w)
         }

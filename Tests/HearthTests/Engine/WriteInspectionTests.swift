@@ -66,4 +66,63 @@ import Testing
             #expect(path == "rooms/r1/y/z")
         }
     }
+
+    /// `Store.saveWrite` encodes and inspects a write in one walk
+    /// (`EventCodec.inspectedWriteBody`): its body must be the plain encoding's bytes and its
+    /// verdict `validateWrite`'s, for sets and merges, with and without server values.
+    @Test func theEncodingWalkFindsWhatTheInspectionFinds() throws {
+        for seed: UInt64 in 1...500 {
+            var rng = SplitMix64(seed: seed)
+            let values = rng.next() % 2 == 0
+            let operation: PendingWrite.Operation =
+                rng.next() % 3 == 0
+                ? .update(SmallWorld.children(&rng, serverValues: values))
+                : .set(SmallWorld.node(&rng, serverValues: values))
+            let (body, serverValue, tooDeep) = EventCodec.inspectedWriteBody(operation, at: "a/b")
+            #expect(tooDeep == nil, "seed \(seed)")
+            #expect(body.bytes == EventCodec.writeBody(operation, at: "a/b").bytes, "seed \(seed)")
+            #expect(serverValue == (try StoreBatch.validateWrite(operation, at: "a/b")), "seed \(seed): \(operation)")
+        }
+    }
+
+    /// At and around the depth limit the encoding walk refuses exactly what the depth check
+    /// refuses, names a merge's child by its full path, and the store saves nothing refused.
+    @Test func theEncodingWalkRefusesExactlyWhatTheDepthCheckRefuses() throws {
+        let serverValue = Node(.serverValue(.timestamp))
+        for levels in [0, 1, NodeCodec.maxDepth - 1, NodeCodec.maxDepth, NodeCodec.maxDepth + 1, 80] {
+            for leaf in [Node.number(1), serverValue] {
+                let node = nested(levels, leaf)
+                let expected: Path? = node.nestingExceeds(NodeCodec.maxDepth) ? "a" : nil
+                let set = EventCodec.inspectedWriteBody(.set(node), at: "a")
+                #expect(set.tooDeep == expected, "\(levels) levels")
+                if expected == nil {
+                    #expect(set.serverValue == (leaf == serverValue), "\(levels) levels")
+                    #expect(set.body.bytes == EventCodec.writeBody(.set(node), at: "a").bytes, "\(levels) levels")
+                }
+                let merge = EventCodec.inspectedWriteBody(
+                    .update([ChildUpdate(path: "x", node: .number(1)), ChildUpdate(path: "y/z", node: node)]), at: "a")
+                #expect(merge.tooDeep == expected.map { _ in "a/y/z" }, "\(levels) levels")
+            }
+        }
+        // A server value beside a too-deep branch: still refused.
+        let both = nested(NodeCodec.maxDepth + 2, .number(1)).updatingChild("sv", serverValue)
+        #expect(EventCodec.inspectedWriteBody(.set(both), at: "a").tooDeep == "a")
+
+        let dir = TempDir()
+        let store = try Store.open(directory: dir.path)
+        defer { try? store.close() }
+        let ok = try store.saveWrite(.set(nested(NodeCodec.maxDepth, .number(1))), at: "rooms/r1")
+        do {
+            _ = try store.saveWrite(
+                .update([ChildUpdate(path: "x", node: .number(1)), ChildUpdate(path: "y", node: both)]), at: "rooms/r2")
+            Issue.record("a too-deep merge child was accepted")
+        } catch {
+            guard case .invalidData(.tooDeep(let path)) = error else {
+                Issue.record("unexpected error \(error)")
+                return
+            }
+            #expect(path == "rooms/r2/y")
+        }
+        #expect(try store.state().pendingWrites.map(\.id) == [ok])
+    }
 }
