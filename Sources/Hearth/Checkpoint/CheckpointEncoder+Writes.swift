@@ -140,6 +140,8 @@ extension CheckpointEncoder {
     static func pathSummary(of run: [PendingWrite]) -> (min: Path, max: Path, filter: CheckpointFormat.PathFilter) {
         var minPath = run.first?.path ?? .root, maxPath = minPath
         var entries = Set<CheckpointFormat.PathFilter.Entry>()
+        // Distinct entries are at most 1 + depth per write; siblings share their ancestors'.
+        entries.reserveCapacity(2 * run.count + 8)
         for w in run {
             if CheckpointFormat.pathOrder(w.path, minPath) < 0 { minPath = w.path }
             if CheckpointFormat.pathOrder(w.path, maxPath) > 0 { maxPath = w.path }

@@ -232,12 +232,14 @@ enum CheckpointFormat {
         /// that preparing `HearthBench writes16`'s write chunks took; Benchmarks/README.md,
         /// item 29.)
         static func entries(forWriteAt path: Path, into set: inout Set<Entry>) {
-            set.insert(Entry(.exact, path))
+            var exact = FNV(.exact)
             var prefix = FNV(.prefix)
             for key in path.keys {
+                exact.add(key)
                 prefix.add(key)
                 set.insert(Entry(hash: prefix.value))
             }
+            set.insert(Entry(hash: exact.value))
         }
     }
 }
