@@ -37,7 +37,7 @@ struct CheckpointEncoder {
 
     /// zlib level of the cache chunks.
     let compressionLevel: Int32
-    /// zlib level of the pending-write chunks (``StoreOptions/pendingWriteCompressionLevel``).
+    /// zlib level of the pending-write chunks (``Store/Options/pendingWriteCompressionLevel``).
     let writeCompressionLevel: Int32
     /// The body format written: ``CheckpointFormat/version``, or 1 (tests: stores written by
     /// earlier builds).

@@ -104,9 +104,11 @@ public struct StoreBatch {
     }
 
     /// Checks a user write as ``saveWrite(_:at:)`` does (the path, that it is writable, the
-    /// data's depth), and says whether its data holds a server value. Needs no state, so
-    /// ``Store/saveWrite(_:at:durability:)`` runs it before taking the store's lock rather than
-    /// while every other committer waits.
+    /// data's depth), and says whether its data holds a server value. Needs no state.
+    /// ``Store/saveWrite(_:at:durability:)`` reaches the same verdicts before taking the
+    /// store's lock, with ``validateWritePaths(_:at:)`` and a walk that encodes the data as it
+    /// inspects it (``EventCodec/inspectedWriteBody(_:at:)``; WriteInspectionTests compare the
+    /// two).
     @discardableResult
     static func validateWrite(_ operation: PendingWrite.Operation, at path: Path) throws(StoreError) -> Bool {
         try validateWritePaths(operation, at: path)

@@ -31,8 +31,9 @@ public struct ChildMap: Sendable {
     /// checked for overlapping accesses at run time on every read, and every walk of a tree
     /// (encoding, lookups, inspection) reads them per node — `swift_beginAccess` was ~10% of
     /// the inspection walk's samples in issue 17's eighth round (Benchmarks/README.md, item
-    /// 27). No access overlaps another: the in-place updates read a field, compute, then
-    /// assign it, never holding one field's access across another access to the same field.
+    /// 27). No access overlaps another to the same field of the same node: the in-place
+    /// updates (ChildMap+InPlace.swift) hold a field's access across a call only to swap a
+    /// value out of it or to rotate the child it holds, which touches other nodes' fields.
     @usableFromInline
     final class Tree: @unchecked Sendable {
         let key: ChildKey

@@ -54,16 +54,25 @@ import Testing
         let ok = nested(NodeCodec.maxDepth - 1, .number(1))
         let deep = nested(NodeCodec.maxDepth + 1, .number(1))
         try StoreBatch.validate([ChildUpdate(path: "x", node: ok), ChildUpdate(path: "y/z", node: ok)], at: "rooms/r1")
-        do {
+        expectTooDeep("rooms/r1/y/z") { () throws(StoreError) in
             try StoreBatch.validate(
                 [ChildUpdate(path: "x", node: ok), ChildUpdate(path: "y/z", node: deep)], at: "rooms/r1")
-            Issue.record("a too-deep merge child was accepted")
+        }
+    }
+
+    /// That `body` throws ``StoreError/invalidData(_:)`` `.tooDeep`, naming `expected`.
+    func expectTooDeep(
+        _ expected: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws(StoreError) -> Void
+    ) {
+        do {
+            try body()
+            Issue.record("a too-deep merge child was accepted", sourceLocation: sourceLocation)
         } catch {
             guard case .invalidData(.tooDeep(let path)) = error else {
-                Issue.record("unexpected error \(error)")
+                Issue.record("unexpected error \(error)", sourceLocation: sourceLocation)
                 return
             }
-            #expect(path == "rooms/r1/y/z")
+            #expect(path == expected, sourceLocation: sourceLocation)
         }
     }
 
@@ -112,16 +121,9 @@ import Testing
         let store = try Store.open(directory: dir.path)
         defer { try? store.close() }
         let ok = try store.saveWrite(.set(nested(NodeCodec.maxDepth, .number(1))), at: "rooms/r1")
-        do {
+        expectTooDeep("rooms/r2/y") { () throws(StoreError) in
             _ = try store.saveWrite(
                 .update([ChildUpdate(path: "x", node: .number(1)), ChildUpdate(path: "y", node: both)]), at: "rooms/r2")
-            Issue.record("a too-deep merge child was accepted")
-        } catch {
-            guard case .invalidData(.tooDeep(let path)) = error else {
-                Issue.record("unexpected error \(error)")
-                return
-            }
-            #expect(path == "rooms/r2/y")
         }
         #expect(try store.state().pendingWrites.map(\.id) == [ok])
     }
