@@ -35,8 +35,8 @@ extension Store {
         try StoreBatch.validateWritePaths(operation, at: path)
         // Encoded before the lock too: under it, only the id is added to these bytes. The same
         // walk checks the data's depth and says whether it holds server values (the views
-        // resolve them under the lock): what `StoreBatch.validateWrite` finds in a walk of
-        // its own.
+        // resolve them under the lock): `StoreBatch.validateWrite`'s depth check, without a
+        // walk of its own.
         let (body, serverValue, tooDeep) = EventCodec.inspectedWriteBody(operation, at: path)
         if let tooDeep { throw .invalidData(.tooDeep(path: tooDeep.description)) }
         let plain = !serverValue

@@ -103,55 +103,28 @@ public struct StoreBatch {
         return saveValidatedWrite(operation, at: path)
     }
 
-    /// Checks a user write as ``saveWrite(_:at:)`` does (the path, that it is writable, the
-    /// data's depth), and says whether its data holds a server value. Needs no state.
-    /// ``Store/saveWrite(_:at:durability:)`` reaches the same verdicts before taking the
-    /// store's lock, with ``validateWritePaths(_:at:)`` and a walk that encodes the data as it
-    /// inspects it (``EventCodec/inspectedWriteBody(_:at:)``; WriteInspectionTests compare the
-    /// two).
-    @discardableResult
-    static func validateWrite(_ operation: PendingWrite.Operation, at path: Path) throws(StoreError) -> Bool {
+    /// Checks a user write as ``saveWrite(_:at:)`` does: its paths
+    /// (``validateWritePaths(_:at:)``) and its data's depth. Needs no state.
+    /// ``Store/saveWrite(_:at:durability:)`` checks the depth instead while it encodes the data
+    /// before taking the store's lock (``EventCodec/inspectedWriteBody(_:at:)``, which also
+    /// says whether the data holds a server value; WriteInspectionTests compare the verdicts).
+    static func validateWrite(_ operation: PendingWrite.Operation, at path: Path) throws(StoreError) {
         try validateWritePaths(operation, at: path)
         switch operation {
-        case .set(let node):
-            return try inspect(node, at: path)
+        case .set(let node): try validate(node, at: path)
         case .update(let children):
-            var serverValue = false
-            for child in children {
-                if try inspect(child.node, at: path.appending(child.path)) { serverValue = true }
-            }
-            return serverValue
+            for child in children { try validate(child.node, at: path.appending(child.path)) }
         }
     }
 
     /// The part of ``validateWrite(_:at:)`` that checks paths: the write's (valid and
-    /// writable) and a merge's children's. ``Store/saveWrite(_:at:durability:)`` checks the
-    /// data while encoding it (``EventCodec/inspectedWriteBody(_:at:)``).
+    /// writable) and a merge's children's.
     static func validateWritePaths(_ operation: PendingWrite.Operation, at path: Path) throws(StoreError) {
         try StoreBatch.validate(path)
         do { try path.validateWritable() } catch { throw .invalidPath(error) }
         if case .update(let children) = operation {
             for child in children { try validate(child.path) }
         }
-    }
-
-    /// ``validate(_:at:)`` of a user write's data, saying too whether it holds a server value:
-    /// one walk of the data for both checks, which each walked all of it before every durable
-    /// write's lock (Benchmarks/README.md, item 17).
-    static func inspect(_ node: Node, at path: Path) throws(StoreError) -> Bool {
-        var serverValue = false
-        // Node.nestingExceeds's test, noting server values on the way.
-        func nestsTooDeep(_ n: Node, _ limit: Int) -> Bool {
-            if case .serverValue? = n.leafValue {
-                serverValue = true
-                return false
-            }
-            if n.children.isEmpty { return false }
-            if limit <= 0 { return true }
-            return n.children.containsValue { nestsTooDeep($0, limit - 1) }
-        }
-        if nestsTooDeep(node, NodeCodec.maxDepth) { throw .invalidData(.tooDeep(path: path.description)) }
-        return serverValue
     }
 
     /// ``saveWrite(_:at:)`` for a write ``validateWrite(_:at:)`` accepted.

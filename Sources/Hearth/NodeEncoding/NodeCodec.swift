@@ -39,9 +39,9 @@ enum NodeCodec {
         var tooDeep = false
     }
 
-    /// Encodes `node` and inspects it in the same walk: what ``StoreBatch/inspect(_:at:)``
-    /// finds in a separate one (a children node more than `maxDepth` levels down is too deep;
-    /// the encoding stops there). ``Store/saveWrite(_:at:durability:)`` encodes every write
+    /// Encodes `node` and inspects it in the same walk: whether it holds a server value, and
+    /// whether it nests deeper than `Node.nestingExceeds(maxDepth)` allows (a children node
+    /// more than `maxDepth` levels down; the encoding stops there). ``Store/saveWrite(_:at:durability:)`` encodes every write
     /// before its lock, and the data's first walk pays the cache misses of nodes built on
     /// another thread: one walk instead of two (Benchmarks/README.md, item 28).
     static func encode(_ node: Node, into w: inout ByteWriter, inspecting found: inout Inspection) {

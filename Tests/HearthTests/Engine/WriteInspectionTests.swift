@@ -2,50 +2,16 @@ import HearthTesting
 import Testing
 @_spi(HearthInternals) @testable import Hearth
 
-/// A user write's data is walked once before the lock (``StoreBatch/inspect(_:at:)``): it must
-/// refuse exactly what the depth check refuses and find exactly the server values the
-/// separate search finds.
+/// `Store.saveWrite` walks a user write's data once before the lock, encoding it while it
+/// checks the depth and notes server values (`EventCodec.inspectedWriteBody`): it must refuse
+/// exactly what the depth check refuses (`Node.nestingExceeds`, which a batch's `saveWrite`
+/// uses) and find exactly the server values the separate search finds.
 @Suite struct WriteInspectionTests {
     /// `leaf` nested under `levels` single-child levels.
     func nested(_ levels: Int, _ leaf: Node) -> Node {
         var n = leaf
         for i in 0..<levels { n = Node.empty.updatingChild(ChildKey("k\(i % 3)"), n) }
         return n
-    }
-
-    @Test func agreesWithTheTwoWalksOnRandomData() throws {
-        for seed: UInt64 in 1...500 {
-            var rng = SplitMix64(seed: seed)
-            let node = SmallWorld.node(&rng, serverValues: rng.next() % 2 == 0)
-            let found = try StoreBatch.inspect(node, at: "a")
-            #expect(found == StoreState.containsServerValue(node), "seed \(seed): \(node)")
-        }
-    }
-
-    @Test func refusesExactlyWhatTheDepthCheckRefuses() throws {
-        let serverValue = Node(.serverValue(.timestamp))
-        for levels in [0, 1, NodeCodec.maxDepth - 1, NodeCodec.maxDepth, NodeCodec.maxDepth + 1, 80] {
-            for leaf in [Node.number(1), serverValue] {
-                let node = nested(levels, leaf)
-                let tooDeep = node.nestingExceeds(NodeCodec.maxDepth)
-                do {
-                    let found = try StoreBatch.inspect(node, at: "a")
-                    #expect(!tooDeep, "\(levels) levels: accepted but nests too deep")
-                    #expect(found == (leaf == serverValue), "\(levels) levels: server value found \(found)")
-                } catch {
-                    #expect(tooDeep, "\(levels) levels: refused (\(error)) but the depth check accepts it")
-                }
-            }
-        }
-        // A server value beside a too-deep branch: still refused.
-        let both = nested(NodeCodec.maxDepth + 2, .number(1)).updatingChild("sv", serverValue)
-        #expect(throws: StoreError.self) { try StoreBatch.inspect(both, at: "a") }
-        // An update's children are each inspected; one server value makes the write non-plain.
-        let update = PendingWrite.Operation.update([
-            ChildUpdate(path: "x", node: .number(1)), ChildUpdate(path: "y/z", node: serverValue),
-        ])
-        #expect(try StoreBatch.validateWrite(update, at: "a"))
-        #expect(try !StoreBatch.validateWrite(.set(.number(2)), at: "a"))
     }
 
     /// A merge's children are checked one by one, and the one nesting too deep is named by its
@@ -76,9 +42,8 @@ import Testing
         }
     }
 
-    /// `Store.saveWrite` encodes and inspects a write in one walk
-    /// (`EventCodec.inspectedWriteBody`): its body must be the plain encoding's bytes and its
-    /// verdict `validateWrite`'s, for sets and merges, with and without server values.
+    /// The one walk's body is the plain encoding's bytes and it finds a server value exactly
+    /// where the separate search does, for sets and merges, with and without server values.
     @Test func theEncodingWalkFindsWhatTheInspectionFinds() throws {
         for seed: UInt64 in 1...500 {
             var rng = SplitMix64(seed: seed)
@@ -90,7 +55,8 @@ import Testing
             let (body, serverValue, tooDeep) = EventCodec.inspectedWriteBody(operation, at: "a/b")
             #expect(tooDeep == nil, "seed \(seed)")
             #expect(body.bytes == EventCodec.writeBody(operation, at: "a/b").bytes, "seed \(seed)")
-            #expect(serverValue == (try StoreBatch.validateWrite(operation, at: "a/b")), "seed \(seed): \(operation)")
+            #expect(serverValue == operation.containsServerValue, "seed \(seed): \(operation)")
+            try StoreBatch.validateWrite(operation, at: "a/b")
         }
     }
 
@@ -104,6 +70,9 @@ import Testing
                 let expected: Path? = node.nestingExceeds(NodeCodec.maxDepth) ? "a" : nil
                 let set = EventCodec.inspectedWriteBody(.set(node), at: "a")
                 #expect(set.tooDeep == expected, "\(levels) levels")
+                // A batch's saveWrite checks the depth on its own walk: the same verdict.
+                let refusedByBatch = (try? StoreBatch.validateWrite(.set(node), at: "a")) == nil
+                #expect(refusedByBatch == (expected != nil), "\(levels) levels")
                 if expected == nil {
                     #expect(set.serverValue == (leaf == serverValue), "\(levels) levels")
                     #expect(set.body.bytes == EventCodec.writeBody(.set(node), at: "a").bytes, "\(levels) levels")
@@ -116,6 +85,12 @@ import Testing
         // A server value beside a too-deep branch: still refused.
         let both = nested(NodeCodec.maxDepth + 2, .number(1)).updatingChild("sv", serverValue)
         #expect(EventCodec.inspectedWriteBody(.set(both), at: "a").tooDeep == "a")
+        // A merge's children are each inspected; one server value makes the write non-plain.
+        let update = PendingWrite.Operation.update([
+            ChildUpdate(path: "x", node: .number(1)), ChildUpdate(path: "y/z", node: serverValue),
+        ])
+        #expect(EventCodec.inspectedWriteBody(update, at: "a").serverValue)
+        #expect(!EventCodec.inspectedWriteBody(.set(.number(2)), at: "a").serverValue)
 
         let dir = TempDir()
         let store = try Store.open(directory: dir.path)
