@@ -63,6 +63,8 @@ final class View {
     /// the event cache, then `value` if the event cache is complete.
     func addRegistration(_ registration: ViewRegistration) -> [ViewEvent] {
         registrations.append(registration)
+        // Nothing to raise (a materializing registration): no changes to list.
+        if registration.kinds.isEmpty { return [] }
         let eventCache = viewCache.eventCache
         var changes: [Change] = []
         if !eventCache.node.isLeaf {
