@@ -28,8 +28,16 @@ extension Store {
         durability: Durability? = nil, _ build: (inout StoreBatch) throws(StoreError) -> Void
     ) throws(StoreError) -> CommitResult {
         if options.readOnly { throw .log(.readOnly(path: directory)) }
-        let tier = durability ?? options.durability
-        let now = options.clock()
+        return try commit(tier: durability ?? options.durability, now: options.clock(), firstEncoded: nil, build)
+    }
+
+    /// ``commit(durability:_:)`` at `now`. `firstEncoded`: the encoding of the first event
+    /// `build` adds (``EventCodec/inspectedServerEvent(_:)``, made before the lock), which the
+    /// record's payload then takes instead of encoding that event again under the lock.
+    func commit(
+        tier: Durability, now: Int64, firstEncoded: [UInt8]?,
+        _ build: (inout StoreBatch) throws(StoreError) -> Void
+    ) throws(StoreError) -> CommitResult {
         let (queued, events) = try core.withLock {
             (core: inout Core) throws(StoreError) -> (Queued?, [StoreEvent]) in
             if core.closed { throw .closed }
@@ -51,8 +59,9 @@ extension Store {
             // The pending writes as of open that the views will need for these events reach
             // them now, so that a damaged checkpoint chunk fails the commit before it is logged.
             try core.views.prepare(for: events)
-            let queued = try queue(
-                events, viewOperations, payload: .whole(EventCodec.encode(events)), tier: tier, now: now, &core)
+            let payload = firstEncoded.map { EventCodec.encode(events, firstEncoded: $0) } ?? EventCodec.encode(events)
+            assert(firstEncoded == nil || payload == EventCodec.encode(events), "the first event is the one encoded")
+            let queued = try queue(events, viewOperations, payload: .whole(payload), tier: tier, now: now, &core)
             return (queued, events)
         }
         guard let queued else { return CommitResult(lsn: lastLSN, events: []) }

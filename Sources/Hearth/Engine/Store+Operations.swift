@@ -10,9 +10,9 @@ extension Store {
     public func applyServerOverwrite(
         _ node: Node, at path: Path, durability: Durability? = nil
     ) throws(StoreError) -> LSN {
-        try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in
-            try b.applyServerOverwrite(node, at: path)
-        }.lsn
+        if options.readOnly { throw .log(.readOnly(path: directory)) }
+        try StoreBatch.validate(path)
+        return try commitServerEvent({ .serverOverwrite(path: path, node: node, at: $0) }, durability: durability)
     }
 
     /// Merges children into the server's data at `path`.
@@ -20,8 +20,31 @@ extension Store {
     public func applyServerMerge(
         _ children: [ChildUpdate], at path: Path, durability: Durability? = nil
     ) throws(StoreError) -> LSN {
-        try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in
-            try b.applyServerMerge(children, at: path)
+        if options.readOnly { throw .log(.readOnly(path: directory)) }
+        try StoreBatch.validate(path)
+        for child in children { try StoreBatch.validate(child.path) }
+        // An empty merge records nothing (``StoreBatch/applyServerMerge(_:at:)``).
+        if children.isEmpty { return try commit(durability: durability) { _ in }.lsn }
+        return try commitServerEvent({ .serverMerge(path: path, children: children, at: $0) }, durability: durability)
+    }
+
+    /// Commits the one server-data event `make` builds for the commit's time, its paths
+    /// already validated: its data is checked for depth and encoded in one walk before the
+    /// lock (``EventCodec/inspectedServerEvent(_:)``), where ``StoreBatch``'s methods check it
+    /// in one walk and the commit encodes it in another, under the lock (Benchmarks/README.md,
+    /// item 31). The same record, state, views and errors as a batch of that one call, except
+    /// which of two errors is reported when a merge has both a bad child path and a child
+    /// nesting too deep (here the path, found first).
+    private func commitServerEvent(
+        _ make: (Int64) -> StoreEvent, durability: Durability?
+    ) throws(StoreError) -> LSN {
+        let now = options.clock()
+        let event = make(now)
+        let (encoded, tooDeep) = EventCodec.inspectedServerEvent(event)
+        if let tooDeep { throw .invalidData(.tooDeep(path: tooDeep.description)) }
+        return try commit(tier: durability ?? options.durability, now: now, firstEncoded: encoded) {
+            (b: inout StoreBatch) throws(StoreError) in
+            b.events.append(event)
         }.lsn
     }
 

@@ -1,0 +1,99 @@
+import HearthTesting
+import Testing
+@_spi(HearthInternals) @testable import Hearth
+
+/// `Store.applyServerOverwrite` and `applyServerMerge` check a server event's data and encode
+/// it in one walk before the lock (`EventCodec.inspectedServerEvent`, Benchmarks/README.md
+/// item 31): the record must be the bytes the batch path writes, and the store must refuse
+/// exactly what a batch's `applyServerOverwrite` / `applyServerMerge` refuse, with the same
+/// errors, committing nothing refused.
+@Suite struct ServerDataInspectionTests {
+    /// `leaf` nested under `levels` single-child levels.
+    func nested(_ levels: Int, _ leaf: Node) -> Node {
+        var n = leaf
+        for i in 0..<levels { n = Node.empty.updatingChild(ChildKey("k\(i % 3)"), n) }
+        return n
+    }
+
+    /// The event's encoding is what `encode(_:)` writes for it in a batch, alone or followed
+    /// by other events, for random overwrites and merges.
+    @Test func theOneWalkWritesTheBatchBytes() {
+        for seed: UInt64 in 1...500 {
+            var rng = SplitMix64(seed: seed)
+            let at = Int64(rng.next() % 1_000_000)
+            let event: StoreEvent =
+                rng.next() % 2 == 0
+                ? .serverMerge(path: "rooms/r1", children: SmallWorld.children(&rng, serverValues: false), at: at)
+                : .serverOverwrite(path: "a/b", node: SmallWorld.node(&rng, serverValues: false), at: at)
+            let (bytes, tooDeep) = EventCodec.inspectedServerEvent(event)
+            #expect(tooDeep == nil, "seed \(seed)")
+            #expect(EventCodec.encode([event], firstEncoded: bytes) == EventCodec.encode([event]), "seed \(seed)")
+            let more: [StoreEvent] = [event, .serverOverwrite(path: "z", node: .number(1), at: at)]
+            #expect(EventCodec.encode(more, firstEncoded: bytes) == EventCodec.encode(more), "seed \(seed)")
+        }
+    }
+
+    /// At and around the depth limit the walk refuses exactly what the batch's check
+    /// (`Node.nestingExceeds`) refuses, naming a merge's child by its full path.
+    @Test func theOneWalkRefusesExactlyWhatTheBatchRefuses() {
+        for levels in [0, 1, NodeCodec.maxDepth - 1, NodeCodec.maxDepth, NodeCodec.maxDepth + 1, 80] {
+            let node = nested(levels, .number(1))
+            let refused = node.nestingExceeds(NodeCodec.maxDepth)
+            let overwrite = EventCodec.inspectedServerEvent(.serverOverwrite(path: "a", node: node, at: 1))
+            #expect(overwrite.tooDeep == (refused ? "a" : nil), "\(levels) levels")
+            #expect((try? StoreBatch.validate(node, at: "a")) == nil ? refused : !refused, "\(levels) levels")
+            let children = [ChildUpdate(path: "x", node: .number(1)), ChildUpdate(path: "y/z", node: node)]
+            let merge = EventCodec.inspectedServerEvent(.serverMerge(path: "a", children: children, at: 1))
+            #expect(merge.tooDeep == (refused ? "a/y/z" : nil), "\(levels) levels")
+        }
+    }
+
+    /// Through the store: what is accepted is stored and logged as the batch path stores it
+    /// (a reopen replays it), what is refused throws the batch path's error and commits nothing.
+    @Test func theStoreRefusesWhatABatchRefuses() throws {
+        let dir = TempDir()
+        var store = try Store.open(directory: dir.path)
+        let ok = nested(NodeCodec.maxDepth, .number(1))
+        let deep = nested(NodeCodec.maxDepth + 1, .number(1))
+        let first = try store.applyServerOverwrite(ok, at: "rooms/r1")
+        try store.applyServerMerge([ChildUpdate(path: "m/x", node: .string("hi"))], at: "rooms")
+        // Each refused call, directly and as a batch of the same call: the same error.
+        let badChild = [ChildUpdate(path: "x", node: .number(1)), ChildUpdate(path: "y", node: deep)]
+        let badPath = [ChildUpdate(path: "x", node: .number(1)), ChildUpdate(path: "a#b", node: .number(1))]
+        let cases:
+            [(direct: (Store) throws(StoreError) -> Void, batch: (inout StoreBatch) throws(StoreError) -> Void)] = [
+                (
+                    { s throws(StoreError) in try s.applyServerOverwrite(deep, at: "rooms/r2") },
+                    { b throws(StoreError) in try b.applyServerOverwrite(deep, at: "rooms/r2") }
+                ),
+                (
+                    { s throws(StoreError) in try s.applyServerMerge(badChild, at: "rooms") },
+                    { b throws(StoreError) in try b.applyServerMerge(badChild, at: "rooms") }
+                ),
+                (
+                    { s throws(StoreError) in try s.applyServerOverwrite(.number(1), at: "rooms/.info/x") },
+                    { b throws(StoreError) in try b.applyServerOverwrite(.number(1), at: "rooms/.info/x") }
+                ),
+                (
+                    { s throws(StoreError) in try s.applyServerMerge(badPath, at: "rooms") },
+                    { b throws(StoreError) in try b.applyServerMerge(badPath, at: "rooms") }
+                ),
+            ]
+        for (i, c) in cases.enumerated() {
+            var direct: StoreError?
+            do { try c.direct(store) } catch { direct = error }
+            var batched: StoreError?
+            do { try store.commit(c.batch) } catch { batched = error }
+            #expect(direct != nil, "case \(i)")
+            #expect(direct.map { "\($0)" } == batched.map { "\($0)" }, "case \(i)")
+        }
+        #expect(store.lastLSN == first + 1, "nothing refused was committed")
+        let before = try store.state().serverCache
+        #expect(before.child(at: "rooms/r1") == ok)
+        #expect(before.child(at: "rooms/m/x") == .string("hi"))
+        try store.close()
+        store = try Store.open(directory: dir.path)
+        defer { try? store.close() }
+        #expect(try store.state().serverCache == before)
+    }
+}
