@@ -8,13 +8,6 @@ import Testing
 /// exactly what a batch's `applyServerOverwrite` / `applyServerMerge` refuse, with the same
 /// errors, committing nothing refused.
 @Suite struct ServerDataInspectionTests {
-    /// `leaf` nested under `levels` single-child levels.
-    func nested(_ levels: Int, _ leaf: Node) -> Node {
-        var n = leaf
-        for i in 0..<levels { n = Node.empty.updatingChild(ChildKey("k\(i % 3)"), n) }
-        return n
-    }
-
     /// The event's encoding is what `encode(_:)` writes for it in a batch, alone or followed
     /// by other events, for random overwrites and merges.
     @Test func theOneWalkWritesTheBatchBytes() {
@@ -37,7 +30,7 @@ import Testing
     /// (`Node.nestingExceeds`) refuses, naming a merge's child by its full path.
     @Test func theOneWalkRefusesExactlyWhatTheBatchRefuses() {
         for levels in [0, 1, NodeCodec.maxDepth - 1, NodeCodec.maxDepth, NodeCodec.maxDepth + 1, 80] {
-            let node = nested(levels, .number(1))
+            let node = Node.nested(levels, .number(1))
             let refused = node.nestingExceeds(NodeCodec.maxDepth)
             let overwrite = EventCodec.inspectedServerEvent(.serverOverwrite(path: "a", node: node, at: 1))
             #expect(overwrite.tooDeep == (refused ? "a" : nil), "\(levels) levels")
@@ -53,8 +46,8 @@ import Testing
     @Test func theStoreRefusesWhatABatchRefuses() throws {
         let dir = TempDir()
         var store = try Store.open(directory: dir.path)
-        let ok = nested(NodeCodec.maxDepth, .number(1))
-        let deep = nested(NodeCodec.maxDepth + 1, .number(1))
+        let ok = Node.nested(NodeCodec.maxDepth, .number(1))
+        let deep = Node.nested(NodeCodec.maxDepth + 1, .number(1))
         let first = try store.applyServerOverwrite(ok, at: "rooms/r1")
         try store.applyServerMerge([ChildUpdate(path: "m/x", node: .string("hi"))], at: "rooms")
         // Each refused call, directly and as a batch of the same call: the same error.

@@ -7,12 +7,7 @@ import Testing
 /// exactly what the depth check refuses (`Node.nestingExceeds`, which a batch's `saveWrite`
 /// uses) and find exactly the server values the separate search finds.
 @Suite struct WriteInspectionTests {
-    /// `leaf` nested under `levels` single-child levels.
-    func nested(_ levels: Int, _ leaf: Node) -> Node {
-        var n = leaf
-        for i in 0..<levels { n = Node.empty.updatingChild(ChildKey("k\(i % 3)"), n) }
-        return n
-    }
+    func nested(_ levels: Int, _ leaf: Node) -> Node { Node.nested(levels, leaf) }
 
     /// A merge's children are checked one by one, and the one nesting too deep is named by its
     /// full path (built only for the error).
@@ -101,5 +96,14 @@ import Testing
                 .update([ChildUpdate(path: "x", node: .number(1)), ChildUpdate(path: "y", node: both)]), at: "rooms/r2")
         }
         #expect(try store.state().pendingWrites.map(\.id) == [ok])
+    }
+}
+
+extension Node {
+    /// `leaf` nested under `levels` single-child levels (the depth-limit tests' data).
+    static func nested(_ levels: Int, _ leaf: Node) -> Node {
+        var n = leaf
+        for i in 0..<levels { n = Node.empty.updatingChild(ChildKey("k\(i % 3)"), n) }
+        return n
     }
 }
