@@ -26,12 +26,7 @@ extension EventCodec {
         case let .serverMerge(p, c, at):
             w.u8(Tag.serverMerge.rawValue)
             path(p, &w)
-            w.varint(c.count)
-            for u in c {
-                path(u.path, &w)
-                NodeCodec.encode(u.node, into: &w, inspecting: &found)
-                if found.tooDeep { return ([], p.appending(u.path)) }
-            }
+            if let child = inspectedChildren(c, &w, &found) { return ([], p.appending(child)) }
             w.zigzag(at)
         default:
             preconditionFailure("inspectedServerEvent encodes server data only, not \(event)")

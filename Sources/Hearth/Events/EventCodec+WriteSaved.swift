@@ -41,12 +41,7 @@ extension EventCodec {
             if found.tooDeep { return (WriteBody(bytes: []), false, p) }
         case .update(let c):
             w.u8(1)
-            w.varint(c.count)
-            for u in c {
-                path(u.path, &w)
-                NodeCodec.encode(u.node, into: &w, inspecting: &found)
-                if found.tooDeep { return (WriteBody(bytes: []), false, p.appending(u.path)) }
-            }
+            if let child = inspectedChildren(c, &w, &found) { return (WriteBody(bytes: []), false, p.appending(child)) }
         }
         return (WriteBody(bytes: w.bytes), found.serverValue, nil)
     }

@@ -76,6 +76,21 @@ import HearthModel
         }
     }
 
+    /// ``children(_:_:)`` with each child's data inspected as it is encoded
+    /// (``NodeCodec/encode(_:into:inspecting:)``): returns the relative path of the first
+    /// child nesting too deep — the bytes are then incomplete — or nil.
+    static func inspectedChildren(
+        _ c: [ChildUpdate], _ w: inout ByteWriter, _ found: inout NodeCodec.Inspection
+    ) -> Path? {
+        w.varint(c.count)
+        for u in c {
+            path(u.path, &w)
+            NodeCodec.encode(u.node, into: &w, inspecting: &found)
+            if found.tooDeep { return u.path }
+        }
+        return nil
+    }
+
     static func children(_ r: inout ByteReader) throws(DecodeError) -> [ChildUpdate] {
         let n = try r.count(limit: r.remaining / 2)
         var out: [ChildUpdate] = []
