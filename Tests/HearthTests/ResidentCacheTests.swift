@@ -62,6 +62,39 @@ import Testing
         #expect(try reader.partialCache(for: "rooms/r0").child(at: "rooms/r0") == full.child(at: "rooms/r0"))
     }
 
+    /// While held (the views' rebuild at open), every chunk decoded stays, over the budget, and
+    /// a second read of a location shares the first one's nodes instead of decoding them again;
+    /// when the last hold ends, the chunks kept fall back within the budget.
+    @Test func heldChunksStayUntilTheHoldEnds() throws {
+        let dir = TempDir()
+        try makeStore(dir)
+        let log = try Log.open(directory: dir.path)
+        defer { try? log.close() }
+        let checkpoint = try #require(log.checkpoint)
+        let budget = 64 << 10
+        let reader = try CheckpointReader(checkpoint, decodedBudget: budget)
+        let largest = reader.directory.chunks.map(\.rawLength).max() ?? 0
+        func rooms() throws -> Node { try reader.partialCache(for: "rooms").child(at: "rooms") }
+        /// Whether every room of `a` is the very node of `b` (shared, not decoded again).
+        func shared(_ a: Node, _ b: Node) -> Bool {
+            a.children.count == 40
+                && a.children.allSatisfy { b.child($0.key).children.isIdentical(to: $0.value.children) }
+        }
+        // Without a hold, each read decodes every chunk again (each evicts the one before).
+        #expect(try !shared(rooms(), rooms()))
+        try reader.keepingDecoded {
+            let first = try rooms()
+            try reader.keepingDecoded {
+                // Nested: the inner end evicts nothing, the outer hold still keeps.
+                _ = try reader.partialCache(for: "rooms/r0/m1000")
+            }
+            #expect(reader.decodedChunkBytes > budget + largest)
+            #expect(try shared(rooms(), first))
+        }
+        #expect(reader.decodedChunkBytes <= budget + largest)
+        #expect(reader.decodedChunkCount < reader.directory.chunks.count)
+    }
+
     @Test func aWholeStateReadLoadsTheCacheAndMaintenanceDropsIt() throws {
         let dir = TempDir()
         try makeStore(dir)

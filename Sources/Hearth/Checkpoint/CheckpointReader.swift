@@ -4,14 +4,15 @@ import Synchronization
 
 /// Reads a checkpoint body written by ``CheckpointEncoder``: the trailer and directory at
 /// once, cache chunks on demand (memoized under a byte budget, least recently used evicted
-/// first: ChunkMemo), so the first read of a small location after open decodes only the
-/// chunks on its path, and reading everywhere does not keep the whole cache decoded.
+/// first: ChunkMemo; all kept while the views are rebuilt at open, ``keepingDecoded(_:)``), so
+/// the first read of a small location after open decodes only the chunks on its path, and
+/// reading everywhere does not keep the whole cache decoded.
 final class CheckpointReader: Sendable {
     let checkpoint: Checkpoint
     let directory: CheckpointFormat.Directory
     private let decoded: Mutex<ChunkMemo>
     /// The directory's chunks by location.
-    private let chunkIndex: ChunkPathIndex
+    let chunkIndex: ChunkPathIndex
 
     /// Raw chunk bytes a reader keeps decoded by default: 2 MiB, ~14 MiB of nodes — room for
     /// the chunks the views of a store at the default cap read at open (~1.3 MB raw).
@@ -274,103 +275,6 @@ final class CheckpointReader: Sendable {
         return .corrupt(file: checkpoint.fileName, offset: c.offset, reason: "chunk \(index) at \(c.path): \(reason)")
     }
 
-    /// Places the chunks selected by `include` into one tree, with the split nodes'
-    /// priorities under `prioritiesUnder`.
-    ///
-    /// Built bottom-up: each node is made once from its children in key order (range chunks
-    /// come in key order, recursively split children are assembled first), so the whole
-    /// cache costs O(n) tree work rather than a path update per child.
-    ///
-    /// `select` names, for a range chunk, the only children of it to place (`nil`: all of
-    /// them); the others are not built (``chunkChildren(_:keeping:)``). `visit` sees each chunk
-    /// decoded whole, with its node (a selected range chunk is not decoded whole: not visited).
-    func assemble(
-        include: (CheckpointFormat.Chunk) -> Bool, prioritiesUnder: Path?, within: Path? = nil,
-        select: (CheckpointFormat.Chunk) -> Set<ChildKey>? = { _ in nil },
-        visit: ((Int, Node) -> Void)? = nil
-    ) throws(CheckpointError) -> Node {
-        // Group the selected chunks by their path, in directory order.
-        var byPath: [Path: [Int]] = [:]
-        // `within`: only the chunks at, below or above that location can be included.
-        for i in within.map(chunkIndex.candidates(for:)) ?? Array(directory.chunks.indices) {
-            let c = directory.chunks[i]
-            if include(c) { byPath[c.path, default: []].append(i) }
-        }
-        if byPath.isEmpty { return .empty }
-        var priorities: [Path: Priority] = [:]
-        for (path, priority) in directory.priorities
-        where prioritiesUnder.map({ $0.contains(path) || path.contains($0) }) ?? true {
-            priorities[path] = priority
-        }
-        // Every ancestor of a chunk path is a node to build; record which child keys lead down.
-        var below: [Path: Set<ChildKey>] = [:]
-        for path in byPath.keys {
-            var p = path
-            while let parent = p.parent, let key = p.back {
-                below[parent, default: []].insert(key)
-                p = parent
-            }
-        }
-        func build(_ path: Path, depth: Int) throws(CheckpointError) -> Node {
-            var pairs: [(key: ChildKey, value: Node)] = []
-            var wholeNode: Node?
-            for i in byPath[path] ?? [] {
-                let c = directory.chunks[i]
-                switch c.kind {
-                case .whole:
-                    let node = try chunk(i)
-                    visit?(i, node)
-                    wholeNode = node
-                case .range:
-                    if let keys = select(c) {
-                        pairs.append(contentsOf: try chunkChildren(i, keeping: keys))
-                    } else {
-                        let node = try chunk(i)
-                        visit?(i, node)
-                        pairs.append(contentsOf: node.children)
-                    }
-                }
-            }
-            for key in below[path] ?? [] {
-                pairs.append((key, try build(path.child(key), depth: depth + 1)))
-            }
-            if let wholeNode, pairs.isEmpty { return wholeNode }
-            pairs.sort { ChildKey.compare($0.key, $1.key) < 0 }
-            // A well-formed checkpoint never places a key twice; keep the last if it does.
-            var unique: [(key: ChildKey, value: Node)] = []
-            unique.reserveCapacity(pairs.count)
-            for pair in pairs where !pair.value.isEmpty {
-                if let last = unique.last, last.key == pair.key { unique.removeLast() }
-                unique.append(pair)
-            }
-            var node = wholeNode ?? .empty
-            if !unique.isEmpty {
-                node =
-                    wholeNode == nil
-                    ? Node(children: ChildMap(sortedPairs: unique))
-                    : node.merging(unique.map { (Path(keys: [$0.key]), $0.value) })
-            }
-            return node.withPriority(priorities[path] ?? node.priority)
-        }
-        return try build(.root, depth: 0)
-    }
-
-    /// The whole server cache.
-    func fullCache() throws(CheckpointError) -> Node {
-        try assemble(include: { _ in true }, prioritiesUnder: nil)
-    }
-
-    /// The whole server cache, and the node each chunk decoded to (for reuse by the next
-    /// checkpoint: ChunkOrigins).
-    func fullCacheWithOrigins() throws(CheckpointError) -> (cache: Node, origins: ChunkOrigins) {
-        var nodes: [Int: ChunkOrigins.Origin] = [:]
-        let chunks = directory.chunks
-        let cache = try assemble(
-            include: { _ in true }, prioritiesUnder: nil,
-            visit: { nodes[$0] = ChunkOrigins.Origin($1, kind: chunks[$0].kind) })
-        return (cache, ChunkOrigins(reader: self, nodes: nodes))
-    }
-
     /// Verifies every chunk's checksum and decoding (for `hearth verify`).
     func verifyAllChunks(progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(CheckpointError) {
         for i in directory.chunks.indices {
@@ -385,6 +289,14 @@ final class CheckpointReader: Sendable {
 
     /// The raw bytes of the chunks decoded and memoized now (tests, tooling).
     var decodedChunkBytes: Int { decoded.withLock { $0.bytes } }
+
+    /// Runs `body` with every chunk decoded meanwhile kept (``ChunkMemo/hold()``), then evicts
+    /// down to the budget.
+    func keepingDecoded<T>(_ body: () throws -> T) rethrows -> T {
+        decoded.withLock { $0.hold() }
+        defer { decoded.withLock { $0.release() } }
+        return try body()
+    }
 
     /// Forgets decoded chunks (after the full load has absorbed them).
     func dropDecoded() {

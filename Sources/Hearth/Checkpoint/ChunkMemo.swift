@@ -19,12 +19,15 @@ struct ChunkMemo: Sendable {
         case located(EncodedChildren)
     }
 
-    /// Raw chunk bytes kept decoded at most (one chunk larger than this is still kept, alone).
+    /// Raw chunk bytes kept decoded at most (one chunk larger than this is still kept, alone),
+    /// except while held.
     let budget: Int
     private var entries: [Int: Entry] = [:]
     /// Raw bytes of the chunks kept.
     private(set) var bytes = 0
     private var tick: UInt64 = 0
+    /// While positive, nothing is evicted (``hold()``).
+    private(set) var holds = 0
 
     private struct Entry {
         let content: Content
@@ -46,18 +49,38 @@ struct ChunkMemo: Sendable {
         return entry.content
     }
 
-    /// Keeps chunk `index` (in place of what was kept of it), then evicts the least recently
-    /// used others while over the budget.
+    /// Keeps chunk `index` (in place of what was kept of it), then, unless held, evicts the
+    /// least recently used others while over the budget.
     mutating func put(_ index: Int, _ content: Content, bytes chunkBytes: Int) {
         tick += 1
         if let old = entries.updateValue(Entry(content: content, bytes: chunkBytes, used: tick), forKey: index) {
             bytes -= old.bytes
         }
         bytes += chunkBytes
+        if holds == 0 { evict(sparing: index) }
+    }
+
+    /// Keeps every chunk put from now until the matching ``release()``, over the budget if need
+    /// be: for a pass that reads many locations once each, whose chunks overlap from one
+    /// location to the next and are mostly kept alive by what the pass builds anyway (the
+    /// views' rebuild at open, Store.rebuildViews). Under the budget alone, such a pass evicted
+    /// a chunk before its next reader, which decoded it again as a second copy.
+    mutating func hold() { holds += 1 }
+
+    /// Ends one ``hold()``; after the last, evicts down to the budget.
+    mutating func release() {
+        precondition(holds > 0, "release() without hold()")
+        holds -= 1
+        if holds == 0 { evict(sparing: nil) }
+    }
+
+    /// Evicts the least recently used chunks (never `sparing`) while over the budget, keeping
+    /// at least one.
+    private mutating func evict(sparing: Int?) {
         while bytes > budget, entries.count > 1 {
             // Few chunks (a 10 MiB cache has ~200): a scan is cheaper than an ordered index.
             var victim: (index: Int, used: UInt64)?
-            for (i, e) in entries where i != index && e.used < (victim?.used ?? .max) { victim = (i, e.used) }
+            for (i, e) in entries where i != sparing && e.used < (victim?.used ?? .max) { victim = (i, e.used) }
             guard let victim, let gone = entries.removeValue(forKey: victim.index) else { break }
             bytes -= gone.bytes
         }

@@ -70,16 +70,24 @@ extension Store {
     ///
     /// A damaged chunk of pending writes met on the way stops the rebuild and poisons the store,
     /// as a damaged cache chunk met by a load of the whole cache does.
+    ///
+    /// The checkpoint chunks decoded meanwhile stay decoded until the rebuild ends
+    /// (``CheckpointReader/keepingDecoded(_:)``): views of nearby locations read the same
+    /// chunks, and a load of the whole cache running alongside (the first checkpoint or prune
+    /// after open) takes the chunks the views decoded instead of decoding second copies.
     func rebuildViews() {
-        while core.withLock({ core -> Bool in
-            do throws(StoreError) {
-                return try core.views.rebuildNext(core.persisted)
-            } catch {
-                if core.loadError == nil { core.loadError = error }
-                core.poisoned = core.poisoned ?? "checkpoint load failed: \(error)"
-                return false
-            }
-        }) {}
+        func rebuild() {
+            while core.withLock({ core -> Bool in
+                do throws(StoreError) {
+                    return try core.views.rebuildNext(core.persisted)
+                } catch {
+                    if core.loadError == nil { core.loadError = error }
+                    core.poisoned = core.poisoned ?? "checkpoint load failed: \(error)"
+                    return false
+                }
+            }) {}
+        }
+        if let reader = core.withLock({ $0.reader }) { reader.keepingDecoded(rebuild) } else { rebuild() }
     }
 
     /// Blocks until every tracked query's and pin's view has been rebuilt after open.

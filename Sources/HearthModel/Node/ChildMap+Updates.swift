@@ -17,8 +17,28 @@ extension ChildMap {
     /// that lands in one place, such as new push ids at the end, costs one path plus k nodes).
     /// `pairs` must be strictly ascending by key and hold no empty node (``Node/merging(_:at:)``
     /// makes sure).
-    func setting(sortedPairs pairs: [(key: ChildKey, value: Node)]) -> ChildMap {
+    package func setting(sortedPairs pairs: [(key: ChildKey, value: Node)]) -> ChildMap {
         ChildMap(root: ChildMap.insertSorted(root, pairs[...]))
+    }
+
+    /// This map followed by `other`, whose keys must all sort after this map's: one tree that
+    /// shares every node of both but O(log n) on the seam, in O(log n) time — where building a
+    /// map from both maps' pairs costs a node per child. (A checkpoint splits a large node's
+    /// children into range chunks; this puts the decoded chunks back together,
+    /// CheckpointReader.assemble.)
+    ///
+    /// Returns `nil`, and builds nothing, when some key of `other` does not sort after every
+    /// key of this map.
+    package func concatenating(_ other: ChildMap) -> ChildMap? {
+        guard let right = other.root else { return self }
+        guard let left = root else { return other }
+        var last = left
+        while let r = last.right { last = r }
+        var first = right
+        while let l = first.left { first = l }
+        guard ChildKey.compare(last.key, first.key) < 0 else { return nil }
+        let (k, v, rest) = ChildMap.removeMin(right)
+        return ChildMap(root: ChildMap.join(left, k, v, rest))
     }
 
     // MARK: - Mechanics
@@ -49,7 +69,7 @@ extension ChildMap {
 
     /// A tree of `l`, the pair, and `r` (every key of `l` below `k`, every key of `r` above),
     /// whatever their heights: descends the taller side's spine to where the heights meet.
-    private static func join(_ l: Tree?, _ k: ChildKey, _ v: Node, _ r: Tree?) -> Tree {
+    static func join(_ l: Tree?, _ k: ChildKey, _ v: Node, _ r: Tree?) -> Tree {
         let hl = height(l), hr = height(r)
         if hl > hr + 1, let l { return balance(l.key, l.value, l.left, join(l.right, k, v, r)) }
         if hr > hl + 1, let r { return balance(r.key, r.value, join(l, k, v, r.left), r.right) }

@@ -285,7 +285,7 @@ public struct ChildMap: Sendable {
         return balance(mk, mv, t.left, rest)
     }
 
-    private static func removeMin(_ t: Tree) -> (ChildKey, Node, Tree?) {
+    static func removeMin(_ t: Tree) -> (ChildKey, Node, Tree?) {
         guard let l = t.left else { return (t.key, t.value, t.right) }
         let (k, v, rest) = removeMin(l)
         return (k, v, balance(t.key, t.value, rest, t.right))
