@@ -109,8 +109,10 @@ def ratio(a, b):
 def table(res):
     lines = []
     cols = {
-        "writes1": [("ops/s", "opsPerSec", None), ("p50 ms", "p50Ms", None), ("p99 ms", "p99Ms", None)],
-        "writes16": [("ops/s", "opsPerSec", None), ("p50 ms", "p50Ms", None), ("p99 ms", "p99Ms", None)],
+        "writes1": [("ops/s", "opsPerSec", None), ("p50 ms", "p50Ms", None), ("p99 ms", "p99Ms", None),
+                    ("close ms", "closeMs", None), ("next open ms", "reopenMs", None)],
+        "writes16": [("ops/s", "opsPerSec", None), ("p50 ms", "p50Ms", None), ("p99 ms", "p99Ms", None),
+                     ("close ms", "closeMs", None), ("next open ms", "reopenMs", None)],
         "fill": [("ops/s", "opsPerSec", None), ("MB/s JSON", "mbPerSec", None), ("p50 ms", "p50Ms", None), ("p99 ms", "p99Ms", None)],
         "coldOpen": [("open ms", "openMs", None), ("first read ms", "firstReadMs", None), ("all views ms", "viewsMs", None)],
         "query": [("cold ms", "coldMs", None), ("warm p50 ms", "warmP50Ms", None), ("warm p99 ms", "warmP99Ms", None)],

@@ -11,19 +11,6 @@ import Testing
         ChildMap(sortedPairs: keys.map { (ChildKey("k\(1_000_000 + $0)"), Node.number(Double($0))) })
     }
 
-    /// Every tree node of `map`, by identity.
-    static func treeNodes(_ map: ChildMap) -> Set<ObjectIdentifier> {
-        var out = Set<ObjectIdentifier>()
-        func visit(_ t: ChildMap.Tree?) {
-            guard let t else { return }
-            out.insert(ObjectIdentifier(t))
-            visit(t.left)
-            visit(t.right)
-        }
-        visit(map.root)
-        return out
-    }
-
     @Test func joinsAnySplitOfAnySize() {
         var checked = 0
         for seed: UInt64 in 1...600 {
@@ -50,7 +37,8 @@ import Testing
             // Shared, not copied: all but O(log n) of the result's tree nodes are the inputs'. At
             // most 3 new nodes per level (a double rotation) on the min's removal and on the
             // join's descent, over heights ≤ 1.44·log2(4002) < 18: 6·18 + 1.
-            let fresh = Self.treeNodes(joined).subtracting(Self.treeNodes(left)).subtracting(Self.treeNodes(right))
+            let fresh = joined.treeNodeIdentities().subtracting(left.treeNodeIdentities()).subtracting(
+                right.treeNodeIdentities())
             #expect(fresh.count <= 109, "seed \(seed): \(fresh.count) new tree nodes of \(n)")
             checked += 1
         }

@@ -51,26 +51,13 @@ import Testing
         // Shared: all but O(log n) per run of the room's tree nodes are the decoded runs' own
         // (a copy would make one per child, 1,500).
         var runNodes = Set<ObjectIdentifier>()
-        for i in runs { runNodes.formUnion(Self.treeNodes(try reader.chunk(i).children)) }
-        let fresh = Self.treeNodes(room.children).subtracting(runNodes)
+        for i in runs { runNodes.formUnion(try reader.chunk(i).children.treeNodeIdentities()) }
+        let fresh = room.children.treeNodeIdentities().subtracting(runNodes)
         #expect(fresh.count <= runs.count * 60, "\(fresh.count) tree nodes not the runs'")
         // Partial reads (a view's, a read's) place the same chunks.
         for path: Path in ["rooms/big", "rooms/big/m11200", "rooms/big/m10007/text", "rooms/small", "rooms"] {
             #expect(try store.serverValue(at: path) == expected.child(at: path), "\(path)")
         }
         #expect(try store.state().serverCache == expected)
-    }
-
-    /// Every tree node of `map`, by identity.
-    static func treeNodes(_ map: ChildMap) -> Set<ObjectIdentifier> {
-        var out = Set<ObjectIdentifier>()
-        func visit(_ t: ChildMap.Tree?) {
-            guard let t else { return }
-            out.insert(ObjectIdentifier(t))
-            visit(t.left)
-            visit(t.right)
-        }
-        visit(map.root)
-        return out
     }
 }
