@@ -9,7 +9,9 @@ extension CheckpointReader {
     ///
     /// Built bottom-up: each node is made once from its children in key order (range chunks
     /// come in key order, recursively split children are assembled first), so the whole
-    /// cache costs O(n) tree work rather than a path update per child.
+    /// cache costs O(n) tree work rather than a path update per child. The runs of a split
+    /// node are joined rather than copied (``ChildMap/concatenating(_:)``): the node shares
+    /// their decoded trees.
     ///
     /// `select` names, for a range chunk, the only children of it to place (`nil`: all of
     /// them); the others are not built (``chunkChildren(_:keeping:)``). `visit` sees each chunk
