@@ -337,9 +337,7 @@ extension Store {
 
     /// At close (on the maintenance queue): checkpoints when the log since the last checkpoint
     /// is at least ``openReplayCheckpointBytes`` — what the next open would otherwise replay
-    /// record by record (12–20 µs per pending write of ~330 bytes of JSON: 1,600 of them cost
-    /// the next open 19–32 ms against 1.5 after this checkpoint, which costs close ~11 ms;
-    /// Benchmarks/README.md, tenth round) and then checkpoint in the background.
+    /// record by record (12–20 µs a pending write of ~330 B) and then checkpoint in the background.
     /// Under a cap it first makes room as every checkpoint does (the disk bound). Errors are
     /// swallowed: a checkpoint that fails changes nothing durable, and the log is replayed at
     /// the next open as before. Nothing is done for a read-only, closed or poisoned store.

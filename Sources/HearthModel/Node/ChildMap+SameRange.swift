@@ -13,6 +13,20 @@
 // structure — O(n) only when they share none.
 
 extension ChildMap {
+    /// The identities of this map's tree nodes, O(n): which subtrees two maps share (tests of
+    /// structural sharing).
+    package func treeNodeIdentities() -> Set<ObjectIdentifier> {
+        var out = Set<ObjectIdentifier>()
+        func visit(_ t: Tree?) {
+            guard let t else { return }
+            out.insert(ObjectIdentifier(t))
+            visit(t.left)
+            visit(t.right)
+        }
+        visit(root)
+        return out
+    }
+
     /// Whether `self` and `other` hold the same keys within `first`...`last` (inclusive), with
     /// values `same` says are the same, in order. Shared subtrees are skipped whole, so two
     /// versions of one map compare in O(changes · log n).

@@ -236,20 +236,6 @@ public struct ChildMap: Sendable {
     /// Whether both maps are the very same tree (O(1); equal trees may still be distinct).
     public func isIdentical(to other: ChildMap) -> Bool { root === other.root }
 
-    /// The identities of this map's tree nodes, O(n): what two maps share (tests of structural
-    /// sharing).
-    package func treeNodeIdentities() -> Set<ObjectIdentifier> {
-        var out = Set<ObjectIdentifier>()
-        func visit(_ t: Tree?) {
-            guard let t else { return }
-            out.insert(ObjectIdentifier(t))
-            visit(t.left)
-            visit(t.right)
-        }
-        visit(root)
-        return out
-    }
-
     // MARK: - AVL mechanics
 
     static func height(_ t: Tree?) -> Int32 { t?.height ?? 0 }
