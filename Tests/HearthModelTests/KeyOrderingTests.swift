@@ -34,6 +34,14 @@ import HearthTesting
         #expect(ChildKey("0000000000007").integerValue == 7)  // leading zeros allowed
         #expect(ChildKey("12345678901").integerValue == nil)  // 11 significant digits
         #expect(ChildKey("-").integerValue == nil)
+        #expect(ChildKey("").integerValue == nil)
+        #expect(ChildKey("-0").integerValue == 0)
+        #expect(ChildKey("-07").integerValue == -7)
+        #expect(ChildKey("--1").integerValue == nil)
+        #expect(ChildKey("/").integerValue == nil)  // the bytes just below "0" and above "9"
+        #expect(ChildKey(":").integerValue == nil)
+        #expect(ChildKey("12a").integerValue == nil)
+        #expect(ChildKey("-Nx1").integerValue == nil)  // a push id's start
         #expect(ChildKey("+1").integerValue == nil)
         #expect(ChildKey("1.0").integerValue == nil)
         #expect(ChildKey(" 1").integerValue == nil)

@@ -1,4 +1,5 @@
 @_spi(HearthInternals) import HearthLog
+import Foundation
 import HearthTesting
 import Testing
 @_spi(HearthInternals) @testable import Hearth
@@ -194,6 +195,38 @@ import Testing
             copied, "the copy's cache holds \(core.loading.state.serverCache.child(at: "rooms").children.count) rooms")
         let whole = try store.state().serverCache.child(at: "rooms") == expected
         #expect(whole)
+        try store.close()
+    }
+
+    /// A whole-state read loads the cache and copies it in one hold of the gate, so drops by
+    /// maintenance passes on another thread (as many as they like) never make it load twice:
+    /// a drop between the load and the copy used to, decoding the whole cache a second time.
+    @Test func dropsAlongsideAWholeStateReadNeverMakeItLoadTwice() throws {
+        let dir = TempDir()
+        try makeStore(dir)
+        let store = try Store.open(directory: dir.path, options: options())
+        let expected = try store.serverValue(at: "rooms")
+        let stop = Locked(false)
+        let stopped = DispatchSemaphore(value: 0)
+        let dropper = Thread {
+            while !stop.withLock({ $0 }) { store.dropResidentCache() }
+            stopped.signal()
+        }
+        dropper.start()
+        var twice = 0
+        for _ in 0..<40 {
+            let before = store.residentCacheStats.loads
+            let core = try store.cacheLoadedCore()
+            let loads = store.residentCacheStats.loads - before
+            if loads > 1 { twice += 1 }
+            #expect(core.loading.cacheLoaded)
+            let same = core.loading.state.serverCache.child(at: "rooms") == expected
+            #expect(same)
+        }
+        stop.withLock { $0 = true }
+        stopped.wait()
+        #expect(twice == 0, "\(twice) of 40 reads loaded the cache twice")
+        #expect(store.residentCacheStats.drops > 0)
         try store.close()
     }
 

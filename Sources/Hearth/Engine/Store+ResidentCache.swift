@@ -96,34 +96,37 @@ extension Store {
     /// error) poisons the store, as it did when the whole cache was loaded at open: the state
     /// it would have is unknown.
     func ensureCacheLoaded() throws(StoreError) {
-        try resident.gate.withLock { (_: inout Void) throws(StoreError) in
-            let (reader, failure) = core.withLock { ($0.reader, $0.loadError) }
-            if let failure { throw failure }
-            guard let reader else { return }
-            let cache: Node
-            let origins: ChunkOrigins
-            do throws(StoreError) {
-                (cache, origins) = try readingCheckpoint { () throws(CheckpointError) in
-                    try reader.fullCacheWithOrigins()
-                }
-            } catch {
-                core.withLock {
-                    $0.loadError = error
-                    $0.poisoned = $0.poisoned ?? "checkpoint load failed: \(error)"
-                }
-                throw error
+        try resident.gate.withLock { (_: inout Void) throws(StoreError) in try loadCacheHoldingGate() }
+    }
+
+    /// ``ensureCacheLoaded()``'s work, by a caller that holds `resident.gate`.
+    func loadCacheHoldingGate() throws(StoreError) {
+        let (reader, failure) = core.withLock { ($0.reader, $0.loadError) }
+        if let failure { throw failure }
+        guard let reader else { return }
+        let cache: Node
+        let origins: ChunkOrigins
+        do throws(StoreError) {
+            (cache, origins) = try readingCheckpoint { () throws(CheckpointError) in
+                try reader.fullCacheWithOrigins()
             }
-            let installed = core.withLock { core -> Bool in
-                // A commit may have loaded it meanwhile (loadCacheUnderLock).
-                guard !core.loading.cacheLoaded, core.reader === reader else { return false }
-                core.loading.finishLoading(cache: cache, base: options.lazyCacheLoad ? reader : nil)
-                core.reader = nil
-                core.cacheOrigins = origins
-                return true
+        } catch {
+            core.withLock {
+                $0.loadError = error
+                $0.poisoned = $0.poisoned ?? "checkpoint load failed: \(error)"
             }
-            reader.dropDecoded()
-            if installed { resident.counters.withLock { $0.loads += 1 } }
+            throw error
         }
+        let installed = core.withLock { core -> Bool in
+            // A commit may have loaded it meanwhile (loadCacheUnderLock).
+            guard !core.loading.cacheLoaded, core.reader === reader else { return false }
+            core.loading.finishLoading(cache: cache, base: options.lazyCacheLoad ? reader : nil)
+            core.reader = nil
+            core.cacheOrigins = origins
+            return true
+        }
+        reader.dropDecoded()
+        if installed { resident.counters.withLock { $0.loads += 1 } }
     }
 
     /// Loads the whole server cache under the store's lock, if it is not resident: for a

@@ -17,26 +17,41 @@ extension Store {
     /// decoded; throws if either failed (a damaged write chunk then poisons the store, as a
     /// damaged cache chunk does).
     func fullyLoadedCore() throws(StoreError) -> Core {
-        let loadedCore = try cacheLoadedCore()
-        let writes = loadedCore.loading.state.writes
-        if writes.isDecoded { return loadedCore }
-        // Decoded outside the lock; the chunks are shared with the store's state, which then
-        // reads them from memory.
-        do throws(StoreError) { try readingCheckpoint { () throws(CheckpointError) in try writes.decodeAll() } } catch {
-            core.withLock {
-                if $0.loadError == nil { $0.loadError = error }
-                $0.poisoned = $0.poisoned ?? "checkpoint load failed: \(error)"
-            }
-            throw error
+        // The pending writes first: they do not need the cache, and the cache is then loaded
+        // and copied at once (cacheLoadedCore).
+        let writes = try core.withLock { (core: inout Core) throws(StoreError) in
+            if let e = core.loadError { throw e }
+            return core.loading.state.writes
         }
-        return try residentCore()
+        if !writes.isDecoded {
+            // Decoded outside the lock; the chunks are shared with the store's state, which
+            // then reads them from memory.
+            do throws(StoreError) {
+                try readingCheckpoint { () throws(CheckpointError) in try writes.decodeAll() }
+            } catch {
+                core.withLock {
+                    if $0.loadError == nil { $0.loadError = error }
+                    $0.poisoned = $0.poisoned ?? "checkpoint load failed: \(error)"
+                }
+                throw error
+            }
+        }
+        return try cacheLoadedCore()
     }
 
     /// The core once the checkpoint cache is loaded (pending writes may still be encoded);
     /// throws if loading failed.
+    ///
+    /// The load and the copy hold the resident cache's gate together. A maintenance pass that
+    /// ends between them drops the cache (its drop takes the gate); the copy then loaded it
+    /// again under the store's lock — a second decode of the whole cache, on another thread,
+    /// while glibc still held the first copy's pages: `coldOpen`'s peak RSS 183 MiB instead
+    /// of 106 in about one run in five (Benchmarks/README.md, item 35).
     func cacheLoadedCore() throws(StoreError) -> Core {
-        try ensureCacheLoaded()
-        return try residentCore()
+        try resident.gate.withLock { (_: inout Void) throws(StoreError) -> Core in
+            try loadCacheHoldingGate()
+            return try residentCore()
+        }
     }
 
     /// A copy of the core with the whole cache in it. The cache loaded outside the lock may

@@ -161,6 +161,14 @@ enum NodeCodec {
     }
 
     static func decode(from r: inout ByteReader, depth: Int = 0) throws(DecodeError) -> Node {
+        var recent = RecentKeys()
+        return try decode(from: &r, depth: depth, &recent)
+    }
+
+    /// `recent`: the keys this decode made, reused for children with the same key bytes.
+    private static func decode(
+        from r: inout ByteReader, depth: Int, _ recent: inout RecentKeys
+    ) throws(DecodeError) -> Node {
         guard depth <= maxDepth else { throw r.fail("node nested deeper than \(maxDepth) levels") }
         let tag = try r.u8()
         let hasPriority = tag & priorityFlag != 0
@@ -191,25 +199,26 @@ enum NodeCodec {
             // + ≥ 1 key byte + ≥ 1 tag byte), which bounds the count by the input left.
             let count = try r.count(limit: r.remaining / 3)
             guard count > 0 else { throw r.fail("children node without children") }
-            var pairs: [(key: ChildKey, value: Node)] = []
-            pairs.reserveCapacity(count)
-            for _ in 0..<count {
+            // Each child becomes a tree node as it is decoded (ChildMap's builder calls in key
+            // order); the order check compares with the key before.
+            var last: ChildKey?
+            let children = try ChildMap(count: count) { () throws(DecodeError) -> (key: ChildKey, value: Node) in
                 let keyOffset = r.offset
-                let keyString = try r.string()
+                let key = try r.key(&recent)
                 // Keys are never empty (Firebase's key rules; the count bound above relies on
                 // it too). Without this check `{"": …}` decoded into a node no valid write
                 // can produce and no path can address.
-                guard !keyString.isEmpty else { throw DecodeError(offset: keyOffset, reason: "empty child key") }
-                let key = ChildKey(keyString)
-                if let last = pairs.last, ChildKey.compare(last.key, key) >= 0 {
+                guard !key.string.isEmpty else { throw DecodeError(offset: keyOffset, reason: "empty child key") }
+                if let last, ChildKey.compare(last, key) >= 0 {
                     throw DecodeError(
-                        offset: keyOffset, reason: "child keys not strictly ascending (\(last.key) then \(key))")
+                        offset: keyOffset, reason: "child keys not strictly ascending (\(last) then \(key))")
                 }
-                let child = try decode(from: &r, depth: depth + 1)
+                let child = try decode(from: &r, depth: depth + 1, &recent)
                 guard !child.isEmpty else { throw r.fail("empty child \(key)") }
-                pairs.append((key, child))
+                last = key
+                return (key, child)
             }
-            node = Node(children: ChildMap(sortedPairs: pairs))
+            node = Node(children: children)
         default:
             throw DecodeError(offset: r.offset - 1, reason: "unknown node tag 0x\(String(tag, radix: 16))")
         }

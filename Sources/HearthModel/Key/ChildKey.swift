@@ -27,7 +27,7 @@ public struct ChildKey: Sendable, CustomStringConvertible, ExpressibleByStringLi
         var s = string
         s.makeContiguousUTF8()
         self.string = s
-        self.integerValue = ChildKey.parseInteger(s)
+        self.integerValue = s.withUTF8 { ChildKey.parseInteger($0) }
     }
 
     /// Creates a key from a string literal (unvalidated; for tests and constants).
@@ -75,23 +75,29 @@ public struct ChildKey: Sendable, CustomStringConvertible, ExpressibleByStringLi
 
     /// Parses `^-?[0-9]+$` whose value fits in `Int32` and which has at most 10 significant
     /// digits after any leading zeros (the JavaScript SDK's `^-?(0*)\d{1,10}$` test).
-    static func parseInteger(_ s: String) -> Int32? {
-        var utf8 = s.utf8[...]
-        guard !utf8.isEmpty else { return nil }
+    ///
+    /// Over the key's contiguous UTF-8 bytes: every key made is parsed once, and decoding a
+    /// node makes one per child — iterating `String.UTF8View`'s slices cost ~10% of decoding
+    /// the pending writes replayed at open (Benchmarks/README.md, item 34). Most keys that are
+    /// not integers fail at their first or second byte (push ids start with `-` and a letter).
+    static func parseInteger(_ utf8: UnsafeBufferPointer<UInt8>) -> Int32? {
+        var i = 0
+        let n = utf8.count
         var negative = false
-        if utf8.first == UInt8(ascii: "-") {
+        if i < n, utf8[i] == UInt8(ascii: "-") {
             negative = true
-            utf8 = utf8.dropFirst()
+            i = 1
         }
-        guard !utf8.isEmpty else { return nil }
+        guard i < n else { return nil }
         var value: Int64 = 0
         var significant = 0
-        for byte in utf8 {
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-            let digit = Int64(byte - UInt8(ascii: "0"))
+        while i < n {
+            let digit = utf8[i] &- UInt8(ascii: "0")
+            guard digit <= 9 else { return nil }
             if significant > 0 || digit != 0 { significant += 1 }
             if significant > 10 { return nil }
-            value = value * 10 + digit
+            value = value * 10 + Int64(digit)
+            i += 1
         }
         if negative { value = -value }
         guard value >= Int64(Int32.min), value <= Int64(Int32.max) else { return nil }

@@ -43,6 +43,7 @@ public struct ChildMap: Sendable {
         @exclusivity(unchecked) var height: Int32
         @exclusivity(unchecked) var count: Int
 
+        @usableFromInline
         init(_ key: ChildKey, _ value: Node, _ left: Tree?, _ right: Tree?) {
             self.key = key
             self.value = value
@@ -58,6 +59,7 @@ public struct ChildMap: Sendable {
     @usableFromInline
     var root: Tree?
 
+    @usableFromInline
     init(root: Tree?) { self.root = root }
 
     /// The empty map.

@@ -92,6 +92,58 @@ import HearthTesting
         var overlong = ByteReader([0x03, 0x61, 0xC0, 0x80])
         #expect(throws: DecodeError.self) { _ = try overlong.string() }
     }
+
+    /// `string()` accepts exactly the byte strings the standard library's validating decoder
+    /// accepts, and reads them as it does — over random bytes drawn mostly from UTF-8's lead
+    /// and continuation ranges, so that truncated, overlong and surrogate sequences (and the
+    /// ones whose U+FFFD replacement has their length) all come up.
+    @Test func acceptsExactlyValidUTF8() throws {
+        let pieces: [[UInt8]] = [
+            [0x61], [0x7F], [0x00], [0x80], [0xBF], [0xC0], [0xC2], [0xDF], [0xE0], [0xED], [0xEF], [0xF0],
+            [0xF4], [0xF5], [0xFF], [0xA0], [0x9F], [0xE2, 0x82, 0xAC], [0xF0, 0x9F, 0x98], [0xF0, 0x9F, 0x98, 0x80],
+            [0xED, 0xA0, 0x80], [0xEF, 0xBF, 0xBD], [0xC3, 0xA9],
+        ]
+        var rng = SplitMix64(seed: 34)
+        var valid = 0, invalid = 0
+        for _ in 0..<20_000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<Int(rng.next() % 6) { bytes += pieces[Int(rng.next() % UInt64(pieces.count))] }
+            var w = ByteWriter()
+            w.varint(bytes.count)
+            w.raw(bytes)
+            var r = ByteReader(w.bytes)
+            let expected = String(validating: bytes, as: UTF8.self)
+            let got = try? r.string()
+            #expect(got == expected, "\(bytes)")
+            if let got { #expect(Array(got.utf8) == bytes) }
+            if expected == nil { invalid += 1 } else { valid += 1 }
+        }
+        #expect(valid > 1_000 && invalid > 1_000)
+    }
+
+    /// The decoder's cache of recent keys answers a lookup only with a key of exactly the
+    /// bytes looked up: keys that share their first 8 bytes and their length (and differ in
+    /// the rest) fill every slot, and keys that differ only in length come and go.
+    @Test func recentKeysAnswerOnlyWithTheSameBytes() {
+        var recent = RecentKeys()
+        while !recent.caching() {}
+        var rng = SplitMix64(seed: 35)
+        var hits = 0, misses = 0
+        for i in 0..<5_000 {
+            let tail = String((0..<4).map { _ in Character(Unicode.Scalar(UInt8(97 + rng.next() % 26))) })
+            let s = i % 2 == 0 ? "abcdefgh" + tail : String(repeating: "x", count: Int(rng.next() % 16) + 1)
+            let bytes = Array(s.utf8)
+            let (head, rest) = bytes.withUnsafeBufferPointer { RecentKeys.words($0) }
+            if let found = recent.key(length: bytes.count, head, rest) {
+                #expect(Array(found.string.utf8) == bytes, "\(s) answered with \(found)")
+                hits += 1
+            } else {
+                recent.remember(ChildKey(s), length: bytes.count, head, rest)
+                misses += 1
+            }
+        }
+        #expect(hits > 1_000 && misses > 1_000)
+    }
 }
 
 extension ByteWriter {

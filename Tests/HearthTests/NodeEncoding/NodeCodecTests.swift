@@ -75,6 +75,38 @@ func nodeProblem(_ node: Node, at path: String = "/") -> String? {
         }
     }
 
+    /// Siblings' children share keys, which the decoder reuses once a node has made enough
+    /// (`RecentKeys`): keys that differ only past their eighth byte, only in length, in
+    /// UTF-8 beyond ASCII, or as integer keys ("7", "07", "-0") each come back as themselves,
+    /// with their integer value, among thousands of lookups of a 64-slot cache.
+    @Test func keysSharedAcrossSiblingsDecodeExactly() throws {
+        var pool = [
+            "a", "ab", "abc", "author", "text", "ts", "7", "07", "-0", "0", "-7", "2147483647", "2147483648",
+            "abcdefgh", "abcdefgh1", "abcdefgh2", "abcdefghijklmnop", "abcdefghijklmnoq", "abcdefghijklmnopq",
+            "é", "e\u{301}", "日本", "🎉", "café", "cafe",
+        ]
+        pool += (0..<60).map { "k\($0)" }
+        var rng = SplitMix64(seed: 3401)
+        var siblings: [(key: ChildKey, value: Node)] = []
+        for i in 0..<400 {
+            var children: [(key: ChildKey, value: Node)] = []
+            for key in pool.shuffled(using: &rng).prefix(Int(rng.next() % 12) + 1) {
+                children.append((ChildKey(key), .number(Double(rng.next() % 1000))))
+            }
+            siblings.append((ChildKey("m\(i)"), Node(children: children)))
+        }
+        let node = Node(children: siblings)
+        let decoded = try NodeCodec.decode(NodeCodec.encode(node))
+        #expect(decoded == node)
+        #expect(NodeCodec.encode(decoded) == NodeCodec.encode(node))
+        for (_, message) in decoded.children {
+            for (key, _) in message.children {
+                #expect(pool.contains { Array($0.utf8) == Array(key.string.utf8) }, "\(key)")
+                #expect(key.integerValue == ChildKey(key.string).integerValue, "\(key)")
+            }
+        }
+    }
+
     @Test func canonicallyEquivalentKeysStayDistinct() throws {
         // Precomposed é and e + combining acute are different Firebase keys; so are Å (U+00C5),
         // Ångström (U+212B) and A + ring. All five must survive as separate children.
@@ -189,6 +221,7 @@ func nodeProblem(_ node: Node, at path: String = "/") -> String? {
         ("empty children node", [0x07, 0x00]),
         ("empty children node with priority", [0x47, 0x00, 0x03, 0, 0, 0, 0, 0, 0, 0, 0]),
         ("unsorted keys", [0x07, 2, 1, 0x62, 0x02, 1, 0x61, 0x02]),
+        ("third key before the second", [0x07, 3, 1, 0x61, 0x02, 1, 0x63, 0x02, 1, 0x62, 0x02]),
         ("integer keys after string keys", [0x07, 2, 1, 0x61, 0x02, 1, 0x31, 0x02]),
         ("\"07\" before \"7\"", [0x07, 2, 2, 0x30, 0x37, 0x02, 1, 0x37, 0x02]),
         ("duplicate keys", [0x07, 2, 1, 0x61, 0x02, 1, 0x61, 0x01]),
