@@ -46,7 +46,7 @@ extension Store {
     /// ends between them drops the cache (its drop takes the gate); the copy then loaded it
     /// again under the store's lock — a second decode of the whole cache, on another thread,
     /// while glibc still held the first copy's pages: `coldOpen`'s peak RSS 183 MiB instead
-    /// of 106 in about one run in five (Benchmarks/README.md, item 35).
+    /// of 106 in one run of six (Benchmarks/README.md, item 35).
     func cacheLoadedCore() throws(StoreError) -> Core {
         try resident.gate.withLock { (_: inout Void) throws(StoreError) -> Core in
             try loadCacheHoldingGate()
