@@ -26,6 +26,15 @@ enum NodeCodec {
 
     static let priorityFlag: UInt8 = 0x40
 
+    /// Children nodes less deep than this are built as they are decoded (ChildMap's builder);
+    /// deeper ones gather their children in an array first. The builder recurses log2(count)
+    /// times per children node, and the next level decodes inside that recursion: at every
+    /// level of a node nested 63 deep and thousands wide, that doubled the stack the decode
+    /// needed (`DecodeStackTests`; a thread of 512 KiB, Apple's default for secondary threads,
+    /// no longer sufficed in a debug build). Real data is wide near a chunk's or a record's
+    /// root, where the builder saves the array's copies (Benchmarks/README.md, item 34).
+    static let builderDepth = 8
+
     static func encode(_ node: Node, into w: inout ByteWriter) {
         var found = Inspection()
         encode(node, into: &w, levelsLeft: Int.max, &found)
@@ -199,26 +208,20 @@ enum NodeCodec {
             // + ≥ 1 key byte + ≥ 1 tag byte), which bounds the count by the input left.
             let count = try r.count(limit: r.remaining / 3)
             guard count > 0 else { throw r.fail("children node without children") }
-            // Each child becomes a tree node as it is decoded (ChildMap's builder calls in key
-            // order); the order check compares with the key before.
             var last: ChildKey?
-            let children = try ChildMap(count: count) { () throws(DecodeError) -> (key: ChildKey, value: Node) in
-                let keyOffset = r.offset
-                let key = try r.key(&recent)
-                // Keys are never empty (Firebase's key rules; the count bound above relies on
-                // it too). Without this check `{"": …}` decoded into a node no valid write
-                // can produce and no path can address.
-                guard !key.string.isEmpty else { throw DecodeError(offset: keyOffset, reason: "empty child key") }
-                if let last, ChildKey.compare(last, key) >= 0 {
-                    throw DecodeError(
-                        offset: keyOffset, reason: "child keys not strictly ascending (\(last) then \(key))")
-                }
-                let child = try decode(from: &r, depth: depth + 1, &recent)
-                guard !child.isEmpty else { throw r.fail("empty child \(key)") }
-                last = key
-                return (key, child)
+            if depth < builderDepth {
+                // Each child becomes a tree node as it is decoded (ChildMap's builder asks for
+                // them in key order).
+                node = Node(
+                    children: try ChildMap(count: count) { () throws(DecodeError) in
+                        try decodeChild(from: &r, depth: depth, &recent, after: &last)
+                    })
+            } else {
+                var pairs: [(key: ChildKey, value: Node)] = []
+                pairs.reserveCapacity(count)
+                for _ in 0..<count { pairs.append(try decodeChild(from: &r, depth: depth, &recent, after: &last)) }
+                node = Node(children: ChildMap(sortedPairs: pairs))
             }
-            node = Node(children: children)
         default:
             throw DecodeError(offset: r.offset - 1, reason: "unknown node tag 0x\(String(tag, radix: 16))")
         }
@@ -233,6 +236,27 @@ enum NodeCodec {
         case let t:
             throw DecodeError(offset: r.offset - 1, reason: "unknown priority tag 0x\(String(t, radix: 16))")
         }
+    }
+
+    /// One child of a children node at `depth`: its key (not empty, after `last`, which it
+    /// becomes) and its node.
+    @inline(__always)
+    private static func decodeChild(
+        from r: inout ByteReader, depth: Int, _ recent: inout RecentKeys, after last: inout ChildKey?
+    ) throws(DecodeError) -> (key: ChildKey, value: Node) {
+        let keyOffset = r.offset
+        let key = try r.key(&recent)
+        // Keys are never empty (Firebase's key rules; the count bound relies on it too).
+        // Without this check `{"": …}` decoded into a node no valid write can produce and no
+        // path can address.
+        guard !key.string.isEmpty else { throw DecodeError(offset: keyOffset, reason: "empty child key") }
+        if let last, ChildKey.compare(last, key) >= 0 {
+            throw DecodeError(offset: keyOffset, reason: "child keys not strictly ascending (\(last) then \(key))")
+        }
+        let child = try decode(from: &r, depth: depth + 1, &recent)
+        guard !child.isEmpty else { throw r.fail("empty child \(key)") }
+        last = key
+        return (key, child)
     }
 
     static func decode(_ bytes: [UInt8]) throws(DecodeError) -> Node {
