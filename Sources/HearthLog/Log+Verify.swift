@@ -7,10 +7,12 @@ extension Log {
     /// store no one is writing to.
     ///
     /// A writer may replace the MANIFEST and delete the files a new checkpoint covers while the
-    /// scan reads them; a file vanishing that way is not damage. So when a scan fails or finds
-    /// damage (other than a torn tail) and the MANIFEST's generation has moved on meanwhile, the
-    /// scan starts again from the new MANIFEST — at most ``verifyAttempts`` times, after which
-    /// the last result stands (a writer checkpointing faster than a whole scan runs).
+    /// scan reads them; a file vanishing that way is not damage. Nor is the active segment
+    /// shrinking under the scan: a roll cuts off its preallocated zeros before the new MANIFEST
+    /// names the next segment. So when a scan fails or finds damage (other than a torn tail), and
+    /// the MANIFEST's generation has moved on meanwhile or a file shrank while it was read, the
+    /// scan starts again from the MANIFEST on disk — at most ``verifyAttempts`` times, after
+    /// which the last result stands (a writer checkpointing faster than a whole scan runs).
     public static func verify(
         directory: String, fileSystem: any FileSystem = POSIXFileSystem()
     ) throws(LogError) -> ScanReport {
@@ -37,18 +39,31 @@ extension Log {
             } catch {
                 outcome = .failure(error)
             }
-            let failed: Bool
+            let failure: LogError?
             switch outcome {
-            case .success(let report): failed = report.damage.map { !$0.isTornTail } ?? false
-            case .failure: failed = true
+            case .success(let report): failure = report.damage.flatMap { $0.isTornTail ? nil : $0.error }
+            case .failure(let error): failure = error
             }
-            if failed, attempt < verifyAttempts, manifestGeneration(directory, fileSystem) != before { continue }
+            if let failure, attempt < verifyAttempts,
+                Scanner.worthRescanning(failure, since: before, directory, fileSystem)
+            {
+                continue
+            }
             return try outcome.get()
         }
     }
 
     /// How many times ``verify(directory:fileSystem:)`` scans a store whose MANIFEST keeps moving.
     public static let verifyAttempts = Scanner.rescanAttempts
+
+    /// Whether a read-only pass that failed with `error` should start again: the MANIFEST moved
+    /// on since generation `before`, or a file shrank while it was read (a writer's roll). See
+    /// ``verify(directory:fileSystem:)``.
+    package static func worthRescanning(
+        _ error: LogError?, since before: UInt64?, _ directory: String, _ fs: any FileSystem
+    ) -> Bool {
+        Scanner.worthRescanning(error, since: before, directory, fs)
+    }
 
     /// The generation of the MANIFEST on disk now, or nil when it cannot be read.
     package static func manifestGeneration(_ directory: String, _ fs: any FileSystem) -> UInt64? {

@@ -136,6 +136,10 @@ extension SimulatedFileSystem {
             guard s.epoch == epoch, var node = s.inodes[inode] else {
                 throw FileSystemError(.badHandle, op, path)
             }
+            if op == .read, let cut = s.cutBeforeRead, path.contains(cut.pathContains) {
+                node.truncate(cut.size)
+                s.cutBeforeRead = nil
+            }
             let r = try body(&node)
             if op == .sync { s.syncs += 1 }
             s.inodes[inode] = node

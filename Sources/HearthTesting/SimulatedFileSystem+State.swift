@@ -39,6 +39,8 @@ extension SimulatedFileSystem {
         /// The number of the one call ``failCall(afterCalls:_:)`` fails, and with what.
         var failAt: (call: Int, code: FileSystemError.Code)?
         var failedCalls: [(operation: FileOperation, path: String)] = []
+        /// The cut ``cutBeforeNextRead(pathContains:to:)`` asked for, until a read makes it.
+        var cutBeforeRead: (pathContains: String, size: UInt64)?
         var peakStoredBytes = 0
         var peakFiles: [String: Int] = [:]
 

@@ -112,12 +112,21 @@ public final class SimulatedFileSystem: FileSystem {
     /// ``clearFaults()`` and by a power cut.
     public var failedCalls: [(operation: FileOperation, path: String)] { state.withLock { $0.failedCalls } }
 
-    /// Removes all injected faults.
+    /// Makes the next read of a file whose path contains `pathContains` first cut that file to
+    /// `size` bytes (a truncate, not counted as a call), as a writer in another process does
+    /// between a lock-free reader's `size()` and its `read`: a roll cutting off the zeros
+    /// preallocated after the active segment's last record. Only the first matching read cuts.
+    public func cutBeforeNextRead(pathContains: String, to size: UInt64) {
+        state.withLock { $0.cutBeforeRead = (pathContains, size) }
+    }
+
+    /// Removes all injected faults (and a cut ``cutBeforeNextRead(pathContains:to:)`` has not made).
     public func clearFaults() {
         state.withLock {
             $0.faults.removeAll()
             $0.failAt = nil
             $0.failedCalls = []
+            $0.cutBeforeRead = nil
         }
     }
 

@@ -24,7 +24,8 @@ extension Store {
         try options.validate()
         guard options.readOnly else { return try openOnce(directory: directory, options: options) }
         // Read-only, perhaps under a live writer: a checkpoint of that writer may replace the
-        // MANIFEST and delete a segment between the scan and the replay. Not damage: read again.
+        // MANIFEST and delete a segment between the scan and the replay, and a roll shrinks the
+        // active segment before it publishes a new MANIFEST. Not damage: read again.
         var attempt = 0
         while true {
             attempt += 1
@@ -32,7 +33,10 @@ extension Store {
             do {
                 return try openOnce(directory: directory, options: options)
             } catch {
-                if attempt < Log.verifyAttempts, Log.manifestGeneration(directory, options.fileSystem) != before {
+                let logError: LogError? = if case .log(let e) = error { e } else { nil }
+                if attempt < Log.verifyAttempts,
+                    Log.worthRescanning(logError, since: before, directory, options.fileSystem)
+                {
                     continue
                 }
                 throw error

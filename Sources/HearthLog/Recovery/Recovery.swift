@@ -42,7 +42,8 @@ enum Recovery {
     /// no lock, no removal of temp or stray files, no truncation (a torn tail is only reported),
     /// no sync, no new segment. Damage other than a torn tail, and a directory without a store,
     /// fail. A MANIFEST replaced meanwhile (a writer checkpointed and deleted files the scan was
-    /// reading) makes it scan again, as ``Log/verify(directory:fileSystem:)`` does.
+    /// reading), or a segment shrinking under the scan (a writer's roll), makes it scan again, as
+    /// ``Log/verify(directory:fileSystem:)`` does.
     static func openReadOnly(directory: String, fs: any FileSystem) throws(LogError) -> RecoveredState {
         guard fs.directoryExists(directory) else { throw .storeMissing(path: directory) }
         var attempt = 0
@@ -52,7 +53,9 @@ enum Recovery {
             do {
                 return try readOnlyAttempt(directory: directory, fs: fs)
             } catch {
-                if attempt < Scanner.rescanAttempts, Scanner.manifestGeneration(directory, fs) != before { continue }
+                if attempt < Scanner.rescanAttempts, Scanner.worthRescanning(error, since: before, directory, fs) {
+                    continue
+                }
                 throw error
             }
         }

@@ -20,6 +20,19 @@ extension Scanner {
         try? readManifest(fs, directory).generation
     }
 
+    /// Whether a read-only pass (a scan, a read-only open) that failed with `error`, or found
+    /// damage `error`, reads a store a writer changed under it, and so should start again rather
+    /// than report damage: the MANIFEST's generation moved on since `before` (a checkpoint
+    /// deleted files the pass was reading), or a file shrank under the reader (a roll cut the
+    /// active segment's preallocated zeros, which happens before its new MANIFEST is published:
+    /// ``LogError/isShrinkUnderReader``). The caller bounds the attempts (``rescanAttempts``).
+    static func worthRescanning(
+        _ error: LogError?, since before: UInt64?, _ directory: String, _ fs: any FileSystem
+    ) -> Bool {
+        if error?.isShrinkUnderReader == true { return true }
+        return manifestGeneration(directory, fs) != before
+    }
+
     /// Reads a whole small file, refusing files larger than `limit` before allocating.
     static func readWhole(_ fs: any FileSystem, _ dir: String, _ name: String, limit: Int) throws(LogError) -> [UInt8] {
         let f = try logIO { try fs.open(joinPath(dir, name), mode: .readOnly) }

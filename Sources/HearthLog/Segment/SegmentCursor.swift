@@ -28,7 +28,7 @@ final class ChunkedReader {
         if count >= Self.chunk {
             let b = try logIO { try file.read(at: offset, count: count) }
             guard b.count == count else {
-                throw .corruption(file: name, offset: offset, reason: "file shrank while reading")
+                throw .corruption(file: name, offset: offset, reason: LogError.shrankWhileReading)
             }
             return b
         }
@@ -36,9 +36,26 @@ final class ChunkedReader {
         buffer = try logIO { try file.read(at: offset, count: want) }
         bufferStart = offset
         guard buffer.count >= count else {
-            throw .corruption(file: name, offset: offset, reason: "file shrank while reading")
+            throw .corruption(file: name, offset: offset, reason: LogError.shrankWhileReading)
         }
         return Array(buffer[0..<count])
+    }
+}
+
+extension LogError {
+    /// ``ChunkedReader``'s reason when a file reads back shorter than its size was when the reader
+    /// opened it.
+    static let shrankWhileReading = "file shrank while reading"
+
+    /// Whether this is a file that read back shorter than its size a moment before. No damage
+    /// does that, and the writer of a store only ever does it one way: at a roll (and a close) it
+    /// cuts off the zeros preallocated after the active segment's last record (FORMAT.md §4.2)
+    /// — before its new MANIFEST is published, so a reader beside it sees the file shrink while
+    /// the MANIFEST's generation is still the one it started from. A read-only scan then scans
+    /// again (``Scanner/worthRescanning(_:since:_:_:)``) rather than report damage.
+    package var isShrinkUnderReader: Bool {
+        if case let .corruption(_, _, reason) = self { return reason == Self.shrankWhileReading }
+        return false
     }
 }
 

@@ -196,4 +196,33 @@ import HearthTesting
         }
         #expect(preallocatedTails > 0, "no power cut left a preallocated tail")
     }
+
+    /// A lock-free reader beside a live writer (issue 11, item 2): the writer's roll cuts the
+    /// active segment's zeros off between the reader's `size()` and its reads, and publishes the
+    /// MANIFEST naming the next segment only after that, so the reader sees the file shrink while
+    /// the MANIFEST's generation is still the one it began with. That is not damage: the scan,
+    /// and a read-only open, start again. (CI once saw `hearth verify` call it damage, 1 run
+    /// of 60 in `VerifyUnderWriterTests`.)
+    @Test func aSegmentCutUnderAReaderIsReadAgainNotCalledDamage() throws {
+        let (fs, log, history) = try Self.written(40, seed: 0x9A_0010)
+        _ = log
+        let zeros = try #require(fs.contents(of: Self.segment1))
+        let end = try Self.recordsEnd(fs, "seg-0000000000000001.log")
+        #expect(UInt64(zeros.count) > end)
+
+        fs.cutBeforeNextRead(pathContains: "seg-0000000000000001", to: end)
+        let report = try Log.verify(directory: storeDir, fileSystem: fs)
+        #expect(fs.contents(of: Self.segment1)?.count == Int(end), "the cut was made under the scan")
+        #expect(report.damage == nil, "\(String(describing: report.damage))")
+        #expect(report.segments.last?.validEnd == end && report.segments.last?.recordCount == 40)
+
+        fs.setContents(of: Self.segment1, to: zeros)
+        fs.cutBeforeNextRead(pathContains: "seg-0000000000000001", to: end)
+        var readOnlyOptions = Log.Options()
+        readOnlyOptions.readOnly = true
+        let readOnly = try Log.open(directory: storeDir, fileSystem: fs, options: readOnlyOptions)
+        #expect(fs.contents(of: Self.segment1)?.count == Int(end), "the cut was made under the open")
+        #expect(try recoveredHistory(readOnly) == history)
+        try readOnly.close()
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @_spi(HearthInternals) @testable import Hearth
+import HearthLog
 import HearthTesting
 
 /// `Store.Options.readOnly` (issue 11, item 5): the last consistent state of a store another
@@ -83,6 +84,24 @@ import HearthTesting
         #expect(try again.value(at: "root/a") == .number(9))
         try again.close()
         fs.clearFaults()
+        try writer.close()
+    }
+
+    /// The writer's roll cuts its active segment's preallocated zeros off while a read-only open
+    /// is reading it, before its new MANIFEST is published: the open reads again, and sees the
+    /// writer's state (not damage).
+    @Test func aSegmentCutUnderTheOpenIsReadAgain() throws {
+        let fs = SimulatedFileSystem(seed: 7)
+        let writer = try Store.open(directory: "/db", options: options(fs))
+        try Self.fill(writer)
+        let scan = try Log.verify(directory: "/db", fileSystem: fs)
+        let last = try #require(scan.segments.last)
+        #expect(last.preallocatedTail > 0, "the writer's active segment ends in zeros")
+        fs.cutBeforeNextRead(pathContains: last.file, to: last.validEnd)
+        let reader = try Store.open(directory: "/db", options: Self.readOnly(fs))
+        #expect(fs.contents(of: "/db/" + last.file)?.count == Int(last.validEnd), "the cut was made")
+        #expect(try reader.state() == writer.state())
+        try reader.close()
         try writer.close()
     }
 
