@@ -26,9 +26,23 @@ extension ChildMap {
     /// a child this map alone holds stays uniquely referenced and can be updated in place in
     /// turn (``Node/update(_:with:)``).
     mutating func updateValue(_ key: ChildKey, _ transform: (inout Node) -> Void) {
-        var emptied = false
-        _ = ChildMap.updateInPlace(&root, key, transform, &emptied)
-        // Rare: the child became empty. Its tree node holds the empty node until removed here.
+        // Two steps, so that the recursive descent takes no closure: specialized for a
+        // transform that captured values (the node being written, the rest of its path), the
+        // descent copied and destroyed those captures at every tree level — ~30 copies of a
+        // `Node` a server write, 18% of applying it (callgrind, Benchmarks/README.md item 36).
+        // 1. The tree node holding `key`, made unique on the way down; inserted holding the
+        //    empty node when absent (briefly breaking "no empty values", restored in 2.).
+        var found: Unmanaged<Tree>?
+        _ = ChildMap.uniqueNode(&root, key, &found)
+        guard let t = found?.takeUnretainedValue() else { preconditionFailure("uniqueNode finds or inserts the key") }
+        // 2. The child taken out of its tree node, so that `transform` sees its only reference.
+        var v = Node.empty
+        swap(&v, &t.value)
+        transform(&v)
+        let emptied = v.isEmpty
+        swap(&v, &t.value)
+        // Rare: the child became (or stayed) empty. Its tree node holds the empty node until
+        // removed here.
         if emptied { root = ChildMap.remove(root, key) }
     }
 
@@ -40,7 +54,7 @@ extension ChildMap {
         if !isKnownUniquelyReferenced(&t) { t = Tree(t.key, t.value, t.left, t.right) }
     }
 
-    /// What an update below a tree node did to its subtree.
+    /// What an insert below a tree node did to its subtree.
     private struct Growth {
         /// A node was inserted: the counts on the path grow by one.
         var inserted = false
@@ -48,25 +62,25 @@ extension ChildMap {
         var taller = false
     }
 
-    /// Descends to `k` making each node on the way unique, and applies `f` there (or inserts
-    /// a node for it). Sets `emptied` when `f` left the value empty: then nothing was inserted,
-    /// or the found node holds the empty node and the caller removes it.
+    /// Descends to `k` making each node on the way unique, and sets `found` to the tree node
+    /// holding `k` — a new one holding the empty node when `k` was absent, inserted and
+    /// rebalanced. Every node from the root to `found` is then referenced by this map alone.
+    ///
+    /// `found` is unretained: a rotation on the way back up makes the nodes it moves unique
+    /// first (``rotate(_:liftingLeft:)``), and a second reference to the new node would make
+    /// it copy that node, leaving `found` pointing at a node the tree no longer holds.
+    /// Rotations relink nodes without replacing unique ones, so the node `found` names stays
+    /// in the tree, which keeps it alive.
     ///
     /// Cost: the path's nodes only. A sibling's height is read only where the subtree beside it
     /// grew taller than the parent allowed for — on average O(1) levels per insert, since an
     /// AVL insert's height change stops within a few levels — so the cold siblings the
     /// persistent update retains at every level are mostly never touched.
-    private static func updateInPlace(
-        _ slot: inout Tree?, _ k: ChildKey, _ f: (inout Node) -> Void, _ emptied: inout Bool
-    ) -> Growth {
+    private static func uniqueNode(_ slot: inout Tree?, _ k: ChildKey, _ found: inout Unmanaged<Tree>?) -> Growth {
         guard var t = slot else {
-            var v = Node.empty
-            f(&v)
-            if v.isEmpty {
-                emptied = true
-                return Growth()
-            }
-            slot = Tree(k, v, nil, nil)
+            let new = Tree(k, .empty, nil, nil)
+            found = Unmanaged.passUnretained(new)
+            slot = new
             return Growth(inserted: true, taller: true)
         }
         slot = nil  // `t` is now the only reference this map has.
@@ -74,16 +88,11 @@ extension ChildMap {
         let c = ChildKey.compare(k, t.key)
         var growth = Growth()
         if c == 0 {
-            // Taken out of the node so that `f` sees the child's only reference.
-            var v = Node.empty
-            swap(&v, &t.value)
-            f(&v)
-            if v.isEmpty { emptied = true }
-            swap(&v, &t.value)
+            found = Unmanaged.passUnretained(t)
         } else {
             var side: Tree?
             if c < 0 { swap(&side, &t.left) } else { swap(&side, &t.right) }
-            growth = updateInPlace(&side, k, f, &emptied)
+            growth = uniqueNode(&side, k, &found)
             let grown = growth.taller ? side!.height : 0  // on the path: warm
             if c < 0 { swap(&side, &t.left) } else { swap(&side, &t.right) }
             if growth.inserted {
