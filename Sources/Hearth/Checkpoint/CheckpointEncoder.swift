@@ -175,30 +175,44 @@ struct CheckpointEncoder {
             size = 0
         }
 
+        /// A leaf's encoding when it fits in a chunk, for its parent to embed; else emitted as a
+        /// whole chunk at `path` (nil).
+        func leaf(_ node: Node, at path: @autoclosure () -> Path) throws(E) -> [UInt8]? {
+            let raw = NodeCodec.encode(node)
+            if raw.count <= CheckpointFormat.chunkTarget { return raw }
+            try emit(path(), .whole, raw, origin: .whole(node))
+            return nil
+        }
+
         // One pass over the cache, each node encoded once (FORMAT.md §7.1's splitting rule):
         // returns the node's encoding when it fits in one chunk, for its parent to embed; else
         // emits its children as runs of about `chunkTarget` bytes (recursing into any child
         // that does not fit) and returns nil. With `reuse`, a node (or a run of children) that
         // is still the one a chunk of the previous checkpoint decoded to is copied as that
         // chunk, and counts as split (FORMAT.md §7.1, "Reused chunks").
-        func process(_ node: Node, at path: Path) throws(E) -> [UInt8]? {
-            // Only paths on the way to an old chunk can hold one (no lookup below them).
-            let reuse = reuse.flatMap { $0.leadsToChunks(path) ? $0 : nil }
+        //
+        // `below`: the old chunks, when the parent's path leads to some (`reuse` at the root).
+        // Only paths on the way to an old chunk can hold one, and none below a path that does
+        // not lead to one (ChunkOrigins.ancestors is closed upwards): so a node off those ways
+        // passes nil to its children, and only the nodes on them and their children are looked
+        // up — not every node of the cache, whose path hashing was a tenth of a checkpoint.
+        func process(_ node: Node, at path: Path, below: ChunkOrigins?) throws(E) -> [UInt8]? {
+            let reuse = below.flatMap { $0.leadsToChunks(path) ? $0 : nil }
             if let reuse, let index = reuse.wholeChunk(at: path, for: node), let stored = verified(index, in: reuse) {
                 try copy(index, stored, from: reuse, origin: .whole(node))
                 return nil
             }
-            if node.isLeaf {
-                let raw = NodeCodec.encode(node)
-                if raw.count <= CheckpointFormat.chunkTarget { return raw }
-                try emit(path, .whole, raw, origin: .whole(node))
-                return nil
-            }
+            if node.isLeaf { return try leaf(node, at: path) }
             var parts: [(key: ChildKey, bytes: [UInt8])] = []
             var size = 0
             var split = false
             func add(_ key: ChildKey, _ child: Node) throws(E) {
-                guard let bytes = try process(child, at: path.child(key)) else {
+                // A leaf off the old chunks' ways is encoded here: its path is made only if it
+                // needs a chunk of its own.
+                let encoded =
+                    reuse == nil && child.isLeaf
+                    ? try leaf(child, at: path.child(key)) : try process(child, at: path.child(key), below: reuse)
+                guard let bytes = encoded else {
                     // The child went to chunks of its own; the runs around it stay in key order.
                     split = true
                     try emitRun(path, &parts, node.children, &size)
@@ -275,27 +289,10 @@ struct CheckpointEncoder {
             return nil
         }
 
-        if !cache.isEmpty, let whole = try process(cache, at: .root) {
+        if !cache.isEmpty, let whole = try process(cache, at: .root, below: reuse) {
             try emit(.root, .whole, whole, origin: .whole(cache))
         }
         return (chunks, priorities)
-    }
-
-    /// The body's trailer (FORMAT.md §7): where the directory is, its sizes and checksum, and
-    /// the trailer's own checksum.
-    func trailer(directoryAt offset: UInt64, stored: [UInt8], rawCount: Int, compressed: Bool) -> [UInt8] {
-        var trailer = ByteWriter(capacity: CheckpointFormat.trailerSize)
-        trailer.raw(CheckpointFormat.magic)
-        trailer.u32(bodyVersion)
-        trailer.u64(offset)
-        trailer.u32(UInt32(stored.count))
-        trailer.u32(UInt32(rawCount))
-        trailer.u8(compressed ? 1 : 0)
-        trailer.raw([0, 0, 0])
-        trailer.u32(CRC32C.mask(CRC32C.checksum(stored)))
-        trailer.u32(CRC32C.mask(CRC32C.checksum(trailer.bytes)))
-        assert(trailer.bytes.count == CheckpointFormat.trailerSize, "the trailer has its fixed size")
-        return trailer.bytes
     }
 
     /// The bytes to store for `raw`: compressed when that saves enough, else raw.
@@ -309,89 +306,5 @@ struct CheckpointEncoder {
             return (packed, true)
         }
         return (raw, false)
-    }
-
-    func encodeDirectory(
-        _ state: StoreState, priorities: [(path: Path, priority: Priority)], chunks: [CheckpointFormat.Chunk],
-        writeChunks: [CheckpointFormat.WriteChunk] = []
-    ) -> [UInt8] {
-        var w = ByteWriter(capacity: 4096)
-        w.varint(UInt64(bodyVersion))
-        w.varint(UInt64(state.lastWriteID))
-        w.varint(UInt64(state.lastQueryID))
-        w.varint(UInt64(state.lastTransactionID))
-        w.varint(UInt64(state.lastOnDisconnectID))
-
-        // Everything but the cache, as the events that rebuild it.
-        var events: [StoreEvent] = []
-        events.append(.serverTimeOffset(ms: state.serverTimeOffsetMs))
-        if let auth = state.auth { events.append(.authSaved(auth)) }
-        if bodyVersion == 1 { events += state.pendingWrites.map { .writeSaved($0) } }
-        events += state.trackedQueries.keys.sorted().map { .trackedQuerySaved(state.trackedQueries[$0]!) }
-        events += state.pins.sorted { $0.description < $1.description }.map { .pinChanged($0, on: true) }
-        events += state.transactions.keys.sorted().map { .transactionSaved(state.transactions[$0]!) }
-        events += state.onDisconnect.keys.sorted().map { .onDisconnectSaved(state.onDisconnect[$0]!) }
-        if bodyVersion >= 3 {
-            // Format 3: the store's writer id and the writer watermarks (by writer, in UTF-8 byte
-            // order so the bytes are deterministic; readers accept any order).
-            if let id = state.writerID { events.append(.writerIdentity(id)) }
-            for writer in state.writerWatermarks.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-                let mark = state.writerWatermarks[writer]!
-                events.append(.writerWatermark(writer: writer, id: mark.id, at: mark.at))
-            }
-        }
-        let batch = EventCodec.encode(events)
-        w.varint(batch.count)
-        w.raw(batch)
-
-        if bodyVersion >= 2 {
-            w.varint(writeChunks.count)
-            for c in writeChunks {
-                w.varint(UInt64(c.firstID))
-                w.varint(UInt64(c.lastID))
-                w.varint(c.count)
-                EventCodec.path(c.minPath, &w)
-                EventCodec.path(c.maxPath, &w)
-                w.varint(c.filter.bits.count)
-                w.raw(c.filter.bits)
-                w.varint(c.offset)
-                w.varint(c.storedLength)
-                w.varint(c.rawLength)
-                w.bool(c.compressed)
-                w.u32(c.crc)
-            }
-        }
-
-        w.varint(state.untracked.count)
-        state.untracked.forEachEntry { keys, time in
-            w.varint(keys.count)
-            for k in keys { w.string(k.string) }
-            w.zigzag(time)
-        }
-
-        w.varint(priorities.count)
-        for (path, priority) in priorities {
-            EventCodec.path(path, &w)
-            NodeCodec.encode(Node(priority.leafValue), into: &w)
-        }
-
-        w.varint(chunks.count)
-        for c in chunks {
-            EventCodec.path(c.path, &w)
-            switch c.kind {
-            case .whole:
-                w.u8(0)
-            case let .range(first, last):
-                w.u8(1)
-                w.string(first.string)
-                w.string(last.string)
-            }
-            w.varint(c.offset)
-            w.varint(c.storedLength)
-            w.varint(c.rawLength)
-            w.bool(c.compressed)
-            w.u32(c.crc)
-        }
-        return w.bytes
     }
 }

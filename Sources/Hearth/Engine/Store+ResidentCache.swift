@@ -24,6 +24,9 @@ final class ResidentCache: Sendable {
     struct Counters: Sendable {
         var loads = 0
         var drops = 0
+        /// Readers built at a drop, of a checkpoint installed while the cache was resident
+        /// (LoadingState.Base): one per drop at most, none per install.
+        var baseReads = 0
         /// Cache chunks the checkpoints since open copied from the previous checkpoint, and
         /// encoded anew (tests: that reuse happens).
         var copiedChunks = 0
@@ -72,6 +75,8 @@ extension Store {
         var loads: Int
         /// See ``loads``.
         var drops: Int
+        /// Readers of the checkpoint the cache drops to, built at a drop (not at the install).
+        var baseReads: Int
         /// Server events kept for projection onto chunks while the cache is not resident.
         var deferredEvents: Int
         /// Chunks the current reader keeps decoded, and their raw bytes.
@@ -86,7 +91,8 @@ extension Store {
         return core.withLock { core in
             ResidentCacheStats(
                 cacheResident: core.loading.cacheLoaded, droppable: core.loading.canDropCache,
-                loads: counters.loads, drops: counters.drops, deferredEvents: core.loading.deferred.count,
+                loads: counters.loads, drops: counters.drops, baseReads: counters.baseReads,
+                deferredEvents: core.loading.deferred.count,
                 decodedChunks: core.reader?.decodedChunkCount ?? 0,
                 decodedChunkBytes: core.reader?.decodedChunkBytes ?? 0)
         }
@@ -153,6 +159,13 @@ extension Store {
     func dropResidentCache() -> Bool {
         guard options.lazyCacheLoad else { return false }
         return resident.gate.withLock { _ in
+            // The reader of a checkpoint installed since the load is built now, outside the
+            // store's lock: it reads and decodes the checkpoint's directory.
+            if let checkpoint = core.withLock({ $0.loading.cacheLoaded ? $0.loading.unreadBase : nil }) {
+                let reader = try? CheckpointReader(checkpoint)
+                resident.counters.withLock { $0.baseReads += 1 }
+                core.withLock { $0.loading.readBase(reader, of: checkpoint) }
+            }
             let dropped = core.withLock { core -> Bool in
                 guard let reader = core.loading.dropCache() else { return false }
                 core.reader = reader
@@ -219,15 +232,15 @@ extension Store {
     /// After a checkpoint install through `lsn` succeeded (`true`) or failed: the new
     /// checkpoint becomes the base the resident cache can be dropped to, and `origins` (what
     /// its chunks encode, recorded by its encoder) what the next checkpoint may copy while the
-    /// cache stays resident. `readable` false (close's checkpoint): no reader of it is built,
-    /// and the base stays what it was.
+    /// cache stays resident. `readable` false (close's checkpoint): it does not become the
+    /// base, which stays what it was.
     func checkpointFinished(lsn: LSN, installed: Bool, origins: ChunkOrigins? = nil, readable: Bool = true) {
-        var reader: CheckpointReader?
+        var base: Checkpoint?
         if installed, readable, options.lazyCacheLoad, let checkpoint = log.checkpoint, checkpoint.lsn == lsn {
-            reader = try? CheckpointReader(checkpoint)
+            base = checkpoint
         }
         core.withLock { core in
-            core.loading.checkpointInstalled(reader)
+            core.loading.checkpointInstalled(base)
             // The old checkpoint's origins are not kept alive past the next one; the new ones
             // only for a resident cache (a dropped one is read from the new checkpoint).
             if installed { core.cacheOrigins = core.loading.cacheLoaded ? origins : nil }
