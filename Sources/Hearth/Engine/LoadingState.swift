@@ -36,7 +36,7 @@ struct LoadingState: Sendable {
     /// installed — its reader is built (its directory read and decoded again) when the cache
     /// is dropped to it (``readBase(_:)``), not at every install: under a stream of server
     /// data the cache stays resident across many checkpoints, and building a reader at each
-    /// was an eighth of the checkpoints' time in a 50 MiB fill.
+    /// was a tenth of the checkpoints' time in a 50 MiB fill.
     enum Base: Sendable {
         case reader(CheckpointReader)
         case installed(Checkpoint)
