@@ -51,6 +51,31 @@ import Testing
         #expect(throws: Never.self) { try ChildKey.validate("día 1 😀") }
     }
 
+    /// Every ASCII character in a key, against Firebase's rule written out here: the controls,
+    /// DEL and `. # $ [ ] /` are refused, naming the character; everything else passes, as do
+    /// multi-byte characters (whose bytes are all 0x80 or above).
+    @Test func everyASCIICharacterIsCheckedByTheRule() throws {
+        let refused = Set(Array(0x00...0x1F) + [0x7F] + ".#$[]/".utf8.map(Int.init))
+        for c in 0x00...0x7F {
+            let character = Character(Unicode.Scalar(UInt8(c)))
+            let key = "a" + String(character) + "b"
+            if refused.contains(c) {
+                #expect(throws: PathError.invalidCharacter(key: key, character: character)) {
+                    try ChildKey.validate(key)
+                }
+            } else {
+                #expect(throws: Never.self, "0x\(String(c, radix: 16))") { try ChildKey.validate(key) }
+            }
+        }
+        for key in ["\u{80}", "\u{7FF}", "\u{FFFF}", "\u{10FFFF}", "é.", "😀#"] {
+            if key.contains(".") || key.contains("#") {
+                #expect(throws: PathError.self) { try ChildKey.validate(key) }
+            } else {
+                #expect(throws: Never.self) { try ChildKey.validate(key) }
+            }
+        }
+    }
+
     @Test func keyLengthLimit() throws {
         try ChildKey.validate(String(repeating: "a", count: 768))
         #expect(throws: PathError.keyTooLong(key: String(repeating: "a", count: 769), utf8Length: 769)) {

@@ -256,9 +256,9 @@ extension Store {
     /// checkpoint is encoded: commits made there come after the checkpoint's LSN.
     ///
     /// `closing`: the checkpoint close writes. Nothing will read the new checkpoint through
-    /// this store, so neither what its chunks hold (for the next checkpoint to copy) is
-    /// recorded nor a reader of it built (which decodes its directory again: a quarter of the
-    /// close of a 50 MiB cache).
+    /// this store, so what its chunks hold is not recorded (for the next checkpoint to copy),
+    /// nor does it become the base a resident cache drops back to (with a reader then built
+    /// at every install, that was 27% of a fill's close: Benchmarks/README.md item 22).
     func writeCheckpoint(afterSnapshot: (() -> Void)? = nil, closing: Bool = false) throws(StoreError) {
         // Nothing to checkpoint: do not load the whole cache for it.
         if core.withLock({ $0.lastLSN <= $0.checkpointLSN }) { return }

@@ -72,6 +72,15 @@ package struct ByteWriter {
     /// A varint byte length, then the UTF-8 bytes (exact; never normalized).
     @inlinable
     package mutating func string(_ s: String) {
+        // A native string's bytes are read where they are (no copy of the string to make
+        // `withUTF8`'s mutable access: a retain and release of its storage per string, and
+        // strings are every key of every record and checkpoint chunk).
+        if let written: Void = s.utf8.withContiguousStorageIfAvailable({ utf8 in
+            varint(utf8.count)
+            bytes.append(contentsOf: utf8)
+        }) {
+            return written
+        }
         var s = s
         s.withUTF8 { utf8 in
             varint(utf8.count)

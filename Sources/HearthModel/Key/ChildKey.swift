@@ -51,6 +51,21 @@ public struct ChildKey: Sendable, CustomStringConvertible, ExpressibleByStringLi
     /// Checks a key against Firebase's rules. See ``validated(_:)``.
     public static func validate(_ string: String) throws(PathError) {
         if string.isEmpty { throw .emptyKey }
+        // Native strings (every key ChildKey makes): one scan of the contiguous bytes against
+        // a bit mask. Iterating `String.UTF8View` and switching on each byte was 5.7% of the
+        // instructions of applying the fill's server events (every child key of every write
+        // is checked).
+        let scanned = string.utf8.withContiguousStorageIfAvailable { bytes -> UInt8? in
+            for byte in bytes where isForbidden(byte) { return byte }
+            return nil
+        }
+        if let scanned {
+            if let byte = scanned {
+                throw .invalidCharacter(key: string, character: Character(Unicode.Scalar(byte)))
+            }
+            if string.utf8.count > maxUTF8Length { throw .keyTooLong(key: string, utf8Length: string.utf8.count) }
+            return
+        }
         var count = 0
         for byte in string.utf8 {
             count += 1
@@ -65,6 +80,22 @@ public struct ChildKey: Sendable, CustomStringConvertible, ExpressibleByStringLi
             }
         }
         if count > maxUTF8Length { throw .keyTooLong(key: string, utf8Length: count) }
+    }
+
+    /// Bytes a key may not hold, as bits: `mask0` for 0x00…0x3F (the controls 0x00…0x1F, `#`
+    /// `$` `.` `/`), `mask1` for 0x40…0x7F (`[` `]` and DEL). Every byte from 0x80 up is part
+    /// of a multi-byte character, which keys may hold.
+    private static let forbiddenMask0: UInt64 =
+        0xFFFF_FFFF | 1 << 0x23 | 1 << 0x24 | 1 << 0x2E | 1 << 0x2F
+    /// See ``forbiddenMask0``.
+    private static let forbiddenMask1: UInt64 = 1 << (0x5B - 0x40) | 1 << (0x5D - 0x40) | 1 << (0x7F - 0x40)
+
+    /// Whether a key may not hold `byte` (the rule of ``validate(_:)``).
+    @inline(__always)
+    static func isForbidden(_ byte: UInt8) -> Bool {
+        if byte < 0x40 { return forbiddenMask0 >> byte & 1 != 0 }
+        if byte < 0x80 { return forbiddenMask1 >> (byte - 0x40) & 1 != 0 }
+        return false
     }
 
     /// Whether this key is one of the metadata names Firebase gives a meaning to
