@@ -34,7 +34,7 @@ struct LoadingState: Sendable {
 
     /// A checkpoint a resident cache can be dropped back to: read through a reader, or only
     /// installed — its reader is built (its directory read and decoded again) when the cache
-    /// is dropped to it (``readBase(_:)``), not at every install: under a stream of server
+    /// is dropped to it (``readBase(_:of:)``), not at every install: under a stream of server
     /// data the cache stays resident across many checkpoints, and building a reader at each
     /// was a tenth of the checkpoints' time in a 50 MiB fill.
     enum Base: Sendable {

@@ -69,22 +69,14 @@ public struct ChildKey: Sendable, CustomStringConvertible, ExpressibleByStringLi
         var count = 0
         for byte in string.utf8 {
             count += 1
-            switch byte {
-            case UInt8(ascii: "."), UInt8(ascii: "#"), UInt8(ascii: "$"),
-                UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "/"):
-                throw .invalidCharacter(key: string, character: Character(Unicode.Scalar(byte)))
-            case 0x00...0x1F, 0x7F:
-                throw .invalidCharacter(key: string, character: Character(Unicode.Scalar(byte)))
-            default:
-                break
-            }
+            if isForbidden(byte) { throw .invalidCharacter(key: string, character: Character(Unicode.Scalar(byte))) }
         }
         if count > maxUTF8Length { throw .keyTooLong(key: string, utf8Length: count) }
     }
 
-    /// Bytes a key may not hold, as bits: `mask0` for 0x00…0x3F (the controls 0x00…0x1F, `#`
-    /// `$` `.` `/`), `mask1` for 0x40…0x7F (`[` `]` and DEL). Every byte from 0x80 up is part
-    /// of a multi-byte character, which keys may hold.
+    /// Bytes a key may not hold, as bits: this mask for 0x00…0x3F (the controls 0x00…0x1F,
+    /// `#` `$` `.` `/`), ``forbiddenMask1`` for 0x40…0x7F (`[` `]` and DEL). Every byte from
+    /// 0x80 up is part of a multi-byte character, which keys may hold.
     private static let forbiddenMask0: UInt64 =
         0xFFFF_FFFF | 1 << 0x23 | 1 << 0x24 | 1 << 0x2E | 1 << 0x2F
     /// See ``forbiddenMask0``.

@@ -39,7 +39,7 @@ public struct Path: Sendable, Hashable, CustomStringConvertible, ExpressibleBySt
         // The printed path is built only for an error: every server event and write is
         // validated, and joining its keys cost more than checking them.
         // Over the keys themselves, not a lazy map of their strings: that copied each string
-        // (a retain and release of its storage), a fifth of checking a server event's paths.
+        // (a retain and release of its storage), a third of checking a server event's paths.
         if keys.count > Path.maxDepth { throw .tooDeep(path: description, depth: keys.count) }
         for i in keys.indices {
             try Path.validate(segment: keys[i].string, at: i, of: keys.count, printed: description)
