@@ -90,6 +90,57 @@ import Testing
         }
     }
 
+    /// Runs of new keys sorting after every key of a map (push ids: the usual server merge),
+    /// of 1 to 40 pairs and now and then longer than the map, joined on in place: the same map
+    /// as the persistent sorted insert after every run, balanced and counted, snapshots
+    /// untouched — and the tree written in place (its root object kept by most runs, where
+    /// the persistent insert allocates a new root every time).
+    @Test func sortedRunsAfterTheMapAreJoinedInPlace() {
+        var rng = SplitMix64(seed: 0x4A4F_494E)
+        var rootKept = 0
+        for round in 0..<20 {
+            var map = ChildMap()
+            var expected = ChildMap()
+            var snapshots: [(map: ChildMap, keys: [ChildKey])] = []
+            var next = 0
+            for step in 0..<200 {
+                let length = rng.next() % 25 == 0 ? Int(rng.next() % 300) + 1 : Int(rng.next() % 40) + 1
+                let pairs = (0..<length).map { i in
+                    (key: ChildKey("-N\(String(1_000_000 + next + i))"), value: Node.number(Double(step)))
+                }
+                next += length
+                let rootBefore = map.root.map(ObjectIdentifier.init)
+                map.insert(sortedPairs: pairs)
+                expected = expected.setting(sortedPairs: pairs)
+                if let rootBefore, rootBefore == map.root.map(ObjectIdentifier.init) { rootKept += 1 }
+                #expect(map == expected, "round \(round) step \(step)")
+                #expect(map.count == expected.count)
+                if rng.next() % 8 == 0 { snapshots.append((map, Array(map).map(\.key))) }
+            }
+            #expect(map.checkInvariants() == nil)
+            for (snapshot, keys) in snapshots {
+                #expect(snapshot.checkInvariants() == nil)
+                #expect(Array(snapshot).map(\.key) == keys, "a snapshot changed")
+            }
+        }
+        #expect(rootKept > 20 * 200 / 2, "in place: \(rootKept) of \(20 * 200) runs kept the root")
+    }
+
+    /// A run that does not sort after the whole map (a key inside it, or equal to its last)
+    /// takes the persistent insert: the same map, snapshots untouched.
+    @Test func sortedRunsInsideTheMapMatchThePersistentInsert() {
+        let base = ChildMap(sortedPairs: (0..<500).map { (key: ChildKey("k\(1000 + 2 * $0)"), value: Node.number(1)) })
+        for run in [[1001, 1003], [1998], [1998, 1999, 2000], [1, 2500]] {
+            var map = base
+            let snapshot = base
+            let pairs = run.map { (key: ChildKey("k\($0)"), value: Node.number(2)) }
+            map.insert(sortedPairs: pairs)
+            #expect(map == base.setting(sortedPairs: pairs))
+            #expect(map.checkInvariants() == nil)
+            #expect(snapshot == base)
+        }
+    }
+
     /// Removing through the in-place path (a child set to empty, or a subtree emptied) gives
     /// the persistent result.
     @Test func emptyingAChildRemovesIt() {

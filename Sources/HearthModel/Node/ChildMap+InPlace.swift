@@ -46,6 +46,35 @@ extension ChildMap {
         if emptied { root = ChildMap.remove(root, key) }
     }
 
+    /// Sets each of `pairs`: the same map as ``setting(sortedPairs:)``, built in place where
+    /// this map alone holds the tree nodes it touches. `pairs` must be strictly ascending by
+    /// key and hold no empty node (``Node/merge(_:at:)`` makes sure).
+    ///
+    /// A run whose keys all sort after this map's — new push ids, the usual server merge — is
+    /// built as one balanced subtree and joined onto the right spine (``joinInPlace(_:_:_:_:)``):
+    /// the spine's nodes made unique on the way down, rotated in place on the way up. The
+    /// persistent split-and-join allocates a copy of every node on that spine, each copy
+    /// retaining both subtrees — the left ones cold (Benchmarks/README.md, item 39). Any other
+    /// run takes that persistent path.
+    mutating func insert(sortedPairs pairs: [(key: ChildKey, value: Node)]) {
+        guard let first = pairs.first else { return }
+        if let top = root {
+            var last = top
+            while let next = last.right { last = next }
+            guard ChildKey.compare(last.key, first.key) < 0 else {
+                self = setting(sortedPairs: pairs)
+                return
+            }
+        }
+        // The rest of the run as one balanced subtree; the first pair joins it to the map.
+        var i = pairs.startIndex + 1
+        let run = ChildMap(count: pairs.count - 1) { () -> (key: ChildKey, value: Node) in
+            defer { i += 1 }
+            return pairs[i]
+        }
+        ChildMap.joinInPlace(&root, first.key, first.value, run.root)
+    }
+
     // MARK: - Mechanics
 
     /// `t` itself when this is its only reference, else a copy of it (sharing its subtrees).
@@ -118,6 +147,28 @@ extension ChildMap {
             "count and height kept")
         slot = t
         return growth
+    }
+
+    /// ``join(_:_:_:_:)`` of the tree in `slot`, the pair and `r` (every key of `r` above the
+    /// pair's, the pair's above every key in `slot`), in place: while the tree in `slot` is
+    /// more than one taller than `r`, its right spine is descended, each node made unique;
+    /// where the heights meet, the persistent join builds the one new node (or, when `r` is
+    /// the taller, descends `r`'s left spine). On the way back up each spine node is
+    /// rebalanced as after an insert: the subtree joined below it is at most two taller than
+    /// its left (the join's bound, the one ``balance(_:_:_:_:)`` relies on).
+    private static func joinInPlace(_ slot: inout Tree?, _ k: ChildKey, _ v: Node, _ r: Tree?) {
+        guard height(slot) > height(r) + 1, var t = slot else {
+            slot = join(slot, k, v, r)
+            return
+        }
+        slot = nil  // `t` is now the only reference this map has.
+        makeUnique(&t)
+        var right: Tree?
+        swap(&right, &t.right)
+        joinInPlace(&right, k, v, r)
+        swap(&right, &t.right)
+        rebalance(&t)
+        slot = t
     }
 
     /// Restores `t`'s height, count and AVL balance after an insert below it, rotating in

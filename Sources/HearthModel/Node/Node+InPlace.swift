@@ -22,12 +22,19 @@ extension Node {
             return
         }
         // Non-empty values under plain keys of a node with children (or none): the path down
-        // is written in place and the map takes the run in one sorted insert (which copies
-        // O(k·log(n/k + 1)) of its tree nodes: fewer than k in-place descents touch when k is
-        // large). Nothing here can empty the node, so no ancestor collapses.
+        // is written in place and the map takes the run in one sorted insert — in place too
+        // when the run sorts after the map's keys (``ChildMap/insert(sortedPairs:)``), else
+        // copying O(k·log(n/k + 1)) of its tree nodes: fewer than k in-place descents touch
+        // when k is large. Nothing here can empty the node, so no ancestor collapses.
         modify(path.keys[...]) { target in
-            assert(!target.isLeaf, "a leaf at the merge's path was excluded above")
-            target = Node(children: target.children.setting(sortedPairs: pairs), priority: target.priority)
+            guard case .children(var map, let priority) = target.storage else {
+                assert(target.isEmpty, "a leaf at the merge's path was excluded above")
+                target = Node(children: ChildMap(sortedPairs: pairs))
+                return
+            }
+            target.storage = .empty  // `map` is now the only reference this node had to its tree.
+            map.insert(sortedPairs: pairs)
+            target.storage = .children(map, priority)
         }
     }
 
