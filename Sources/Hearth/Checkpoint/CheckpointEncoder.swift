@@ -191,27 +191,48 @@ struct CheckpointEncoder {
         // is still the one a chunk of the previous checkpoint decoded to is copied as that
         // chunk, and counts as split (FORMAT.md §7.1, "Reused chunks").
         //
-        // `below`: the old chunks, when the parent's path leads to some (`reuse` at the root).
-        // Only paths on the way to an old chunk can hold one, and none below a path that does
-        // not lead to one (ChunkOrigins.ancestors is closed upwards): so a node off those ways
-        // passes nil to its children, and only the nodes on them and their children are looked
-        // up — not every node of the cache, whose path hashing was a tenth of a checkpoint.
-        func process(_ node: Node, at path: Path, below: ChunkOrigins?) throws(E) -> [UInt8]? {
-            let reuse = below.flatMap { $0.leadsToChunks(path) ? $0 : nil }
+        // `reuse`: the old chunks, when `path` leads to some (a chunk's path or an ancestor of
+        // one). Only paths on the way to an old chunk can hold one, and none below a path that
+        // does not lead to one (ChunkOrigins.ancestors is closed upwards): so a node off those
+        // ways passes nil to its children, and only the nodes on them are looked up — not
+        // every node of the cache, whose path hashing was a tenth of a checkpoint. A node on
+        // them asks once which of its children lead on (`leading`), by key: where building and
+        // hashing each child's path cost about a twelfth of the walk (Benchmarks/README.md, item 40).
+        //
+        // `triedWhole`: the caller found the node's encoding longer than a chunk already.
+        func process(
+            _ node: Node, at path: Path, reuse: ChunkOrigins?, triedWhole: Bool = false
+        ) throws(E) -> [UInt8]? {
             if let reuse, let index = reuse.wholeChunk(at: path, for: node), let stored = verified(index, in: reuse) {
                 try copy(index, stored, from: reuse, origin: .whole(node))
                 return nil
             }
             if node.isLeaf { return try leaf(node, at: path) }
+            // Off the old chunks' ways, a node whose whole encoding fits in a chunk is encoded
+            // in one walk — the bytes the walk below gives it, since nothing under it can split
+            // — where that walk encodes every node into an array of its own, for its parent to
+            // copy (the cost of a checkpoint's new data, Benchmarks/README.md item 40). A node
+            // too large for it costs at most a chunk's worth of encoding thrown away.
+            if reuse == nil, !triedWhole, let whole = NodeCodec.encode(node, upTo: CheckpointFormat.chunkTarget) {
+                return whole
+            }
+            let leading = reuse?.childrenLeadingToChunks(at: path) ?? []
             var parts: [(key: ChildKey, bytes: [UInt8])] = []
             var size = 0
             var split = false
             func add(_ key: ChildKey, _ child: Node) throws(E) {
-                // A leaf off the old chunks' ways is encoded here: its path is made only if it
-                // needs a chunk of its own.
-                let encoded =
-                    reuse == nil && child.isLeaf
-                    ? try leaf(child, at: path.child(key)) : try process(child, at: path.child(key), below: reuse)
+                // A child off the old chunks' ways is encoded here, whole when it fits: its path
+                // is made only if it needs chunks of its own.
+                let encoded: [UInt8]?
+                if let reuse, !leading.isEmpty, leading.contains(key) {
+                    encoded = try process(child, at: path.child(key), reuse: reuse)
+                } else if child.isLeaf {
+                    encoded = try leaf(child, at: path.child(key))
+                } else if let whole = NodeCodec.encode(child, upTo: CheckpointFormat.chunkTarget) {
+                    encoded = whole
+                } else {
+                    encoded = try process(child, at: path.child(key), reuse: nil, triedWhole: true)
+                }
                 guard let bytes = encoded else {
                     // The child went to chunks of its own; the runs around it stay in key order.
                     split = true
@@ -289,7 +310,8 @@ struct CheckpointEncoder {
             return nil
         }
 
-        if !cache.isEmpty, let whole = try process(cache, at: .root, below: reuse) {
+        let rootReuse = reuse.flatMap { $0.leadsToChunks(.root) ? $0 : nil }
+        if !cache.isEmpty, let whole = try process(cache, at: .root, reuse: rootReuse) {
             try emit(.root, .whole, whole, origin: .whole(cache))
         }
         return (chunks, priorities)

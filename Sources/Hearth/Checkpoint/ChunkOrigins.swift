@@ -58,6 +58,10 @@ struct ChunkOrigins: Sendable {
     let byPath: [Path: [Int]]
     /// The paths of the chunks and all their ancestors.
     let ancestors: Set<Path>
+    /// For each path in ``ancestors`` with a child there: those children's keys. What the
+    /// encoder asks once per node on the way to a chunk, instead of building and hashing the
+    /// path of each of its children (``childrenLeadingToChunks(at:)``).
+    let leadingChildren: [Path: Set<ChildKey>]
 
     /// The origins of a load through `reader`: `nodes` by chunk index.
     init(reader: CheckpointReader, nodes: [Int: Origin]) {
@@ -96,15 +100,25 @@ struct ChunkOrigins: Sendable {
         }
         self.byPath = byPath
         var ancestors = Set<Path>()
+        var leadingChildren: [Path: Set<ChildKey>] = [:]
         for path in byPath.keys {
             var p: Path? = path
-            while let q = p, ancestors.insert(q).inserted { p = q.parent }
+            while let q = p, ancestors.insert(q).inserted {
+                p = q.parent
+                if let parent = p, let key = q.keys.last { leadingChildren[parent, default: []].insert(key) }
+            }
         }
         self.ancestors = ancestors
+        self.leadingChildren = leadingChildren
     }
 
     /// Whether `path` is a chunk's path or an ancestor of one.
     func leadsToChunks(_ path: Path) -> Bool { ancestors.contains(path) }
+
+    /// The keys of the children of `path` that lead to chunks (``leadsToChunks(_:)`` of
+    /// `path` + key): none when `path` itself does not. `ancestors` being closed upwards, a
+    /// child's path is in it exactly when its key is listed here.
+    func childrenLeadingToChunks(at path: Path) -> Set<ChildKey> { leadingChildren[path] ?? [] }
 
     /// The whole chunk at `path`, if it can be copied for `node`.
     func wholeChunk(at path: Path, for node: Node) -> Int? {

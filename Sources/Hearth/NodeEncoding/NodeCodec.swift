@@ -40,12 +40,29 @@ enum NodeCodec {
         encode(node, into: &w, levelsLeft: Int.max, &found)
     }
 
+    /// `node`'s encoding when it is at most `limit` bytes long, else nil — having written at
+    /// most about `limit` bytes: the walk stops at the first node that starts past `limit`,
+    /// and a string that would end past it is not copied. What a checkpoint asks of a node
+    /// that may fit in one chunk (``CheckpointEncoder``): a node too large costs it at most
+    /// `limit` bytes of encoding thrown away.
+    static func encode(_ node: Node, upTo limit: Int) -> [UInt8]? {
+        var w = ByteWriter(capacity: 256)
+        var found = Inspection(limit: limit)
+        encode(node, into: &w, levelsLeft: Int.max, &found)
+        return found.overLimit || w.bytes.count > limit ? nil : w.bytes
+    }
+
     /// What an inspecting encode found in a user write's data: a server value (the views
     /// resolve those), and nesting beyond the depth limit (the write is then refused, and the
     /// bytes written are incomplete).
     struct Inspection: Equatable {
         var serverValue = false
         var tooDeep = false
+        /// The encoding's length past which it stops (``encode(_:upTo:)``); `Int.max` when it
+        /// never does.
+        var limit = Int.max
+        /// The encoding passed ``limit`` (the bytes written are incomplete).
+        var overLimit = false
     }
 
     /// Encodes `node` and inspects it in the same walk: whether it holds a server value, and
@@ -60,7 +77,11 @@ enum NodeCodec {
     /// `levelsLeft`: how many more levels of children nodes may follow (``maxDepth`` at a
     /// write's root, `Int.max` where the data was checked when it was written).
     private static func encode(_ node: Node, into w: inout ByteWriter, levelsLeft: Int, _ found: inout Inspection) {
-        if found.tooDeep { return }
+        if found.tooDeep || found.overLimit { return }
+        if w.bytes.count > found.limit {
+            found.overLimit = true
+            return
+        }
         // One match per node (`Node.Storage`): the accessors would copy each part out.
         switch node.storage {
         case .empty:
@@ -75,7 +96,12 @@ enum NodeCodec {
                 // write the one representation the decoder accepts.
                 w.u8(0x03 | flag); w.double(Double(i))
             case .integer(let i): w.u8(0x08 | flag); w.u64(UInt64(bitPattern: i))
-            case .string(let s): w.u8(0x04 | flag); w.string(s)
+            case .string(let s):
+                if found.limit != .max && w.bytes.count + s.utf8.count > found.limit {
+                    found.overLimit = true
+                    return
+                }
+                w.u8(0x04 | flag); w.string(s)
             case .serverValue(.timestamp):
                 found.serverValue = true
                 w.u8(0x05 | flag)

@@ -24,6 +24,41 @@ func nodeProblem(_ node: Node, at path: String = "/") -> String? {
 }
 
 @Suite struct NodeCodecTests {
+    // MARK: Encoding up to a limit (a checkpoint's node that fits in a chunk)
+
+    /// `encode(_:upTo:)` gives the whole encoding when it is at most the limit and nil when it
+    /// is longer — at every limit around the encoding's own length and at random ones, for
+    /// nodes nested four deep with short and long strings and priorities (where a string or a
+    /// last number ends past the limit with no node after it to notice).
+    @Test func anEncodingUpToALimitIsTheWholeOrNothing() {
+        var rng = SplitMix64(seed: 0x5550_544F)
+        func node(_ depth: Int) -> Node {
+            if depth >= 4 || rng.next() % 10 < 3 {
+                let priority: Priority? = rng.next() % 4 == 0 ? .string("p") : nil
+                switch rng.next() % 3 {
+                case 0: return Node(.number(Double(rng.next() % 1000)), priority: priority)
+                case 1: return Node(.string(String(repeating: "x", count: Int(rng.next() % 300))), priority: priority)
+                default: return Node(.bool(true), priority: priority)
+                }
+            }
+            let pairs = (0..<Int(1 + rng.next() % 8)).map { (key: ChildKey("k\($0)"), value: node(depth + 1)) }
+            return Node(children: pairs, priority: rng.next() % 4 == 0 ? .number(2) : nil)
+        }
+        for _ in 0..<400 {
+            let n = node(0)
+            let whole = NodeCodec.encode(n)
+            let limits = [
+                0, 1, whole.count - 9, whole.count - 1, whole.count, whole.count + 1,
+                Int(rng.next() % UInt64(whole.count + 1)),
+            ]
+            for limit in limits where limit >= 0 {
+                let got = NodeCodec.encode(n, upTo: limit)
+                #expect((got != nil) == (whole.count <= limit), "limit \(limit) of \(whole.count)")
+                if let got { #expect(got == whole, "limit \(limit)") }
+            }
+        }
+    }
+
     // MARK: Non-canonical integers (found by the sync simulator, seed 1)
 
     /// `LeafValue.integer` is public, so `Node(.integer(2))` — an integer a `Double` holds,
