@@ -101,6 +101,34 @@ import HearthTesting
         #expect(ChildKey("-a") < ChildKey("a"))
     }
 
+    /// `sortedInKeyOrder` (ranked by first bytes, ties compared in full) gives `sorted()`'s
+    /// order: integer keys and strings mixed, long shared prefixes, and the code points where
+    /// UTF-8 byte order and UTF-16 order part (U+E000…U+FFFF against supplementary ones) before,
+    /// at and after the eighth byte.
+    @Test func rankedSortMatchesTheKeyOrder() {
+        var rng = SplitMix64(seed: 0x52_414E_4B)
+        let alphabet: [Unicode.Scalar] = [
+            "a", "b", "z", "0", "1", "9", "-", "\u{0}", "\u{E9}", "\u{7FF}", "\u{800}", "\u{D7FF}",
+            "\u{E000}", "\u{FFFD}", "\u{FFFF}", "\u{10000}", "\u{1F600}", "\u{10FFFF}",
+        ]
+        let prefixes = ["", "-NkP", "-NkPq8zA", "chat", "ab\u{E000}", "1"]
+        for _ in 0..<300 {
+            var keys: [ChildKey] = []
+            for _ in 0..<Int(rng.next() % 60) {
+                if rng.next() % 5 == 0 {
+                    keys.append(ChildKey(String(Int32(truncatingIfNeeded: rng.next() % 2001) - 1000)))
+                    continue
+                }
+                var s = String.UnicodeScalarView(prefixes[Int(rng.next() % UInt64(prefixes.count))].unicodeScalars)
+                for _ in 0..<Int(rng.next() % 12) { s.append(alphabet[Int(rng.next() % UInt64(alphabet.count))]) }
+                if !s.isEmpty { keys.append(ChildKey(String(s))) }
+            }
+            let expected = keys.sorted()
+            let got = ChildKey.sortedInKeyOrder(keys)
+            #expect(got.map(\.string) == expected.map(\.string))
+        }
+    }
+
     /// Cross-checks the fast comparison with a direct UTF-16 comparison on random strings.
     @Test func utf16ComparisonMatchesReference() {
         var rng = SplitMix64(seed: 42)

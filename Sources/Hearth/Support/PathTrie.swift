@@ -230,8 +230,8 @@ struct PathTrie<Value> {
 // MARK: Walks in Firebase key order (State's)
 
 extension PathTrie {
-    /// The child keys in Firebase key order.
-    private var keysInKeyOrder: [ChildKey] { children.keys.sorted() }
+    /// The child keys in Firebase key order (ranked first: ``ChildKey/sortedInKeyOrder(_:)``).
+    private var keysInKeyOrder: [ChildKey] { ChildKey.sortedInKeyOrder(children.keys) }
 
     /// The entries strictly below `path`, in key order; with `topmostOnly`, only those with
     /// no other entry between them and `path`. O(depth + the visited part of the subtree).
