@@ -27,7 +27,8 @@ func nodeProblem(_ node: Node, at path: String = "/") -> String? {
     // MARK: Encoding up to a limit (a checkpoint's node that fits in a chunk)
 
     /// `encode(_:upTo:)` gives the whole encoding when it is at most the limit and nil when it
-    /// is longer — at every limit around the encoding's own length and at random ones, for
+    /// is longer — at every limit around the encoding's own length and at random ones — and
+    /// `encodedSize` that length, for
     /// nodes nested four deep with short and long strings and priorities (where a string or a
     /// last number ends past the limit with no node after it to notice).
     @Test func anEncodingUpToALimitIsTheWholeOrNothing() {
@@ -47,6 +48,7 @@ func nodeProblem(_ node: Node, at path: String = "/") -> String? {
         for _ in 0..<400 {
             let n = node(0)
             let whole = NodeCodec.encode(n)
+            #expect(NodeCodec.encodedSize(n) == whole.count)
             let limits = [
                 0, 1, whole.count - 9, whole.count - 1, whole.count, whole.count + 1,
                 Int(rng.next() % UInt64(whole.count + 1)),
