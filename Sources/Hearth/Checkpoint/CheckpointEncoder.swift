@@ -193,7 +193,7 @@ struct CheckpointEncoder {
         //
         // `reuse`: the old chunks, when `path` leads to some (a chunk's path or an ancestor of
         // one). Only paths on the way to an old chunk can hold one, and none below a path that
-        // does not lead to one (ChunkOrigins.ancestors is closed upwards): so a node off those
+        // does not lead to one (the set of such paths is closed upwards): so a node off those
         // ways passes nil to its children, and only the nodes on them are looked up — not
         // every node of the cache, whose path hashing was a tenth of a checkpoint. A node on
         // them asks once which of its children lead on (`leading`), by key: where building and
@@ -310,7 +310,7 @@ struct CheckpointEncoder {
             return nil
         }
 
-        let rootReuse = reuse.flatMap { $0.leadsToChunks(.root) ? $0 : nil }
+        let rootReuse = reuse.flatMap { $0.rootLeadsToChunks ? $0 : nil }
         if !cache.isEmpty, let whole = try process(cache, at: .root, reuse: rootReuse) {
             try emit(.root, .whole, whole, origin: .whole(cache))
         }

@@ -56,11 +56,11 @@ struct ChunkOrigins: Sendable {
     /// Chunk indices by path: the whole chunk first if there is one, then the range chunks in
     /// key order (overlapping ones, which no writer makes, left out).
     let byPath: [Path: [Int]]
-    /// The paths of the chunks and all their ancestors.
-    let ancestors: Set<Path>
-    /// For each path in ``ancestors`` with a child there: those children's keys. What the
-    /// encoder asks once per node on the way to a chunk, instead of building and hashing the
-    /// path of each of its children (``childrenLeadingToChunks(at:)``).
+    /// For each chunk's path and each of its ancestors but the root: its key, under its
+    /// parent's path. So a path leads to chunks (is a chunk's or an ancestor of one) when it
+    /// is the root of a non-empty ``byPath`` or its key is listed under its parent's — which
+    /// the encoder asks once per node on the way to a chunk, for all its children, instead of
+    /// building and hashing the path of each (``childrenLeadingToChunks(at:)``).
     let leadingChildren: [Path: Set<ChildKey>]
 
     /// The origins of a load through `reader`: `nodes` by chunk index.
@@ -99,25 +99,26 @@ struct ChunkOrigins: Sendable {
             byPath[path] = kept
         }
         self.byPath = byPath
-        var ancestors = Set<Path>()
+        // Each chunk's path and its ancestors, walked up until a path already seen.
+        var seen = Set<Path>()
         var leadingChildren: [Path: Set<ChildKey>] = [:]
         for path in byPath.keys {
             var p: Path? = path
-            while let q = p, ancestors.insert(q).inserted {
+            while let q = p, seen.insert(q).inserted {
                 p = q.parent
                 if let parent = p, let key = q.keys.last { leadingChildren[parent, default: []].insert(key) }
             }
         }
-        self.ancestors = ancestors
         self.leadingChildren = leadingChildren
     }
 
-    /// Whether `path` is a chunk's path or an ancestor of one.
-    func leadsToChunks(_ path: Path) -> Bool { ancestors.contains(path) }
+    /// Whether the root leads to chunks: whether there are any (every path's ancestors include
+    /// the root).
+    var rootLeadsToChunks: Bool { !byPath.isEmpty }
 
-    /// The keys of the children of `path` that lead to chunks (``leadsToChunks(_:)`` of
-    /// `path` + key): none when `path` itself does not. `ancestors` being closed upwards, a
-    /// child's path is in it exactly when its key is listed here.
+    /// The keys of the children of `path` whose paths lead to chunks (a chunk's path or an
+    /// ancestor of one): none when `path` itself does not, the set of such paths being closed
+    /// upwards.
     func childrenLeadingToChunks(at path: Path) -> Set<ChildKey> { leadingChildren[path] ?? [] }
 
     /// The whole chunk at `path`, if it can be copied for `node`.
