@@ -101,11 +101,12 @@ import HearthTesting
         #expect(ChildKey("-a") < ChildKey("a"))
     }
 
-    /// `sortedInKeyOrder` (ranked by first bytes, ties compared in full) gives `sorted()`'s
-    /// order: integer keys and strings mixed, long shared prefixes, and the code points where
-    /// UTF-8 byte order and UTF-16 order part (U+E000…U+FFFF against supplementary ones) before,
-    /// at and after the eighth byte.
-    @Test func rankedSortMatchesTheKeyOrder() {
+    /// Keys ranked apart (``ChildKey/Rank``: kind and first bytes) are in the order of their
+    /// ranks, and equal keys rank equal: integer keys and strings mixed, long shared prefixes,
+    /// and the code points where UTF-8 byte order and UTF-16 order part (U+E000…U+FFFF against
+    /// supplementary ones) before, at and after the eighth byte. Sorting by rank, ties compared
+    /// in full, gives `sorted()`'s order.
+    @Test func ranksAgreeWithTheKeyOrder() {
         var rng = SplitMix64(seed: 0x52_414E_4B)
         let alphabet: [Unicode.Scalar] = [
             "a", "b", "z", "0", "1", "9", "-", "\u{0}", "\u{E9}", "\u{7FF}", "\u{800}", "\u{D7FF}",
@@ -123,9 +124,17 @@ import HearthTesting
                 for _ in 0..<Int(rng.next() % 12) { s.append(alphabet[Int(rng.next() % UInt64(alphabet.count))]) }
                 if !s.isEmpty { keys.append(ChildKey(String(s))) }
             }
-            let expected = keys.sorted()
-            let got = ChildKey.sortedInKeyOrder(keys)
-            #expect(got.map(\.string) == expected.map(\.string))
+            for a in keys {
+                for b in keys {
+                    let (ra, rb) = (ChildKey.Rank(a), ChildKey.Rank(b))
+                    if a == b { #expect(ra == rb, "\(a) ranks apart from itself") }
+                    if ra != rb { #expect((ra < rb) == (ChildKey.compare(a, b) < 0), "\(a) against \(b)") }
+                }
+            }
+            let byRank = keys.map { (rank: ChildKey.Rank($0), key: $0) }.sorted { a, b in
+                a.rank != b.rank ? a.rank < b.rank : ChildKey.compare(a.key, b.key) < 0
+            }
+            #expect(byRank.map(\.key.string) == keys.sorted().map(\.string))
         }
     }
 

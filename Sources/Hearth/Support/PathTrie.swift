@@ -15,30 +15,34 @@
 import HearthModel
 
 /// A sparse tree keyed by path, with an optional value at every location: "the value at a path",
-/// "the nearest entry at or above a path", "everything below a path" in O(depth).
+/// "the nearest entry at or above a path", "everything below a path" in O(depth) levels, each
+/// an O(log siblings) search of a level kept in key order (``KeyOrderedMap``; one comparison
+/// for a key after the level's last, as push ids are).
 ///
 /// A value type: copies share storage until written. The functional forms (``setting(_:_:)``,
-/// ``settingTree(_:_:)``) copy one dictionary per level — O(siblings) at every level; the
-/// mutating forms (``set(_:_:)``, ``setTree(_:_:)``, ``removeEntries(below:)``) change a trie held
-/// in one place in O(depth), mutating each level's dictionary in place when nothing else shares
-/// it (how the write tree keeps a pending write at O(depth) however many siblings it has).
+/// ``settingTree(_:_:)``) copy one level's list of blocks and one block per level, where a
+/// dictionary per level copied O(siblings); the mutating forms (``set(_:_:)``, ``setTree(_:_:)``,
+/// ``removeEntries(below:)``) change a trie held in one place in O(depth) levels, mutating each
+/// level in place when nothing else shares it (how the write tree keeps a pending write cheap
+/// however many siblings it has).
 ///
 /// Invariant (kept by every operation, asserted where a level is rebuilt): no child subtree is
 /// empty, so two tries holding the same entries are equal.
 struct PathTrie<Value> {
     /// The value at this location.
     private(set) var value: Value?
-    /// The non-empty subtries under each child key.
-    private(set) var children: [ChildKey: PathTrie<Value>]
+    /// The non-empty subtries under each child key, in key order (KeyOrderedMap.swift: a
+    /// Dictionary until Benchmarks/README.md item 42).
+    private(set) var children: KeyOrderedMap<PathTrie<Value>>
 
     /// A trie holding `value` at its root (or nothing).
     init(_ value: Value? = nil) {
         self.value = value
-        self.children = [:]
+        self.children = KeyOrderedMap()
     }
 
-    private init(value: Value?, children: [ChildKey: PathTrie<Value>]) {
-        assert(children.values.allSatisfy { !$0.isEmpty }, "a path trie stores no empty child subtree")
+    private init(value: Value?, children: KeyOrderedMap<PathTrie<Value>>) {
+        assert(children.allValues { !$0.isEmpty }, "a path trie stores no empty child subtree")
         self.value = value
         self.children = children
     }
@@ -48,7 +52,9 @@ struct PathTrie<Value> {
 
     /// The number of entries.
     var count: Int {
-        (value == nil ? 0 : 1) + children.values.reduce(0) { $0 + $1.count }
+        var n = value == nil ? 0 : 1
+        children.forEach { _, child in n += child.count }
+        return n
     }
 
     // MARK: Lookups
@@ -149,7 +155,7 @@ struct PathTrie<Value> {
 
     /// Removes every entry strictly below `path` (the entry at `path` stays).
     mutating func removeEntries(below path: Path) {
-        modify(path.keys[...]) { $0.children = [:] }
+        modify(path.keys[...]) { $0.children.removeAll() }
     }
 
     /// Writes along `path` in one descent, in place (the overlay's
@@ -177,9 +183,9 @@ struct PathTrie<Value> {
             precondition(!isEmpty, "writeRootMost leaves a value on the path")
             return
         }
-        // The default subscript's accessor yields the child in place (inserting an empty one
-        // first when absent): the child's storage stays uniquely referenced.
-        children[front, default: PathTrie()].writeRootMost(keys.dropFirst(), fold: fold, otherwise: tree)
+        // The child is yielded in place (an empty one inserted first when absent): its
+        // storage stays uniquely referenced.
+        children.modify(front, default: PathTrie()) { $0.writeRootMost(keys.dropFirst(), fold: fold, otherwise: tree) }
     }
 
     /// Applies `body` to the subtrie at `keys` in place, keeping the no-empty-subtree invariant.
@@ -188,11 +194,13 @@ struct PathTrie<Value> {
             body(&self)
             return
         }
-        // Taken out of the dictionary so that the child's own storage is uniquely referenced
-        // while it is mutated, and left out when it ends up empty.
-        var child = children.removeValue(forKey: front) ?? PathTrie()
-        child.modify(keys.dropFirst(), body)
-        if !child.isEmpty { children[front] = child }
+        // The child is changed where it is stored (its own storage uniquely referenced when
+        // this level's is), and removed when it ends up empty.
+        let emptied = children.modify(front, default: PathTrie()) { child -> Bool in
+            child.modify(keys.dropFirst(), body)
+            return child.isEmpty
+        }
+        if emptied { children.removeValue(forKey: front) }
     }
 
     /// The trie with `value` at `path` (keeping everything below it).
@@ -230,9 +238,6 @@ struct PathTrie<Value> {
 // MARK: Walks in Firebase key order (State's)
 
 extension PathTrie {
-    /// The child keys in Firebase key order (ranked first: ``ChildKey/sortedInKeyOrder(_:)``).
-    private var keysInKeyOrder: [ChildKey] { ChildKey.sortedInKeyOrder(children.keys) }
-
     /// The entries strictly below `path`, in key order; with `topmostOnly`, only those with
     /// no other entry between them and `path`. O(depth + the visited part of the subtree).
     func entries(below path: Path, topmostOnly: Bool = false) -> [Path] {
@@ -240,8 +245,7 @@ extension PathTrie {
         var out: [Path] = []
         var stack = path.keys
         func walk(_ node: PathTrie) {
-            for key in node.keysInKeyOrder {
-                let child = node.children[key]!
+            node.children.forEach { key, child in
                 stack.append(key)
                 if child.value != nil { out.append(Path(keys: stack)) }
                 if child.value == nil || !topmostOnly { walk(child) }
@@ -265,9 +269,9 @@ extension PathTrie {
         var stack: [ChildKey] = []
         func walk(_ node: PathTrie) {
             if let v = node.value { body(stack, v) }
-            for key in node.keysInKeyOrder {
+            node.children.forEach { key, child in
                 stack.append(key)
-                walk(node.children[key]!)
+                walk(child)
                 stack.removeLast()
             }
         }
@@ -279,10 +283,11 @@ extension PathTrie {
 
 extension PathTrie {
     /// The children in Firebase's `ImmutableTree` traversal order (UTF-16 order of the key strings).
+    /// The children's own order is that one unless some key is integer-like: only then sorted.
     var sortedChildren: [(key: ChildKey, tree: PathTrie<Value>)] {
-        children.map { (key: $0.key, tree: $0.value) }.sorted {
-            ChildKey.compareUTF16($0.key.string, $1.key.string) < 0
-        }
+        let inKeyOrder = children.entries.map { (key: $0.key, tree: $0.value) }
+        if !children.hasIntegerKeys { return inKeyOrder }
+        return inKeyOrder.sorted { ChildKey.compareUTF16($0.key.string, $1.key.string) < 0 }
     }
 
     /// Calls `body` for every value: children first (in UTF-16 order), then this location's own
