@@ -4,6 +4,7 @@
 //
 // Layering (data flows one way): file system → log → events → state → views → API.
 //   CZlib        system zlib (raw DEFLATE, used by the log codec)
+//   CCRC32C      CRC32C with the processor's instruction where there is one (x86-64 SSE4.2)
 //   HearthModel  the realtime-database data model: paths, keys, nodes, JSON, hash, queries
 //   HearthLog    the durable log: file-system seam, segments, records, MANIFEST, recovery
 //   Hearth       the engine and views on top of both; the public library product
@@ -76,12 +77,16 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"])]
         ),
         .target(
+            name: "CCRC32C",
+            path: "Sources/CCRC32C"
+        ),
+        .target(
             name: "HearthModel",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "HearthLog",
-            dependencies: ["CZlib"],
+            dependencies: ["CZlib", "CCRC32C"],
             swiftSettings: swiftSettings
         ),
         .target(
