@@ -34,10 +34,18 @@ extension Store {
     /// ``commit(durability:_:)`` at `now`. `firstEncoded`: the encoding of the first event
     /// `build` adds (``EventCodec/inspectedServerEvent(_:)``, made before the lock), which the
     /// record's payload then takes instead of encoding that event again under the lock.
+    ///
+    /// `serverEvent`: `build` adds exactly this server-data event and nothing else. Without a
+    /// filtered tracked query — whose keys the batch would record (``StoreBatch/
+    /// recordTrackedKeyChanges()``) — that is the whole batch, and no batch is made: making one
+    /// copied the state and the loading state and allocated its cache reader, and destroying
+    /// it released them, a twentieth of the committing thread's time in a cache fill
+    /// (Benchmarks/README.md, item 44).
     func commit(
-        tier: Durability, now: Int64, firstEncoded: [UInt8]?,
+        tier: Durability, now: Int64, firstEncoded: [UInt8]?, serverEvent: StoreEvent? = nil,
         _ build: (inout StoreBatch) throws(StoreError) -> Void
     ) throws(StoreError) -> CommitResult {
+        assert(serverEvent?.isServerData ?? true, "only a server-data event skips the batch")
         let (queued, events) = try core.withLock {
             (core: inout Core) throws(StoreError) -> (Queued?, [StoreEvent]) in
             if core.closed { throw .closed }
@@ -45,7 +53,12 @@ extension Store {
             // The batch shares the state's storage; it must be gone before the events are
             // applied below, or every commit copies the state's dictionaries (O(state) per
             // commit: quadratic for a long run of commits).
-            let (events, viewOperations) = try Store.collectEvents(core.loading, reader: core.reader, now: now, build)
+            let (events, viewOperations) =
+                if let serverEvent, !core.loading.state.hasFilteredTrackedQuery {
+                    ([serverEvent], [StoreBatch.ViewOperation]())
+                } else {
+                    try Store.collectEvents(core.loading, reader: core.reader, now: now, build)
+                }
             if events.contains(where: { if case .cachePruned = $0 { true } else { false } }) {
                 try loadCacheUnderLock(&core)
             }

@@ -42,7 +42,7 @@ extension Store {
         let event = make(now)
         let (encoded, tooDeep) = EventCodec.inspectedServerEvent(event)
         if let tooDeep { throw .invalidData(.tooDeep(path: tooDeep.description)) }
-        return try commit(tier: durability ?? options.durability, now: now, firstEncoded: encoded) {
+        return try commit(tier: durability ?? options.durability, now: now, firstEncoded: encoded, serverEvent: event) {
             (b: inout StoreBatch) throws(StoreError) in
             b.events.append(event)
         }.lsn

@@ -153,6 +153,12 @@ public struct StoreState: Sendable, Equatable {
         for e in events { apply(e) }
     }
 
+    /// Whether some tracked query filters its location (a range or a limit: not
+    /// ``QuerySpec/loadsAllData``), whose tracked keys a server write may change.
+    var hasFilteredTrackedQuery: Bool {
+        trackedQueries.values.contains { !$0.query.loadsAllData }
+    }
+
     /// Whether a tracked query sits at `path` or above it.
     func isCoveredByTrackedQuery(_ path: Path) -> Bool {
         if trackedPathCounts.isEmpty { return false }

@@ -1,3 +1,4 @@
+import HearthModel
 import HearthTesting
 import Testing
 @_spi(HearthInternals) @testable import Hearth
@@ -43,6 +44,55 @@ import Testing
 
     /// Through the store: what is accepted is stored and logged as the batch path stores it
     /// (a reopen replays it), what is refused throws the batch path's error and commits nothing.
+    /// A direct call commits its one event without a batch unless a filtered query is tracked
+    /// (Benchmarks/README.md item 44); either way the state — the cache, the untracked entries,
+    /// a filtered query's tracked keys — is what the same calls as batches leave, call by call,
+    /// and so are the records, which rebuild it at the next open.
+    @Test func theDirectCallsLeaveWhatBatchesLeave() throws {
+        let filteredQuery = try QuerySpec(orderBy: .key).limitToFirst(2)
+        for (seed, query) in [(UInt64(1), QuerySpec.default), (2, filteredQuery), (3, filteredQuery)] {
+            var rng = SplitMix64(seed: seed)
+            let (directDir, batchDir) = (TempDir(), TempDir())
+            let clock = TestClock()
+            var direct = try Store.open(directory: directDir.path, options: options(clock: clock))
+            var batched = try Store.open(directory: batchDir.path, options: options(clock: clock))
+            let location = QueryLocation(path: "rooms", query: query)
+            for store in [direct, batched] {
+                try store.trackQuery(at: location, complete: true, active: true, keys: [])
+            }
+            for step in 0..<150 {
+                let at =
+                    rng.next() % 2 == 0 ? Path("rooms") : Path(keys: [ChildKey("rooms")] + SmallWorld.path(&rng).keys)
+                if rng.next() % 2 == 0 {
+                    let node = SmallWorld.node(&rng)
+                    try direct.applyServerOverwrite(node, at: at)
+                    try batched.commit { (b: inout StoreBatch) throws(StoreError) in
+                        try b.applyServerOverwrite(node, at: at)
+                    }
+                } else {
+                    let children = SmallWorld.children(&rng)
+                    try direct.applyServerMerge(children, at: at)
+                    try batched.commit { (b: inout StoreBatch) throws(StoreError) in
+                        try b.applyServerMerge(children, at: at)
+                    }
+                }
+                let (d, b) = (try direct.fullyLoadedCore().loading.state, try batched.fullyLoadedCore().loading.state)
+                if d != b {
+                    Issue.record("seed \(seed) step \(step): the direct call left another state")
+                    return
+                }
+                if step % 50 == 49 {
+                    try direct.close()
+                    try batched.close()
+                    direct = try Store.open(directory: directDir.path, options: options(clock: clock))
+                    batched = try Store.open(directory: batchDir.path, options: options(clock: clock))
+                }
+            }
+            let keys = try direct.fullyLoadedCore().loading.state.trackedQuery(at: location)?.keys ?? []
+            #expect(query == .default || !keys.isEmpty, "seed \(seed): the filtered query's keys were tracked")
+        }
+    }
+
     @Test func theStoreRefusesWhatABatchRefuses() throws {
         let dir = TempDir()
         var store = try Store.open(directory: dir.path)
