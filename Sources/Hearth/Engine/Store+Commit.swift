@@ -65,7 +65,8 @@ extension Store {
             if events.isEmpty {
                 // Nothing to persist; a listen's completion may still concern its view.
                 let deliveries = core.views.apply(
-                    [], viewOperations, core.persisted, prior: ViewHost.Prior([], core.loading.state), now: now)
+                    [], viewOperations, core.persisted, prior: ViewHost.Prior([], core.loading.state.trackedQueries),
+                    now: now)
                 if !deliveries.isEmpty { eventQueue.async { for (e, handler) in deliveries { handler(e) } } }
                 return (nil, [])
             }

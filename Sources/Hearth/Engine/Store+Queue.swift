@@ -30,7 +30,7 @@ extension Store {
             core.poisoned = error.description
             throw .log(error)
         }
-        let prior = ViewHost.Prior(events, core.loading.state)
+        let prior = ViewHost.Prior(events, core.loading.state.trackedQueries)
         for e in events { core.loading.apply(e) }
         if events.contains(where: \.isServerData) { core.lastServerEventNanos = monotonicNanos() }
         // The views follow the state in the same order; their events are queued while the

@@ -212,15 +212,17 @@ final class ViewHost: @unchecked Sendable {
         var existing: Set<Int64> = []
         var removed: [Int64: QueryLocation] = [:]
 
-        init(_ events: [StoreEvent], _ state: StoreState) {
+        /// `trackedQueries`: the state's before the events (only they are read: not the whole
+        /// state, copied at every commit).
+        init(_ events: [StoreEvent], _ trackedQueries: [Int64: TrackedQuery]) {
             for event in events {
                 switch event {
                 case .trackedQuerySaved(let q):
-                    if state.trackedQueries[q.id] != nil { existing.insert(q.id) }
+                    if trackedQueries[q.id] != nil { existing.insert(q.id) }
                 case .trackedQueryRemoved(let id):
-                    removed[id] = state.trackedQueries[id]?.location
+                    removed[id] = trackedQueries[id]?.location
                 case .cachePruned(let result):
-                    for id in result.removedQueryIDs { removed[id] = state.trackedQueries[id]?.location }
+                    for id in result.removedQueryIDs { removed[id] = trackedQueries[id]?.location }
                 default:
                     break
                 }
@@ -275,8 +277,15 @@ final class ViewHost: @unchecked Sendable {
             default: false
             }
         }
-        let acks = events.filter(isAck)
-        for event in events.filter({ !isAck($0) }) {
+        // Two passes over the events rather than two filtered copies of them: a commit's one
+        // server event was copied into an array, and its payload retained and released, for
+        // nothing (Benchmarks/README.md, item 44).
+        var hasAcks = false
+        for event in events {
+            if isAck(event) {
+                hasAcks = true
+                continue
+            }
             switch event {
             case let .serverOverwrite(path, node, _):
                 raised += tree.applyServerOverwrite(node, at: path)
@@ -312,7 +321,7 @@ final class ViewHost: @unchecked Sendable {
             }
         }
         for operation in viewOperations { raised += applyViewOperation(operation) }
-        for event in acks {
+        for event in events where hasAcks && isAck(event) {
             switch event {
             case .writeAcked(let id):
                 // A write the tree was never given leaves the unrestored ones (no view
