@@ -44,23 +44,23 @@ import CCRC32C
         bytes.withUnsafeBytes { extend(crc, $0) }
     }
 
-    /// Extends a finished CRC32C with the bytes of a raw buffer.
     /// Whether the processor computes CRC32C itself (x86-64 with SSE4.2: CCRC32C), read once.
     /// The software below computes the same function — the tests check the two agree.
     public static let usesHardware = hearth_crc32c_hardware() != 0
 
+    /// Extends a finished CRC32C with the bytes of a raw buffer.
     public static func extend(_ crc: UInt32, _ buffer: UnsafeRawBufferPointer) -> UInt32 {
         guard buffer.count > 0, let base = buffer.baseAddress else { return crc }
         if usesHardware {
-            // ~8× the software's bytes per cycle: every byte written to or read from the log and
-            // the checkpoints passes here (Benchmarks/README.md item 43).
+            // Every byte written to or read from the log and the checkpoints passes here
+            // (Benchmarks/README.md item 43).
             return ~hearth_crc32c_extend_hardware(~crc, base.assumingMemoryBound(to: UInt8.self), buffer.count)
         }
         return extendInSoftware(crc, buffer)
     }
 
-    /// ``extend(_:_:)-(_,UnsafeRawBufferPointer)`` in software (slicing-by-8), whatever the
-    /// processor: for the tests to hold the instruction to it.
+    /// `extend` of a raw buffer in software (slicing-by-8), whatever the processor: for the
+    /// tests to hold the instruction to it.
     public static func extendInSoftware(_ crc: UInt32, _ buffer: UnsafeRawBufferPointer) -> UInt32 {
         let t = tables
         var c = ~crc
