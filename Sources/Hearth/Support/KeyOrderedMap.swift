@@ -84,19 +84,19 @@ struct KeyOrderedMap<Value> {
     /// Inserts an entry where `locate` placed it and returns where it ended up: a
     /// full block splits in two, except that an entry after the last one starts a new block (so
     /// a map filled in ascending order keeps its blocks full).
-    private mutating func insert(_ key: RankedKey, _ value: Value, at: Location) -> Location {
+    private mutating func insert(_ key: RankedKey, _ value: Value, at: BlockPosition) -> BlockPosition {
         count += 1
         if keyBlocks.isEmpty {
             keyBlocks.append([key])
             valueBlocks.append([value])
-            return Location(block: 0, index: 0, found: true)
+            return BlockPosition(block: 0, index: 0, found: true)
         }
         let capacity = Self.blockCapacity
         let b = at.block
         if keyBlocks[b].count < capacity {
             keyBlocks[b].insert(key, at: at.index)
             valueBlocks[b].insert(value, at: at.index)
-            return Location(block: b, index: at.index, found: true)
+            return BlockPosition(block: b, index: at.index, found: true)
         }
         if b == keyBlocks.count - 1, at.index == keyBlocks[b].count {
             var keys: [RankedKey] = []
@@ -107,7 +107,7 @@ struct KeyOrderedMap<Value> {
             values.append(value)
             keyBlocks.append(keys)
             valueBlocks.append(values)
-            return Location(block: b + 1, index: 0, found: true)
+            return BlockPosition(block: b + 1, index: 0, found: true)
         }
         let half = capacity / 2
         var upperKeys = Array(keyBlocks[b][half...])
@@ -119,13 +119,13 @@ struct KeyOrderedMap<Value> {
             valueBlocks[b].insert(value, at: at.index)
             keyBlocks.insert(upperKeys, at: b + 1)
             valueBlocks.insert(upperValues, at: b + 1)
-            return Location(block: b, index: at.index, found: true)
+            return BlockPosition(block: b, index: at.index, found: true)
         }
         upperKeys.insert(key, at: at.index - half)
         upperValues.insert(value, at: at.index - half)
         keyBlocks.insert(upperKeys, at: b + 1)
         valueBlocks.insert(upperValues, at: b + 1)
-        return Location(block: b + 1, index: at.index - half, found: true)
+        return BlockPosition(block: b + 1, index: at.index - half, found: true)
     }
 
     /// Removes the entry for `key` and returns its value (nil when there was none). A block
@@ -249,14 +249,14 @@ struct KeyOrderedMap<Value> {
 
 /// A key with its rank (``ChildKey/Rank``): most comparisons are of two ranks, held in the
 /// block, without reaching into the key's string.
-struct RankedKey: Sendable {
+private struct RankedKey: Sendable {
     let rank: ChildKey.Rank
     let key: ChildKey
 }
 
 /// Where a key is in a ``KeyOrderedMap``, or would be inserted: its block, the index in that
 /// block, and whether the entry is there.
-struct Location {
+private struct BlockPosition {
     let block: Int
     let index: Int
     let found: Bool
@@ -266,14 +266,14 @@ struct Location {
 /// block 0, index 0, not found. Not generic, not a member of the generic map: it reads the keys
 /// only, and a member was compiled once for all the maps' value types, copying each entry it
 /// compared through the value's witnesses (three times the instructions of a hash lookup).
-private func locate(_ key: ChildKey, rank: ChildKey.Rank, in blocks: [[RankedKey]]) -> Location {
+private func locate(_ key: ChildKey, rank: ChildKey.Rank, in blocks: [[RankedKey]]) -> BlockPosition {
     let last = blocks.count - 1
-    guard last >= 0 else { return Location(block: 0, index: 0, found: false) }
+    guard last >= 0 else { return BlockPosition(block: 0, index: 0, found: false) }
     // Keys written in ascending order (push ids) land after the last: one comparison.
     let lastCount = blocks[last].count
     let afterLast = compareRanked(blocks[last][lastCount - 1], key, rank)
-    if afterLast < 0 { return Location(block: last, index: lastCount, found: false) }
-    if afterLast == 0 { return Location(block: last, index: lastCount - 1, found: true) }
+    if afterLast < 0 { return BlockPosition(block: last, index: lastCount, found: false) }
+    if afterLast == 0 { return BlockPosition(block: last, index: lastCount - 1, found: true) }
     // The first block whose last key is at or after `key` (the last block's is).
     var lo = 0
     var hi = last
@@ -290,7 +290,7 @@ private func locate(_ key: ChildKey, rank: ChildKey.Rank, in blocks: [[RankedKey
         let mid = (l + h) / 2
         if compareRanked(block[mid], key, rank) < 0 { l = mid + 1 } else { h = mid }
     }
-    return Location(block: lo, index: l, found: compareRanked(block[l], key, rank) == 0)
+    return BlockPosition(block: lo, index: l, found: compareRanked(block[l], key, rank) == 0)
 }
 
 /// `entry`'s key against `key` (whose rank is `rank`), as ``ChildKey/compare(_:_:)``: by rank,
