@@ -46,7 +46,7 @@ import CCRC32C
 
     /// Whether the processor computes CRC32C itself (x86-64 with SSE4.2: CCRC32C), read once.
     /// The software below computes the same function — the tests check the two agree.
-    public static let usesHardware = hearth_crc32c_hardware() != 0
+    static let usesHardware = hearth_crc32c_hardware() != 0
 
     /// Extends a finished CRC32C with the bytes of a raw buffer.
     public static func extend(_ crc: UInt32, _ buffer: UnsafeRawBufferPointer) -> UInt32 {
@@ -61,7 +61,7 @@ import CCRC32C
 
     /// `extend` of a raw buffer in software (slicing-by-8), whatever the processor: for the
     /// tests to hold the instruction to it.
-    public static func extendInSoftware(_ crc: UInt32, _ buffer: UnsafeRawBufferPointer) -> UInt32 {
+    static func extendInSoftware(_ crc: UInt32, _ buffer: UnsafeRawBufferPointer) -> UInt32 {
         let t = tables
         var c = ~crc
         var p = 0
