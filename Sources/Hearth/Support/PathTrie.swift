@@ -194,8 +194,16 @@ struct PathTrie<Value> {
             body(&self)
             return
         }
-        // The child is changed where it is stored (its own storage uniquely referenced when
-        // this level's is), and removed when it ends up empty.
+        // An absent child is built aside and inserted only if something is left in it: an
+        // insert that the removal then undid could split a full block for nothing.
+        guard children[front] != nil else {
+            var child = PathTrie()
+            child.modify(keys.dropFirst(), body)
+            if !child.isEmpty { children[front] = child }
+            return
+        }
+        // A present child is changed where it is stored (its own storage uniquely referenced
+        // when this level's is), and removed when it ends up empty.
         let emptied = children.modify(front, default: PathTrie()) { child -> Bool in
             child.modify(keys.dropFirst(), body)
             return child.isEmpty
