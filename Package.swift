@@ -5,6 +5,7 @@
 // Layering (data flows one way): file system → log → events → state → views → API.
 //   CZlib        system zlib (raw DEFLATE, used by the log codec)
 //   CCRC32C      CRC32C with the processor's instruction where there is one (x86-64 SSE4.2)
+//   CFileSystemKind which file system holds a file (fstatfs's magic, Linux), for the log's mapping
 //   HearthModel  the realtime-database data model: paths, keys, nodes, JSON, hash, queries
 //   HearthLog    the durable log: file-system seam, segments, records, MANIFEST, recovery
 //   Hearth       the engine and views on top of both; the public library product
@@ -81,12 +82,16 @@ let package = Package(
             path: "Sources/CCRC32C"
         ),
         .target(
+            name: "CFileSystemKind",
+            path: "Sources/CFileSystemKind"
+        ),
+        .target(
             name: "HearthModel",
             swiftSettings: swiftSettings
         ),
         .target(
             name: "HearthLog",
-            dependencies: ["CZlib", "CCRC32C"],
+            dependencies: ["CZlib", "CCRC32C", "CFileSystemKind"],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -54,6 +54,23 @@ final class SimulatedFile: StoreFile {
         }
     }
 
+    /// A write the simulation checks stays inside bytes the file holds, as the real file
+    /// system's shared mapping needs (past the end of the file, or in a hole the file system
+    /// then cannot allocate, a store is a `SIGBUS`): a log that overwrites anything but bytes
+    /// it wrote stops the test here. Counted in ``SimulatedFileSystem/overwriteCount``.
+    func overwrite(_ bytes: [UInt8], at offset: UInt64) throws(FileSystemError) {
+        try check(.write)
+        let path = path
+        try fs.fileOp(.write, path, inode, epoch) { (n: inout SimInode) in
+            precondition(
+                n.holdsWritten(offset..<offset + UInt64(bytes.count)),
+                "an overwrite of \(path) at \(offset) for \(bytes.count) bytes is not inside written bytes "
+                    + "(size \(n.size), holes \(n.holes))")
+            n.write(bytes, offset)
+        }
+        fs.overwrites.add(1, ordering: .relaxed)
+    }
+
     func size() throws(FileSystemError) -> UInt64 {
         try check(.size)
         return try fs.fileOp(.size, path, inode, epoch) { (n: inout SimInode) in n.size }

@@ -47,6 +47,7 @@ extension SimulatedFileSystem {
                 guard s.dirs.contains(Self.parent(p)) else { throw FileSystemError(.notFound, .create, path) }
                 if let id = s.names[p] {
                     s.inodes[id]!.data = []
+                    s.inodes[id]!.holes = []
                     s.inodes[id]!.pending.append(.truncate(0))
                     return (id, s.epoch)
                 }

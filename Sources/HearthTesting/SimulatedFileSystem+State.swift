@@ -70,8 +70,30 @@ struct SimInode {
     var data: [UInt8] = []
     var durable: [UInt8] = []
     var pending: [Pending] = []
+    /// The ranges of `data` no write has filled since this boot: skipped by a write past the end,
+    /// or added by a truncate that grew the file. A real file system allocates them on first
+    /// write, so ``SimulatedFile/overwrite(_:at:)`` must not touch them. (A power cut's image
+    /// starts without: nothing overwrites there before it writes again.)
+    var holes: [Range<UInt64>] = []
 
     var size: UInt64 { UInt64(data.count) }
+
+    /// Whether `range` lies inside the file and in no hole.
+    func holdsWritten(_ range: Range<UInt64>) -> Bool {
+        range.upperBound <= size && !holes.contains { $0.overlaps(range) }
+    }
+
+    /// Drops `range` from the holes (it was written).
+    private mutating func fill(_ range: Range<UInt64>) {
+        guard !range.isEmpty, holes.contains(where: { $0.overlaps(range) }) else { return }
+        holes = holes.flatMap { h -> [Range<UInt64>] in
+            guard h.overlaps(range) else { return [h] }
+            return [
+                h.lowerBound..<max(h.lowerBound, range.lowerBound), min(h.upperBound, range.upperBound)..<h.upperBound,
+            ]
+            .filter { !$0.isEmpty }
+        }
+    }
 
     func read(_ offset: UInt64, _ count: Int) -> [UInt8] {
         let o = Int(min(offset, UInt64(data.count)))
@@ -79,11 +101,18 @@ struct SimInode {
     }
 
     mutating func write(_ bytes: [UInt8], _ offset: UInt64) {
+        if offset > size { holes.append(size..<offset) }
+        fill(offset..<offset + UInt64(bytes.count))
         SimulatedFileSystem.write(&data, bytes, at: offset)
         pending.append(.write(offset, bytes))
     }
 
     mutating func truncate(_ size: UInt64) {
+        if size > self.size {
+            holes.append(self.size..<size)
+        } else {
+            holes = holes.compactMap { $0.lowerBound < size ? $0.lowerBound..<min($0.upperBound, size) : nil }
+        }
         SimulatedFileSystem.truncate(&data, to: size)
         pending.append(.truncate(size))
     }

@@ -24,6 +24,7 @@ import Synchronization
 public final class SimulatedFileSystem: FileSystem {
     let state: Mutex<State>
     let syncDelayNanos = Atomic<UInt64>(0)
+    let overwrites = Atomic<Int>(0)
 
     /// Extra latency of every file sync (slept outside the simulation's lock), to model a real device
     /// in concurrency tests. Default zero.
@@ -72,6 +73,9 @@ public final class SimulatedFileSystem: FileSystem {
     public var callCount: Int { state.withLock { $0.calls } }
     /// Number of successful file syncs (fdatasync) so far. Never reset.
     public var syncCount: Int { state.withLock { $0.syncs } }
+    /// Number of successful overwrites (``StoreFile/overwrite(_:at:)``, each also one write
+    /// call) so far. Never reset.
+    public var overwriteCount: Int { overwrites.load(ordering: .relaxed) }
     /// Number of successful directory syncs so far. Never reset.
     public var directorySyncCount: Int { state.withLock { $0.directorySyncs } }
     /// Whether the simulated process has crashed (a `crash(afterCalls:)` point was reached).

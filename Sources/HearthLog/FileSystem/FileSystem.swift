@@ -114,6 +114,17 @@ public protocol StoreFile: AnyObject, Sendable {
     func read(at offset: UInt64, count: Int) throws(FileSystemError) -> [UInt8]
     /// Writes all of `bytes` at `offset` (extending the file if needed), or throws.
     func write(_ bytes: [UInt8], at offset: UInt64) throws(FileSystemError)
+    /// Writes all of `bytes` at `offset` over bytes the file already holds, or throws: what
+    /// ``write(_:at:)`` does, for a range that ends at or before the file's current size and
+    /// lies in no hole (every byte of it was written before). Such an overwrite needs no new
+    /// disk space and changes no size, so a file may copy it through a shared memory mapping
+    /// instead of a system call (``POSIXFileSystem`` on Linux, on ext4, XFS and tmpfs); the
+    /// bytes are then in the operating system's page cache when this returns, as after
+    /// ``write(_:at:)``, and ``sync()`` makes them durable the same way.
+    ///
+    /// - Precondition: the range is inside bytes the file holds. The real file system does not
+    ///   check it (a mapped page past the end of the file is a `SIGBUS`); the simulated one does.
+    func overwrite(_ bytes: [UInt8], at offset: UInt64) throws(FileSystemError)
     /// The current size in bytes.
     func size() throws(FileSystemError) -> UInt64
     /// Sets the size (ftruncate).
@@ -122,6 +133,13 @@ public protocol StoreFile: AnyObject, Sendable {
     func sync() throws(FileSystemError)
     /// Closes the handle. Further calls throw `badHandle`.
     func close() throws(FileSystemError)
+}
+
+extension StoreFile {
+    /// ``write(_:at:)``: a file without a cheaper way to overwrite.
+    public func overwrite(_ bytes: [UInt8], at offset: UInt64) throws(FileSystemError) {
+        try write(bytes, at: offset)
+    }
 }
 
 /// An exclusive lock on a store, held until released (or until the process dies).

@@ -83,7 +83,7 @@ public struct POSIXFileSystem: FileSystem {
         let fd = Glue.open(path, flags, 0o600)
         if fd < 0 { throw Self.fail(mode == .createTruncate ? .create : .open, path) }
         if mode == .createTruncate { Self.protect(path) }
-        return POSIXFile(fd: fd, path: path)
+        return POSIXFile(fd: fd, path: path, writable: mode != .readOnly)
     }
 
     /// The data-protection class of the store's files and directories on iOS, tvOS, watchOS and
@@ -197,17 +197,33 @@ private final class POSIXLock: StoreLock {
     deinit { release() }
 }
 
-private final class POSIXFile: StoreFile {
+final class POSIXFile: StoreFile {
     let path: String
     private let fd: Int32
     private let closed = Atomic<Bool>(false)
+    #if os(Linux)
+    /// Where ``overwrite(_:at:)`` copies to (SharedWindow.swift); nil where it writes.
+    private let window: SharedWindow?
+    #endif
 
-    init(fd: Int32, path: String) {
+    init(fd: Int32, path: String, writable: Bool) {
         self.fd = fd
         self.path = path
+        #if os(Linux)
+        window = writable ? SharedWindow.forFile(fd: fd) : nil
+        #endif
     }
 
     deinit { if !closed.load(ordering: .acquiring) { _ = Glue.close(fd) } }
+
+    /// Whether ``overwrite(_:at:)`` copies through a shared mapping (tests).
+    var mapsOverwrites: Bool {
+        #if os(Linux)
+        window != nil
+        #else
+        false
+        #endif
+    }
 
     private func check(_ op: FileOperation) throws(FileSystemError) {
         if closed.load(ordering: .acquiring) { throw FileSystemError(.badHandle, op, path) }
@@ -254,6 +270,14 @@ private final class POSIXFile: StoreFile {
         if let err { throw err }
     }
 
+    func overwrite(_ bytes: [UInt8], at offset: UInt64) throws(FileSystemError) {
+        #if os(Linux)
+        try check(.write)
+        if let window, window.copy(bytes, to: offset) { return }
+        #endif
+        try write(bytes, at: offset)
+    }
+
     func size() throws(FileSystemError) -> UInt64 {
         try check(.size)
         var st = stat()
@@ -280,6 +304,9 @@ private final class POSIXFile: StoreFile {
 
     func close() throws(FileSystemError) {
         if closed.exchange(true, ordering: .acquiringAndReleasing) { return }
+        #if os(Linux)
+        window?.unmap()
+        #endif
         if Glue.close(fd) != 0 { throw POSIXFileSystem.fail(.close, path) }
     }
 }

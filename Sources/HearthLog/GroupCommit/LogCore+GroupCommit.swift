@@ -161,7 +161,7 @@ extension LogCore {
                     try rollIfNeeded(groupBytes: p.bytes, nextLSN: p.firstLSN) ?? outcome.sealedThrough
                 try writeGroup(
                     p.group, firstLSN: p.firstLSN,
-                    syncedThrough: max(p.syncedThrough, outcome.sealedThrough ?? 0))
+                    syncedThrough: max(p.syncedThrough, outcome.sealedThrough ?? 0), syncs: p.needSync)
             }
             if p.needSync {
                 guard let f = active?.file else { preconditionFailure("a group is synced in the active segment") }

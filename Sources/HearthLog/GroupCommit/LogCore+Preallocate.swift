@@ -43,7 +43,13 @@ extension LogCore {
         guard target > end else { return }
         recordsEnd.withLock { $0 = (a.header.number, end) }
         preallocatedEnd = target
-        try? a.file.write([UInt8](repeating: 0, count: Int(target - end)), at: end)
+        overwritable = 0..<0
+        do throws(FileSystemError) {
+            try a.file.write([UInt8](repeating: 0, count: Int(target - end)), at: end)
+            // Not the group's own range: the group ends at `end`, and whatever of it lies past
+            // the last step's zeros is a hole until the group's write fills it.
+            overwritable = end..<target
+        } catch {}
     }
 
     /// [close] Cuts the zeros preallocated past the active segment's last record off again, so
@@ -56,6 +62,7 @@ extension LogCore {
             try a.file.truncate(to: a.offset)
             try a.file.sync()
             preallocatedEnd = 0
+            overwritable = 0..<0
         } catch {}
     }
 }

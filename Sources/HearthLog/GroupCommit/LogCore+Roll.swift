@@ -48,6 +48,7 @@ extension LogCore {
                     throw RollFailure(error: error, poisons: false)
                 }
                 preallocatedEnd = 0
+                overwritable = 0..<0
             }
             // Sealing: nothing may reach the next segment before this one is durable (prefix rule).
             // A failed sync leaves the old segment's unsynced pages in an unknown state: poison.
@@ -99,5 +100,6 @@ extension LogCore {
         assert(header.previousLastLSN + 1 == header.baseLSN, "a new segment continues the LSN sequence")
         active = (file, header, UInt64(Layout.segmentHeaderSize), header.previousChain)
         preallocatedEnd = 0
+        overwritable = 0..<0
     }
 }

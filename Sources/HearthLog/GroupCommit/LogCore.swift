@@ -81,6 +81,10 @@ final class LogCore: @unchecked Sendable {
     /// were written in this segment. After a failed preallocation write it stays ≥ the offset
     /// the write started at, so that a roll or close still cuts off whatever that write left.
     var preallocatedEnd: UInt64 = 0
+    /// The zero bytes the last preallocation step wrote in the active segment, in full: file
+    /// offsets a group may overwrite (``StoreFile/overwrite(_:at:)``), since the file holds them
+    /// and they are in no hole. Empty when that step failed, and in a new segment.
+    var overwritable: Range<UInt64> = 0..<0
     /// The active segment's number and the end of its records (counting the group being
     /// written), published by the leader before it preallocates zeros past them, for
     /// ``Log/footprint()``: a segment's file may be longer than its records only while it is
