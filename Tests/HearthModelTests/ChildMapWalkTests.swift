@@ -4,7 +4,9 @@ import Testing
 @testable import HearthModel
 
 /// `ChildMap.forEachPair`, the allocation-free walk the node encoder uses, visits exactly the
-/// pairs the iterator yields, in the same (key) order, and stops at a thrown error.
+/// pairs the iterator yields, in the same (key) order, and stops at a thrown error. Both keep
+/// the tree nodes below the root unretained (ChildMap.swift): they see the map they started
+/// from to the end, while the map they came from is dropped or changed in place.
 @Suite struct ChildMapWalkTests {
     static func randomMap(_ rng: inout SplitMix64, size: Int) -> ChildMap {
         var map = ChildMap()
@@ -30,6 +32,54 @@ import Testing
                 #expect(walked.map(\.1) == iterated.map(\.value))
             }
         }
+    }
+
+    @Test func iteratorsOutliveTheirMapAndItsInPlaceUpdates() {
+        var rng = SplitMix64(seed: 0x4F55_544C)
+        for size in [1, 2, 50, 1500] {
+            var map = Self.randomMap(&rng, size: size)
+            let pairs = Array(map)
+            guard let middle = pairs.dropFirst(pairs.count / 2).first?.key else { continue }
+            var forward = map.makeIterator()
+            var backward = map.reversedPairs.makeIterator()
+            var from = map.pairs(from: middle).makeIterator()
+            var after = map.iterator(after: middle)
+            // Half-way through, every key is rewritten in place and new ones inserted; then the
+            // map is dropped altogether.
+            var seen: [ChildKey] = []
+            for _ in 0..<(pairs.count / 2) { seen.append(forward.next()!.key) }
+            for (key, _) in pairs { map.updateValue(key) { $0 = .string("changed") } }
+            map.insert(sortedPairs: (0..<100).map { (ChildKey("zz\(1000 + $0)"), Node.bool(true)) })
+            map = ChildMap()
+            while let (key, value) = forward.next() {
+                seen.append(key)
+                #expect(value != .string("changed"))
+            }
+            #expect(seen == pairs.map(\.key))
+            #expect(Array(IteratorSequence(backward)).map(\.key) == pairs.reversed().map(\.key))
+            #expect(
+                Array(IteratorSequence(from)).map(\.key)
+                    == pairs.map(\.key).filter { ChildKey.compare($0, middle) >= 0 })
+            #expect(
+                Array(IteratorSequence(after)).map(\.key)
+                    == pairs.map(\.key).filter { ChildKey.compare($0, middle) > 0 })
+            _ = (backward.next(), from.next(), after.next())
+        }
+    }
+
+    @Test func aWalkSeesItsMapWhileTheBodyChangesItInPlace() {
+        var rng = SplitMix64(seed: 0x424F_4459)
+        var map = Self.randomMap(&rng, size: 800)
+        let pairs = Array(map)
+        var walked: [(ChildKey, Node)] = []
+        let walking = map
+        walking.forEachPair { key, value in
+            walked.append((key, value))
+            map.updateValue(key) { $0 = .string("changed") }
+            if walked.count == 10 { map = ChildMap() }
+        }
+        #expect(walked.map(\.0) == pairs.map(\.key))
+        #expect(walked.map(\.1) == pairs.map(\.value))
     }
 
     struct Stop: Error {}

@@ -135,13 +135,19 @@ public struct ChildMap: Sendable {
     /// allocation per children node, plus a retain and release per tree node pushed. The
     /// recursion is as deep as the tree is high — at most 1.44·log2(n + 2), under 90 for any
     /// map that fits in memory.
+    ///
+    /// The walk holds the root and passes the nodes below it unretained, as the ``Iterator``
+    /// does (see there for why that is safe): a retain and a release per tree node otherwise.
     package func forEachPair(_ body: (ChildKey, Node) throws -> Void) rethrows {
-        func visit(_ t: Tree) throws {
-            if let l = t.left { try visit(l) }
-            try body(t.key, t.value)
-            if let r = t.right { try visit(r) }
+        func visit(_ u: Unmanaged<Tree>) throws {
+            try u._withUnsafeGuaranteedRef { t in
+                if let l = t.left.map(Unmanaged.passUnretained) { try visit(l) }
+                try body(t.key, t.value)
+                if let r = t.right.map(Unmanaged.passUnretained) { try visit(r) }
+            }
         }
-        if let root { try visit(root) }
+        guard let root else { return }
+        try withExtendedLifetime(root) { try visit(.passUnretained(root)) }
     }
 
     /// A map without `key` (the same map when it is absent).
@@ -317,46 +323,77 @@ public struct ChildMap: Sendable {
 
 extension ChildMap: Sequence {
     /// Iterates pairs in ascending key order.
+    ///
+    /// The pending tree nodes are kept unretained (`Unmanaged`): the iterator holds the root,
+    /// and every node below a held root stays as it is — an in-place update makes each node
+    /// on its path unique first, top down (ChildMap+InPlace.swift), so with the root held
+    /// elsewhere it copies the path and changes none of these nodes — and alive, since each
+    /// is held by its parent. A retained stack cost a retain and a release per node pushed:
+    /// a third of the reference counting in a checkpoint's walk over large children nodes
+    /// (Benchmarks/README.md, item 46).
     public struct Iterator: IteratorProtocol {
-        private var stack: [Tree] = []
+        /// Keeps every node on the stack alive and unchanged (see above).
+        private let root: Tree?
+        private var stack: [Unmanaged<Tree>] = []
         private let reversed: Bool
 
         init(root: Tree?, reversed: Bool, from start: ChildKey? = nil, exclusive: Bool = false) {
+            self.root = root
             self.reversed = reversed
             // No allocation for an empty map: every leaf's children are iterated (node walks
             // recurse into them), and a reserved stack there cost a malloc and free per leaf.
-            guard root != nil else { return }
+            guard let root else { return }
             stack.reserveCapacity(48)
-            var t = root
             if let start {
                 // Descend towards `start`, keeping the nodes that are ≥ start (or ≤ start when
                 // reversed): they are exactly the pending ancestors of an in-order walk from it.
-                while let n = t {
+                var t: Unmanaged<Tree>? = .passUnretained(root)
+                while let u = t {
+                    let n = u._withUnsafeGuaranteedRef { $0 }
                     let c = ChildKey.compare(n.key, start)
                     if exclusive ? (reversed ? c < 0 : c > 0) : (reversed ? c <= 0 : c >= 0) {
-                        stack.append(n)
-                        t = reversed ? n.right : n.left
+                        stack.append(u)
+                        t = Self.unretained(reversed ? n.right : n.left)
                     } else {
-                        t = reversed ? n.left : n.right
+                        t = Self.unretained(reversed ? n.left : n.right)
                     }
                 }
             } else {
-                push(t)
+                push(.passUnretained(root))
             }
         }
 
-        private mutating func push(_ t: Tree?) {
+        @inline(__always)
+        private static func unretained(_ t: Tree?) -> Unmanaged<Tree>? {
+            t.map { .passUnretained($0) }
+        }
+
+        /// The child on the walk's near side (left, or right when reversed), unretained.
+        @inline(__always)
+        private func near(_ u: Unmanaged<Tree>) -> Unmanaged<Tree>? {
+            u._withUnsafeGuaranteedRef { n in
+                reversed ? n.right.map { .passUnretained($0) } : n.left.map { .passUnretained($0) }
+            }
+        }
+
+        private mutating func push(_ t: Unmanaged<Tree>?) {
             var t = t
-            while let n = t {
-                stack.append(n)
-                t = reversed ? n.right : n.left
+            while let u = t {
+                stack.append(u)
+                t = near(u)
             }
         }
 
         public mutating func next() -> (key: ChildKey, value: Node)? {
-            guard let n = stack.popLast() else { return nil }
-            push(reversed ? n.left : n.right)
-            return (n.key, n.value)
+            guard let u = stack.popLast() else { return nil }
+            // The root is held to here: a value is only kept alive up to its last use, and the
+            // stack's nodes are not uses of it.
+            return withExtendedLifetime(root) {
+                u._withUnsafeGuaranteedRef { n in
+                    push((reversed ? n.left : n.right).map { .passUnretained($0) })
+                    return (n.key, n.value)
+                }
+            }
         }
     }
 
