@@ -239,11 +239,16 @@ extension Store {
         if installed, readable, options.lazyCacheLoad, let checkpoint = log.checkpoint, checkpoint.lsn == lsn {
             base = checkpoint
         }
-        core.withLock { core in
-            core.loading.checkpointInstalled(base)
+        // What the store stops holding is released after its lock, not under it.
+        let released = core.withLock { core -> ([StoreEvent], ChunkOrigins?) in
+            let events = core.loading.checkpointInstalled(base)
             // The old checkpoint's origins are not kept alive past the next one; the new ones
             // only for a resident cache (a dropped one is read from the new checkpoint).
-            if installed { core.cacheOrigins = core.loading.cacheLoaded ? origins : nil }
+            guard installed else { return (events, nil) }
+            var old = core.loading.cacheLoaded ? origins : nil
+            swap(&old, &core.cacheOrigins)
+            return (events, old)
         }
+        withExtendedLifetime(released) {}
     }
 }
