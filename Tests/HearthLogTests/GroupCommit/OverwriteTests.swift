@@ -33,6 +33,13 @@ import Darwin
         return (fs, log, history)
     }
 
+    /// Reopens the log and checks it recovers exactly `history`.
+    static func expectRecovered(_ fs: SimulatedFileSystem, _ history: [[UInt8]], segmentSize: Int = 1 << 20) throws {
+        let again = try Log.open(directory: storeDir, fileSystem: fs, options: .test(segmentSize: segmentSize))
+        #expect(try recoveredHistory(again) == history)
+        try again.close()
+    }
+
     @Test(arguments: [Durability.batched(interval: .seconds(60)), .buffered])
     func groupsNotSyncedAtOnceOverwriteTheZeros(tier: Durability) throws {
         let (fs, log, history) = try Self.appended(300, tier: tier, seed: 0x0E_0001)
@@ -41,9 +48,7 @@ import Darwin
         // A process crash keeps the page cache: every acknowledged record is there.
         fs.powerCut(mode: .processCrash)
         _ = log
-        let again = try Log.open(directory: storeDir, fileSystem: fs, options: .test(segmentSize: 1 << 20))
-        #expect(try recoveredHistory(again) == history)
-        try again.close()
+        try Self.expectRecovered(fs, history)
     }
 
     @Test func syncedGroupsWrite() throws {
@@ -51,9 +56,7 @@ import Darwin
         #expect(fs.overwriteCount == 0)
         fs.powerCut(mode: .dropAllUnsynced)
         _ = log
-        let again = try Log.open(directory: storeDir, fileSystem: fs, options: .test(segmentSize: 1 << 20))
-        #expect(try recoveredHistory(again) == history)
-        try again.close()
+        try Self.expectRecovered(fs, history)
     }
 
     @Test func overwrittenRecordsSurviveAPowerCutOnceFlushed() throws {
@@ -61,9 +64,7 @@ import Darwin
         try log.flush()
         #expect(fs.overwriteCount > 0)
         fs.powerCut(mode: .dropAllUnsynced)
-        let again = try Log.open(directory: storeDir, fileSystem: fs, options: .test(segmentSize: 1 << 20))
-        #expect(try recoveredHistory(again) == history)
-        try again.close()
+        try Self.expectRecovered(fs, history)
     }
 
     @Test func rollsAndCloseLeaveOnlyRecords() throws {
@@ -81,9 +82,7 @@ import Darwin
         let report = try Log.verify(directory: storeDir, fileSystem: fs)
         #expect(report.damage == nil && report.segments.count > 3)
         #expect(report.segments.allSatisfy { $0.preallocatedTail == 0 })
-        let again = try Log.open(directory: storeDir, fileSystem: fs, options: .test(segmentSize: 64 << 10))
-        #expect(try recoveredHistory(again) == history)
-        try again.close()
+        try Self.expectRecovered(fs, history, segmentSize: 64 << 10)
     }
 
     @Test func theSimulatorKnowsWhichBytesWereWritten() {
