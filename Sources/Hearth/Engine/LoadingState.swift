@@ -102,7 +102,7 @@ struct LoadingState: Sendable {
     ///
     /// Returns the events no longer held (the old base's, or the stopped recording), for the
     /// caller to release after the store's lock: tens of thousands after a checkpoint of a
-    /// fill, whose release under the lock kept every writer waiting ~10 ms per checkpoint.
+    /// fill, whose release under the lock kept every writer waiting 3–23 ms per checkpoint.
     mutating func checkpointInstalled(_ checkpoint: Checkpoint?) -> [StoreEvent] {
         guard var events = sinceSnapshot else { return [] }
         sinceSnapshot = nil

@@ -29,7 +29,7 @@ extension ChildMap: Sequence {
                 // reversed): they are exactly the pending ancestors of an in-order walk from it.
                 var t: Unmanaged<Tree>? = .passUnretained(root)
                 while let u = t {
-                    let n = u._withUnsafeGuaranteedRef { $0 }
+                    let n = u.takeUnretainedValue()
                     let c = ChildKey.compare(n.key, start)
                     if exclusive ? (reversed ? c < 0 : c > 0) : (reversed ? c <= 0 : c >= 0) {
                         stack.append(u)
@@ -51,9 +51,7 @@ extension ChildMap: Sequence {
         /// The child on the walk's near side (left, or right when reversed), unretained.
         @inline(__always)
         private func near(_ u: Unmanaged<Tree>) -> Unmanaged<Tree>? {
-            u._withUnsafeGuaranteedRef { n in
-                reversed ? n.right.map { .passUnretained($0) } : n.left.map { .passUnretained($0) }
-            }
+            u._withUnsafeGuaranteedRef { n in Self.unretained(reversed ? n.right : n.left) }
         }
 
         private mutating func push(_ t: Unmanaged<Tree>?) {
@@ -70,7 +68,7 @@ extension ChildMap: Sequence {
             // stack's nodes are not uses of it.
             return withExtendedLifetime(root) {
                 u._withUnsafeGuaranteedRef { n in
-                    push((reversed ? n.left : n.right).map { .passUnretained($0) })
+                    push(Self.unretained(reversed ? n.left : n.right))
                     return (n.key, n.value)
                 }
             }
