@@ -72,7 +72,7 @@ struct SimInode {
     var pending: [Pending] = []
     /// The ranges of `data` no write has filled since this boot: skipped by a write past the end,
     /// or added by a truncate that grew the file. A real file system allocates them on first
-    /// write, so ``SimulatedFile/overwrite(_:at:)`` must not touch them. (A power cut's image
+    /// write, so `SimulatedFile.overwrite(_:at:)` must not touch them. (A power cut's image
     /// starts without: nothing overwrites there before it writes again.)
     var holes: [Range<UInt64>] = []
 

@@ -73,7 +73,7 @@ public final class SimulatedFileSystem: FileSystem {
     public var callCount: Int { state.withLock { $0.calls } }
     /// Number of successful file syncs (fdatasync) so far. Never reset.
     public var syncCount: Int { state.withLock { $0.syncs } }
-    /// Number of successful overwrites (``StoreFile/overwrite(_:at:)``, each also one write
+    /// Number of successful overwrites (`StoreFile.overwrite(_:at:)`, each also one write
     /// call) so far. Never reset.
     public var overwriteCount: Int { overwrites.load(ordering: .relaxed) }
     /// Number of successful directory syncs so far. Never reset.
