@@ -1,3 +1,4 @@
+import Dispatch
 @_spi(HearthInternals) import HearthLog
 import HearthModel
 
@@ -56,6 +57,24 @@ struct CheckpointEncoder {
     /// stays resident after this checkpoint, whose next checkpoint can then copy every chunk
     /// whose nodes are unchanged (ChunkOrigins.swift).
     var recordOrigins = false
+    /// How many cache chunks may be compressed on a second thread ahead of the one being
+    /// written (DeflateAhead.swift); 0 compresses each on the encoding thread. The bytes
+    /// written are the same either way.
+    var deflateAhead = 4
+    /// The serial queue ``deflateAhead`` compresses on (tests); a new one per encoding when nil.
+    var deflateWorker: DispatchQueue?
+
+    /// A cache chunk encoded or copied, waiting in ``DeflateAhead`` for its stored bytes to be
+    /// written: its directory entry but for the stored bytes' offset, length, compression and
+    /// CRC, and what it encodes (``recordOrigins``).
+    struct Pending {
+        let path: Path
+        let kind: CheckpointFormat.Chunk.Kind
+        let rawLength: Int
+        /// Copied from the previous checkpoint (else encoded anew).
+        let copied: Bool
+        let origin: ChunkOrigins.Origin?
+    }
 
     /// An encoder writing cache chunks at zlib level `compressionLevel` and pending-write
     /// chunks at `writeCompressionLevel` (the same when nil).
@@ -105,23 +124,41 @@ struct CheckpointEncoder {
         var chunks: [CheckpointFormat.Chunk] = []
         var priorities: [(path: Path, priority: Priority)] = []
 
+        // Every chunk goes through `ahead` (DeflateAhead.swift): encoded ones are compressed
+        // on its worker while the walk goes on, and all are written here, in walk order.
+        var ahead = DeflateAhead<Pending>(depth: deflateAhead, level: compressionLevel, worker: deflateWorker)
+        func finish(_ stored: StoredChunk, _ chunk: Pending) throws(E) {
+            try write(stored.bytes)
+            chunks.append(
+                CheckpointFormat.Chunk(
+                    path: chunk.path, kind: chunk.kind, offset: offset, storedLength: stored.bytes.count,
+                    rawLength: chunk.rawLength, compressed: stored.compressed, crc: stored.crc))
+            offset += UInt64(stored.bytes.count)
+            summary.rawCacheBytes += chunk.rawLength
+            summary.storedCacheBytes += stored.bytes.count
+            if chunk.copied {
+                summary.copiedChunks += 1
+                summary.copiedRawBytes += chunk.rawLength
+            } else {
+                summary.encodedChunks += 1
+                summary.encodedRawBytes += chunk.rawLength
+            }
+            if let origin = chunk.origin { summary.origins.append(origin) }
+        }
+        func queue(_ bytes: DeflateAhead<Pending>.Bytes, _ chunk: Pending) throws(E) {
+            ahead.append(bytes, chunk)
+            while let (stored, chunk) = ahead.next() { try finish(stored, chunk) }
+        }
+
         func emit(
             _ path: Path, _ kind: CheckpointFormat.Chunk.Kind, _ raw: [UInt8],
             origin: @autoclosure () -> ChunkOrigins.Origin
         ) throws(E) {
-            let (stored, compressed) = store(raw)
-            assert(!compressed || stored.count < raw.count, "a chunk is stored compressed only when that is smaller")
-            try write(stored)
-            chunks.append(
-                CheckpointFormat.Chunk(
-                    path: path, kind: kind, offset: offset, storedLength: stored.count, rawLength: raw.count,
-                    compressed: compressed, crc: CRC32C.mask(CRC32C.checksum(stored))))
-            offset += UInt64(stored.count)
-            summary.rawCacheBytes += raw.count
-            summary.storedCacheBytes += stored.count
-            summary.encodedChunks += 1
-            summary.encodedRawBytes += raw.count
-            if recordOrigins { summary.origins.append(origin()) }
+            try queue(
+                ahead.deflate(raw),
+                Pending(
+                    path: path, kind: kind, rawLength: raw.count, copied: false,
+                    origin: recordOrigins ? origin() : nil))
         }
 
         /// Reads chunk `index` of the previous checkpoint for a copy, verified against its CRC;
@@ -134,25 +171,19 @@ struct CheckpointEncoder {
             return stored
         }
 
-        /// Writes the verified stored bytes of chunk `index` of the previous checkpoint as a
-        /// chunk of this one.
+        /// Queues the verified stored bytes of chunk `index` of the previous checkpoint to be
+        /// written as a chunk of this one (after the chunks queued before it).
         /// `origin`: what the chunk encodes in this checkpoint's state (the nodes found the
         /// same as the old origin's, not the old origin: that would keep older trees alive).
         func copy(
             _ index: Int, _ stored: [UInt8], from reuse: ChunkOrigins, origin: @autoclosure () -> ChunkOrigins.Origin
         ) throws(E) {
             let old = reuse.chunks[index]
-            try write(stored)
-            chunks.append(
-                CheckpointFormat.Chunk(
-                    path: old.path, kind: old.kind, offset: offset, storedLength: stored.count,
-                    rawLength: old.rawLength, compressed: old.compressed, crc: old.crc))
-            offset += UInt64(stored.count)
-            summary.rawCacheBytes += old.rawLength
-            summary.storedCacheBytes += stored.count
-            summary.copiedChunks += 1
-            summary.copiedRawBytes += old.rawLength
-            if recordOrigins { summary.origins.append(origin()) }
+            try queue(
+                .ready(StoredChunk(bytes: stored, compressed: old.compressed, crc: old.crc)),
+                Pending(
+                    path: old.path, kind: old.kind, rawLength: old.rawLength, copied: true,
+                    origin: recordOrigins ? origin() : nil))
         }
 
         /// Emits a run of consecutive children of the node at `path` as one range chunk: a
@@ -314,6 +345,7 @@ struct CheckpointEncoder {
         if !cache.isEmpty, let whole = try process(cache, at: .root, reuse: rootReuse) {
             try emit(.root, .whole, whole, origin: .whole(cache))
         }
+        while let (stored, chunk) = ahead.next(all: true) { try finish(stored, chunk) }
         return (chunks, priorities)
     }
 

@@ -259,7 +259,11 @@ extension Store {
     /// this store, so what its chunks hold is not recorded (for the next checkpoint to copy),
     /// nor does it become the base a resident cache drops back to (with a reader then built
     /// at every install, that was 27% of a fill's close: Benchmarks/README.md item 22).
-    func writeCheckpoint(afterSnapshot: (() -> Void)? = nil, closing: Bool = false) throws(StoreError) {
+    /// `waited`: a caller waits for it (``compact()``, and close's). Only those compress on a second
+    /// thread (DeflateAhead.swift): beside writers, on two cores, it cost CPU and gained nothing.
+    func writeCheckpoint(
+        afterSnapshot: (() -> Void)? = nil, closing: Bool = false, waited: Bool = false
+    ) throws(StoreError) {
         // Nothing to checkpoint: do not load the whole cache for it.
         if core.withLock({ $0.lastLSN <= $0.checkpointLSN }) { return }
         _ = try fullyLoadedCore()
@@ -301,6 +305,7 @@ extension Store {
         encoder.previousWrites = previousWrites
         encoder.preparedWrites = preparedWrites
         encoder.recordOrigins = !closing && cacheMayStayResident()
+        encoder.deflateAhead = closing || waited ? options.checkpointDeflateAhead : 0
         var summary = CheckpointEncoder.Summary()
         let clock = ContinuousClock()
         let start = clock.now
@@ -359,42 +364,5 @@ extension Store {
         } catch {
             // Best effort (see above).
         }
-    }
-
-    /// Checkpoints now, prunes if over the cap, and drops dead log. Returns the footprint
-    /// before and after, in bytes.
-    @discardableResult
-    public func compact() throws(StoreError) -> (before: UInt64, after: UInt64) {
-        if options.readOnly { throw .log(.readOnly(path: directory)) }
-        // Nothing since the checkpoint and the cache not resident: no checkpoint to write, and
-        // no whole cache to load for one (Store+ResidentCache.swift).
-        let due = core.withLock { $0.lastLSN > $0.checkpointLSN || $0.loading.cacheLoaded }
-        if due {
-            _ = try fullyLoadedCore()
-        } else if let failure = core.withLock({ $0.loadError }) {
-            throw failure
-        }
-        let before = try footprintBytes()
-        let result = maintenanceQueue.sync { () -> Result<Void, StoreError> in
-            core.withLock { $0.maintenancePending = true }
-            defer { core.withLock { $0.maintenancePending = false } }
-            do throws(StoreError) {
-                if due {
-                    try makeRoomForCheckpoint()
-                    try writeCheckpoint()
-                }
-                if try footprintBytes() > options.capBytes || tooManyInactiveQueries() {
-                    try enforceCap()
-                }
-                return .success(())
-            } catch {
-                return .failure(error)
-            }
-        }
-        try result.get()
-        dropResidentCache()
-        let after = try footprintBytes()
-        core.withLock { $0.capExceededByUnprunable = after > options.capBytes }
-        return (before, after)
     }
 }

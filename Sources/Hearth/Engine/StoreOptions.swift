@@ -60,6 +60,10 @@ extension Store {
         /// How long after the last server event a maintenance pass still keeps a resident
         /// cache (Store+ResidentCache.swift). Not public: tests set 0 (drop at every pass).
         var residentCacheQuietNanos: UInt64 = 1_000_000_000
+        /// How many cache chunks a checkpoint that a caller waits for (close's, `compact()`'s)
+        /// compresses on a second thread ahead of the one it writes (DeflateAhead.swift; 0: on
+        /// the maintenance thread). Not public: tests compare the two, byte for byte.
+        var checkpointDeflateAhead = 4
         /// zlib level for a checkpoint's server-cache chunks (1…9). Default 6.
         public var compressionLevel: Int32 = 6
         /// zlib level for a checkpoint's pending-write chunks (1…9), including the chunks
