@@ -19,10 +19,10 @@ import HearthModel
 // order is the walk's; the offsets, CRCs and the directory follow from the stored bytes as
 // before. DeflateAheadTests compares the two byte for byte.
 //
-// Bounds: at most `depth` chunks wait unwritten (each at most a chunk target of raw bytes, or a
-// node larger than one; and its compressed bytes), so a checkpoint's memory stays one chunk's
-// order. The walk waits for the oldest chunk when `depth` are in flight; the worker never waits
-// for the walk. A chunk smaller than `asyncMinimum` is compressed on the walk's thread: handing
+// Bounds: at most `depth` + 1 chunks wait unwritten (each at most a chunk target of raw bytes, or
+// a node larger than one; and its compressed bytes), so a checkpoint's memory stays a few
+// chunks. The walk waits for the oldest chunk when more than `depth` are in flight; the worker
+// never waits for the walk. A chunk smaller than `asyncMinimum` is compressed on the walk's thread: handing
 // it over would cost more than compressing it.
 //
 // A failed write ends the encoding with the jobs still queued: they finish on the worker and are
@@ -130,6 +130,9 @@ struct DeflateAhead<Pending> {
 
     /// Queues a chunk behind the ones already waiting.
     mutating func append(_ bytes: Bytes, _ pending: Pending) {
+        // The bound: the encoder drains with ``next(all:)`` after every append, which leaves at
+        // most `depth` waiting.
+        assert(queue.count <= depth, "a chunk queued before the queue was drained to its depth")
         queue.append((bytes, pending))
     }
 
