@@ -259,6 +259,7 @@ extension Store {
     /// this store, so what its chunks hold is not recorded (for the next checkpoint to copy),
     /// nor does it become the base a resident cache drops back to (with a reader then built
     /// at every install, that was 27% of a fill's close: Benchmarks/README.md item 22).
+    ///
     /// `waited`: a caller waits for it (``compact()``, and close's). Only those compress on a second
     /// thread (DeflateAhead.swift): beside writers, on two cores, it cost CPU and gained nothing.
     func writeCheckpoint(
