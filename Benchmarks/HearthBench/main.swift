@@ -43,6 +43,15 @@ func threadCPUSeconds() -> Double {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
+/// The calling thread's time on a CPU and waiting on a run queue, in seconds
+/// (`/proc/thread-self/schedstat`; zeros where it cannot be read).
+func threadSchedStat() -> (run: Double, wait: Double) {
+    guard let text = try? String(contentsOfFile: "/proc/thread-self/schedstat", encoding: .utf8) else { return (0, 0) }
+    let fields = text.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    guard fields.count >= 2 else { return (0, 0) }
+    return (fields[0] / 1e9, fields[1] / 1e9)
+}
+
 /// The CPU time (user + system) every thread of this process has used, in seconds.
 func processCPUSeconds() -> Double {
     var u = rusage()
@@ -281,6 +290,7 @@ func cacheFill() throws {
     let threadStats = ProcessInfo.processInfo.environment["HEARTH_BENCH_THREAD_CPU"] == "1"
     let cpu0 = threadCPUSeconds()
     let processCPU0 = processCPUSeconds()
+    let sched0 = threadSchedStat()
     let t0 = clock.now
     for op in ops {
         let s = clock.now
@@ -291,11 +301,16 @@ func cacheFill() throws {
     let applySeconds = elapsed(t0)
     // Off by default: HEARTH_BENCH_THREAD_CPU=1 adds the CPU the applying thread used (for
     // Hearth: the commits, without the maintenance queue's), the whole process's CPU over the
-    // same span (every thread: on two cores, whether both were busy) and the bytes on disk
-    // before close.
+    // same span (every thread: on two cores, whether both were busy), the applying thread's
+    // time on a CPU and runnable but waiting for one (/proc/thread-self/schedstat: the rest
+    // of the span it was blocked — on backpressure, a lock, I/O) and the bytes on disk before
+    // close.
     if threadStats {
         metrics["applyThreadCPUSeconds"] = threadCPUSeconds() - cpu0
         metrics["applyProcessCPUSeconds"] = processCPUSeconds() - processCPU0
+        let sched1 = threadSchedStat()
+        metrics["applyThreadRunSeconds"] = sched1.run - sched0.run
+        metrics["applyThreadRunQueueSeconds"] = sched1.wait - sched0.wait
         metrics["bytesOnDiskBeforeClose"] = Double(bytesOnDisk(directory))
     }
     // Off by default (it loads the whole cache): HEARTH_BENCH_STATS=1 adds the checkpoints and

@@ -127,13 +127,6 @@ extension Store {
         return (batch.events, batch.viewOperations)
     }
 
-    /// The log since the last checkpoint past which a capped store's writers wait for
-    /// maintenance: the most a checkpoint's threshold can be (``logShare`` of the cap) plus
-    /// a sixteenth of the cap — the disk bound's term for it (Store+Maintenance.swift).
-    static func backpressureLogBytes(cacheSizeBytes: Int) -> Int {
-        Int(Double(cacheSizeBytes) * Store.logShare) + cacheSizeBytes / 16
-    }
-
     /// Log bytes since the last checkpoint that trigger the next one: half the last
     /// checkpoint (so replay stays proportional to the state), at least
     /// `checkpointMinimumBytes` — and, under a cap, at most ``Store/logShare`` of it (the disk

@@ -27,13 +27,16 @@ import HearthModel
 // ~15% of the checkpoint). F itself stays small enough for that target to be positive:
 //
 // - a new checkpoint is at most min(F, 1.1 K − F) ≤ 0.55 K;
-// - the log since it is at most logShare (0.2 K) when a checkpoint is due, plus K/64 between
-//   footprint checks, plus K/16 before writers wait for maintenance (backpressure in
-//   Store+Queue.swift: past 0.2 K + K/16 of log, whatever the threshold), plus the covered
-//   head of the live segment (one segment, K/8; a checkpoint rolls the segment first, which
-//   normally makes this 0, but a roll may be given up — see writeCheckpoint — so the bound
-//   keeps the term): ≤ 0.41 K;
-// - so F ≤ 0.55 + 0.41 < 1.1 K, and between checkpoints F stays under K.
+// - a checkpoint is due once the log since the last one reaches its threshold, at most
+//   logShare (0.2 K); writers wait for maintenance (backpressure, Backpressure.swift) once
+//   that log is past 0.2 K + K/16 and, with the checkpoint, past 0.55 K + 0.2 K + K/16 (or
+//   sooner: when the next checkpoint would no longer fit beside it), so checkpoint and log
+//   come to at most 0.8125 K — what they came to when writers waited at the log term alone
+//   and the checkpoint was at its largest;
+// - plus K/64 between footprint checks, plus the covered head of the live segment (one
+//   segment, K/8; a checkpoint rolls the segment first, which normally makes this 0, but a
+//   roll may be given up — see writeCheckpoint — so the bound keeps the term);
+// - so F ≤ 0.8125 + 0.14 < 0.96 K < 1.1 K, and between checkpoints F stays under K.
 //
 // The price: checkpoints every 0.2 K of log under a cap (each rewriting at most ~0.55 K), and
 // the cache between prunes held to what fits twice beside the log. DiskBoundTests checks the

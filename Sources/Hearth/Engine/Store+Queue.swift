@@ -46,20 +46,24 @@ extension Store {
             && (core.bytesSinceSizeCheck >= options.effectiveSizeCheckInterval
                 || core.logBytesSinceCheckpoint >= checkpointThreshold(core))
         // Backpressure (the disk bound's log term, Store+Maintenance.swift): writers wait
-        // for maintenance once the log since the checkpoint has passed the cap's log share
-        // (0.2 K, the most the threshold can be) by a sixteenth of the cap, or has grown by
-        // that much while the cap is enforced — so a sustained burst cannot outrun
-        // checkpoints and pruning. Not the threshold itself plus the slack: for a store well
-        // under its cap the threshold is half the last checkpoint, a writer faster than the
-        // checkpoints then waited for every other one (a 50 MiB fill under a 100 MiB cap
-        // spent a quarter of its time there), and the bound needs only this.
+        // for maintenance once the log since the checkpoint has grown by a sixteenth of the
+        // cap while the cap is enforced, or has passed the cap's log share (0.2 K, the most
+        // the threshold can be) by a sixteenth of the cap and the footprint it makes with the
+        // checkpoint has grown as far as the bound lets it (Backpressure.swift) — so a
+        // sustained burst cannot outrun checkpoints and pruning. Not the threshold itself
+        // plus the slack: for a store well under its cap the threshold is half the last
+        // checkpoint, a writer faster than the checkpoints then waited for every other one
+        // (a 50 MiB fill under a 100 MiB cap spent a quarter of its time there), and the bound
+        // needs only this.
         var backpressure = false
         if !options.authoritative {
             if core.enforcingCap { core.bytesDuringEnforcement += payload.rawCount }
             let slack = options.cacheSizeBytes / 16
             backpressure =
                 core.bytesDuringEnforcement > slack
-                || core.logBytesSinceCheckpoint > Store.backpressureLogBytes(cacheSizeBytes: options.cacheSizeBytes)
+                || Store.writersWait(
+                    log: core.logBytesSinceCheckpoint, checkpoint: core.checkpointBodyBytes,
+                    ratio: core.compressionRatio, cacheSizeBytes: options.cacheSizeBytes)
         }
         let prepare =
             events.contains(where: \.isWriteSaved) && notePreparation(rawCount: payload.rawCount, &core)

@@ -3,13 +3,18 @@ import Foundation
 import HearthTesting
 import Testing
 
-/// Writers wait for maintenance only where the disk bound needs it (Store+Queue.swift): once
-/// the log since the checkpoint passes the cap's log share plus a sixteenth of the cap — not
-/// the checkpoint threshold plus that sixteenth, which for a store well under its cap made a
-/// writer faster than its checkpoints wait for every other one.
+/// Writers wait for maintenance only where the disk bound needs it (Backpressure.swift): once
+/// the log since the checkpoint passes the cap's log share plus a sixteenth of the cap, and
+/// the footprint it makes with the checkpoint has grown as far as the bound allows or the next
+/// checkpoint would no longer fit beside it — not at the checkpoint threshold plus that
+/// sixteenth, which for a store well under its cap made a writer faster than its checkpoints
+/// wait for every other one.
 @Suite("Backpressure waits only where the disk bound needs it")
 struct BackpressureTests {
-    /// Commits `bytes` of server data in 1 KiB values at `chat/m<i>` from index `start`.
+    static let cap = 8 << 20
+
+    /// Commits `bytes` of server data in 1 KiB values at `chat/m<i>` from index `start`, each
+    /// one digit repeated (they compress to almost nothing).
     static func feed(_ store: Store, from start: Int, bytes: Int) throws -> Int {
         var i = start
         var written = 0
@@ -23,34 +28,116 @@ struct BackpressureTests {
         return i
     }
 
-    @Test func aWriterUnderTheCapWaitsOnlyPastTheBoundsLogTerm() throws {
-        let fs = SimulatedFileSystem(seed: 81)
+    static func options(_ fs: SimulatedFileSystem) -> Store.Options {
         var options = Store.Options()
         options.fileSystem = fs
-        let cap = 8 << 20
         options.cacheSizeBytes = cap
         options.checkpointMinimumBytes = 4096
         options.durability = .buffered
         options.backgroundMaintenance = true
+        return options
+    }
+
+    @Test func theRuleNeverWaitsBeforeTheLogTermAndKeepsTheBoundAfterIt() {
+        let k = Self.cap
+        let term = Store.backpressureLogBytes(cacheSizeBytes: k)
+        #expect(term == Int(0.2 * Double(k)) + k / 16)
+        let logs = stride(from: 0, through: k, by: k / 256)
+        for checkpoint in stride(from: 0, through: Int(0.55 * Double(k)), by: k / 64) {
+            for ratio in [0, 0.05, 0.35, 0.75, 1, 1.5] {
+                var waited = false
+                for log in logs {
+                    let wait = Store.writersWait(
+                        log: log, checkpoint: UInt64(checkpoint), ratio: ratio, cacheSizeBytes: k)
+                    if log <= term { #expect(!wait, "waited at \(log) of log, under the log term") }
+                    // Once it waits, more log does not stop it.
+                    if waited { #expect(wait, "stopped waiting at \(log) of log, checkpoint \(checkpoint)") }
+                    waited = waited || wait
+                    guard !wait && log > term else { continue }
+                    // Past the log term without waiting: the checkpoint and log stay within the
+                    // disk bound's 0.8125 K, and the next checkpoint, estimated at the cache's
+                    // ratio, still fits beside the footprint under the planned peak.
+                    let c = Double(checkpoint)
+                    let l = Double(log)
+                    let kd = Double(k)
+                    #expect(c + l <= 0.8125 * kd)
+                    #expect(c + l + kd / 64 + kd / 8 + c + min(1, ratio) * l <= 1.1 * kd)
+                }
+            }
+        }
+        // Each of the two conditions binds somewhere: an empty checkpoint whose log compresses
+        // to nothing waits at 0.8125 K; a checkpoint of 0.3 K waits just past the log term.
+        let justUnder = Int(0.8125 * Double(k)) - 1024
+        #expect(!Store.writersWait(log: justUnder, checkpoint: 0, ratio: 0, cacheSizeBytes: k))
+        #expect(Store.writersWait(log: justUnder + 2048, checkpoint: 0, ratio: 0, cacheSizeBytes: k))
+        let pastTerm = term + 1024
+        #expect(Store.writersWait(log: pastTerm, checkpoint: UInt64(0.3 * Double(k)), ratio: 0.75, cacheSizeBytes: k))
+        #expect(!Store.writersWait(log: pastTerm, checkpoint: UInt64(0.05 * Double(k)), ratio: 0.75, cacheSizeBytes: k))
+    }
+
+    @Test func aSmallStoreWaitsOnlyOnceItsFootprintReachesTheBound() throws {
+        let fs = SimulatedFileSystem(seed: 81)
+        let options = Self.options(fs)
         let store = try Store.open(directory: "/s", options: options)
-        let limit = Store.backpressureLogBytes(cacheSizeBytes: cap)
-        #expect(limit == Int(0.2 * Double(cap)) + cap / 16)
         // A checkpoint file's sync takes three seconds: the first checkpoint (due after 4 KiB)
         // runs that long while the writer goes on.
         fs.syncDelayPathContains = ".ckpt"
         fs.syncDelay = .seconds(3)
         // 1.5 MiB of log: past the old trigger (the threshold, at most half the checkpoint,
-        // plus cap/16 = 512 KiB) but under the bound's (2.1 MiB). No writer waits.
+        // plus cap/16 = 512 KiB) but under the log term (2.1 MiB). No writer waits.
         var next = try Self.feed(store, from: 0, bytes: 1536 << 10)
         #expect(store.backpressureWaitCount == 0, "a writer waited with the log under the bound's term")
-        // Past the bound's term while the checkpoint still runs: the writer waits.
-        next = try Self.feed(store, from: next, bytes: 1536 << 10)
-        #expect(store.backpressureWaitCount > 0, "the log outran the checkpoints past the bound's term")
+        // 4.5 MiB: past the log term, but the checkpoint is small and the log compresses to
+        // almost nothing, so the footprint is far from the bound. Writers waited here when the
+        // log term alone decided.
+        next = try Self.feed(store, from: next, bytes: 3 << 20)
+        #expect(store.backpressureWaitCount == 0, "a writer waited with the footprint far under the bound")
+        // Past 0.8125 of the cap while the checkpoint still runs: the writer waits.
+        next = try Self.feed(store, from: next, bytes: 2 << 20)
+        #expect(store.backpressureWaitCount > 0, "the log outran the checkpoints past the bound")
         fs.syncDelay = .zero
         try store.close()
+        // The longer log kept the disk bound.
+        #expect(Double(fs.peakStoredBytes) <= 1.25 * Double(Self.cap), "peak \(fs.peakStoredBytes) bytes")
         let again = try Store.open(directory: "/s", options: options)
         let last = try again.serverValue(at: Path(keys: ["chat", ChildKey(String(format: "m%07d", next - 1))]))
         #expect(last == .string(String(repeating: "\((next - 1) % 10)", count: 1024)))
+        try again.close()
+    }
+
+    @Test func aStoreWithALargeCheckpointWaitsPastTheLogTerm() throws {
+        let fs = SimulatedFileSystem(seed: 82)
+        let options = Self.options(fs)
+        // ~3.3 MiB of values that hardly compress (random letters and digits), checkpointed at
+        // close: a checkpoint of about 0.3 of the cap.
+        var rng = SplitMix64(seed: 7)
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        var store = try Store.open(directory: "/s", options: options)
+        for i in 0..<3300 {
+            let value = String((0..<1024).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] })
+            try store.applyServerOverwrite(
+                .string(value), at: Path(keys: ["old", ChildKey(String(format: "r%05d", i))]))
+        }
+        try store.close()
+        store = try Store.open(directory: "/s", options: options)
+        let checkpoint = store.core.withLock { $0.checkpointBodyBytes }
+        #expect(checkpoint > UInt64(0.25 * Double(Self.cap)) && checkpoint < UInt64(0.4 * Double(Self.cap)))
+        fs.syncDelayPathContains = ".ckpt"
+        fs.syncDelay = .seconds(3)
+        var next = try Self.feed(store, from: 0, bytes: 1536 << 10)
+        #expect(store.backpressureWaitCount == 0, "a writer waited with the log under the bound's term")
+        // 3 MiB: past the log term; the checkpoint and log are at 0.7 of the cap, under the
+        // bound's 0.8125, but the next checkpoint (the last one plus the log at the cache's
+        // ratio) would not fit beside them without pruning. The writer waits.
+        next = try Self.feed(store, from: next, bytes: 1536 << 10)
+        #expect(store.backpressureWaitCount > 0, "the next checkpoint would not fit, yet no writer waited")
+        fs.syncDelay = .zero
+        try store.close()
+        #expect(Double(fs.peakStoredBytes) <= 1.25 * Double(Self.cap), "peak \(fs.peakStoredBytes) bytes")
+        let again = try Store.open(directory: "/s", options: options)
+        let last = try again.serverValue(at: Path(keys: ["chat", ChildKey(String(format: "m%07d", next - 1))]))
+        #expect(last == .string(String(repeating: "\((next - 1) % 10)", count: 1024)))
+        #expect(!(try again.serverValue(at: Path(keys: ["old", "r00000"]))).isEmpty)
         try again.close()
     }
 }
