@@ -38,6 +38,20 @@ struct BackpressureTests {
         return options
     }
 
+    /// Closes `store` with syncs at full speed again, checks that its files stayed within the
+    /// disk bound (1.25× the cap) throughout, and reopens it, checking the last value fed.
+    static func closeAndReopen(
+        _ store: Store, _ fs: SimulatedFileSystem, _ options: Store.Options, lastFed: Int
+    ) throws -> Store {
+        fs.syncDelay = .zero
+        try store.close()
+        #expect(Double(fs.peakStoredBytes) <= 1.25 * Double(cap), "peak \(fs.peakStoredBytes) bytes")
+        let again = try Store.open(directory: "/s", options: options)
+        let last = try again.serverValue(at: Path(keys: ["chat", ChildKey(String(format: "m%07d", lastFed))]))
+        #expect(last == .string(String(repeating: "\(lastFed % 10)", count: 1024)))
+        return again
+    }
+
     @Test func theRuleNeverWaitsBeforeTheLogTermAndKeepsTheBoundAfterIt() {
         let k = Self.cap
         let term = Store.backpressureLogBytes(cacheSizeBytes: k)
@@ -95,14 +109,7 @@ struct BackpressureTests {
         // Past 0.8125 of the cap while the checkpoint still runs: the writer waits.
         next = try Self.feed(store, from: next, bytes: 2 << 20)
         #expect(store.backpressureWaitCount > 0, "the log outran the checkpoints past the bound")
-        fs.syncDelay = .zero
-        try store.close()
-        // The longer log kept the disk bound.
-        #expect(Double(fs.peakStoredBytes) <= 1.25 * Double(Self.cap), "peak \(fs.peakStoredBytes) bytes")
-        let again = try Store.open(directory: "/s", options: options)
-        let last = try again.serverValue(at: Path(keys: ["chat", ChildKey(String(format: "m%07d", next - 1))]))
-        #expect(last == .string(String(repeating: "\((next - 1) % 10)", count: 1024)))
-        try again.close()
+        try Self.closeAndReopen(store, fs, options, lastFed: next - 1).close()
     }
 
     @Test func aStoreWithALargeCheckpointWaitsPastTheLogTerm() throws {
@@ -131,12 +138,7 @@ struct BackpressureTests {
         // ratio) would not fit beside them without pruning. The writer waits.
         next = try Self.feed(store, from: next, bytes: 1536 << 10)
         #expect(store.backpressureWaitCount > 0, "the next checkpoint would not fit, yet no writer waited")
-        fs.syncDelay = .zero
-        try store.close()
-        #expect(Double(fs.peakStoredBytes) <= 1.25 * Double(Self.cap), "peak \(fs.peakStoredBytes) bytes")
-        let again = try Store.open(directory: "/s", options: options)
-        let last = try again.serverValue(at: Path(keys: ["chat", ChildKey(String(format: "m%07d", next - 1))]))
-        #expect(last == .string(String(repeating: "\((next - 1) % 10)", count: 1024)))
+        let again = try Self.closeAndReopen(store, fs, options, lastFed: next - 1)
         #expect(!(try again.serverValue(at: Path(keys: ["old", "r00000"]))).isEmpty)
         try again.close()
     }
