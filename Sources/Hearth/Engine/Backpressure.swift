@@ -12,8 +12,8 @@
 //    bound's argument allows it, F ≤ 0.8125 K + K/64 + K/8 < 0.96 K — the same bound as when
 //    writers waited at the log term alone, where the term for C was its largest value, 0.55 K.
 // 2. (C + L + K/64 + K/8) + (C + r·L) > 1.1 K: the next checkpoint, estimated as the last one
-//    plus the log at the cache's ratio (the estimate pruning makes, Store.prune), would no
-//    longer fit beside the footprint under the planned install peak — so from here on, more
+//    plus the log at the cache's ratio (the ratio pruning's estimate uses, Store.prune), would
+//    no longer fit beside the footprint under the planned install peak — so from here on, more
 //    log would make that install prune the cache for the log's sake, not the cache's.
 //
 // So a writer never waits earlier than at the log term (the old rule), and waits later only
@@ -40,12 +40,12 @@ extension Store {
     /// footprint reaches the disk bound's largest (0.8125 of the cap) or the next checkpoint
     /// is estimated not to fit beside it without pruning (see the top of this file).
     static func writersWait(log: Int, checkpoint: UInt64, ratio: Double, cacheSizeBytes: Int) -> Bool {
-        guard log > backpressureLogBytes(cacheSizeBytes: cacheSizeBytes) else { return false }
+        let logTerm = backpressureLogBytes(cacheSizeBytes: cacheSizeBytes)
+        guard log > logTerm else { return false }
         let k = Double(cacheSizeBytes)
         let c = Double(checkpoint)
         let l = Double(log)
-        let logTerm = Double(backpressureLogBytes(cacheSizeBytes: cacheSizeBytes))
-        if c + l > Store.plannedPeak / 2 * k + logTerm { return true }
+        if c + l > Store.plannedPeak / 2 * k + Double(logTerm) { return true }
         let footprint = c + l + k / 64 + k / 8
         let nextCheckpoint = c + min(1, max(0, ratio)) * l
         return footprint + nextCheckpoint > Store.plannedPeak * k
