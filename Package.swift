@@ -159,7 +159,9 @@ let package = Package(
         ),
         .testTarget(
             name: "HearthServerTests",
-            dependencies: ["HearthServer", "HearthWire", "HearthWireTesting", "HearthRules", "Hearth", jwtKit]
+            dependencies: [
+                "HearthServer", "HearthWire", "HearthWireTesting", "HearthRules", "Hearth", "HearthTesting", jwtKit,
+            ]
                 + nioWebSocket,
             swiftSettings: swiftSettings
         ),

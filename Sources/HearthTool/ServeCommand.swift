@@ -95,7 +95,16 @@ struct ServeCommand: AsyncParsableCommand {
         do { verifier = try await FirebaseTokenVerifier(secret: secret, emulator: emulator) } catch {
             throw ValidationError("\(secretFile ?? "the secret file"): \(error)")
         }
-        let runtime = try ServerRuntime(store: store, configuration: configuration, verifier: verifier, policy: policy)
+        // After a failed commit (a full disk) the runtime reopens the store to serve reads from
+        // what it holds, read-only if it cannot be opened for writing yet, and retries writes.
+        let directory = dataDirectory, storeOptions = options
+        let reopen: @Sendable (Bool) throws(StoreError) -> Store = { readOnly in
+            var again = storeOptions
+            again.readOnly = readOnly
+            return try Store.open(directory: directory, options: again)
+        }
+        let runtime = try ServerRuntime(
+            store: store, configuration: configuration, verifier: verifier, policy: policy, reopen: reopen)
         let server = try await NetworkServer.start(host: host, port: port, runtime: runtime)
         if let portFile {
             try String(server.port).write(toFile: portFile, atomically: true, encoding: .utf8)
@@ -104,8 +113,9 @@ struct ServeCommand: AsyncParsableCommand {
             Data(
                 "hearth serve: listening on \(host):\(server.port) (ws://\(host):\(server.port)/.ws, http://\(host):\(server.port)/.json)\(emulator ? ", emulator mode" : "")\n"
                     .utf8))
-        // A failed commit stops the runtime (nothing unacknowledged is ever answered); the
-        // process then exits with an error rather than linger refusing everything.
+        // A failed commit suspends writes (reads go on; writes are retried until one commits);
+        // only a store that can no longer be opened at all stops the runtime, and the process
+        // then exits with an error rather than linger refusing everything.
         let watchdog = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(500))
@@ -117,11 +127,11 @@ struct ServeCommand: AsyncParsableCommand {
         watchdog.cancel()
         FileHandle.standardError.write(Data("hearth serve: stopping\n".utf8))
         try await server.stop()
-        try? store.close()
+        try? runtime.currentStore?.close()
         if let failure = runtime.failure {
             throw ToolError(
                 message:
-                    "\(failure); the store refuses writes until it is reopened: restart the server (recovery keeps every acknowledged write)",
+                    "\(failure); the store could not be opened again: restart the server when the disk is readable (recovery keeps every acknowledged write)",
                 code: ExitCodes.failure)
         }
     }

@@ -46,7 +46,7 @@ struct ServerCoreTests {
             ConnectionID(1), frame: ClientRequest.put(path: "room/m1", data: "hi", hash: nil).message(number: 2),
             now: h.now)
         #expect(out.writes == [.set("room/m1", .string("hi"))])
-        let msgs = out.messages.map { ($0.0.raw, try! ServerMessage.decode($0.1)) }
+        let msgs = out.renderedMessages().map { ($0.0.raw, try! ServerMessage.decode($0.1)) }
         #expect(msgs.map(\.0) == [1, 2, 1])
         #expect(msgs[0].1 == .set(path: "room/m1", data: "hi", tag: nil))
         #expect(msgs[1].1 == .set(path: "room/m1", data: "hi", tag: nil))

@@ -145,7 +145,7 @@ final class SyncHarness {
 
     /// Routes a server output to the clients' inbound queues.
     func route(_ out: ServerOutput) {
-        for (sc, text) in out.messages {
+        for (sc, text) in out.renderedMessages() {
             guard let i = clients.firstIndex(where: { $0.serverConnection == sc }), let link = clients[i].link else {
                 continue
             }
