@@ -63,10 +63,6 @@ struct ServeTokenTests {
     /// An hour from now: the server checks expiry against the real clock.
     static var expiry: Int { Int(Date().timeIntervalSince1970) + 3600 }
 
-    static func scratch(_ name: String) -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(name)-\(UUID().uuidString)").path
-    }
-
     /// Waits (10 s at most, a hang guard) for `file` to hold `text`, and returns its contents.
     static func wait(for text: String, in file: String) -> String {
         for _ in 0..<200 {
@@ -74,6 +70,33 @@ struct ServeTokenTests {
             usleep(50_000)
         }
         return (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+    }
+
+    /// Runs `body` against `hearth serve` on a fresh directory: in emulator mode, or with the
+    /// secret (and `rules` when given); every file is removed afterwards.
+    static func serving(
+        emulator: Bool = false, rules: String? = nil, stderr: Bool = false,
+        _ body: (ServeProcess, String) throws -> Void
+    ) throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-tokens-\(UUID().uuidString)")
+            .path
+        defer {
+            for suffix in ["", ".secret", ".rules", ".stderr"] {
+                try? FileManager.default.removeItem(atPath: dir + suffix)
+            }
+        }
+        var arguments = emulator ? ["--emulator"] : []
+        if !emulator {
+            try secret.write(toFile: dir + ".secret", atomically: true, encoding: .utf8)
+            arguments += ["--secret-file", dir + ".secret"]
+        }
+        if let rules {
+            try rules.write(toFile: dir + ".rules", atomically: true, encoding: .utf8)
+            arguments += ["--rules", dir + ".rules"]
+        }
+        let server = try ServeProcess(directory: dir, arguments: arguments, stderr: stderr ? dir + ".stderr" : nil)
+        defer { server.stop() }
+        try body(server, dir + ".stderr")
     }
 
     /// exp far out of range, over both entrances: an invalid token, and a server that still serves.
@@ -95,47 +118,31 @@ struct ServeTokenTests {
         "emulator mode: an unsigned token with exp 1e300 or 1e16 is invalid_token / 401 and the server goes on serving",
         .enabled(if: Tool.binary != nil, Tool.missingMessage))
     func emulatorOutOfRange() throws {
-        let dir = Self.scratch("exp-emulator")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let server = try ServeProcess(directory: dir, arguments: ["--emulator"])
-        defer { server.stop() }
-        try Self.refusesOutOfRange(server, token: TokenClient.unsigned)
+        try Self.serving(emulator: true) { server, _ in try Self.refusesOutOfRange(server, token: TokenClient.unsigned)
+        }
     }
 
     @Test(
         "--secret-file: a signed token with exp 1e300 or 1e16 is invalid_token / 401 and the server goes on serving",
         .enabled(if: Tool.binary != nil, Tool.missingMessage))
     func signedOutOfRange() throws {
-        let dir = Self.scratch("exp-signed")
-        defer {
-            try? FileManager.default.removeItem(atPath: dir)
-            try? FileManager.default.removeItem(atPath: dir + ".secret")
-        }
-        try Self.secret.write(toFile: dir + ".secret", atomically: true, encoding: .utf8)
-        let server = try ServeProcess(directory: dir, arguments: ["--secret-file", dir + ".secret"])
-        defer { server.stop() }
-        try Self.refusesOutOfRange(server) { try TokenClient.hs256(Self.secret, $0) }
+        try Self.serving { server, _ in try Self.refusesOutOfRange(server) { try TokenClient.hs256(Self.secret, $0) } }
     }
 
     @Test(
         "rules: a signed admin: true token is held to the rules (auth.token.admin grants); Bearer owner is refused outside emulator mode; the secret is the admin and may act as a user",
         .enabled(if: Tool.binary != nil, Tool.missingMessage))
     func adminClaimAndCredentials() throws {
-        let dir = Self.scratch("admin")
-        defer {
-            for f in [dir, dir + ".secret", dir + ".rules"] { try? FileManager.default.removeItem(atPath: f) }
-        }
-        try Self.secret.write(toFile: dir + ".secret", atomically: true, encoding: .utf8)
-        try """
-        {"rules": {
-          "users": {"$uid": {".read": "auth != null && auth.uid === $uid", ".write": "auth != null && auth.uid === $uid"}},
-          "staff": {".read": "auth.token.admin === true", ".write": "auth.token.admin === true"}
-        }}
-        """.write(toFile: dir + ".rules", atomically: true, encoding: .utf8)
-        let server = try ServeProcess(
-            directory: dir, arguments: ["--secret-file", dir + ".secret", "--rules", dir + ".rules"])
-        defer { server.stop() }
-        let port = server.port
+        let rules = """
+            {"rules": {
+              "users": {"$uid": {".read": "auth != null && auth.uid === $uid", ".write": "auth != null && auth.uid === $uid"}},
+              "staff": {".read": "auth.token.admin === true", ".write": "auth.token.admin === true"}
+            }}
+            """
+        try Self.serving(rules: rules) { server, _ in try Self.adminClaimAndCredentials(port: server.port) }
+    }
+
+    static func adminClaimAndCredentials(port: Int) throws {
         let mallory = try TokenClient.hs256(Self.secret, #"{"sub":"mallory","admin":true,"exp":\#(Self.expiry)}"#)
 
         // admin: true is mallory's claim: another user's data is refused, the staff rule grants.
@@ -181,18 +188,14 @@ struct ServeTokenTests {
         .enabled(if: Tool.binary != nil, Tool.missingMessage))
     func emulatorWarning() throws {
         for emulator in [true, false] {
-            let dir = Self.scratch("warning")
-            defer {
-                try? FileManager.default.removeItem(atPath: dir)
-                try? FileManager.default.removeItem(atPath: dir + ".stderr")
+            var text = "", port = 0
+            try Self.serving(emulator: emulator, stderr: true) { server, stderr in
+                text = Self.wait(for: "listening on", in: stderr)
+                port = server.port
             }
-            let server = try ServeProcess(
-                directory: dir, arguments: emulator ? ["--emulator"] : [], stderr: dir + ".stderr")
-            let text = Self.wait(for: "listening on", in: dir + ".stderr")
-            server.stop()
             let lines = text.split(separator: "\n").map(String.init)
             let listening =
-                "hearth serve: listening on 127.0.0.1:\(server.port) (ws://127.0.0.1:\(server.port)/.ws, http://127.0.0.1:\(server.port)/.json)"
+                "hearth serve: listening on 127.0.0.1:\(port) (ws://127.0.0.1:\(port)/.ws, http://127.0.0.1:\(port)/.json)"
                 + (emulator ? ", emulator mode" : "")
             #expect(lines.contains(listening), "\(lines)")
             let warnings = lines.filter { $0.contains("local development only") }
