@@ -207,8 +207,11 @@ struct TokenDecoderTests {
         }
     }
 
-    @Test("a refusal's reason is short: at most 32 characters of the credential come back")
+    @Test("a refusal's reason is short printable ASCII: at most 32 characters of the credential come back")
     func shortReasons() {
+        let control = JWTFixtures.b64url(Data(#"{"alg":"\n\u0000é\"x"}"#.utf8))
+        let quoted = Result { () throws(TokenRefusal) in try Self.signedOnly.decode("\(control).e30.", now: Self.now) }
+        #expect(Self.refusal(quoted) == .unsupportedAlgorithm("???\"x"))
         let alg = String(repeating: "A", count: 5_000)
         let header = JWTFixtures.b64url(Data(#"{"alg":"\#(alg)"}"#.utf8))
         let refused = Self.refusal(

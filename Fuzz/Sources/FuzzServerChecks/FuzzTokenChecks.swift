@@ -11,7 +11,7 @@
 // Checks: a value or a typed refusal, never a trap; the same answer twice; a user expires strictly
 // after the clock, has a non-empty uid of at most 128 UTF-16 units, and is never the admin; the
 // admin is exactly `owner` in emulator mode and the secret itself; an unsigned token is accepted only
-// in emulator mode and a signed one only with a secret; a refusal's reason is short. For built
+// in emulator mode and a signed one only with a secret; a refusal's reason is short printable ASCII. For built
 // tokens whose every member the builder understands, the outcome (user and expiry, expired, refused)
 // must be the one the documented rules give.
 @_spi(HearthInternals) import HearthServer
@@ -55,6 +55,7 @@ extension FuzzServerChecks {
             check(!isAdmin, "the admin's credential refused (\(refusal)): \(context)")
             let reason = refusal.description
             check(!reason.isEmpty && reason.utf8.count <= 160, "a reason of \(reason.utf8.count) bytes: \(context)")
+            check(reason.utf8.allSatisfy { (0x20..<0x7F).contains($0) }, "a reason not printable ASCII: \(context)")
         }
         if let expected = builder.expected {
             let outcome: TokenBuilder.Outcome

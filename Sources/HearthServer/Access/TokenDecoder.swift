@@ -70,7 +70,9 @@ import HearthWire
             guard parts[2].isEmpty else { throw .unsignedWithSignature }
             signed = false
         case .string(let alg):
-            throw .unsupportedAlgorithm(String(alg.prefix(32)))
+            // Quoted in the answer (and perhaps a log): printable ASCII only, and short.
+            let shown = alg.unicodeScalars.prefix(32).map { (0x20..<0x7F).contains($0.value) ? Character($0) : "?" }
+            throw .unsupportedAlgorithm(String(shown))
         case nil:
             throw .missingAlgorithm
         case .some:

@@ -1,7 +1,8 @@
 import HearthWire
 
 /// Why a credential is refused: the reason an `invalid_token` answer (REST: 401) carries.
-/// Every description is short and echoes nothing longer than 32 characters of the credential.
+/// Every description is short, printable ASCII but for the 32 characters it may quote of the
+/// credential's `alg`, themselves printable ASCII (others shown as `?`).
 @_spi(HearthInternals) public enum TokenRefusal: Error, Sendable, Equatable, CustomStringConvertible {
     /// A segment of a JWT.
     public enum Part: String, Sendable {
@@ -27,7 +28,8 @@ import HearthWire
     case missingAlgorithm
     /// An `alg` that is not a string.
     case algorithmNotAString
-    /// An `alg` other than HS256 and (in emulator mode) none: its first 32 characters.
+    /// An `alg` other than HS256 and (in emulator mode) none: its first 32 characters, those
+    /// outside printable ASCII shown as `?`.
     case unsupportedAlgorithm(String)
     /// A `crit` header: an extension this server does not understand (RFC 7515 §4.1.11).
     case criticalHeader
