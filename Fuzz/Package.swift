@@ -31,8 +31,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The checks that need the server (FuzzToken), linked the same way into the main package's
+        // Tests/HearthServerTests/FuzzChecks/, whose test target depends on HearthServer.
+        .target(
+            name: "FuzzServerChecks",
+            dependencies: [.product(name: "HearthServer", package: "Hearth")],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(name: "FuzzDecode", dependencies: checks, swiftSettings: swiftSettings),
         .executableTarget(name: "FuzzRecovery", dependencies: checks, swiftSettings: swiftSettings),
         .executableTarget(name: "FuzzState", dependencies: checks, swiftSettings: swiftSettings),
+        .executableTarget(name: "FuzzToken", dependencies: ["FuzzServerChecks"], swiftSettings: swiftSettings),
     ]
 )

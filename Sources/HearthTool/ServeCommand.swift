@@ -15,8 +15,12 @@ struct ServeCommand: AsyncParsableCommand {
             nothing is pruned, and every write is durable before it is acknowledged or pushed. \
             `hearth verify`, `dump` and `stats` work on it (stop the server before `get` or `apply`).
 
-            Auth: JWTs signed HS256 with the secret in --secret-file (uid from `uid` or `sub`; \
-            `admin: true` is the admin). With --emulator, as Firebase's emulator: everyone may \
+            Auth: JWTs signed HS256 with the secret in --secret-file (`exp` required; uid from \
+            `uid` or `sub`; every claim, `admin` included, is what rules read as `auth.token`). \
+            The admin, who bypasses rules, is the secret itself given as the credential \
+            (`Authorization: Bearer SECRET`, `?auth=SECRET`, or a client's token), as Firebase's \
+            legacy database secret; it may act as a user with `auth_variable_override`. \
+            With --emulator, as Firebase's emulator and for local development only: everyone may \
             read and write (unless --rules is given), unsigned tokens (alg none) are accepted, and \
             `Bearer owner` is the admin. With --rules FILE, Firebase security rules decide for \
             everyone but the admin; a rules file with an error stops the server before it starts.
@@ -34,12 +38,14 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("secret-file"),
-        help: ArgumentHelp("A file holding the HS256 secret tokens are signed with.", valueName: "FILE"))
+        help: ArgumentHelp(
+            "A file holding the HS256 secret (at least 32 bytes) tokens are signed with; the secret itself is the admin credential.",
+            valueName: "FILE"))
     var secretFile: String?
 
     @Flag(
         help:
-            "Emulator mode: accept unsigned tokens and the admin credential `owner`; without --rules, allow everything."
+            "Emulator mode, for local development only: accept unsigned tokens and the admin credential `owner`; without --rules, allow everything."
     )
     var emulator = false
 
@@ -103,6 +109,7 @@ struct ServeCommand: AsyncParsableCommand {
             again.readOnly = readOnly
             return try Store.open(directory: directory, options: again)
         }
+        if emulator { FileHandle.standardError.write(Data((Self.emulatorWarning + "\n").utf8)) }
         let runtime = try ServerRuntime(
             store: store, configuration: configuration, verifier: verifier, policy: policy, reopen: reopen)
         let server = try await NetworkServer.start(host: host, port: port, runtime: runtime)
@@ -135,6 +142,13 @@ struct ServeCommand: AsyncParsableCommand {
                 code: ExitCodes.failure)
         }
     }
+}
+
+extension ServeCommand {
+    /// What emulator mode trusts, said once at startup on stderr: anyone who can reach the port
+    /// can be any user and the admin.
+    static let emulatorWarning =
+        "hearth serve: emulator mode trusts unsigned tokens (anyone may claim any user) and the credential `owner` (the admin, past every rule): for local development only"
 }
 
 /// Waits for SIGINT or SIGTERM.

@@ -310,9 +310,10 @@ struct ServerAuthTests {
         }
         #expect(u.uid == "alice" && u.expiresAt == (now / 1000 + 60) * 1000)
         #expect(await signed.check(good, now: now + 61_000) == .expired)
-        let forged = try await JWTFixtures.hs256(secret: "another-secret-of-at-least-32-bytes", .init(sub: "alice"))
+        let forged = try await JWTFixtures.hs256(
+            secret: "another-secret-of-at-least-32-bytes", .init(sub: "alice", exp: now / 1000 + 60))
         #expect(await signed.check(forged, now: now) == .invalid("the token's signature does not verify"))
-        let unsigned = JWTFixtures.unsigned(#"{"uid":"bob"}"#)
+        let unsigned = JWTFixtures.unsigned(#"{"uid":"bob","exp":\#(now / 1000 + 60)}"#)
         guard case .invalid = await signed.check(unsigned, now: now) else {
             Issue.record("unsigned accepted outside emulator mode"); return
         }

@@ -10,14 +10,24 @@ final class ServeProcess {
     let port: Int
     let directory: String
 
-    /// Starts `hearth serve directory` on `port` (0: a free one).
-    init(directory: String, arguments: [String] = ["--emulator"], port fixedPort: Int = 0) throws {
+    /// Starts `hearth serve directory` on `port` (0: a free one); its stderr goes to the file
+    /// `stderr` when given.
+    init(
+        directory: String, arguments: [String] = ["--emulator"], port fixedPort: Int = 0, stderr: String? = nil
+    )
+        throws
+    {
         self.directory = directory
         let portFile = directory + ".port"
         try? FileManager.default.removeItem(atPath: portFile)
         process.executableURL = Tool.binary!
         process.arguments = ["serve", directory, "--port", String(fixedPort), "--port-file", portFile] + arguments
-        process.standardError = FileHandle.nullDevice
+        if let stderr {
+            _ = FileManager.default.createFile(atPath: stderr, contents: nil)
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderr))
+        } else {
+            process.standardError = FileHandle.nullDevice
+        }
         try process.run()
         var port: Int?
         for _ in 0..<200 {
