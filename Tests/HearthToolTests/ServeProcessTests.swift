@@ -10,13 +10,21 @@ final class ServeProcess {
     let port: Int
     let directory: String
 
-    /// Starts `hearth serve directory` on `port` (0: a free one).
-    init(directory: String, arguments: [String] = ["--emulator"], port fixedPort: Int = 0) throws {
+    /// Starts `hearth serve directory` on `port` (0: a free one); with `fileLimit`, under that
+    /// open-file limit (soft and hard, `ulimit -n`).
+    init(directory: String, arguments: [String] = ["--emulator"], port fixedPort: Int = 0, fileLimit: Int? = nil) throws
+    {
         self.directory = directory
         let portFile = directory + ".port"
         try? FileManager.default.removeItem(atPath: portFile)
-        process.executableURL = Tool.binary!
-        process.arguments = ["serve", directory, "--port", String(fixedPort), "--port-file", portFile] + arguments
+        let serve = ["serve", directory, "--port", String(fixedPort), "--port-file", portFile] + arguments
+        if let fileLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -n \(fileLimit) && exec \"$0\" \"$@\"", Tool.binary!.path] + serve
+        } else {
+            process.executableURL = Tool.binary!
+            process.arguments = serve
+        }
         process.standardError = FileHandle.nullDevice
         try process.run()
         var port: Int?
