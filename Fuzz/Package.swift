@@ -9,6 +9,7 @@ let checks: [Target.Dependency] = [
     "FuzzChecks",
     .product(name: "Hearth", package: "Hearth"),
 ]
+let serverChecks: [Target.Dependency] = ["FuzzServerChecks"]
 
 let package = Package(
     name: "HearthFuzz",
@@ -34,5 +35,18 @@ let package = Package(
         .executableTarget(name: "FuzzDecode", dependencies: checks, swiftSettings: swiftSettings),
         .executableTarget(name: "FuzzRecovery", dependencies: checks, swiftSettings: swiftSettings),
         .executableTarget(name: "FuzzState", dependencies: checks, swiftSettings: swiftSettings),
+        // The checks of the server's network-facing parsers; Tests/HearthServerTests/FuzzChecks/ links to
+        // each file (that test target has HearthServer and HearthWire), as above.
+        .target(
+            name: "FuzzServerChecks",
+            dependencies: [
+                .product(name: "Hearth", package: "Hearth"),
+                .product(name: "HearthWire", package: "Hearth"),
+                .product(name: "HearthServer", package: "Hearth"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(name: "FuzzWire", dependencies: serverChecks, swiftSettings: swiftSettings),
+        .executableTarget(name: "FuzzREST", dependencies: serverChecks, swiftSettings: swiftSettings),
     ]
 )
