@@ -124,6 +124,17 @@ struct NetworkLimitsTests {
         try await live.stop()
     }
 
+    @Test("a refused credential is answered 401 at the head, before the body is sent")
+    func refusedCredentialIsAnsweredBeforeTheBody() async throws {
+        let live = try await LiveServer()
+        let socket = try RawSocket(port: live.server.port)
+        socket.write("PUT /a.json?auth=not-a-token HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
+        #expect(socket.readResponse()?.status == 401)
+        #expect(socket.readUntilClosed().closed)
+        #expect(eventually { live.server.shared.bodies.used.load(ordering: .relaxed) == 0 })
+        try await live.stop()
+    }
+
     @Test("bodies past the total buffer budget are answered 503 at their head; the budget is returned on completion")
     func bodyBudgetAnswers503() async throws {
         var limits = NetworkServer.Limits()

@@ -6,8 +6,6 @@ import Synchronization
 final class ByteBudget: Sendable {
     let limit: Int
     let used = Atomic<Int>(0)
-    /// Reservations refused so far.
-    let refusals = Atomic<Int>(0)
 
     init(limit: Int) { self.limit = max(0, limit) }
 
@@ -15,10 +13,7 @@ final class ByteBudget: Sendable {
     func reserve(_ n: Int) -> Bool {
         var current = used.load(ordering: .relaxed)
         while true {
-            guard n <= limit - current else {
-                refusals.add(1, ordering: .relaxed)
-                return false
-            }
+            guard n <= limit - current else { return false }
             let (done, found) = used.compareExchange(expected: current, desired: current + n, ordering: .relaxed)
             if done { return true }
             current = found

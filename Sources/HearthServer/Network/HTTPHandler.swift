@@ -9,9 +9,10 @@ import NIOHTTP1
 /// upgrade: this handler leaves the pipeline when it completes), and its body at the rate
 /// ``NetworkServer/Limits/minBodyBytesPerSecond`` after a grace period. The head is checked
 /// before any of the body is read: its target (``RESTTarget``), then `Content-Length` against
-/// the per-request limit (413) and the server's body budget (503). A refusal is answered at
-/// once with `Connection: close`; what the client still sends is read and dropped for a short
-/// while (so the answer is not lost to a reset), then the connection closes.
+/// the per-request limit (413) and the server's body budget (503); the check of its credential
+/// starts then too, and a refused one is answered (401) without waiting for the body. A refusal
+/// is answered at once with `Connection: close`; what the client still sends is read and dropped
+/// for a short while (so the answer is not lost to a reset), then the connection closes.
 final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -23,6 +24,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         case body(RESTTarget, keepAlive: Bool)
         /// A request without a body refused at its head, answered at its end.
         case refusedAtEnd(RESTResponse, keepAlive: Bool)
+        /// The whole request arrived; its credential is being checked.
+        case resolving(RESTTarget, body: String?, keepAlive: Bool)
         /// The request is with the runtime, or its answer is being written.
         case busy
         /// An event stream is open.
@@ -49,6 +52,9 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// has started since.
     var generation = 0
     var outbound: OutboundBudget?
+    /// The current request's principal, once its credential is checked (which starts at the head,
+    /// so a refused credential is answered without waiting for the body).
+    var principal: Result<Principal, RESTResponse>?
 
     init(runtime: ServerRuntime, shared: NetworkShared) {
         self.runtime = runtime
@@ -101,13 +107,17 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             case .refusedAtEnd(let response, let keepAlive):
                 state = .busy
                 respond(context, response, keepAlive: keepAlive)
-            case .idle, .busy, .streaming, .closing:
+            case .idle, .resolving, .busy, .streaming, .closing:
                 break
             }
         }
     }
 
-    static let busy = RESTResponse.error(503, "The server is buffering too many request bodies; try again later")
+    static let busy: RESTResponse = {
+        var response = RESTResponse.error(503, "The server is buffering too many request bodies; try again later")
+        response.headers["Retry-After"] = "1"
+        return response
+    }()
 
     /// A request head: routed, and its announced body checked against the limits.
     func start(_ context: ChannelHandlerContext, _ head: HTTPRequestHead) {
@@ -130,57 +140,14 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 reserved = length
             }
             state = .body(target, keepAlive: keepAlive)
+            principal = nil
+            if let credential = target.credential, !credential.isEmpty {
+                resolve(context, credential, override: target.authOverride)
+            }
             if hasBody {
                 bodyStarted = .now()
                 arm(context, .body, in: shared.limits.bodyTimeoutMs)
             }
-        }
-    }
-
-    /// The whole body arrived: a body that is not UTF-8 is answered 400; otherwise the
-    /// credential is resolved and the core asked.
-    func finish(_ context: ChannelHandlerContext, _ target: RESTTarget, keepAlive: Bool) {
-        var decoded: String?
-        if let body {
-            self.body = nil
-            guard let valid = String(validating: body.readableBytesView, as: UTF8.self) else {
-                state = .busy
-                return respond(
-                    context, .error(400, "Invalid data; the request body is not UTF-8"), keepAlive: keepAlive)
-            }
-            decoded = valid
-        }
-        let text = decoded
-        state = .busy
-        guard let credential = target.credential, !credential.isEmpty else {
-            // No credential: nothing to check, so no hop through the task pool.
-            return ask(context, target, body: text, principal: .unauthenticated, keepAlive: keepAlive)
-        }
-        let runtime = self.runtime
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        Task {
-            let principal = await runtime.principal(credential: credential, override: target.authOverride)
-            bound.eventLoop.execute {
-                let (handler, context) = bound.value
-                switch principal {
-                case .failure(let refusal): handler.respond(context, refusal, keepAlive: keepAlive)
-                case .success(let principal):
-                    handler.ask(context, target, body: text, principal: principal, keepAlive: keepAlive)
-                }
-            }
-        }
-    }
-
-    /// Hands the request to the runtime: an event stream opens, a REST request is answered once
-    /// its writes are durable.
-    func ask(
-        _ context: ChannelHandlerContext, _ target: RESTTarget, body: String?, principal: Principal, keepAlive: Bool
-    ) {
-        let request = target.request(body: body, principal: principal)
-        if target.isStream { return openStream(context, request) }
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        runtime.rest(request) { response in
-            bound.eventLoop.execute { bound.value.0.respond(bound.value.1, response, keepAlive: keepAlive) }
         }
     }
 
