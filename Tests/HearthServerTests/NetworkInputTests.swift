@@ -44,6 +44,12 @@ struct NetworkInputTests {
         socket.write(RawSocket.frame(Array(message[..<cut]), opcode: 0x1, fin: false))
         socket.write(RawSocket.frame(Array(message[cut...]), opcode: 0x0, fin: true))
         #expect(eventually { live.runtime.state.withLock { !$0.core.data.isEmpty } })
+        // Frames in the same packet as the upgrade request reach the meter and the decoder in order.
+        let eager = try RawSocket(port: live.server.port)
+        let along = RawSocket.frame(Array(#"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/v","d":1}}}"#.utf8))
+        #expect(eager.upgradeToWebSocket(sendingAlong: along + along) != nil)
+        #expect(eventually { live.runtime.state.withLock { $0.core.data.child(at: Path(keys: ["v"])) == .number(1) } })
+        #expect(eventually { live.server.shared.frames.used.load(ordering: .relaxed) == 0 })
         let stray = try RawSocket(port: live.server.port)
         #expect(stray.upgradeToWebSocket() != nil)
         stray.write(RawSocket.frame(Array("x".utf8), opcode: 0x0, fin: true))

@@ -115,12 +115,15 @@ final class RawSocket {
 
 // WebSocket by hand (RFC 6455), to send frames a well-behaved client never would.
 extension RawSocket {
-    /// Upgrades to a WebSocket at `/.ws` and returns the bytes read after the 101 response
-    /// head; nil if the server did not switch protocols.
-    func upgradeToWebSocket() -> [UInt8]? {
+    /// Upgrades to a WebSocket at `/.ws` — with `frames` in the same write as the request — and
+    /// returns the bytes read after the 101 response head; nil if the server did not switch
+    /// protocols.
+    func upgradeToWebSocket(sendingAlong frames: [UInt8] = []) -> [UInt8]? {
         write(
-            "GET /.ws?v=5&ns=test HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+            Array(
+                ("GET /.ws?v=5&ns=test HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8) + frames
+        )
         var data: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {

@@ -15,7 +15,9 @@ extension HTTPHandler {
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
             let (handler, context) = bound.value
             guard keepAlive else { return context.close(promise: nil) }
-            if case .idle = handler.state, handler.generation == generation, handler.timer == nil {
+            if case .idle = handler.state, handler.generation == generation, handler.timer == nil,
+                context.channel.isActive
+            {
                 handler.arm(context, .head, in: handler.shared.limits.headTimeoutMs)
             }
         }
