@@ -95,10 +95,13 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 return refuse(context, .error(413, "Request body is larger than \(shared.maxBodyBytes) bytes"))
             }
             if received > reserved {
-                guard shared.bodies.reserve(received - reserved) else { return refuse(context, Self.busy) }
-                reserved = received
+                let size = Self.bufferSize(received)
+                guard shared.bodies.reserve(size - reserved) else { return refuse(context, Self.busy) }
+                reserved = size
             }
-            if body == nil { body = chunk } else { body?.writeBuffer(&chunk) }
+            if body == nil { body = context.channel.allocator.buffer(capacity: reserved) }
+            body?.reserveCapacity(reserved)
+            body?.writeBuffer(&chunk)
         case .end:
             switch state {
             case .body(let target, let keepAlive):
@@ -111,6 +114,12 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 break
             }
         }
+    }
+
+    /// The buffer NIO allocates to hold `bytes` bytes (a power of two): what a body's
+    /// reservation counts, so the budget bounds memory, not just bytes.
+    static func bufferSize(_ bytes: Int) -> Int {
+        bytes <= 1 ? bytes : bytes > 1 << 62 ? Int.max : 1 << (Int.bitWidth - (bytes - 1).leadingZeroBitCount)
     }
 
     static let busy: RESTResponse = {
@@ -136,8 +145,9 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 return refuse(context, .error(413, "Request body is larger than \(shared.maxBodyBytes) bytes"))
             }
             if let length, length > 0 {
-                guard shared.bodies.reserve(length) else { return refuse(context, Self.busy) }
-                reserved = length
+                let size = Self.bufferSize(length)
+                guard shared.bodies.reserve(size) else { return refuse(context, Self.busy) }
+                reserved = size
             }
             state = .body(target, keepAlive: keepAlive)
             principal = nil

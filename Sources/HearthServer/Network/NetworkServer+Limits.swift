@@ -42,12 +42,12 @@ extension NetworkServer {
         /// bytes per second (a body of n bytes may take the grace plus n / rate seconds).
         /// Default 1,024.
         public var minBodyBytesPerSecond: Int = 1_024
-        /// REST request bodies buffered at once across all connections, in bytes (each is at
-        /// most ``ServerCore/Configuration/maxRESTBodyBytes``). A body announced with
-        /// `Content-Length` reserves its length before it is read; a chunked one reserves as it
-        /// arrives; either is answered 503 when the reservation would pass this total, and the
-        /// reservation is returned when the request is answered or its connection closes.
-        /// Default 256 MiB.
+        /// REST request bodies buffered at once across all connections, in bytes of buffer (each
+        /// body is at most ``ServerCore/Configuration/maxRESTBodyBytes``, in a buffer of the next
+        /// power of two, as NIO allocates). A body announced with `Content-Length` reserves its
+        /// buffer before it is read; a chunked one as it grows; either is answered 503 when the
+        /// reservation would pass this total, and the reservation is returned when the request is
+        /// answered or its connection closes. Default 256 MiB.
         public var maxBufferedBodyBytes: Int = 256 << 20
         /// WebSocket frames being received at once across all connections, in bytes: a frame
         /// reserves the length its header announces (at most ``NetworkServer/maxFrameBytes``)
