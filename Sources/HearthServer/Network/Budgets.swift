@@ -20,6 +20,12 @@ final class ByteBudget: Sendable {
         }
     }
 
+    /// The buffer NIO allocates to hold `bytes` bytes, a power of two: what a reservation for
+    /// them counts, so that a budget bounds memory rather than bytes.
+    static func bufferSize(_ bytes: Int) -> Int {
+        bytes <= 1 ? bytes : bytes > 1 << 62 ? Int.max : 1 << (Int.bitWidth - (bytes - 1).leadingZeroBitCount)
+    }
+
     /// Returns `n` reserved bytes.
     func release(_ n: Int) {
         guard n > 0 else { return }
@@ -27,7 +33,8 @@ final class ByteBudget: Sendable {
     }
 }
 
-/// Counts the bytes queued to every connection (written to NIO, not yet taken by the socket):
+/// Counts the bytes queued to every connection (written to NIO, not yet taken by the socket; the
+/// capacity of their buffers, which is what they hold):
 /// over ``limit`` it disconnects the connection with the most queued — the slowest reader —
 /// until the total is back under, so a group of clients that do not read cannot make the
 /// server buffer without bound.

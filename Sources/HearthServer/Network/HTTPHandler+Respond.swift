@@ -50,7 +50,7 @@ extension HTTPHandler {
             wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
         if !response.body.isEmpty {
             let data = context.channel.allocator.buffer(string: response.body)
-            outbound?.write(HTTPServerResponsePart.body(.byteBuffer(data)), bytes: data.readableBytes)
+            outbound?.write(HTTPServerResponsePart.body(.byteBuffer(data)), bytes: data.capacity)
         }
     }
 
@@ -61,7 +61,7 @@ extension HTTPHandler {
 
         func send(_ text: String) {
             let data = channel.allocator.buffer(string: text)
-            budget.write(HTTPServerResponsePart.body(.byteBuffer(data)), bytes: data.readableBytes)
+            budget.write(HTTPServerResponsePart.body(.byteBuffer(data)), bytes: data.capacity)
         }
 
         func close() {

@@ -95,7 +95,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 return refuse(context, .error(413, "Request body is larger than \(shared.maxBodyBytes) bytes"))
             }
             if received > reserved {
-                let size = Self.bufferSize(received)
+                let size = ByteBudget.bufferSize(received)
                 guard shared.bodies.reserve(size - reserved) else { return refuse(context, Self.busy) }
                 reserved = size
             }
@@ -114,12 +114,6 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 break
             }
         }
-    }
-
-    /// The buffer NIO allocates to hold `bytes` bytes (a power of two): what a body's
-    /// reservation counts, so the budget bounds memory, not just bytes.
-    static func bufferSize(_ bytes: Int) -> Int {
-        bytes <= 1 ? bytes : bytes > 1 << 62 ? Int.max : 1 << (Int.bitWidth - (bytes - 1).leadingZeroBitCount)
     }
 
     static let busy: RESTResponse = {
@@ -145,7 +139,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 return refuse(context, .error(413, "Request body is larger than \(shared.maxBodyBytes) bytes"))
             }
             if let length, length > 0 {
-                let size = Self.bufferSize(length)
+                let size = ByteBudget.bufferSize(length)
                 guard shared.bodies.reserve(size) else { return refuse(context, Self.busy) }
                 reserved = size
             }

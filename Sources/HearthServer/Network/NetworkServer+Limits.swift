@@ -49,13 +49,15 @@ extension NetworkServer {
         /// reservation would pass this total, and the reservation is returned when the request is
         /// answered or its connection closes. Default 256 MiB.
         public var maxBufferedBodyBytes: Int = 256 << 20
-        /// WebSocket frames being received at once across all connections, in bytes: a frame
-        /// reserves the length its header announces (at most ``NetworkServer/maxFrameBytes``)
-        /// until it is complete, a fragmented message its fragments until the last. A connection
+        /// WebSocket frames being received at once across all connections, in bytes of buffer: a
+        /// frame reserves the buffer the length its header announces needs (at most
+        /// ``NetworkServer/maxFrameBytes``, rounded up to a power of two as NIO allocates) until
+        /// it is complete, a fragmented message its fragments' buffer until the last. A connection
         /// whose frame would pass the total is closed with status 1013 (try again later).
         /// Default 64 MiB.
         public var maxBufferedFrameBytes: Int = 64 << 20
-        /// Bytes queued to clients and not yet taken by their sockets, across all connections
+        /// Bytes queued to clients and not yet taken by their sockets (the buffers holding them),
+        /// across all connections
         /// (each at most ``ServerCore/Configuration/maxBufferedBytesPerConnection`` for
         /// WebSockets and event streams). Past it, the connection with the most bytes queued —
         /// the slowest reader — is disconnected, as often as needed to come back under.

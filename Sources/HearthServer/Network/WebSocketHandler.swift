@@ -38,8 +38,9 @@ final class WebSocketHandler: ChannelInboundHandler {
         func send(_ text: String) {
             for frame in FrameSplitter.frames(for: text) {
                 let data = channel.allocator.buffer(string: frame)
-                let bytes = data.readableBytes
-                guard budget.write(WebSocketFrame(fin: true, opcode: .text, data: data), bytes: bytes) else { return }
+                guard budget.write(WebSocketFrame(fin: true, opcode: .text, data: data), bytes: data.capacity) else {
+                    return
+                }
             }
         }
 
@@ -100,8 +101,12 @@ final class WebSocketHandler: ChannelInboundHandler {
         guard message.data.readableBytes + count <= NetworkServer.maxFrameBytes,
             message.count < WebSocketHandler.maxFragments
         else { return refuse(context, status: 1009) }
-        guard shared.frames.reserve(count) else { return refuse(context, status: 1013) }
-        reserved += count
+        let size = ByteBudget.bufferSize(message.data.readableBytes + count)
+        if size > reserved {
+            guard shared.frames.reserve(size - reserved) else { return refuse(context, status: 1013) }
+            reserved = size
+        }
+        message.data.reserveCapacity(size)
         message.data.writeBuffer(&payload)
         message.count += 1
         if frame.fin {
@@ -164,7 +169,9 @@ final class FrameMeter: ChannelInboundHandler, RemovableChannelHandler {
             } catch {
                 stopped = true
             }
-            let wanted = stopped ? 0 : scanner.announced ?? 0
+            // The decoder's buffer for the frame: its header (at most 14 bytes) and payload, in a
+            // power of two.
+            let wanted = stopped ? 0 : scanner.announced.map { ByteBudget.bufferSize($0 + 14) } ?? 0
             if wanted > reserved, !budget.reserve(wanted - reserved) {
                 refused = true
                 release()
