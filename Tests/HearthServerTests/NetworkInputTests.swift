@@ -63,7 +63,7 @@ struct NetworkInputTests {
 
     @Test("a frame the total frame budget cannot take closes its connection with 1013 before it is buffered")
     func frameBudget() async throws {
-        var limits = NetworkServer.Limits()
+        var limits = LiveServer.patient
         limits.maxBufferedFrameBytes = 3 << 19  // one frame of 600,000 bytes, in a buffer of 1 MiB
         let live = try await LiveServer(limits: limits)
         let frames = live.server.shared.frames

@@ -20,7 +20,7 @@ final class LiveServer {
 
     init(
         emulator: Bool = true, idleTimeoutMs: Int64 = 120_000, maxBuffered: Int = 64 << 20, directory: String? = nil,
-        limits: NetworkServer.Limits = NetworkServer.Limits(), maxRESTBodyBytes: Int = 64 << 20
+        limits: NetworkServer.Limits = LiveServer.patient, maxRESTBodyBytes: Int = 64 << 20
     ) async throws {
         self.directory =
             directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID().uuidString)").path
@@ -38,6 +38,15 @@ final class LiveServer {
         server = try await NetworkServer.start(
             host: "127.0.0.1", port: 0, runtime: runtime, limits: limits, threads: 2)
     }
+
+    /// The default limits but for the head and body timeouts, an hour: a test that does not
+    /// test them cannot lose a race against them on a loaded machine.
+    static let patient: NetworkServer.Limits = {
+        var limits = NetworkServer.Limits()
+        limits.headTimeoutMs = 3_600_000
+        limits.bodyTimeoutMs = 3_600_000
+        return limits
+    }()
 
     func client() throws -> WebSocketTestClient { try WebSocketTestClient(port: server.port, group: clientGroup) }
 

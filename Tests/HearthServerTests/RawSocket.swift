@@ -8,8 +8,9 @@ import Foundation
 /// A plain blocking TCP connection to a loopback port, for attack tests: it sends bytes exactly
 /// as given (half a request head, a body that never ends, invalid UTF-8) and reads what the
 /// server answers. Every read waits at most `hangGuard` seconds: a hang guard only, never the
-/// verdict of a test.
-final class RawSocket {
+/// verdict of a test. One test uses it at a time (`@unchecked Sendable` only to hand it to a
+/// thread off the task pool).
+final class RawSocket: @unchecked Sendable {
     let fd: Int32
     let hangGuard: Double
 
