@@ -21,10 +21,13 @@ struct NetworkInputTests {
         let live = try await LiveServer()
         let socket = try RawSocket(port: live.server.port)
         #expect(socket.upgradeToWebSocket() != nil)
-        socket.write(RawSocket.frame(Self.put([0x61, 0xFF, 0x62])))
+        // A valid message right behind it, in the same packet, is not served either.
+        let behind = Array(#"{"t":"d","d":{"r":2,"a":"p","b":{"p":"/w","d":1}}}"#.utf8)
+        socket.write(RawSocket.frame(Self.put([0x61, 0xFF, 0x62])) + RawSocket.frame(behind))
         let (bytes, closed) = socket.readUntilClosed()
         #expect(closed)
         #expect(RawSocket.closeStatus(in: bytes) == 1007)
+        #expect(live.runtime.state.withLock { $0.core.data.isEmpty })
         // The same message, valid, is answered and stored: the refusal is the bytes' doing.
         let valid = try RawSocket(port: live.server.port)
         #expect(valid.upgradeToWebSocket() != nil)

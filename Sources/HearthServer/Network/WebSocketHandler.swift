@@ -22,6 +22,8 @@ final class WebSocketHandler: ChannelInboundHandler {
     /// frame budget).
     var fragments: (opcode: WebSocketOpcode, data: ByteBuffer, count: Int)?
     var reserved = 0
+    /// Closing (refused, or the client's close frame came): later frames are dropped unread.
+    var closing = false
 
     init(runtime: ServerRuntime, shared: NetworkShared) {
         self.runtime = runtime
@@ -71,6 +73,7 @@ final class WebSocketHandler: ChannelInboundHandler {
     func handlerRemoved(context: ChannelHandlerContext) { release() }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !closing else { return }
         let frame = unwrapInboundIn(data)
         switch frame.opcode {
         case .text, .binary:
@@ -85,6 +88,7 @@ final class WebSocketHandler: ChannelInboundHandler {
             context.writeAndFlush(
                 wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)), promise: nil)
         case .connectionClose:
+            closing = true
             WebSocketHandler.close(context.channel, status: 1000)
         case .pong:
             break
@@ -127,6 +131,7 @@ final class WebSocketHandler: ChannelInboundHandler {
     }
 
     func refuse(_ context: ChannelHandlerContext, status: UInt16) {
+        closing = true
         release()
         WebSocketHandler.close(context.channel, status: status)
     }
