@@ -84,34 +84,25 @@ struct NetworkLimitsTests {
         try await live.stop()
     }
 
-    @Test("a chunked body that stops coming is answered 408 and closed, and its reservation returned")
-    func unfinishedChunkedBodyIsClosed() async throws {
-        var limits = LiveServer.patient
-        limits.bodyTimeoutMs = 200
-        let live = try await LiveServer(limits: limits)
-        let socket = try RawSocket(port: live.server.port)
-        socket.write("PUT /a.json HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n\"abc\r\n")
-        let (bytes, closed) = socket.readUntilClosed()
-        #expect(closed, "the unfinished body's connection was left open")
-        #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("HTTP/1.1 408"))
-        #expect(eventually { live.server.shared.bodies.used.load(ordering: .relaxed) == 0 })
-        #expect(live.runtime.state.withLock { $0.core.data.isEmpty })
-        try await live.stop()
-    }
-
-    @Test("a body that keeps coming, but slower than the minimum rate, is answered 408 and closed")
-    func tricklingBodyIsClosed() async throws {
+    @Test("a chunked body that stops coming, and one that trickles below the minimum rate, are answered 408 and closed")
+    func slowBodiesAreClosed() async throws {
         var limits = LiveServer.patient
         limits.bodyTimeoutMs = 200
         limits.minBodyBytesPerSecond = 1_000
         let live = try await LiveServer(limits: limits)
-        let socket = try RawSocket(port: live.server.port)
-        socket.write("PUT /a.json HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n\"")
+        let stopped = try RawSocket(port: live.server.port)
+        stopped.write("PUT /a.json HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n\"abc\r\n")
+        let trickling = try RawSocket(port: live.server.port)
+        trickling.write("PUT /b.json HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n\"")
         // One byte per 50 ms at most (a sleep only lengthens the gaps): 20 bytes/s, far below 1,000.
         let deadline = Date().addingTimeInterval(30)
-        while !socket.hasInput(withinMs: 50) && Date() < deadline { socket.write("v") }
-        let (bytes, closed) = socket.readUntilClosed()
-        #expect(closed && String(decoding: bytes, as: UTF8.self).hasPrefix("HTTP/1.1 408"))
+        while !trickling.hasInput(withinMs: 50) && Date() < deadline { trickling.write("v") }
+        for (name, socket) in [("stopped", stopped), ("trickling", trickling)] {
+            let (bytes, closed) = socket.readUntilClosed()
+            #expect(closed && String(decoding: bytes, as: UTF8.self).hasPrefix("HTTP/1.1 408"), "\(name)")
+        }
+        #expect(eventually { live.server.shared.bodies.used.load(ordering: .relaxed) == 0 })
+        #expect(live.runtime.state.withLock { $0.core.data.isEmpty })
         try await live.stop()
     }
 
