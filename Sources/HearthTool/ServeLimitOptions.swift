@@ -9,9 +9,16 @@ struct ServeLimitOptions: ParsableArguments {
     @Option(
         name: .customLong("max-connections"),
         help: ArgumentHelp(
-            "TCP connections open at once (REST, event streams, WebSockets); past it a new one is closed at once. Also kept \(defaults.fileDescriptorReserve) below the open-file limit, which the server raises to its hard limit.",
+            "TCP connections open at once (REST, event streams, WebSockets); past it a new one is closed at once. Also kept --file-descriptor-reserve below the open-file limit, which the server raises to its hard limit.",
             valueName: "N"))
     var maxConnections = defaults.maxConnections
+
+    @Option(
+        name: .customLong("file-descriptor-reserve"),
+        help: ArgumentHelp(
+            "Descriptors kept free below the open-file limit for the store's files and the server's own; the connection cap stays below the limit by this much.",
+            valueName: "N"))
+    var fileDescriptorReserve = defaults.fileDescriptorReserve
 
     @Option(
         name: .customLong("head-timeout"),
@@ -76,7 +83,8 @@ struct ServeLimitOptions: ParsableArguments {
 
     func validate() throws {
         for (flag, value) in [
-            ("--max-connections", maxConnections), ("--head-timeout", headTimeout), ("--body-timeout", bodyTimeout),
+            ("--max-connections", maxConnections), ("--file-descriptor-reserve", fileDescriptorReserve),
+            ("--head-timeout", headTimeout), ("--body-timeout", bodyTimeout),
             ("--min-body-rate", minBodyRate), ("--max-head-bytes", maxHeadBytes), ("--max-body-bytes", maxBodyBytes),
             ("--max-buffered-body-bytes", maxBufferedBodyBytes), ("--max-buffered-frame-bytes", maxBufferedFrameBytes),
             ("--max-queued-bytes-per-connection", maxQueuedBytesPerConnection), ("--max-queued-bytes", maxQueuedBytes),
@@ -93,6 +101,7 @@ struct ServeLimitOptions: ParsableArguments {
     var limits: NetworkServer.Limits {
         var limits = NetworkServer.Limits()
         limits.maxConnections = maxConnections
+        limits.fileDescriptorReserve = fileDescriptorReserve
         limits.headTimeoutMs = Int64(headTimeout) * 1000
         limits.bodyTimeoutMs = Int64(bodyTimeout) * 1000
         limits.minBodyBytesPerSecond = minBodyRate
