@@ -161,8 +161,8 @@ let package = Package(
             name: "HearthServerTests",
             dependencies: [
                 "HearthServer", "HearthWire", "HearthWireTesting", "HearthRules", "Hearth", "HearthTesting", jwtKit,
-            ]
-                + nioWebSocket,
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ] + nioWebSocket,
             swiftSettings: swiftSettings
         ),
         .testTarget(

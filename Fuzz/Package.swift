@@ -9,6 +9,7 @@ let checks: [Target.Dependency] = [
     "FuzzChecks",
     .product(name: "Hearth", package: "Hearth"),
 ]
+let serverChecks: [Target.Dependency] = ["FuzzServerChecks"]
 
 let package = Package(
     name: "HearthFuzz",
@@ -31,16 +32,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The checks that need the server (FuzzToken), linked the same way into the main package's
-        // Tests/HearthServerTests/FuzzChecks/, whose test target depends on HearthServer.
+        // The checks of the server's network-facing parsers (FuzzToken, FuzzWire, FuzzREST), linked
+        // the same way into the main package's Tests/HearthServerTests/FuzzChecks/, whose test
+        // target depends on HearthServer and HearthWire.
         .target(
             name: "FuzzServerChecks",
-            dependencies: [.product(name: "HearthServer", package: "Hearth")],
+            dependencies: [
+                .product(name: "Hearth", package: "Hearth"),
+                .product(name: "HearthWire", package: "Hearth"),
+                .product(name: "HearthServer", package: "Hearth"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(name: "FuzzDecode", dependencies: checks, swiftSettings: swiftSettings),
         .executableTarget(name: "FuzzRecovery", dependencies: checks, swiftSettings: swiftSettings),
         .executableTarget(name: "FuzzState", dependencies: checks, swiftSettings: swiftSettings),
-        .executableTarget(name: "FuzzToken", dependencies: ["FuzzServerChecks"], swiftSettings: swiftSettings),
+        .executableTarget(name: "FuzzToken", dependencies: serverChecks, swiftSettings: swiftSettings),
+        .executableTarget(name: "FuzzWire", dependencies: serverChecks, swiftSettings: swiftSettings),
+        .executableTarget(name: "FuzzREST", dependencies: serverChecks, swiftSettings: swiftSettings),
     ]
 )

@@ -68,6 +68,9 @@ struct ServeCommand: AsyncParsableCommand {
             "Write the bound port to this file once listening (for scripts using --port 0).", valueName: "FILE"))
     var portFile: String?
 
+    @OptionGroup(title: "Limits")
+    var limits: ServeLimitOptions
+
     func run() async throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port \(port) is not a port number (0…65535)") }
         guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
@@ -97,6 +100,7 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = ServerCore.Configuration()
         configuration.emulator = emulator
         configuration.idleTimeoutMs = Int64(idleTimeout) * 1000
+        limits.apply(to: &configuration)
         let verifier: FirebaseTokenVerifier
         do { verifier = try await FirebaseTokenVerifier(secret: secret, emulator: emulator) } catch {
             throw ValidationError("\(secretFile ?? "the secret file"): \(error)")
@@ -112,13 +116,18 @@ struct ServeCommand: AsyncParsableCommand {
         if emulator { FileHandle.standardError.write(Data((Self.emulatorWarning + "\n").utf8)) }
         let runtime = try ServerRuntime(
             store: store, configuration: configuration, verifier: verifier, policy: policy, reopen: reopen)
-        let server = try await NetworkServer.start(host: host, port: port, runtime: runtime)
+        let fileLimit = NetworkServer.raiseFileDescriptorLimit()
+        let server = try await NetworkServer.start(host: host, port: port, runtime: runtime, limits: limits.limits)
         if let portFile {
             try String(server.port).write(toFile: portFile, atomically: true, encoding: .utf8)
         }
         FileHandle.standardError.write(
             Data(
                 "hearth serve: listening on \(host):\(server.port) (ws://\(host):\(server.port)/.ws, http://\(host):\(server.port)/.json)\(emulator ? ", emulator mode" : "")\n"
+                    .utf8))
+        FileHandle.standardError.write(
+            Data(
+                "hearth serve: at most \(server.connectionLimit) connections at once (open-file limit \(fileLimit == Int.max ? "unlimited" : String(fileLimit)))\n"
                     .utf8))
         // A failed commit suspends writes (reads go on; writes are retried until one commits);
         // only a store that can no longer be opened at all stops the runtime, and the process

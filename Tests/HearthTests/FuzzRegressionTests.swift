@@ -36,7 +36,8 @@ import HearthTesting
 
     /// Every file of each checks module is in the test target that compiles it, byte for byte,
     /// and nothing else is: FuzzChecks in this target, FuzzServerChecks (which needs HearthServer)
-    /// in HearthServerTests, whose FuzzTokenRegressionTests replays FuzzToken's corpus.
+    /// in HearthServerTests, whose FuzzTokenRegressionTests replays FuzzToken's corpus and
+    /// ServerFuzzRegressionTests FuzzWire's and FuzzREST's.
     @Test(arguments: [
         ("FuzzChecks", "HearthTests", 5), ("FuzzServerChecks", "HearthServerTests", 2),
     ])

@@ -11,17 +11,24 @@ final class ServeProcess {
     let directory: String
 
     /// Starts `hearth serve directory` on `port` (0: a free one); its stderr goes to the file
-    /// `stderr` when given.
+    /// `stderr` when given; with `fileLimit`, under that open-file limit (soft and hard,
+    /// `ulimit -n`).
     init(
-        directory: String, arguments: [String] = ["--emulator"], port fixedPort: Int = 0, stderr: String? = nil
-    )
-        throws
+        directory: String, arguments: [String] = ["--emulator"], port fixedPort: Int = 0, stderr: String? = nil,
+        fileLimit: Int? = nil
+    ) throws
     {
         self.directory = directory
         let portFile = directory + ".port"
         try? FileManager.default.removeItem(atPath: portFile)
-        process.executableURL = Tool.binary!
-        process.arguments = ["serve", directory, "--port", String(fixedPort), "--port-file", portFile] + arguments
+        let serve = ["serve", directory, "--port", String(fixedPort), "--port-file", portFile] + arguments
+        if let fileLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -n \(fileLimit) && exec \"$0\" \"$@\"", Tool.binary!.path] + serve
+        } else {
+            process.executableURL = Tool.binary!
+            process.arguments = serve
+        }
         if let stderr {
             _ = FileManager.default.createFile(atPath: stderr, contents: nil)
             process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderr))

@@ -20,6 +20,8 @@ public enum FuzzServerChecks {
         let seeds: [(String, [UInt8])]
         switch target {
         case "FuzzToken": seeds = tokenSeeds()
+        case "FuzzWire": seeds = wireSeeds()
+        case "FuzzREST": seeds = restSeeds()
         default: fatalError("unknown fuzz target \(target)")
         }
         do {
@@ -34,10 +36,12 @@ public enum FuzzServerChecks {
         exit(0)
     }
 
-    /// Runs the check of `target` ("FuzzToken") on one input.
+    /// Runs the check of `target` ("FuzzToken", "FuzzWire", "FuzzREST") on one input.
     public static func run(target: String, _ bytes: [UInt8]) {
         switch target {
         case "FuzzToken": token(bytes)
+        case "FuzzWire": wire(bytes)
+        case "FuzzREST": rest(bytes)
         default: fatalError("unknown fuzz target \(target)")
         }
     }
@@ -63,5 +67,11 @@ public enum FuzzServerChecks {
             return Array(bytes[index..<(index + k)])
         }
         mutating func rest() -> [UInt8] { take(bytes.count) }
+    }
+
+    /// `bytes` cut at every 0xFF, a byte UTF-8 never holds: the fields of an input (frames, or the
+    /// parts of a request head), each text or visibly not.
+    static func fields(_ bytes: [UInt8]) -> [[UInt8]] {
+        bytes.split(separator: 0xFF, omittingEmptySubsequences: false).map(Array.init)
     }
 }
