@@ -94,9 +94,6 @@ public final class ServerRuntime: Sendable {
         state.withLock { $0.core.configuration.host = host }
     }
 
-    /// The outbound limit per connection (``ServerCore/Configuration/maxBufferedBytesPerConnection``).
-    var maxBufferedBytes: Int { state.withLock { $0.core.configuration.maxBufferedBytesPerConnection } }
-
     /// Open connections (WebSocket and event streams).
     public var connectionCount: Int { state.withLock { $0.core.connectionCount } }
 
