@@ -81,7 +81,78 @@ struct ServeLimitOptions: ParsableArguments {
             valueName: "BYTES"))
     var maxQueuedBytes = defaults.maxQueuedBytes
 
+    @Option(
+        name: .customLong("max-message-bytes"),
+        help: ArgumentHelp(
+            "The largest WebSocket protocol message (reassembled from its frames); a larger one closes the connection.",
+            valueName: "BYTES"))
+    var maxMessageBytes = core.maxMessageBytes
+
+    @Option(
+        name: .customLong("max-held-bytes"),
+        help: ArgumentHelp(
+            "Bytes of WebSocket messages not yet handled, across all connections: multi-frame messages still arriving and messages queued while their connection waits; a connection that would pass it is closed (single-frame messages are never held).",
+            valueName: "BYTES"))
+    var maxHeldBytes = core.maxHeldBytesTotal
+
+    @Option(
+        name: .customLong("partial-message-timeout"),
+        help: ArgumentHelp(
+            "Seconds a multi-frame WebSocket message may take to arrive; past it the connection closes.",
+            valueName: "SECONDS"))
+    var partialMessageTimeout = Int(core.partialMessageTimeoutMs / 1000)
+
+    @Option(
+        name: .customLong("max-listens-per-connection"),
+        help: ArgumentHelp("Listens one connection may hold; past it a listen is refused.", valueName: "N"))
+    var maxListensPerConnection = core.maxListensPerConnection
+
+    @Option(
+        name: .customLong("max-listens"),
+        help: ArgumentHelp(
+            "Listens (event streams included) across all connections; past it a listen is refused.", valueName: "N"))
+    var maxListens = core.maxListensTotal
+
+    @Option(
+        name: .customLong("max-ondisconnect-bytes-per-connection"),
+        help: ArgumentHelp(
+            "Bytes of onDisconnect operations one connection may queue (at most 10,000 operations).",
+            valueName: "BYTES"))
+    var maxOnDisconnectBytesPerConnection = core.maxOnDisconnectBytesPerConnection
+
+    @Option(
+        name: .customLong("max-ondisconnect-bytes"),
+        help: ArgumentHelp(
+            "Bytes of onDisconnect operations queued across all connections; past it an operation is refused.",
+            valueName: "BYTES"))
+    var maxOnDisconnectBytes = core.maxOnDisconnectBytesTotal
+
+    @Option(
+        name: .customLong("max-waiting-bytes-per-connection"),
+        help: ArgumentHelp(
+            "Bytes of pushes waiting to be rendered for one connection (each weighs the write that caused it); past it the connection is disconnected.",
+            valueName: "BYTES"))
+    var maxWaitingBytesPerConnection = core.maxWaitingBytesPerConnection
+
+    @Option(
+        name: .customLong("max-waiting-bytes"),
+        help: ArgumentHelp(
+            "Bytes of pushes waiting to be rendered across all connections; past it the connection with the most waiting is disconnected.",
+            valueName: "BYTES"))
+    var maxWaitingBytes = core.maxWaitingBytesTotal
+
     func validate() throws {
+        for (flag, value) in [
+            ("--max-message-bytes", maxMessageBytes), ("--max-held-bytes", maxHeldBytes),
+            ("--partial-message-timeout", partialMessageTimeout),
+            ("--max-listens-per-connection", maxListensPerConnection), ("--max-listens", maxListens),
+            ("--max-ondisconnect-bytes-per-connection", maxOnDisconnectBytesPerConnection),
+            ("--max-ondisconnect-bytes", maxOnDisconnectBytes),
+            ("--max-waiting-bytes-per-connection", maxWaitingBytesPerConnection),
+            ("--max-waiting-bytes", maxWaitingBytes),
+        ] where value <= 0 {
+            throw ValidationError("\(flag) must be positive")
+        }
         for (flag, value) in [
             ("--max-connections", maxConnections), ("--file-descriptor-reserve", fileDescriptorReserve),
             ("--head-timeout", headTimeout), ("--body-timeout", bodyTimeout),
@@ -116,5 +187,14 @@ struct ServeLimitOptions: ParsableArguments {
     func apply(to configuration: inout ServerCore.Configuration) {
         configuration.maxRESTBodyBytes = maxBodyBytes
         configuration.maxBufferedBytesPerConnection = maxQueuedBytesPerConnection
+        configuration.maxMessageBytes = maxMessageBytes
+        configuration.maxHeldBytesTotal = maxHeldBytes
+        configuration.partialMessageTimeoutMs = Int64(min(partialMessageTimeout, 86_400)) * 1000
+        configuration.maxListensPerConnection = maxListensPerConnection
+        configuration.maxListensTotal = maxListens
+        configuration.maxOnDisconnectBytesPerConnection = maxOnDisconnectBytesPerConnection
+        configuration.maxOnDisconnectBytesTotal = maxOnDisconnectBytes
+        configuration.maxWaitingBytesPerConnection = maxWaitingBytesPerConnection
+        configuration.maxWaitingBytesTotal = maxWaitingBytes
     }
 }

@@ -16,8 +16,7 @@ final class ServeProcess {
     init(
         directory: String, arguments: [String] = ["--emulator"], port fixedPort: Int = 0, stderr: String? = nil,
         fileLimit: Int? = nil
-    ) throws
-    {
+    ) throws {
         self.directory = directory
         let portFile = directory + ".port"
         try? FileManager.default.removeItem(atPath: portFile)

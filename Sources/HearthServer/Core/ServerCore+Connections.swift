@@ -103,10 +103,13 @@ extension ServerCore {
         _ id: ConnectionID, message: Result<ClientMessage, WireError>, bytes: Int, now: Int64
     ) -> ServerOutput {
         self.now = max(self.now, now)
-        guard let connection = connections[id] else { return ServerOutput() }
-        guard connection.isWaiting else { return handle(id, message, bytes: bytes) }
-        guard connection.queued.count < configuration.maxQueuedWhileAuthenticating,
-            connection.queuedBytes + bytes <= configuration.maxQueuedBytesPerConnection
+        // Fields, not a copy of the connection: a copy alive while the message is handled would
+        // make its first change to the connection's listens copy them all.
+        guard let isWaiting = connections[id]?.isWaiting else { return ServerOutput() }
+        guard isWaiting else { return handle(id, message, bytes: bytes) }
+        guard let queued = connections[id]?.queued.count, let queuedBytes = connections[id]?.queuedBytes,
+            queued < configuration.maxQueuedWhileAuthenticating,
+            queuedBytes + bytes <= configuration.maxQueuedBytesPerConnection
         else {
             return refuse(id, reason: "too many messages while the connection waited")
         }
@@ -122,7 +125,7 @@ extension ServerCore {
     /// Handles the messages a connection queued while it waited, in order, until it waits
     /// again (one may start another token check, or a write while writes are suspended).
     mutating func drainQueue(_ id: ConnectionID, into out: inout ServerOutput) {
-        while let next = connections[id], !next.isWaiting, let first = next.queued.first {
+        while connections[id]?.isWaiting == false, let first = connections[id]?.queued.first {
             connections[id]!.queued.removeFirst()
             connections[id]!.queuedBytes -= first.bytes
             held.heldBytes -= first.bytes
@@ -147,7 +150,10 @@ extension ServerCore {
         self.now = max(self.now, now)
         var out = ServerOutput()
         for id in connections.keys.sorted(by: { $0.raw < $1.raw }) {
-            guard let c = connections[id] else { continue }
+            // A copy of the connection without its listens: one holding them would make each
+            // revocation below copy them all.
+            guard var c = connections[id] else { continue }
+            c.listens = [:]
             if !c.isEventStream, now - c.lastHeard > configuration.idleTimeoutMs {
                 out.closes.append(id)
                 out.append(disconnect(id, now: now))

@@ -124,21 +124,24 @@ extension ServerCore {
         // thousands of idle connections cost a scan per write, not a sort.
         let listening = connections.compactMap { id, c in c.listens.isEmpty ? nil : id }
         for id in listening.sorted(by: { $0.raw < $1.raw }) {
-            guard let c = connections[id] else { continue }
-            let touched = c.listens.values.filter { l in
-                paths.contains(where: { $0.contains(l.path) || l.path.contains($0) })
-            }
+            // Copies of what is read, not the connection: a held copy of its listens would make
+            // the first revocation below copy them all (once per revocation).
+            guard let principal = connections[id]?.principal, let isEventStream = connections[id]?.isEventStream,
+                let touched = connections[id]?.listens.values.filter({ l in
+                    paths.contains(where: { $0.contains(l.path) || l.path.contains($0) })
+                })
+            else { continue }
             // A total order (path, then query): the same input gives the same output, message
             // for message (the simulator replays seeds by it).
             for l in touched.sorted(by: { ($0.path, $0.query.identifier) < ($1.path, $1.query.identifier) }) {
                 // Rules may read the data (`root`, `data`): a listen granted before this write
                 // is checked again before the write's data goes to it.
-                guard mayRead(l.path, l.query, as: c.principal).allowed else {
+                guard mayRead(l.path, l.query, as: principal).allowed else {
                     revoke(id, l, into: &out)
                     continue
                 }
                 let before = old.child(at: l.path), after = new.child(at: l.path)
-                if c.isEventStream {
+                if isEventStream {
                     notifyEventStream(
                         id, l, before: before, after: after, changedAt: paths, merged: merged, weight: weight,
                         into: &out)

@@ -16,16 +16,18 @@ extension ServerCore {
         _ id: ConnectionID, number r: Int, path: Path, query: QuerySpec, tag: Int?, hash: String,
         into out: inout ServerOutput
     ) {
-        guard let c = connections[id] else { return }
-        let decision = mayRead(path, query, as: c.principal)
+        // The principal and the count, not a copy of the connection: a copy held across the
+        // insertion below would copy all its listens on every listen.
+        guard let principal = connections[id]?.principal, let count = connections[id]?.listens.count else { return }
+        let decision = mayRead(path, query, as: principal)
         guard decision.allowed else {
             out.send(id, .response(number: r, status: "permission_denied", data: .string("Permission denied")))
             return
         }
         let key = ListenKey(path: path, query: listenQuery(query))
-        if c.listens[key] == nil {
+        if connections[id]!.listens[key] == nil {
             let limit = configuration.maxListensPerConnection
-            guard c.listens.count < limit, held.listens < configuration.maxListensTotal else {
+            guard count < limit, held.listens < configuration.maxListensTotal else {
                 let why = "at most \(limit) listens per connection, within the server's total"
                 out.send(id, .response(number: r, status: "too_many_listens", data: .string(why)))
                 return
@@ -92,9 +94,14 @@ extension ServerCore {
 
     /// Revokes (`c`) the connection's listens its principal may no longer read.
     mutating func revokeListens(_ id: ConnectionID, into out: inout ServerOutput) {
-        guard let c = connections[id] else { return }
-        for l in c.listens.values.sorted(by: { ($0.path, $0.query.identifier) < ($1.path, $1.query.identifier) })
-        where !mayRead(l.path, l.query, as: c.principal).allowed {
+        // The listens are copied out first: a held copy of the connection would make each
+        // revocation copy them all.
+        guard let principal = connections[id]?.principal,
+            let listens = connections[id]?.listens.values.sorted(by: {
+                ($0.path, $0.query.identifier) < ($1.path, $1.query.identifier)
+            })
+        else { return }
+        for l in listens where !mayRead(l.path, l.query, as: principal).allowed {
             revoke(id, l, into: &out)
         }
     }
@@ -102,8 +109,8 @@ extension ServerCore {
     /// Revokes one listen its connection may no longer read: `c` on a WebSocket; on an event
     /// stream, whose one listen it is, a `cancel` event and the close.
     mutating func revoke(_ id: ConnectionID, _ l: Listen, into out: inout ServerOutput) {
-        guard let c = connections[id] else { return }
-        if c.isEventStream {
+        guard let isEventStream = connections[id]?.isEventStream else { return }
+        if isEventStream {
             // Firebase: "cancel" with null data when the rules no longer allow the read.
             out.send(id) { EventStreamFormat.event("cancel", "null") }
             out.closes.append(id)
