@@ -24,9 +24,9 @@ struct ExpressionLimits {
 /// postfix (`.name`, `[index]`, `(arguments)`).
 ///
 /// Recursive descent, with the recursion bounded: every level that recurses (``nest()``)
-/// counts against `limits.maxDepth` before it goes deeper, and every node built (``node(_:at:)``)
-/// checks the tree's height, so 100,000 nested parentheses fail at the limit's depth, not with
-/// a stack overflow. `&&` and `||` chains are one n-ary node each.
+/// counts against `limits.maxDepth` before it goes deeper, and every node built
+/// (``node(_:at:pointing:)``) checks the tree's height, so 100,000 nested parentheses fail at
+/// the limit's depth, not with a stack overflow. `&&` and `||` chains are one n-ary node each.
 struct ExpressionParser {
     let tokens: [PositionedToken]
     let scope: ExpressionScope
