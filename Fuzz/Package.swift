@@ -31,8 +31,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The rules fuzzer's checks, apart: they need HearthRules, and the main package links them
+        // into Tests/HearthRulesTests/FuzzChecks/ (Fuzz/sync-checks.sh), whose target has it.
+        .target(
+            name: "FuzzRulesChecks",
+            dependencies: [
+                .product(name: "HearthRules", package: "Hearth"),
+                .product(name: "HearthModel", package: "Hearth"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(name: "FuzzDecode", dependencies: checks, swiftSettings: swiftSettings),
         .executableTarget(name: "FuzzRecovery", dependencies: checks, swiftSettings: swiftSettings),
         .executableTarget(name: "FuzzState", dependencies: checks, swiftSettings: swiftSettings),
+        .executableTarget(name: "FuzzRules", dependencies: ["FuzzRulesChecks"], swiftSettings: swiftSettings),
     ]
 )
