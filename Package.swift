@@ -159,8 +159,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HearthServerTests",
-            dependencies: ["HearthServer", "HearthWire", "HearthWireTesting", "HearthRules", "Hearth", jwtKit]
-                + nioWebSocket,
+            dependencies: [
+                "HearthServer", "HearthWire", "HearthWireTesting", "HearthRules", "Hearth", "HearthTesting", jwtKit,
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ] + nioWebSocket,
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -9,6 +9,7 @@ let checks: [Target.Dependency] = [
     "FuzzChecks",
     .product(name: "Hearth", package: "Hearth"),
 ]
+let serverChecks: [Target.Dependency] = ["FuzzServerChecks"]
 
 let package = Package(
     name: "HearthFuzz",
@@ -41,9 +42,24 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The checks of the server's network-facing parsers (FuzzToken, FuzzWire, FuzzREST), linked
+        // the same way into the main package's Tests/HearthServerTests/FuzzChecks/, whose test
+        // target depends on HearthServer and HearthWire.
+        .target(
+            name: "FuzzServerChecks",
+            dependencies: [
+                .product(name: "Hearth", package: "Hearth"),
+                .product(name: "HearthWire", package: "Hearth"),
+                .product(name: "HearthServer", package: "Hearth"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(name: "FuzzDecode", dependencies: checks, swiftSettings: swiftSettings),
         .executableTarget(name: "FuzzRecovery", dependencies: checks, swiftSettings: swiftSettings),
         .executableTarget(name: "FuzzState", dependencies: checks, swiftSettings: swiftSettings),
+        .executableTarget(name: "FuzzToken", dependencies: serverChecks, swiftSettings: swiftSettings),
+        .executableTarget(name: "FuzzWire", dependencies: serverChecks, swiftSettings: swiftSettings),
+        .executableTarget(name: "FuzzREST", dependencies: serverChecks, swiftSettings: swiftSettings),
         .executableTarget(name: "FuzzRules", dependencies: ["FuzzRulesChecks"], swiftSettings: swiftSettings),
     ]
 )

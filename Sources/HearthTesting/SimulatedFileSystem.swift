@@ -42,11 +42,22 @@ public final class SimulatedFileSystem: FileSystem {
         set { syncDelayFilter.withLock { $0 = newValue } }
     }
 
+    let syncHold = Atomic<Bool>(false)
+
+    /// Holds every file sync that ``syncDelayPathContains`` selects (every one when it is
+    /// `nil`) until ``releaseSyncs()``: a checkpoint that cannot finish for as long as a test
+    /// needs, whatever the machine's load — where a delay would only make it likely.
+    public func holdSyncs() { syncHold.store(true, ordering: .relaxed) }
+
+    /// Lets held syncs (``holdSyncs()``) go on, and later ones run without waiting.
+    public func releaseSyncs() { syncHold.store(false, ordering: .relaxed) }
+
     func sleepForSync(path: String) {
         let ns = syncDelayNanos.load(ordering: .relaxed)
-        guard ns > 0 else { return }
+        guard ns > 0 || syncHold.load(ordering: .relaxed) else { return }
         if let filter = syncDelayPathContains, !path.contains(filter) { return }
-        sleepNanos(ns)
+        while syncHold.load(ordering: .relaxed) { sleepNanos(1_000_000) }
+        if ns > 0 { sleepNanos(ns) }
     }
 
     /// Creates an empty file system whose random choices (power cuts, salts, garbage) follow `seed`.

@@ -201,8 +201,10 @@ enum Render {
         case .writerWatermarksRemoved(let writers):
             return ev(
                 "writerWatermarksRemoved", [JSONMember(key: "writers", value: .array(writers.map { .string($0) }))])
-        case .writerIdentity(let writer):
-            return ev("writerIdentity", [JSONMember(key: "writer", value: .string(writer))])
+        case let .writerIdentity(writer, first):
+            var fields = [JSONMember(key: "writer", value: .string(writer))]
+            if let first { fields.append(JSONMember(key: "firstWriteId", value: int(first))) }
+            return ev("writerIdentity", fields)
         }
     }
 

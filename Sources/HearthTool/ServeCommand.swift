@@ -15,8 +15,12 @@ struct ServeCommand: AsyncParsableCommand {
             nothing is pruned, and every write is durable before it is acknowledged or pushed. \
             `hearth verify`, `dump` and `stats` work on it (stop the server before `get` or `apply`).
 
-            Auth: JWTs signed HS256 with the secret in --secret-file (uid from `uid` or `sub`; \
-            `admin: true` is the admin). With --emulator, as Firebase's emulator: everyone may \
+            Auth: JWTs signed HS256 with the secret in --secret-file (`exp` required; uid from \
+            `uid` or `sub`; every claim, `admin` included, is what rules read as `auth.token`). \
+            The admin, who bypasses rules, is the secret itself given as the credential \
+            (`Authorization: Bearer SECRET`, `?auth=SECRET`, or a client's token), as Firebase's \
+            legacy database secret; it may act as a user with `auth_variable_override`. \
+            With --emulator, as Firebase's emulator and for local development only: everyone may \
             read and write (unless --rules is given), unsigned tokens (alg none) are accepted, and \
             `Bearer owner` is the admin. With --rules FILE, Firebase security rules decide for \
             everyone but the admin; a rules file with an error stops the server before it starts.
@@ -34,12 +38,14 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("secret-file"),
-        help: ArgumentHelp("A file holding the HS256 secret tokens are signed with.", valueName: "FILE"))
+        help: ArgumentHelp(
+            "A file holding the HS256 secret (at least 32 bytes) tokens are signed with; the secret itself is the admin credential.",
+            valueName: "FILE"))
     var secretFile: String?
 
     @Flag(
         help:
-            "Emulator mode: accept unsigned tokens and the admin credential `owner`; without --rules, allow everything."
+            "Emulator mode, for local development only: accept unsigned tokens and the admin credential `owner`; without --rules, allow everything."
     )
     var emulator = false
 
@@ -61,6 +67,9 @@ struct ServeCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "Write the bound port to this file once listening (for scripts using --port 0).", valueName: "FILE"))
     var portFile: String?
+
+    @OptionGroup(title: "Limits")
+    var limits: ServeLimitOptions
 
     func run() async throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port \(port) is not a port number (0…65535)") }
@@ -91,12 +100,24 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = ServerCore.Configuration()
         configuration.emulator = emulator
         configuration.idleTimeoutMs = Int64(idleTimeout) * 1000
+        limits.apply(to: &configuration)
         let verifier: FirebaseTokenVerifier
         do { verifier = try await FirebaseTokenVerifier(secret: secret, emulator: emulator) } catch {
             throw ValidationError("\(secretFile ?? "the secret file"): \(error)")
         }
-        let runtime = try ServerRuntime(store: store, configuration: configuration, verifier: verifier, policy: policy)
-        let server = try await NetworkServer.start(host: host, port: port, runtime: runtime)
+        // After a failed commit (a full disk) the runtime reopens the store to serve reads from
+        // what it holds, read-only if it cannot be opened for writing yet, and retries writes.
+        let directory = dataDirectory, storeOptions = options
+        let reopen: @Sendable (Bool) throws(StoreError) -> Store = { readOnly in
+            var again = storeOptions
+            again.readOnly = readOnly
+            return try Store.open(directory: directory, options: again)
+        }
+        if emulator { FileHandle.standardError.write(Data((Self.emulatorWarning + "\n").utf8)) }
+        let runtime = try ServerRuntime(
+            store: store, configuration: configuration, verifier: verifier, policy: policy, reopen: reopen)
+        let fileLimit = NetworkServer.raiseFileDescriptorLimit()
+        let server = try await NetworkServer.start(host: host, port: port, runtime: runtime, limits: limits.limits)
         if let portFile {
             try String(server.port).write(toFile: portFile, atomically: true, encoding: .utf8)
         }
@@ -104,8 +125,13 @@ struct ServeCommand: AsyncParsableCommand {
             Data(
                 "hearth serve: listening on \(host):\(server.port) (ws://\(host):\(server.port)/.ws, http://\(host):\(server.port)/.json)\(emulator ? ", emulator mode" : "")\n"
                     .utf8))
-        // A failed commit stops the runtime (nothing unacknowledged is ever answered); the
-        // process then exits with an error rather than linger refusing everything.
+        FileHandle.standardError.write(
+            Data(
+                "hearth serve: at most \(server.connectionLimit) connections at once (open-file limit \(fileLimit == Int.max ? "unlimited" : String(fileLimit)))\n"
+                    .utf8))
+        // A failed commit suspends writes (reads go on; writes are retried until one commits);
+        // only a store that can no longer be opened at all stops the runtime, and the process
+        // then exits with an error rather than linger refusing everything.
         let watchdog = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(500))
@@ -117,14 +143,21 @@ struct ServeCommand: AsyncParsableCommand {
         watchdog.cancel()
         FileHandle.standardError.write(Data("hearth serve: stopping\n".utf8))
         try await server.stop()
-        try? store.close()
+        try? runtime.currentStore?.close()
         if let failure = runtime.failure {
             throw ToolError(
                 message:
-                    "\(failure); the store refuses writes until it is reopened: restart the server (recovery keeps every acknowledged write)",
+                    "\(failure); the store could not be opened again: restart the server when the disk is readable (recovery keeps every acknowledged write)",
                 code: ExitCodes.failure)
         }
     }
+}
+
+extension ServeCommand {
+    /// What emulator mode trusts, said once at startup on stderr: anyone who can reach the port
+    /// can be any user and the admin.
+    static let emulatorWarning =
+        "hearth serve: emulator mode trusts unsigned tokens (anyone may claim any user) and the credential `owner` (the admin, past every rule): for local development only"
 }
 
 /// Waits for SIGINT or SIGTERM.

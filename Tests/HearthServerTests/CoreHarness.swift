@@ -29,8 +29,9 @@ struct CoreHarness {
     }
 
     mutating func take(_ out: ServerOutput) -> [(ConnectionID, ServerMessage)] {
+        core.checkBudget()
         durable += out.writes
-        return out.messages.map { ($0.0, try! ServerMessage.decode($0.1)) }
+        return out.renderedMessages().map { ($0.0, try! ServerMessage.decode($0.1)) }
     }
 
     /// Opens a connection and returns its hello.
@@ -64,9 +65,9 @@ struct CoreHarness {
     ) -> RESTResponse {
         var r = RESTRequest(method: method, path: path, parameters: parameters, body: body, principal: principal)
         edit(&r)
-        let (response, out) = core.rest(r, now: now)
+        let (reply, out) = core.rest(r, now: now)
         _ = take(out)
-        return response
+        return reply.render()
     }
 }
 

@@ -9,7 +9,6 @@ enum JWTFixtures {
         var uid: String?
         var exp: Int64?
         var iat: Int64?
-        var admin: Bool?
         func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
 
@@ -22,6 +21,16 @@ enum JWTFixtures {
         let keys = JWTKeyCollection()
         await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
         return try await keys.sign(claims)
+    }
+
+    /// A token whose payload is exactly the JSON text `claims` (numbers no Codable type
+    /// writes, such as `1e300`), signed HS256 with `secret` by JWTKit's signer.
+    static func hs256(secret: String, claims: String) async throws -> String {
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        let input = "\(b64url(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8))).\(b64url(Data(claims.utf8)))"
+        let signature = try await keys.getKey().sign(Array(input.utf8))
+        return input + "." + b64url(Data(signature))
     }
 
     static func unsigned(_ claims: String) -> String {

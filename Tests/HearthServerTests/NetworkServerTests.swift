@@ -19,7 +19,8 @@ final class LiveServer {
     let clientGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
     init(
-        emulator: Bool = true, idleTimeoutMs: Int64 = 120_000, maxBuffered: Int = 64 << 20, directory: String? = nil
+        emulator: Bool = true, idleTimeoutMs: Int64 = 120_000, maxBuffered: Int = 64 << 20, directory: String? = nil,
+        limits: NetworkServer.Limits = LiveServer.patient, maxRESTBodyBytes: Int = 64 << 20
     ) async throws {
         self.directory =
             directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID().uuidString)").path
@@ -30,11 +31,22 @@ final class LiveServer {
         c.emulator = emulator
         c.idleTimeoutMs = idleTimeoutMs
         c.maxBufferedBytesPerConnection = maxBuffered
+        c.maxRESTBodyBytes = maxRESTBodyBytes
         runtime = try ServerRuntime(
             store: store, configuration: c,
             verifier: try await FirebaseTokenVerifier(secret: String(repeating: "k", count: 32), emulator: emulator))
-        server = try await NetworkServer.start(host: "127.0.0.1", port: 0, runtime: runtime, threads: 2)
+        server = try await NetworkServer.start(
+            host: "127.0.0.1", port: 0, runtime: runtime, limits: limits, threads: 2)
     }
+
+    /// The default limits but for the head and body timeouts, an hour: a test that does not
+    /// test them cannot lose a race against them on a loaded machine.
+    static let patient: NetworkServer.Limits = {
+        var limits = NetworkServer.Limits()
+        limits.headTimeoutMs = 3_600_000
+        limits.bodyTimeoutMs = 3_600_000
+        return limits
+    }()
 
     func client() throws -> WebSocketTestClient { try WebSocketTestClient(port: server.port, group: clientGroup) }
 

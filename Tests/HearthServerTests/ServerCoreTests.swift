@@ -46,7 +46,7 @@ struct ServerCoreTests {
             ConnectionID(1), frame: ClientRequest.put(path: "room/m1", data: "hi", hash: nil).message(number: 2),
             now: h.now)
         #expect(out.writes == [.set("room/m1", .string("hi"))])
-        let msgs = out.messages.map { ($0.0.raw, try! ServerMessage.decode($0.1)) }
+        let msgs = out.renderedMessages().map { ($0.0.raw, try! ServerMessage.decode($0.1)) }
         #expect(msgs.map(\.0) == [1, 2, 1])
         #expect(msgs[0].1 == .set(path: "room/m1", data: "hi", tag: nil))
         #expect(msgs[1].1 == .set(path: "room/m1", data: "hi", tag: nil))
@@ -310,9 +310,10 @@ struct ServerAuthTests {
         }
         #expect(u.uid == "alice" && u.expiresAt == (now / 1000 + 60) * 1000)
         #expect(await signed.check(good, now: now + 61_000) == .expired)
-        let forged = try await JWTFixtures.hs256(secret: "another-secret-of-at-least-32-bytes", .init(sub: "alice"))
+        let forged = try await JWTFixtures.hs256(
+            secret: "another-secret-of-at-least-32-bytes", .init(sub: "alice", exp: now / 1000 + 60))
         #expect(await signed.check(forged, now: now) == .invalid("the token's signature does not verify"))
-        let unsigned = JWTFixtures.unsigned(#"{"uid":"bob"}"#)
+        let unsigned = JWTFixtures.unsigned(#"{"uid":"bob","exp":\#(now / 1000 + 60)}"#)
         guard case .invalid = await signed.check(unsigned, now: now) else {
             Issue.record("unsigned accepted outside emulator mode"); return
         }

@@ -34,24 +34,29 @@ import HearthTesting
         for f in files { FuzzChecks.run(target: target, Array(try Data(contentsOf: f))) }
     }
 
-    /// Every file of the fuzzers' checks is in this target, byte for byte, and nothing else is.
-    @Test func checksAreTheFuzzersOwn() throws {
-        let fuzz = Self.root.appendingPathComponent("Fuzz/Sources/FuzzChecks")
-        let here = Self.root.appendingPathComponent("Tests/HearthTests/FuzzChecks")
+    /// Every file of each checks module is in the test target that compiles it, byte for byte,
+    /// and nothing else is: FuzzChecks in this target, FuzzServerChecks (which needs HearthServer)
+    /// in HearthServerTests, whose FuzzTokenRegressionTests replays FuzzToken's corpus and
+    /// ServerFuzzRegressionTests FuzzWire's and FuzzREST's.
+    @Test(arguments: [
+        ("FuzzChecks", "HearthTests", 5), ("FuzzServerChecks", "HearthServerTests", 2),
+    ])
+    func checksAreTheFuzzersOwn(checks: String, testTarget: String, atLeast: Int) throws {
+        let fuzzPath = "Fuzz/Sources/\(checks)", herePath = "Tests/\(testTarget)/FuzzChecks"
+        let fuzz = Self.root.appendingPathComponent(fuzzPath)
+        let here = Self.root.appendingPathComponent(herePath)
         func swiftFiles(_ dir: URL) throws -> Set<String> {
             Set(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".swift") })
         }
         let names = try swiftFiles(fuzz)
-        #expect(names.count >= 5, "the fuzz checks are missing: \(names)")
+        #expect(names.count >= atLeast, "the fuzz checks are missing: \(names)")
         #expect(
             try swiftFiles(here) == names,
-            "Tests/HearthTests/FuzzChecks differs from Fuzz/Sources/FuzzChecks in its files: run Fuzz/sync-checks.sh")
+            "\(herePath) differs from \(fuzzPath) in its files: run Fuzz/sync-checks.sh")
         for name in names.sorted() {
             let original = try Data(contentsOf: fuzz.appendingPathComponent(name))
             let copy = try? Data(contentsOf: here.appendingPathComponent(name))
-            #expect(
-                copy == original,
-                "Tests/HearthTests/FuzzChecks/\(name) is not Fuzz/Sources/FuzzChecks/\(name): run Fuzz/sync-checks.sh")
+            #expect(copy == original, "\(herePath)/\(name) is not \(fuzzPath)/\(name): run Fuzz/sync-checks.sh")
         }
     }
 

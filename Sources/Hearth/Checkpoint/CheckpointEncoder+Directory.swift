@@ -46,10 +46,19 @@ extension CheckpointEncoder {
         events += state.pins.sorted { $0.description < $1.description }.map { .pinChanged($0, on: true) }
         events += state.transactions.keys.sorted().map { .transactionSaved(state.transactions[$0]!) }
         events += state.onDisconnect.keys.sorted().map { .onDisconnectSaved(state.onDisconnect[$0]!) }
+        if bodyVersion >= 4 {
+            // Format 4: each run of write ids with the writer id they were created under, in id
+            // order (the writes themselves stay in the write chunks, whose bytes do not change).
+            for run in state.writerIdentities.runs {
+                events.append(.writerIdentity(writer: run.writer, firstWriteID: run.firstWriteID))
+            }
+        } else if bodyVersion == 3, let id = state.writerID {
+            // Format 3 (what earlier builds wrote): one writer id for the whole store.
+            events.append(.writerIdentity(writer: id, firstWriteID: nil))
+        }
         if bodyVersion >= 3 {
-            // Format 3: the store's writer id and the writer watermarks (by writer, in UTF-8 byte
-            // order so the bytes are deterministic; readers accept any order).
-            if let id = state.writerID { events.append(.writerIdentity(id)) }
+            // Since format 3: the writer watermarks (by writer, in UTF-8 byte order so the bytes
+            // are deterministic; readers accept any order).
             for writer in state.writerWatermarks.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
                 let mark = state.writerWatermarks[writer]!
                 events.append(.writerWatermark(writer: writer, id: mark.id, at: mark.at))

@@ -105,6 +105,7 @@ final class CheckpointReader: Sendable {
         let batchLength = try r.count(limit: r.remaining)
         let batch = Array(try r.raw(batchLength))
         var state = StoreState()
+        var previousRun: Int64?
         for event in try EventCodec.decode(batch) {
             switch event {
             case .writeSaved where bodyVersion == 1:
@@ -112,8 +113,19 @@ final class CheckpointReader: Sendable {
                 state.apply(event)
             case .serverTimeOffset, .authSaved, .trackedQuerySaved, .pinChanged, .transactionSaved, .onDisconnectSaved:
                 state.apply(event)
-            case .writerIdentity where bodyVersion >= 3, .writerWatermark where bodyVersion >= 3:
-                // Format 3 added the writer id and the writer watermarks.
+            case .writerIdentity(let writer, nil) where bodyVersion == 3:
+                // Format 3's one writer id, for every write.
+                state.writerIdentities.begin(writer, from: 0)
+            case .writerIdentity(let writer, let first?) where bodyVersion >= 4:
+                // Format 4's runs, in increasing order. Applied as they are, not through the
+                // reducer: the pending writes the runs are for are not attached yet.
+                if let previous = previousRun, previous >= first {
+                    throw r.fail("writer identity runs not in increasing order at write id \(first)")
+                }
+                previousRun = first
+                state.writerIdentities.begin(writer, from: first)
+            case .writerWatermark where bodyVersion >= 3:
+                // Format 3 added the writer watermarks.
                 state.apply(event)
             default:
                 throw r.fail("unexpected event in checkpoint directory")

@@ -1,7 +1,7 @@
 @_spi(HearthInternals) import HearthLog
 import HearthModel
 
-/// The engine's checkpoint body, format 3 (FORMAT.md §7.1; formats 1 and 2 are still read).
+/// The engine's checkpoint body, format 4 (FORMAT.md §7.1; formats 1 to 3 are still read).
 ///
 /// ```
 /// body     := chunk* directory trailer
@@ -22,13 +22,14 @@ import HearthModel
 /// chunks when a read, view or write touches a location they may hold writes for (or when the
 /// whole list is needed: a checkpoint, pruning, ``Store/state()``). Format 1 kept the pending
 /// writes in the directory itself, decoded at open; format 3 adds the writer id and the writer
-/// watermarks to the directory's event batch.
+/// watermarks to the directory's event batch; format 4 replaces that one writer id by the runs
+/// of write ids and the writer id each run was created under.
 enum CheckpointFormat {
     static let magic: [UInt8] = Array("HEARTHCP".utf8)
     /// The body format this build writes.
-    static let version: UInt32 = 3
+    static let version: UInt32 = 4
     /// The body formats this build reads.
-    static let readableVersions: ClosedRange<UInt32> = 1...3
+    static let readableVersions: ClosedRange<UInt32> = 1...4
     /// Target raw size of one chunk of pending writes (small: the first read after open decodes
     /// the chunks that may hold writes on its path).
     static let writeChunkTarget = 16 * 1024

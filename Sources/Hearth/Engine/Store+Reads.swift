@@ -108,8 +108,12 @@ extension Store {
     /// deduplication table, ``StoreBatch/recordWriterWatermark(_:id:)``).
     public func writerWatermarks() -> [String: WriterWatermark] { core.withLock { $0.loading.state.writerWatermarks } }
 
-    /// This store's own writer id, if one was set (``StoreBatch/setWriterIdentity(_:)``).
+    /// The writer id of this store's newest writes (the last incarnation of a sync client
+    /// that wrote, ``StoreBatch/saveWrite(_:at:writer:)``), if any.
     public func writerID() -> String? { core.withLock { $0.loading.state.writerID } }
+
+    /// The writer id each pending write was created under (``WriterIdentities``).
+    public func writerIdentities() -> WriterIdentities { core.withLock { $0.loading.state.writerIdentities } }
 
     /// The LSN of the last commit.
     public var lastLSN: LSN { core.withLock { $0.lastLSN } }

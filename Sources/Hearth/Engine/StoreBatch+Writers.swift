@@ -1,9 +1,9 @@
 import HearthModel
 
-// Writer identity and writer watermarks: what exactly-once delivery of writes needs on each
-// side. A client store keeps its own random writer id; a server store keeps, per writer, the
-// highest write id it applied, committed in the same batch as the write so that a crash keeps
-// both or neither (FORMAT.md §11.7).
+// Writer identities and writer watermarks: what exactly-once delivery of writes needs on each
+// side. A client store keeps the random writer id each of its writes was created under; a
+// server store keeps, per writer, the highest write id it applied, committed in the same batch
+// as the write so that a crash keeps both or neither (FORMAT.md §11.7).
 
 extension StoreBatch {
     static func validateWriter(_ writer: String) throws(StoreError) {
@@ -32,16 +32,23 @@ extension StoreBatch {
         events.append(.writerWatermarksRemoved(writers: writers))
     }
 
-    /// Sets this store's own writer id (a client does so once, with a random id).
-    /// - Throws: ``StoreError/invalidWriter(_:)`` for an empty or too long id.
-    public mutating func setWriterIdentity(_ id: String) throws(StoreError) {
-        try StoreBatch.validateWriter(id)
-        events.append(.writerIdentity(id))
-    }
-
-    /// This store's writer id as the batch sees it.
-    public var writerID: String? {
-        for case .writerIdentity(let id) in events.reversed() { return id }
-        return base.writerID
+    /// Saves a user write created under `writer` (``saveWrite(_:at:)`` otherwise): a client's
+    /// writer id for exactly-once writes, fresh each time it opens its store
+    /// (``WriterIdentities``). When the store's newest writes are not `writer`'s, the batch
+    /// first records that the writes from this one on are (one event per incarnation, in the
+    /// same commit as its first write); writes saved earlier keep their writer ids.
+    /// - Throws: ``StoreError/invalidWriter(_:)`` for an empty or too long writer id, and what
+    ///   ``saveWrite(_:at:)`` throws.
+    @discardableResult
+    public mutating func saveWrite(
+        _ operation: PendingWrite.Operation, at path: Path, writer: String
+    ) throws(StoreError) -> Int64 {
+        try StoreBatch.validateWriter(writer)
+        try StoreBatch.validateWrite(operation, at: path)
+        if newWritesWriter != writer {
+            events.append(.writerIdentity(writer: writer, firstWriteID: nextWriteID))
+            newWritesWriter = writer
+        }
+        return saveValidatedWrite(operation, at: path)
     }
 }

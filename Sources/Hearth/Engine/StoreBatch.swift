@@ -16,7 +16,10 @@ public struct StoreBatch {
     let serverValueAtBase: (Path) -> Node
 
     // The batch's own effects, so that later mutations in it see earlier ones.
-    private var nextWriteID: Int64
+    private(set) var nextWriteID: Int64
+    /// The writer id of the writes saved from now on, as the batch sees it
+    /// (``saveWrite(_:at:writer:)``).
+    var newWritesWriter: String?
     private var nextQueryID: Int64
     var nextTransactionID: Int64
     var nextOnDisconnectID: Int64
@@ -39,6 +42,7 @@ public struct StoreBatch {
         self.now = now
         self.serverValueAtBase = serverValue
         nextWriteID = base.lastWriteID + 1
+        newWritesWriter = base.writerID
         nextQueryID = base.lastQueryID + 1
         nextTransactionID = base.lastTransactionID + 1
         nextOnDisconnectID = base.lastOnDisconnectID + 1

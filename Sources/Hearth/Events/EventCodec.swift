@@ -22,6 +22,7 @@ import HearthModel
         case onDisconnectRemoved, serverTimeOffset, sessionStarted, cachePruned
         case trackedQueryKeysChanged
         case writerWatermark, writerWatermarksRemoved, writerIdentity
+        case writerIdentityFrom
     }
 
     /// Encodes a batch of events.
@@ -223,8 +224,10 @@ import HearthModel
         case .writerWatermarksRemoved(let writers):
             w.u8(Tag.writerWatermarksRemoved.rawValue); w.varint(writers.count)
             for writer in writers { w.string(writer) }
-        case .writerIdentity(let id):
-            w.u8(Tag.writerIdentity.rawValue); w.string(id)
+        case .writerIdentity(let writer, nil):
+            w.u8(Tag.writerIdentity.rawValue); w.string(writer)
+        case .writerIdentity(let writer, let first?):
+            w.u8(Tag.writerIdentityFrom.rawValue); w.string(writer); w.varint(UInt64(first))
         }
     }
 
@@ -337,7 +340,9 @@ import HearthModel
             for _ in 0..<n { writers.append(try writer(&r)) }
             return .writerWatermarksRemoved(writers: writers)
         case .writerIdentity:
-            return .writerIdentity(try writer(&r))
+            return .writerIdentity(writer: try writer(&r), firstWriteID: nil)
+        case .writerIdentityFrom:
+            return .writerIdentity(writer: try writer(&r), firstWriteID: try id(&r))
         }
     }
 }

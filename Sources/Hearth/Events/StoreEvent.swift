@@ -60,9 +60,12 @@ public enum StoreEvent: Sendable, Hashable {
     /// Watermarks forgotten (evicted to bound the table): those writers' re-sent writes are
     /// applied again, as in plain at-least-once delivery.
     case writerWatermarksRemoved(writers: [String])
-    /// This store's own writer id: the random name under which its writes are deduplicated by
-    /// a server that supports it. Set once per store.
-    case writerIdentity(String)
+    /// A client store's writer id — the random name under which a server that supports it
+    /// deduplicates its writes — for the writes with ids from `firstWriteID` on (until a later
+    /// writer begins). A client takes a fresh one each time it opens its store and writes,
+    /// committed with that first write. `firstWriteID` `nil` is the form engine event format 3
+    /// wrote (tag 22): the store's only writer id, for every write (FORMAT.md §11.7).
+    case writerIdentity(writer: String, firstWriteID: Int64?)
 }
 
 extension StoreEvent {

@@ -176,6 +176,19 @@ struct PendingWriteList: Sendable {
         return out
     }
 
+    /// The oldest pending write's id (`nil`: none is pending). Decodes the chunks from the
+    /// first until one holds a pending write; a chunk that cannot be decoded counts as holding
+    /// its first id, so what is decided from it errs on the side of keeping.
+    func oldestID() -> Int64? {
+        let oldestLoose = loose.first?.id
+        for chunk in chunks {
+            if let l = oldestLoose, chunk.entry.firstID >= l { break }
+            guard let writes = try? chunk.writes() else { return chunk.entry.firstID }
+            if let w = writes.first(where: { !hidden.contains($0.id) }) { return min(w.id, oldestLoose ?? w.id) }
+        }
+        return oldestLoose
+    }
+
     /// The pending writes with ids above `id`, in id order (decoding only chunks reaching
     /// above it; a chunk that cannot be decoded contributes nothing).
     func writes(above id: Int64) -> [PendingWrite] {

@@ -25,6 +25,9 @@ struct SegmentedWrites: Sendable, Equatable, Sequence {
 
     var isEmpty: Bool { count == 0 }
 
+    /// The write with the least id.
+    var first: PendingWrite? { segments.first?.first }
+
     /// The write with the greatest id.
     var last: PendingWrite? { segments.last?.last }
 

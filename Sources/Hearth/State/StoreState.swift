@@ -45,8 +45,11 @@ public struct StoreState: Sendable, Equatable {
     var trackedPathCounts: [Path: Int] = [:]
     /// Per writer, the highest write id applied (a server's deduplication table).
     public internal(set) var writerWatermarks: [String: WriterWatermark] = [:]
-    /// This store's own writer id, once one was chosen.
-    public internal(set) var writerID: String?
+    /// The writer id each pending write was created under (a client store's; exactly-once
+    /// writes).
+    public internal(set) var writerIdentities = WriterIdentities()
+    /// The writer id of the store's newest writes (the last incarnation that wrote), if any.
+    public var writerID: String? { writerIdentities.current }
 
     /// The highest ids ever assigned (ids are never reused, even after removal).
     public internal(set) var lastWriteID: Int64 = 0
@@ -143,8 +146,12 @@ public struct StoreState: Sendable, Equatable {
             writerWatermarks[writer] = WriterWatermark(id: max(old?.id ?? id, id), at: max(old?.at ?? at, at))
         case .writerWatermarksRemoved(let writers):
             for w in writers { writerWatermarks[w] = nil }
-        case .writerIdentity(let id):
-            writerID = id
+        case let .writerIdentity(writer, first):
+            // Format 3's form names the store's only writer: every write's.
+            writerIdentities.begin(writer, from: first ?? 0)
+            // Runs left with no pending write are forgotten, so the table holds at most one
+            // run per incarnation that wrote since the oldest pending write.
+            writerIdentities.forgetRuns(below: writes.oldestID())
         }
     }
 

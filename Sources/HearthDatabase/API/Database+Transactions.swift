@@ -145,7 +145,7 @@ extension Database {
             var writeID: Int64 = 0
             do throws(StoreError) {
                 try store.commit { (b: inout StoreBatch) throws(StoreError) in
-                    writeID = try b.saveWrite(.set(result), at: path)
+                    writeID = try b.saveWrite(.set(result), at: path, writer: writerID)
                     if let persist {
                         t.storeID = try b.enqueueTransaction(
                             at: path, functionName: persist.name, argument: persist.argument, localResult: result
@@ -161,7 +161,7 @@ extension Database {
             state.withLock { $0.transactions.sent(writeID, path: path, retries: t.retries, payload: t) }
             let write = PendingWrite(id: writeID, path: path, operation: .set(result))
             let condition = ClientCore.WriteCondition(hash: current.hash, transactionID: t.storeID)
-            work.sync { step { (core, now) in core.write(write, condition: condition, now: now) } }
+            work.sync { step { (core, now) in core.write(write, writer: writerID, condition: condition, now: now) } }
             return t.storeID
         }
     }

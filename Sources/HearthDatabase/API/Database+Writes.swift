@@ -37,7 +37,7 @@ extension Database {
             var id: Int64 = 0
             do throws(StoreError) {
                 try store.commit { (b: inout StoreBatch) throws(StoreError) in
-                    id = try b.saveWrite(operation, at: ref.path)
+                    id = try b.saveWrite(operation, at: ref.path, writer: writerID)
                 }
             } catch {
                 return .failure(DatabaseError(error))
@@ -47,7 +47,7 @@ extension Database {
             }
             markTransactionsOverwritten(by: ref.path)
             let write = PendingWrite(id: id, path: ref.path, operation: operation)
-            work.sync { step { (core, now) in core.write(write, now: now) } }
+            work.sync { step { (core, now) in core.write(write, writer: writerID, now: now) } }
             return .success(WriteID(rawValue: id))
         }
         return try result.get()

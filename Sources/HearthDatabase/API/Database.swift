@@ -55,6 +55,9 @@ public final class Database: Sendable {
     /// Where the server is.
     public let endpoint: ServerEndpoint
     let store: Store
+    /// This incarnation's writer id for exactly-once writes (``WriterIdentity``): the writes
+    /// made through this instance carry it; those an earlier one left pending keep theirs.
+    let writerID: String
     let options: Options
     /// Serializes every step of the core and the store commits that follow it.
     let work = DispatchQueue(label: "hearth.database.sync")
@@ -107,16 +110,13 @@ public final class Database: Sendable {
         }
         let restored: (queued: [QueuedTransaction], unknown: [Int64])
         do { restored = try Database.restoreTransactions(store) } catch { throw DatabaseError(error) }
-        // Always the system's randomness (not the seed): two clients must never share an id.
-        let writerID: String
-        do {
-            var system = SystemRandomNumberGenerator()
-            writerID = try WriterIdentity.load(store) { system.next() }
-        } catch { throw DatabaseError(error) }
+        // A fresh id for this incarnation's writes, committed with the first of them. Always
+        // the system's randomness (not the seed): two incarnations must never share an id.
+        var system = SystemRandomNumberGenerator()
+        writerID = WriterIdentity.make { system.next() }
         let core = ClientCore(
-            configuration: configuration, pendingWrites: store.pendingWrites(),
-            onDisconnect: store.onDisconnectOperations(),
-            token: store.auth(), seed: seed, writerID: writerID,
+            configuration: configuration, pendingWrites: store.pendingWrites(), writers: store.writerIdentities(),
+            onDisconnect: store.onDisconnectOperations(), token: store.auth(), seed: seed,
             hash: { location in Database.cachedHash(store, location) }
         )
         state = Mutex(

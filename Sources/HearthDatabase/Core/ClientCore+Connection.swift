@@ -160,6 +160,7 @@ extension ClientCore {
     mutating func interruptConditional(_ id: Int64, into out: inout ClientOutput) {
         conditions[id] = nil
         writes[id] = nil
+        writerIDs[id] = nil
         out.events.append(.conditionalWriteInterrupted(id: id))
     }
 
@@ -206,7 +207,7 @@ extension ClientCore {
         into out: inout ClientOutput
     ) {
         phase = .connected(id)
-        stampsWrites = writerID != nil && extensions.contains(ServerMessage.writeIDsExtension)
+        stampsWrites = extensions.contains(ServerMessage.writeIDsExtension)
         lastSend = now
         backoff.established(at: now)
         lastSessionID = sessionID

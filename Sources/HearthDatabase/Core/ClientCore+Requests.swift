@@ -8,15 +8,20 @@ extension ClientCore {
 
     /// A write the runtime has saved in the store: sent now when connected, else on the next
     /// connection (and on every one after until answered).
+    /// `writer` is the writer id it was saved under (`StoreBatch.saveWrite(_:at:writer:)`;
+    /// `nil`: never stamped).
     /// A transaction's write carries a `condition`: sent as a compare-and-set; if its
     /// connection drops after it was sent, the core forgets it and reports
     /// ``ClientEvent/conditionalWriteInterrupted(id:)`` (Firebase aborts such transactions
     /// with `disconnect`), stamped or not (see `dropConnectionState`).
-    public mutating func write(_ write: PendingWrite, condition: WriteCondition? = nil, now: Int64) -> ClientOutput {
+    public mutating func write(
+        _ write: PendingWrite, writer: String? = nil, condition: WriteCondition? = nil, now: Int64
+    ) -> ClientOutput {
         var out = ClientOutput()
         assert(write.id > newestWriteID, "write ids increase")
         newestWriteID = max(newestWriteID, write.id)
         writes[write.id] = write
+        writerIDs[write.id] = writer
         if let condition { conditions[write.id] = condition }
         flush(now: now, into: &out)
         return out
@@ -30,6 +35,7 @@ extension ClientCore {
         var out = ClientOutput()
         guard writes[id] != nil, !sentWrites.contains(id) else { return (out, false) }
         writes[id] = nil
+        writerIDs[id] = nil
         conditions[id] = nil
         out.commits.append(.revertWrite(id))
         return (out, true)
@@ -133,10 +139,11 @@ extension ClientCore {
         if let t = condition?.transactionID { out.commits.append(.transactionSent(t)) }
         // The server's deduplication relies on each writer's ids going out in increasing order
         // on every connection (ServerCore+ExactlyOnce.swift): flush sends in id order, and a
-        // new write's id is above every earlier one's.
+        // new write's id is above every earlier one's — so the writes of each of the writer
+        // ids among them go out in increasing order too.
         assert(write.id > lastSentWriteID, "write \(write.id) sent after write \(lastSentWriteID) on one connection")
         lastSentWriteID = max(lastSentWriteID, write.id)
-        let stamp = stampsWrites ? writerID.map { WriteStamp(writer: $0, id: write.id) } : nil
+        let stamp = stampsWrites ? writerIDs[write.id].map { WriteStamp(writer: $0, id: write.id) } : nil
         switch write.operation {
         case .set(let node):
             request = .put(path: write.path, data: node.exportJSON(), hash: condition?.hash, stamp: stamp)
@@ -280,6 +287,7 @@ extension ClientCore {
             // follows it with the current data of this connection's listens there, which
             // replaces the write's value where later writes changed it.
             guard writes.removeValue(forKey: id) != nil else { return }
+            writerIDs[id] = nil
             conditions[id] = nil
             if ok {
                 out.commits.append(.ackWrite(id))

@@ -15,8 +15,9 @@ import HearthWire
 ///
 /// **What it relies on** (the runtime's side of the contract):
 /// - every write it is given is already in the store (`saveWrite` committed), so a write
-///   sent is a write that survives a crash — and the restored ``init(configuration:pendingWrites:token:seed:hash:)``
-///   list is the store's pending writes in id order;
+///   sent is a write that survives a crash — and the restored
+///   ``init(configuration:pendingWrites:writers:onDisconnect:token:seed:hash:)`` list is the
+///   store's pending writes in id order, with the writer id each was created under;
 /// - an output's commits are applied, in order, before its events are delivered; its messages
 ///   go out on the connection it was produced for, in order.
 ///
@@ -25,12 +26,14 @@ import HearthWire
 /// pending write in write-id order, then the unanswered gets.
 ///
 /// **Exactly-once writes** (Hearth's extension, ``WriteStamp``): when the server's hello offers
-/// it (`"x": ["w"]`) and the core has a ``writerID``, every `p`/`m` carries the writer id and
-/// the write's id, so a write re-sent after its answer was lost is not applied twice. Writes
-/// go out in strictly increasing id order on every connection (the server relies on it).
-/// Then a transaction's compare-and-set whose connection dropped is kept and sent again, not
-/// interrupted: the server either applied it (and answers `ok`) or judges its hash afresh.
-/// Without the offer the core speaks plain protocol v5.
+/// it (`"x": ["w"]`), every `p`/`m` of a write that has a writer id carries that id and the
+/// write's id, so a write re-sent after its answer was lost is not applied twice. A write's
+/// writer id is the one it was created under — the runtime takes a fresh one each time it
+/// opens the store and writes (Hearth's `WriterIdentities`) — so the pending writes of one
+/// store may carry several. Writes go out in strictly increasing id order on every
+/// connection, so each writer's do too (the server relies on it). A transaction's
+/// compare-and-set whose connection dropped is given up, stamped or not (see
+/// `dropConnectionState`). Without the offer the core speaks plain protocol v5.
 ///
 /// Not thread-safe: one caller at a time (the runtime holds it under a lock).
 public struct ClientCore: Sendable {
@@ -130,9 +133,11 @@ public struct ClientCore: Sendable {
     var sentWrites: Set<Int64> = []
     /// The highest write id sent on the current connection (ids go out in increasing order).
     var lastSentWriteID: Int64 = .min
-    /// This client's writer id for exactly-once writes (`nil`: never stamps).
-    public let writerID: String?
-    /// Whether the current connection's server offered exactly-once writes.
+    /// The writer id each unanswered write was created under, by write id (a write without
+    /// one is sent unstamped).
+    var writerIDs: [Int64: String] = [:]
+    /// Whether the current connection's server offered exactly-once writes (then writes with
+    /// a writer id go out stamped).
     public internal(set) var stampsWrites = false
     var sentOnDisconnects: Set<Int64> = []
     /// Writes are held (the token expired) — reported once per change.
@@ -164,19 +169,22 @@ public struct ClientCore: Sendable {
     /// acknowledged (they are sent on connect); acknowledged ones belong to a connection that
     /// is gone — the runtime applies them locally at open (``StoreBatch/applyOnDisconnectLocally(_:)``).
     ///
-    /// `writerID` is the store's writer id (``WriterIdentity/load(_:random:)``): with it, writes
-    /// to a server that offers exactly-once writes carry ``WriteStamp``s.
+    /// `writers` says which writer id each pending write was created under (the store's
+    /// `Store.writerIdentities()`): to a server that offers exactly-once writes, those
+    /// writes carry ``WriteStamp``s with it.
     public init(
         configuration: Configuration = Configuration(), pendingWrites: [PendingWrite],
-        onDisconnect: [OnDisconnectOperation] = [],
-        token: AuthToken?, seed: UInt64, writerID: String? = nil, hash: @escaping @Sendable (QueryLocation) -> String
+        writers: WriterIdentities = WriterIdentities(), onDisconnect: [OnDisconnectOperation] = [],
+        token: AuthToken?, seed: UInt64, hash: @escaping @Sendable (QueryLocation) -> String
     ) {
         self.configuration = configuration
-        self.writerID = writerID
         self.rng = SeededRandom(seed: seed)
         self.token = token
         self.hash = hash
-        for w in pendingWrites { writes[w.id] = w }
+        for w in pendingWrites {
+            writes[w.id] = w
+            writerIDs[w.id] = writers.writer(of: w.id)
+        }
         for op in onDisconnect where !op.acknowledged { onDisconnects[op.id] = op }
     }
 

@@ -4,8 +4,9 @@ import HearthWire
 public enum Principal: Sendable, Equatable {
     /// No credential (or one that expired or was revoked).
     case unauthenticated
-    /// The admin: firebase-admin's `Bearer owner` in emulator mode, or a token with
-    /// `admin: true` signed with the server's secret. Bypasses every check.
+    /// The admin: the server's secret itself presented as the credential (Firebase's legacy
+    /// database secret) or, in emulator mode, firebase-admin's `owner`. Bypasses every check.
+    /// No token makes an admin: a token's `admin` claim is one that rules may read.
     case admin
     /// A user, with the token's claims (`auth` in security rules) and when it expires.
     case user(User)

@@ -1,4 +1,3 @@
-import Foundation
 import HearthWire
 import JWTKit
 
@@ -9,16 +8,21 @@ public protocol TokenVerifier: Sendable {
     func check(_ credential: String, now: Int64) async -> TokenCheck
 }
 
-/// Firebase-style tokens: JWTs signed HS256 with the server's secret (`exp`, `iat` checked;
-/// the user id from `uid` or `sub`; `admin: true` makes an admin), and — in emulator mode, as
-/// Firebase's emulator accepts them — unsigned JWTs (`alg: none`) and the admin credential
-/// `owner` that firebase-admin sends.
+/// Firebase-style credentials: JWTs signed HS256 with the server's secret, and the server's
+/// own admin credentials. Everything but the signature is `TokenDecoder`'s (synchronous,
+/// fuzzed): the credential's length, strict base64url and JSON, `exp` (required), `iat`,
+/// `nbf` and `auth_time` as NumericDates in range, the user id from `uid` or `sub`. A token's
+/// claims — `admin: true` included — are only what rules see as `auth.token`; the admin, who
+/// bypasses rules, is the secret itself presented as the credential (Firebase's legacy
+/// database secret) and, in emulator mode, `owner` (what firebase-admin sends to an emulator).
+/// Emulator mode also accepts unsigned JWTs (`alg: none`), as Firebase's emulator does.
 ///
-/// Signatures are verified by JWTKit (vapor/jwt-kit), a maintained JWT library; expiry is
-/// checked here against the caller's clock, so that tests and the simulator control time.
+/// Signatures are verified by JWTKit (vapor/jwt-kit), a maintained JWT library, after the
+/// decoder has bounded and parsed the token; expiry is checked against the caller's clock, so
+/// that tests and the simulator control time.
 public struct FirebaseTokenVerifier: TokenVerifier {
     let keys: JWTKeyCollection?
-    let emulator: Bool
+    let decoder: TokenDecoder
 
     /// The shortest secret accepted, in bytes: HS256 keys shorter than the hash (32 bytes)
     /// weaken it, and JWTKit refuses them.
@@ -36,7 +40,7 @@ public struct FirebaseTokenVerifier: TokenVerifier {
     /// A verifier. With no `secret`, only emulator credentials can be valid.
     /// - Throws: ``WeakSecret`` for a secret shorter than ``minimumSecretBytes``.
     public init(secret: String?, emulator: Bool) async throws(WeakSecret) {
-        self.emulator = emulator
+        self.decoder = TokenDecoder(secret: secret, emulator: emulator)
         if let secret {
             guard secret.utf8.count >= Self.minimumSecretBytes else { throw WeakSecret(bytes: secret.utf8.count) }
             let keys = JWTKeyCollection()
@@ -48,57 +52,33 @@ public struct FirebaseTokenVerifier: TokenVerifier {
     }
 
     public func check(_ credential: String, now: Int64) async -> TokenCheck {
-        if emulator && credential == "owner" { return .valid(.admin) }
-        let parts = credential.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let header = Self.decodeSegment(parts[0]), let claims = Self.decodeSegment(parts[1])
-        else {
-            return .invalid("not a JWT")
+        let decoded: DecodedCredential
+        do { decoded = try decoder.decode(credential, now: now) } catch { return .invalid(error.description) }
+        switch decoded {
+        case .admin:
+            return .valid(.admin)
+        case .user(let user, let signed):
+            guard await signatureVerifies(credential, signed: signed) else { return .invalid(badSignature) }
+            return .valid(.user(user))
+        case .expired(let signed):
+            guard await signatureVerifies(credential, signed: signed) else { return .invalid(badSignature) }
+            return .expired
         }
-        guard case .object = claims else { return .invalid("the token's payload is not a JSON object") }
-        switch header["alg"]?.stringValue {
-        case "none"?:
-            guard emulator else { return .invalid("unsigned tokens are accepted only in emulator mode") }
-        case "HS256"?:
-            guard let keys else { return .invalid("this server has no secret to verify signed tokens") }
-            do {
-                _ = try await keys.verify(credential, as: SignatureOnly.self)
-            } catch {
-                return .invalid("the token's signature does not verify")
-            }
-        case let alg?:
-            return .invalid("algorithm \(alg) is not accepted (HS256, or none in emulator mode)")
-        case nil:
-            return .invalid("the token has no algorithm")
-        }
-        return Self.principal(claims, now: now)
     }
 
-    /// The principal for verified claims at `now`.
-    static func principal(_ claims: JSONValue, now: Int64) -> TokenCheck {
-        func seconds(_ name: String) -> Int64? { claims[name]?.doubleValue.map { Int64($0) } }
-        var expires: Int64? = nil
-        if let exp = seconds("exp") {
-            if exp * 1000 <= now { return .expired }
-            expires = exp * 1000
-        }
-        if let iat = seconds("iat"), iat * 1000 > now + 300_000 {
-            return .invalid("the token was issued in the future (iat)")
-        }
-        if claims["admin"]?.boolValue == true { return .valid(.admin) }
-        guard let uid = claims["uid"]?.stringValue ?? claims["sub"]?.stringValue ?? claims["d"]?["uid"]?.stringValue,
-            !uid.isEmpty
-        else {
-            return .invalid("the token names no user (uid or sub)")
-        }
-        return .valid(.user(Principal.User(uid: uid, claims: claims, expiresAt: expires)))
-    }
+    private var badSignature: String { TokenRefusal.badSignature.description }
 
-    /// A base64url JSON segment, or nil.
-    static func decodeSegment(_ segment: Substring) -> JSONValue? {
-        var s = segment.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while s.count % 4 != 0 { s += "=" }
-        guard let data = Data(base64Encoded: s), let text = String(data: data, encoding: .utf8) else { return nil }
-        return try? JSONValue.parse(text)
+    /// Whether an HS256 token's signature verifies with the secret (an unsigned one has none
+    /// to check: the decoder accepts it only in emulator mode).
+    private func signatureVerifies(_ credential: String, signed: Bool) async -> Bool {
+        guard signed else { return true }
+        guard let keys else { return false }
+        do {
+            _ = try await keys.verify(credential, as: SignatureOnly.self)
+            return true
+        } catch {
+            return false
+        }
     }
 }
 

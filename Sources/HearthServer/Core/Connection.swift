@@ -13,20 +13,50 @@ struct Connection: Sendable {
     var principal: Principal
     /// Listens by location (path and query): at most one per location, as in Firebase.
     var listens: [ListenKey: Listen] = [:]
-    /// onDisconnect operations, in the order queued.
-    var onDisconnect: [OnDisconnectOperation] = []
+    /// onDisconnect operations, in the order queued, each with the size of the message that
+    /// queued it (what it counts against the budgets).
+    var onDisconnect: [(op: OnDisconnectOperation, bytes: Int)] = []
     /// When the peer was last heard from (ms).
     var lastHeard: Int64
     /// When an event stream last got anything (ms).
     var lastSent: Int64
+    /// When the first frame of the multi-frame message being received arrived (ms).
+    var assemblingSince: Int64?
+    /// The bytes the assembler held when last counted against ``Budget/heldBytes``.
+    var assemblingBytes = 0
     /// The token check this connection waits for; messages queue meanwhile.
     var awaitingTicket: UInt64?
-    var queued: [String] = []
+    /// Whether the connection waits for writes to resume (it sent a write while they were
+    /// suspended); messages queue meanwhile.
+    var awaitingWrites = false
+    /// Messages received while the connection waits, decoded, with their sizes.
+    var queued: [(message: Result<ClientMessage, WireError>, bytes: Int)] = []
+    /// The sum of ``queued``'s sizes.
+    var queuedBytes = 0
 
     var isEventStream: Bool {
         if case .eventStream = kind { return true }
         return false
     }
+
+    /// Whether messages must queue rather than be handled now.
+    var isWaiting: Bool { awaitingTicket != nil || awaitingWrites }
+
+    /// The bytes of its onDisconnect operations.
+    var onDisconnectBytes: Int { onDisconnect.reduce(0) { $0 + $1.bytes } }
+}
+
+/// What all connections hold, against the totals in ``ServerCore/Configuration``.
+///
+/// Invariant (``ServerCore/checkBudget()``): each figure is the sum over the open connections
+/// (and, for onDisconnect bytes, the operations deferred until writes resume).
+struct Budget: Sendable, Equatable {
+    /// Listens held.
+    var listens = 0
+    /// Bytes of partly assembled messages and of messages queued while connections wait.
+    var heldBytes = 0
+    /// Bytes of queued onDisconnect operations.
+    var onDisconnectBytes = 0
 }
 
 /// Where a listen is: path and query.

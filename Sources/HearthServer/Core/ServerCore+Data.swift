@@ -68,17 +68,23 @@ extension ServerCore {
         return StoreState.resolve(node, existing: base.child(at: path), serverNow: Double(now))
     }
 
-    /// Applies a set: resolves, records the durable write, pushes to listeners.
-    mutating func commitSet(_ path: Path, _ node: Node, into out: inout ServerOutput) {
+    /// Applies a set: resolves, records the durable write, pushes to listeners. `weight`: the
+    /// size of the request that made it, which each push it causes carries
+    /// (``OutboundMessage/weight``).
+    mutating func commitSet(_ path: Path, _ node: Node, weight: Int, into out: inout ServerOutput) {
+        precondition(writesSuspended == nil, "a write was applied while writes are suspended")
         let old = data
         let resolved = resolve(node, at: path, in: old)
         data = old.updating(path, with: resolved)
         out.writes.append(.set(path, resolved))
-        notify(changedAt: [path], old: old, into: &out, merge: nil)
+        notify(changedAt: [path], old: old, weight: weight, into: &out, merge: nil)
     }
 
     /// Applies a merge: each child resolved against the data before the merge.
-    mutating func commitMerge(_ path: Path, _ children: [(path: Path, node: Node)], into out: inout ServerOutput) {
+    mutating func commitMerge(
+        _ path: Path, _ children: [(path: Path, node: Node)], weight: Int, into out: inout ServerOutput
+    ) {
+        precondition(writesSuspended == nil, "a write was applied while writes are suspended")
         guard !children.isEmpty else { return }
         let old = data
         var resolved: [(path: Path, node: Node)] = []
@@ -91,7 +97,9 @@ extension ServerCore {
         data = old
         for c in resolved { data = data.updating(path.appending(c.path), with: c.node) }
         out.writes.append(.merge(path, updates))
-        notify(changedAt: resolved.map { path.appending($0.path) }, old: old, into: &out, merge: (path, resolved))
+        notify(
+            changedAt: resolved.map { path.appending($0.path) }, old: old, weight: weight, into: &out,
+            merge: (path, resolved))
     }
 
     /// Pushes a change to every listen it touches, in connection order.
@@ -100,9 +108,18 @@ extension ServerCore {
     ///   path, or `m` with the merge's children (those under the listen).
     /// - A default listen below the write gets its new value (`d` at its path) when it changed.
     /// - A filtered query gets its new window, tagged, when the window changed.
+    ///
+    /// Only which listens are touched is decided here; each push's text — a window before and
+    /// after, a comparison, the JSON — is rendered at delivery from the trees before and after
+    /// (``OutboundMessage``), so the core's lock is held O(listens) per write, not O(data).
     mutating func notify(
-        changedAt paths: [Path], old: Node, into out: inout ServerOutput, merge: (Path, [(path: Path, node: Node)])?
+        changedAt paths: [Path], old: Node, weight: Int, into out: inout ServerOutput,
+        merge: (Path, [(path: Path, node: Node)])?
     ) {
+        let new = data
+        // A merge's pushes carry its children's values after it: found once, for every listener.
+        let merged = merge.map { at, children in (at, children.map { ($0.path, new.child(at: at.appending($0.path))) })
+        }
         // Only connections that listen, and only their listens the write touches, are sorted:
         // thousands of idle connections cost a scan per write, not a sort.
         let listening = connections.compactMap { id, c in c.listens.isEmpty ? nil : id }
@@ -114,33 +131,42 @@ extension ServerCore {
             // A total order (path, then query): the same input gives the same output, message
             // for message (the simulator replays seeds by it).
             for l in touched.sorted(by: { ($0.path, $0.query.identifier) < ($1.path, $1.query.identifier) }) {
+                // Rules may read the data (`root`, `data`): a listen granted before this write
+                // is checked again before the write's data goes to it.
+                guard mayRead(l.path, l.query, as: c.principal).allowed else {
+                    revoke(id, l, into: &out)
+                    continue
+                }
+                let before = old.child(at: l.path), after = new.child(at: l.path)
                 if c.isEventStream {
-                    notifyEventStream(id, l, old: old, changedAt: paths, merge: merge, into: &out)
+                    notifyEventStream(
+                        id, l, before: before, after: after, changedAt: paths, merged: merged, weight: weight,
+                        into: &out)
                     continue
                 }
                 if !l.query.loadsAllData {
-                    let before = l.query.window(of: old.child(at: l.path)).node
-                    let after = view(l.path, l.query)
-                    if before != after { out.send(id, .set(path: l.path, data: after.exportJSON(), tag: l.tag)) }
+                    out.send(id, weight: weight) {
+                        let window = queryView(after, l.query)
+                        guard queryView(before, l.query) != window else { return nil }
+                        return ServerMessage.set(path: l.path, data: window.exportJSON(), tag: l.tag).text
+                    }
                     continue
                 }
-                if let (at, children) = merge, l.path.contains(at) {
-                    out.send(
-                        id,
-                        .merge(
-                            path: at,
-                            data: children.map { ($0.path, data.child(at: at.appending($0.path)).exportJSON()) },
-                            tag: nil))
+                if let (at, values) = merged, l.path.contains(at) {
+                    out.send(id, weight: weight) {
+                        ServerMessage.merge(path: at, data: values.map { ($0.0, $0.1.exportJSON()) }, tag: nil).text
+                    }
                     continue
                 }
                 if merge == nil, paths.count == 1, l.path.contains(paths[0]) {
-                    out.send(id, .set(path: paths[0], data: data.child(at: paths[0]).exportJSON(), tag: nil))
+                    let at = paths[0], node = new.child(at: at)
+                    out.send(id, weight: weight) { ServerMessage.set(path: at, data: node.exportJSON(), tag: nil).text }
                     continue
                 }
                 // The write is above the listen (or a merge reaches into it from above).
-                let before = old.child(at: l.path)
-                let after = data.child(at: l.path)
-                if before != after { out.send(id, .set(path: l.path, data: after.exportJSON(), tag: nil)) }
+                out.send(id, weight: weight) {
+                    before == after ? nil : ServerMessage.set(path: l.path, data: after.exportJSON(), tag: nil).text
+                }
             }
         }
     }

@@ -40,25 +40,39 @@ extension ServerCore {
         return stamp.id <= mark.id
     }
 
-    /// Answers a recognised re-send: `ok` + `seen`, then — when one of the connection's listens
-    /// overlaps a written location — the current data at each written location (untagged: the
-    /// client's cache took the write's value there, even outside a filtered query's window, so
-    /// it is corrected there), and each overlapping filtered query's window, tagged. Where a
-    /// leaf stands above a written location, the data is sent at the leaf.
+    /// Answers a recognised re-send (the caller checked the write's permission first): `ok` +
+    /// `seen`, then, where one of the connection's listens overlaps a written location, the
+    /// current data there — the client's cache took the write's value, even outside a filtered
+    /// query's window, so it is corrected — and each overlapping filtered query's window,
+    /// tagged. The data goes at the deeper of the written location and the listen's (a write
+    /// above a listen is answered at the listen), at the leaf above it if one stands there, and
+    /// only where the connection may read: the write's location can reach beyond what it
+    /// listens to.
     mutating func answerSeen(_ id: ConnectionID, number: Int, writtenAt paths: [Path], into out: inout ServerOutput) {
         out.send(id, .response(number: number, status: "ok", data: WriteStamp.seenResponse))
         guard let c = connections[id] else { return }
-        let overlapping = c.listens.values.filter { l in paths.contains { $0.contains(l.path) || l.path.contains($0) } }
-        guard !overlapping.isEmpty else { return }
-        var sent = Set<Path>()
-        for p in paths.sorted() {
-            let at = leafAbove(p) ?? p
-            if sent.insert(at).inserted {
-                out.send(id, .set(path: at, data: data.child(at: at).exportJSON(), tag: nil))
+        let listens = c.listens.values.sorted { ($0.path, $0.query.identifier) < ($1.path, $1.query.identifier) }
+        func overlaps(_ l: Listen, _ p: Path) -> Bool { p.contains(l.path) || l.path.contains(p) }
+        var candidates = Set<Path>()
+        for p in paths {
+            for l in listens where overlaps(l, p) {
+                let at = l.path.contains(p) ? p : l.path
+                candidates.insert(leafAbove(at) ?? at)
             }
         }
-        for l in overlapping.sorted(by: { $0.path < $1.path }) where !l.query.loadsAllData {
-            out.send(id, .set(path: l.path, data: view(l.path, l.query).exportJSON(), tag: l.tag))
+        // Each location once, and none below one already sent (its data is in it).
+        var sent: [Path] = []
+        for at in candidates.sorted() where !sent.contains(where: { $0.contains(at) }) {
+            guard mayRead(at, .default, as: c.principal).allowed else { continue }
+            sent.append(at)
+            let node = data.child(at: at)
+            out.send(id) { ServerMessage.set(path: at, data: node.exportJSON(), tag: nil).text }
+        }
+        for l in listens where !l.query.loadsAllData && paths.contains(where: { overlaps(l, $0) }) {
+            let node = data.child(at: l.path)
+            out.send(id) {
+                ServerMessage.set(path: l.path, data: queryView(node, l.query).exportJSON(), tag: l.tag).text
+            }
         }
     }
 

@@ -38,6 +38,8 @@ public struct RESTRequest: Sendable {
     public var ifMatch: String?
     /// `if-none-match`: answer 304 when the current value's ETag is this.
     public var ifNoneMatch: String?
+    /// ``body`` parsed ahead (``parseBody()``), so the core does not parse under its lock.
+    var parsed: Result<JSONValue, RESTResponse>?
 
     /// A request.
     public init(
@@ -49,6 +51,40 @@ public struct RESTRequest: Sendable {
         self.body = body
         self.principal = principal
     }
+}
+
+extension RESTRequest {
+    /// Parses the body now (the runtime does, before it takes the core's lock); the core
+    /// then uses the result instead of parsing it again.
+    public mutating func parseBody() { parsed = RESTRequest.parse(body, limit: Int.max) }
+
+    /// A request body as JSON, or the answer refusing it.
+    static func parse(_ text: String?, limit: Int) -> Result<JSONValue, RESTResponse> {
+        guard let text, !text.isEmpty else {
+            return .failure(.error(400, "Invalid data; couldn't parse JSON object, array, or value."))
+        }
+        guard text.utf8.count <= limit else {
+            return .failure(.error(413, "Request body is larger than \(limit) bytes"))
+        }
+        do { return .success(try JSONValue.parse(text)) } catch {
+            return .failure(.error(400, "Invalid data; couldn't parse JSON object, array, or value (\(error))"))
+        }
+    }
+}
+
+/// The answer to a REST request, rendered by whoever sends it: after the request's writes
+/// are durable and outside the core's lock (a read's body — a query's window, an ETag, the
+/// JSON — is computed then, from the data as it was when the request was answered).
+public struct RESTReply: Sendable {
+    private let make: @Sendable () -> RESTResponse
+
+    init(_ make: @escaping @Sendable () -> RESTResponse) { self.make = make }
+
+    /// A reply whose response is known.
+    static func ready(_ response: RESTResponse) -> RESTReply { RESTReply { response } }
+
+    /// The response.
+    public func render() -> RESTResponse { make() }
 }
 
 /// The answer to a REST request.
@@ -77,58 +113,40 @@ extension ServerCore {
     /// The ETag of a value: its hash, or `null_etag` for no data.
     public static func etag(_ node: Node) -> String { node.isEmpty ? "null_etag" : node.hash }
 
-    /// Answers a REST request. The output holds the durable writes the response must wait
-    /// for and the pushes the write causes.
-    public mutating func rest(_ request: RESTRequest, now: Int64) -> (RESTResponse, ServerOutput) {
+    /// Answers a REST request. The output holds the durable writes the reply must wait for
+    /// and the pushes the write causes. Writes are checked against the access policy before
+    /// anything about the data is compared (`if-match`) or answered.
+    public mutating func rest(_ request: RESTRequest, now: Int64) -> (RESTReply, ServerOutput) {
         self.now = max(self.now, now)
         var out = ServerOutput()
         let path = request.path
         let p = request.parameters
         let silent = p["print"] == "silent"
-        func denied() -> RESTResponse { .error(401, "Permission denied") }
+        let export = p["format"] == "export"
+        // What a write's pushes may pin until they are delivered (``OutboundMessage/weight``).
+        let weight = request.body?.utf8.count ?? 0
+        func refuse(_ response: RESTResponse) -> (RESTReply, ServerOutput) { (.ready(response), out) }
+        let denied = RESTResponse.error(401, "Permission denied")
         func body() -> Result<JSONValue, RESTResponse> {
-            guard let text = request.body, !text.isEmpty else {
-                return .failure(.error(400, "Invalid data; couldn't parse JSON object, array, or value."))
-            }
-            guard text.utf8.count <= configuration.maxRESTBodyBytes else {
+            if let text = request.body, text.utf8.count > configuration.maxRESTBodyBytes {
                 return .failure(.error(413, "Request body is larger than \(configuration.maxRESTBodyBytes) bytes"))
             }
-            do { return .success(try JSONValue.parse(text)) } catch {
-                return .failure(.error(400, "Invalid data; couldn't parse JSON object, array, or value (\(error))"))
-            }
+            return request.parsed ?? RESTRequest.parse(request.body, limit: configuration.maxRESTBodyBytes)
         }
-        func written(_ node: Node, at path: Path) -> RESTResponse {
-            if silent { return RESTResponse(status: 204, body: "") }
-            return RESTResponse(
-                status: 200, body: (p["format"] == "export" ? node.exportJSON() : node.plainJSON()).serialized())
+        if request.method != .get, let why = writesSuspended {
+            return refuse(.error(503, "writes are suspended: \(why); try again later"))
         }
 
         switch request.method {
         case .get:
             let query: QuerySpec
             switch ServerCore.restQuery(p) {
-            case .failure(let r): return (r, out)
+            case .failure(let r): return refuse(r)
             case .success(let q): query = q
             }
-            guard mayRead(path, query, as: request.principal).allowed else { return (denied(), out) }
-            let node = view(path, query)
-            var headers: [String: String] = [:]
-            let tag = ServerCore.etag(node)
-            if request.wantsETag { headers["ETag"] = tag }
-            if let none = request.ifNoneMatch, none == tag {
-                return (RESTResponse(status: 304, headers: headers, body: ""), out)
-            }
-            let json: JSONValue
-            if p["shallow"] == "true" {
-                if node.isLeaf || node.isEmpty {
-                    json = node.plainJSON()
-                } else {
-                    json = .object(node.children.map { JSONMember(key: $0.key.string, value: .bool(true)) })
-                }
-            } else {
-                json = p["format"] == "export" ? node.exportJSON() : node.plainJSON()
-            }
-            return (RESTResponse(status: 200, headers: headers, body: json.serialized()), out)
+            guard mayRead(path, query, as: request.principal).allowed else { return refuse(denied) }
+            let node = data.child(at: path)
+            return (RESTReply { ServerCore.read(node, query, request) }, out)
 
         case .put, .delete:
             let node: Node
@@ -136,42 +154,45 @@ extension ServerCore {
                 node = .empty
             } else {
                 switch body() {
-                case .failure(let r): return (r, out)
+                case .failure(let r): return refuse(r)
                 case .success(let json):
-                    do { node = try validated(json, at: path) } catch { return (.error(400, error.description), out) }
+                    do { node = try validated(json, at: path) } catch { return refuse(.error(400, error.description)) }
                 }
             }
+            guard mayWrite(path, [(.root, node)], as: request.principal).allowed else { return refuse(denied) }
             if let match = request.ifMatch {
+                // Whether the data matches is itself data: a conditional write needs read access.
+                guard mayRead(path, .default, as: request.principal).allowed else { return refuse(denied) }
                 let current = data.child(at: path)
                 if match != ServerCore.etag(current) {
-                    return (
-                        RESTResponse(
-                            status: 412, headers: ["ETag": ServerCore.etag(current)],
-                            body: current.plainJSON().serialized()), out
-                    )
+                    let etag = ServerCore.etag(current), body = current.plainJSON().serialized()
+                    return refuse(RESTResponse(status: 412, headers: ["ETag": etag], body: body))
                 }
             }
-            guard mayWrite(path, [(.root, node)], as: request.principal).allowed else {
-                return (denied(), out)
-            }
-            commitSet(path, node, into: &out)
-            var response =
-                request.method == .delete
-                ? (silent ? RESTResponse(status: 204, body: "") : RESTResponse(status: 200, body: "null"))
-                : written(data.child(at: path), at: path)
-            if request.wantsETag || request.ifMatch != nil {
-                response.headers["ETag"] = ServerCore.etag(data.child(at: path))
-            }
-            return (response, out)
+            commitSet(path, node, weight: weight, into: &out)
+            let written = data.child(at: path)
+            let withETag = request.wantsETag || request.ifMatch != nil
+            return (
+                RESTReply {
+                    var response =
+                        request.method == .delete
+                        ? RESTResponse(status: silent ? 204 : 200, body: silent ? "" : "null")
+                        : RESTResponse(
+                            status: silent ? 204 : 200,
+                            body: silent ? "" : (export ? written.exportJSON() : written.plainJSON()).serialized())
+                    if withETag { response.headers["ETag"] = ServerCore.etag(written) }
+                    return response
+                }, out
+            )
 
         case .patch:
             let json: JSONValue
             switch body() {
-            case .failure(let r): return (r, out)
+            case .failure(let r): return refuse(r)
             case .success(let j): json = j
             }
             guard case .object(let members) = json else {
-                return (.error(400, "Invalid data; an update must be a JSON object."), out)
+                return refuse(.error(400, "Invalid data; an update must be a JSON object."))
             }
             var children: [(path: Path, node: Node)]
             do {
@@ -181,107 +202,60 @@ extension ServerCore {
                 }
                 children = try validated(raw, at: path)
             } catch let error as WriteError {
-                return (.error(400, error.description), out)
+                return refuse(.error(400, error.description))
             } catch {
-                return (.error(400, "\(error)"), out)
+                return refuse(.error(400, "\(error)"))
             }
-            guard mayWrite(path, children, as: request.principal).allowed else {
-                return (denied(), out)
-            }
-            commitMerge(path, children, into: &out)
-            if silent { return (RESTResponse(status: 204, body: ""), out) }
+            guard mayWrite(path, children, as: request.principal).allowed else { return refuse(denied) }
+            commitMerge(path, children, weight: weight, into: &out)
+            if silent { return refuse(RESTResponse(status: 204, body: "")) }
             // Firebase answers with the update as written.
-            let echoed = JSONValue.object(
-                children.map {
-                    JSONMember(key: $0.path.wireString, value: data.child(at: path.appending($0.path)).plainJSON())
-                })
-            return (RESTResponse(status: 200, body: echoed.serialized()), out)
+            let written = children.map { ($0.path, data.child(at: path.appending($0.path))) }
+            return (
+                RESTReply {
+                    let echoed = JSONValue.object(
+                        written.map { JSONMember(key: $0.0.wireString, value: $0.1.plainJSON()) })
+                    return RESTResponse(status: 200, body: echoed.serialized())
+                }, out
+            )
 
         case .post:
             let json: JSONValue
             switch body() {
-            case .failure(let r): return (r, out)
+            case .failure(let r): return refuse(r)
             case .success(let j): json = j
             }
             let key = pushIDs.next(now: now, using: &rng)
             let at = path.child(ChildKey(key))
             let node: Node
-            do { node = try validated(json, at: at) } catch { return (.error(400, error.description), out) }
-            guard mayWrite(at, [(.root, node)], as: request.principal).allowed else {
-                return (denied(), out)
+            do { node = try validated(json, at: at) } catch { return refuse(.error(400, error.description)) }
+            guard mayWrite(at, [(.root, node)], as: request.principal).allowed else { return refuse(denied) }
+            commitSet(at, node, weight: weight, into: &out)
+            if silent { return refuse(RESTResponse(status: 204, body: "")) }
+            let name = JSONValue.object([JSONMember(key: "name", value: .string(key))]).serialized()
+            return refuse(RESTResponse(status: 200, body: name))
+        }
+    }
+
+    /// A REST read's response: the query's view of `node`, its ETag, `shallow`, `format`.
+    static func read(_ at: Node, _ query: QuerySpec, _ request: RESTRequest) -> RESTResponse {
+        let node = queryView(at, query)
+        let p = request.parameters
+        var headers: [String: String] = [:]
+        let tag = ServerCore.etag(node)
+        if request.wantsETag { headers["ETag"] = tag }
+        if let none = request.ifNoneMatch, none == tag { return RESTResponse(status: 304, headers: headers, body: "") }
+        let json: JSONValue
+        if p["shallow"] == "true" {
+            if node.isLeaf || node.isEmpty {
+                json = node.plainJSON()
+            } else {
+                json = .object(node.children.map { JSONMember(key: $0.key.string, value: .bool(true)) })
             }
-            commitSet(at, node, into: &out)
-            if silent { return (RESTResponse(status: 204, body: ""), out) }
-            return (
-                RESTResponse(
-                    status: 200, body: JSONValue.object([JSONMember(key: "name", value: .string(key))]).serialized()),
-                out
-            )
+        } else {
+            json = p["format"] == "export" ? node.exportJSON() : node.plainJSON()
         }
-    }
-
-    /// Opens an event stream (`GET` with `Accept: text/event-stream`) as connection `id`:
-    /// the first event puts the current data; every change after is a `put` or `patch`.
-    /// A refusal is answered as a plain response instead.
-    public mutating func openEventStream(
-        _ id: ConnectionID, _ request: RESTRequest, now: Int64
-    ) -> Result<ServerOutput, RESTResponse> {
-        self.now = max(self.now, now)
-        let query: QuerySpec
-        switch ServerCore.restQuery(request.parameters) {
-        case .failure(let r): return .failure(r)
-        case .success(let q): query = q
-        }
-        guard mayRead(request.path, query, as: request.principal).allowed else {
-            return .failure(.error(401, "Permission denied"))
-        }
-        precondition(connections[id] == nil, "connection \(id) opened twice")
-        var c = Connection(kind: .eventStream, principal: request.principal, lastHeard: now, lastSent: now)
-        let listen = Listen(path: request.path, query: listenQuery(query), tag: nil)
-        c.listens[ListenKey(path: listen.path, query: listen.query)] = listen
-        connections[id] = c
-        var out = ServerOutput()
-        out.messages.append((id, ServerCore.streamEvent("put", "/", view(request.path, listen.query).plainJSON())))
-        return .success(out)
-    }
-
-    static func streamEvent(_ name: String, _ path: String, _ data: JSONValue) -> String {
-        EventStreamFormat.event(
-            name,
-            JSONValue.object([
-                JSONMember(key: "path", value: .string(path)), JSONMember(key: "data", value: data),
-            ]).serialized())
-    }
-
-    mutating func notifyEventStream(
-        _ id: ConnectionID, _ l: Listen, old: Node, changedAt paths: [Path], merge: (Path, [(path: Path, node: Node)])?,
-        into out: inout ServerOutput
-    ) {
-        func rel(_ p: Path) -> String { "/" + (l.path.relativePath(to: p) ?? .root).wireString }
-        connections[id]?.lastSent = now
-        if !l.query.loadsAllData {
-            let before = l.query.window(of: old.child(at: l.path)).node
-            let after = view(l.path, l.query)
-            if before != after { out.messages.append((id, ServerCore.streamEvent("put", "/", after.plainJSON()))) }
-            return
-        }
-        if let (at, children) = merge, l.path.contains(at) {
-            let d = JSONValue.object(
-                children.map {
-                    JSONMember(key: $0.path.wireString, value: data.child(at: at.appending($0.path)).plainJSON())
-                })
-            out.messages.append((id, ServerCore.streamEvent("patch", rel(at), d)))
-            return
-        }
-        if merge == nil, paths.count == 1, l.path.contains(paths[0]) {
-            out.messages.append(
-                (id, ServerCore.streamEvent("put", rel(paths[0]), data.child(at: paths[0]).plainJSON())))
-            return
-        }
-        let after = data.child(at: l.path)
-        if old.child(at: l.path) != after {
-            out.messages.append((id, ServerCore.streamEvent("put", "/", after.plainJSON())))
-        }
+        return RESTResponse(status: 200, headers: headers, body: json.serialized())
     }
 
     /// Reads REST query parameters into a query (Firebase: filtering needs `orderBy`).

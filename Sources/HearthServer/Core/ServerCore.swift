@@ -30,16 +30,43 @@ public struct ServerCore: Sendable {
         public var maxRESTBodyBytes: Int = 64 << 20
         /// Listens one connection may hold.
         public var maxListensPerConnection: Int = 10_000
+        /// Listens across all connections (each a path, a query and a tag: about 200 bytes).
+        public var maxListensTotal: Int = 1_000_000
         /// onDisconnect operations one connection may queue.
         public var maxOnDisconnectPerConnection: Int = 10_000
-        /// Messages one connection may send while its token is being checked.
+        /// The bytes of onDisconnect operations one connection may queue (as the messages that
+        /// queued them measured).
+        public var maxOnDisconnectBytesPerConnection: Int = 16 << 20
+        /// The bytes of onDisconnect operations queued across all connections.
+        public var maxOnDisconnectBytesTotal: Int = 256 << 20
+        /// Messages one connection may send while it waits (for its token to be checked, or for
+        /// writes to resume after a failed commit).
         public var maxQueuedWhileAuthenticating: Int = 1_000
+        /// The bytes one connection may send while it waits (as
+        /// ``maxQueuedWhileAuthenticating``, counted in UTF-8 bytes).
+        public var maxQueuedBytesPerConnection: Int = 16 << 20
+        /// The bytes the core holds for messages not yet handled, across all connections: the
+        /// frames of multi-frame messages still being received, and messages queued while their
+        /// connection waits. A connection whose frame would pass it is refused (single-frame
+        /// messages are never held, so small requests still get through).
+        public var maxHeldBytesTotal: Int = 256 << 20
+        /// A multi-frame message must be complete this long (ms) after its first frame, or the
+        /// connection is refused (a slow sender cannot hold a partial message forever).
+        public var partialMessageTimeoutMs: Int64 = 60_000
         /// A WebSocket connection that sends nothing for this long (ms) is closed and its
         /// onDisconnect operations run (clients send the keepalive `"0"` every 45 s).
         public var idleTimeoutMs: Int64 = 120_000
         /// The most bytes queued to one client that does not read its socket before the
         /// server disconnects it (rather than buffer without bound).
         public var maxBufferedBytesPerConnection: Int = 64 << 20
+        /// The most bytes of messages waiting to be rendered for one connection (each push
+        /// weighs the request that caused it, ``OutboundMessage/weight``) before the server
+        /// disconnects it: a connection whose pushes cost more to render than writes arrive
+        /// cannot pin every version of the data they were made from.
+        public var maxWaitingBytesPerConnection: Int = 64 << 20
+        /// The most bytes of messages waiting to be rendered across all connections; past it,
+        /// the connection with the most waiting is disconnected.
+        public var maxWaitingBytesTotal: Int = 512 << 20
         /// How often an event stream gets a `keep-alive` event (ms).
         public var keepAliveIntervalMs: Int64 = 30_000
         /// The most writers whose watermark the server remembers for exactly-once writes
@@ -63,6 +90,13 @@ public struct ServerCore: Sendable {
     let policy: any AccessPolicy
 
     var connections: [ConnectionID: Connection] = [:]
+    /// What all connections hold against the totals in ``Configuration`` (``Budget``).
+    var held = Budget()
+    /// Why writes are suspended (a failed commit), if they are: see ``suspendWrites(_:)``.
+    public internal(set) var writesSuspended: String?
+    /// onDisconnect operations of connections that closed while writes were suspended, in
+    /// order, with the principal they run as: run when writes resume.
+    var deferredOnDisconnect: [(op: OnDisconnectOperation, principal: Principal, bytes: Int)] = []
     /// Per writer, the highest write id applied (as durable as the data: loaded from the store).
     public internal(set) var writerWatermarks: [String: WriterWatermark]
     var pendingChecks: [UInt64: (ConnectionID, requestNumber: Int, override: JSONValue?)] = [:]
@@ -148,8 +182,9 @@ public struct ServerOutput: Sendable {
     /// Writes to make durable before anything else in this output is released.
     public var writes: [DurableWrite] = []
     /// Messages, in order: WebSocket message texts (to split with ``FrameSplitter``) or, for
-    /// event streams, whole Server-Sent Events.
-    public var messages: [(ConnectionID, String)] = []
+    /// event streams, whole Server-Sent Events — each rendered by the adapter when it delivers
+    /// it (``OutboundMessage``).
+    public var messages: [(ConnectionID, OutboundMessage)] = []
     /// Connections to close after their messages are sent.
     public var closes: [ConnectionID] = []
     /// Credentials to check.
@@ -161,7 +196,19 @@ public struct ServerOutput: Sendable {
     /// Whether there is nothing to do.
     public var isEmpty: Bool { writes.isEmpty && messages.isEmpty && closes.isEmpty && tokenChecks.isEmpty }
 
-    mutating func send(_ id: ConnectionID, _ message: ServerMessage) { messages.append((id, message.text)) }
+    mutating func send(_ id: ConnectionID, _ message: ServerMessage) { messages.append((id, .text(message.text))) }
+
+    /// Queues a message rendered at delivery, from values captured now; `weight` as
+    /// ``OutboundMessage/weight``.
+    mutating func send(_ id: ConnectionID, weight: Int = 0, rendering: @escaping @Sendable () -> String?) {
+        messages.append((id, OutboundMessage(weight: weight, rendering)))
+    }
+
+    /// The messages rendered now, in order, without those that render to nothing (tests and
+    /// simulations, which deliver synchronously).
+    public func renderedMessages() -> [(ConnectionID, String)] {
+        messages.compactMap { id, m in m.render().map { (id, $0) } }
+    }
 
     /// Appends another output's work after this one's.
     public mutating func append(_ other: ServerOutput) {
@@ -170,4 +217,33 @@ public struct ServerOutput: Sendable {
         closes += other.closes
         tokenChecks += other.tokenChecks
     }
+}
+
+/// One message for one connection. Its text is rendered by whoever delivers it, after the
+/// output's writes are durable and outside the lock the core runs under: a push of a large
+/// value, a query's window, a hash comparison or a read's answer costs the connection that
+/// asked for it, not every request waiting for the core.
+///
+/// Rendering is a pure function of immutable values (``Node``s are persistent) captured when
+/// the core produced the output, so it gives the same text whenever and wherever it runs. It
+/// may render to nothing: a filtered query's window that the write did not change, a listen
+/// whose data the client already has.
+public struct OutboundMessage: Sendable {
+    private let make: @Sendable () -> String?
+    /// What the message may keep alive until it is rendered, in bytes, beyond a small fixed
+    /// cost: the size of the request whose write it pushes (the data as it was before later
+    /// writes replaced it), or of its text. What the adapter counts against its limits on
+    /// messages waiting to be delivered.
+    public let weight: Int
+
+    init(weight: Int, _ make: @escaping @Sendable () -> String?) {
+        self.weight = weight
+        self.make = make
+    }
+
+    /// A message whose text is known.
+    public static func text(_ text: String) -> OutboundMessage { OutboundMessage(weight: text.utf8.count) { text } }
+
+    /// The text to send, or `nil` when there is nothing to send.
+    public func render() -> String? { make() }
 }

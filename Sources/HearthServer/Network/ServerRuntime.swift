@@ -4,14 +4,6 @@ import Hearth
 import HearthWire
 import Synchronization
 
-/// Where the runtime delivers a connection's messages: a WebSocket or an event stream.
-protocol ConnectionSink: Sendable {
-    /// Sends one message (a protocol message, split into frames by the sink, or an event).
-    func send(_ text: String)
-    /// Closes the connection after what was sent.
-    func close()
-}
-
 /// Runs a ``ServerCore`` for real: one lock around the core, a commit thread that makes each
 /// batch of outputs durable in the Hearth store (one commit, one fsync, for every connection
 /// that wrote meanwhile — group commit) and then releases their messages in order, a timer
@@ -19,30 +11,54 @@ protocol ConnectionSink: Sendable {
 ///
 /// The release rule of ``ServerCore`` holds because outputs enter one FIFO under the same
 /// lock that produced them, and the commit thread delivers a batch only after its commit
-/// returned.
+/// returned. Delivering hands each message to its connection's ``Delivery``, which renders it
+/// off the lock and off the commit thread, in that connection's order; decoding a message and
+/// parsing a REST body happen before the lock is taken. So the lock is held for what must be
+/// ordered — access checks, applying writes, choosing whom a write concerns — and work that
+/// grows with the data or with one connection's listens is paid by that connection.
+///
+/// **A failed commit** (a full disk) does not stop the server: nothing of the failed batch or
+/// of the outputs after it is released; the store is reopened to learn what it holds; the core
+/// goes back to that data with writes suspended (``ServerCore/suspendWrites(_:durable:writerWatermarks:)``)
+/// and the connections that waited for the dropped outputs are closed (their clients reconnect
+/// and send again). Reads go on; writes wait and are retried, with a growing interval, until a
+/// commit succeeds.
 public final class ServerRuntime: Sendable {
     enum Item: Sendable {
         case output(ServerOutput)
-        case rest(ServerOutput, RESTResponse, @Sendable (RESTResponse) -> Void)
+        case rest(ServerOutput, RESTReply, @Sendable (RESTResponse) -> Void)
+
+        var output: ServerOutput {
+            switch self {
+            case .output(let o), .rest(let o, _, _): o
+            }
+        }
     }
 
     struct State: ~Copyable {
         var core: ServerCore
         var queue: [Item] = []
-        var sinks: [ConnectionID: any ConnectionSink] = [:]
+        var deliveries: [ConnectionID: Delivery] = [:]
         var stopped = false
         var failure: String?
+        /// When writes are suspended: when to retry them (ms).
+        var retryAt: Int64?
+        /// The interval before the last retry (ms); doubled on each failure, up to
+        /// ``maxRetryInterval``, and forgotten after a commit succeeds.
+        var retryInterval: Int64 = 0
     }
 
     let state: Mutex<State>
     let wake = DispatchSemaphore(value: 0)
-    let store: Store
+    let store: Mutex<Store?>
+    let reopen: (@Sendable (_ readOnly: Bool) throws(StoreError) -> Store)?
     let verifier: any TokenVerifier
     let nextID = Atomic<UInt64>(1)
     let clock: @Sendable () -> Int64
     let done = DispatchSemaphore(value: 0)
     let commits = Atomic<Int>(0)
     let committedWrites = Atomic<Int>(0)
+    let waitingTotal = SharedCount()
 
     /// Store commits made so far (each one fsync under full durability).
     public var commitCount: Int { commits.load(ordering: .relaxed) }
@@ -50,11 +66,15 @@ public final class ServerRuntime: Sendable {
     public var committedWriteCount: Int { committedWrites.load(ordering: .relaxed) }
 
     /// A runtime over an open store: the core starts from the store's data.
+    /// - Parameter reopen: opens the store again (read-only when asked), after a commit
+    ///   failed: without it, a failed commit stops the runtime (``failure``).
     public init(
         store: Store, configuration: ServerCore.Configuration, verifier: any TokenVerifier,
-        policy: (any AccessPolicy)? = nil, clock: @escaping @Sendable () -> Int64 = Store.systemClock
+        policy: (any AccessPolicy)? = nil, clock: @escaping @Sendable () -> Int64 = Store.systemClock,
+        reopen: (@Sendable (_ readOnly: Bool) throws(StoreError) -> Store)? = nil
     ) throws(StoreError) {
-        self.store = store
+        self.store = Mutex(store)
+        self.reopen = reopen
         self.verifier = verifier
         self.clock = clock
         let data = try store.serverValue(at: .root)
@@ -74,52 +94,71 @@ public final class ServerRuntime: Sendable {
         state.withLock { $0.core.configuration.host = host }
     }
 
-    /// The outbound limit per connection (``ServerCore/Configuration/maxBufferedBytesPerConnection``).
-    var maxBufferedBytes: Int { state.withLock { $0.core.configuration.maxBufferedBytesPerConnection } }
-
     /// Open connections (WebSocket and event streams).
     public var connectionCount: Int { state.withLock { $0.core.connectionCount } }
+
+    /// Why writes are suspended, if they are (a failed commit; they resume by themselves).
+    public var writesSuspended: String? { state.withLock { $0.core.writesSuspended } }
 
     /// A fresh connection id.
     func makeID() -> ConnectionID { ConnectionID(nextID.add(1, ordering: .relaxed).oldValue) }
 
-    /// Runs `body` on the core and queues what it returns, under one lock.
-    func input(_ body: (inout ServerCore) -> ServerOutput) {
-        state.withLock { s in
-            guard !s.stopped else { return }
-            let out = body(&s.core)
+    /// Runs `body` on the core and queues the output it returns, under one lock.
+    @discardableResult
+    func input<T>(_ body: (inout ServerCore) -> (ServerOutput, T)) -> T? {
+        let result = state.withLock { s -> T? in
+            guard !s.stopped else { return nil }
+            let (out, result) = body(&s.core)
             if !out.isEmpty { s.queue.append(.output(out)) }
+            return result
         }
         wake.signal()
+        return result
+    }
+
+    func input(_ body: (inout ServerCore) -> ServerOutput) {
+        input { core -> (ServerOutput, Void) in (body(&core), ()) }
     }
 
     /// A WebSocket connection opened.
     func connected(_ id: ConnectionID, sink: any ConnectionSink) {
         let now = clock()
-        state.withLock { $0.sinks[id] = sink }
+        let delivery = Delivery(sink: sink, total: waitingTotal, label: "hearth-connection-\(id.raw)")
+        state.withLock { $0.deliveries[id] = delivery }
         input { $0.connect(id, now: now) }
     }
 
-    /// A text frame arrived.
+    /// A text frame arrived: assembled under the lock, a whole message decoded outside it.
     func received(_ id: ConnectionID, _ frame: String) {
+        let outcome = input { core -> (ServerOutput, String?) in
+            switch core.receiveFrame(id, frame, now: clock()) {
+            case .pending(let out): (out, nil)
+            case .complete(let text): (ServerOutput(), text)
+            }
+        }
+        guard let text = outcome ?? nil else { return }
+        let decoded = Result { () throws(WireError) -> ClientMessage in try ClientMessage.decode(text) }
         let now = clock()
-        input { $0.receive(id, frame: frame, now: now) }
+        input { $0.receive(id, message: decoded, bytes: text.utf8.count, now: now) }
     }
 
     /// A connection closed (by the peer or by us).
     func closed(_ id: ConnectionID) {
         let now = clock()
         input { $0.disconnect(id, now: now) }
-        state.withLock { _ = $0.sinks.removeValue(forKey: id) }
+        state.withLock { _ = $0.deliveries.removeValue(forKey: id) }
     }
 
-    /// Answers a REST request (after its writes are durable).
+    /// Answers a REST request (after its writes are durable). The body is parsed here, before
+    /// the lock.
     func rest(_ request: RESTRequest, respond: @escaping @Sendable (RESTResponse) -> Void) {
+        var request = request
+        request.parseBody()
         let now = clock()
         state.withLock { s in
             guard !s.stopped else { return respond(.error(503, "the server is stopping")) }
-            let (response, out) = s.core.rest(request, now: now)
-            s.queue.append(.rest(out, response, respond))
+            let (reply, out) = s.core.rest(request, now: now)
+            s.queue.append(.rest(out, reply, respond))
         }
         wake.signal()
     }
@@ -130,14 +169,15 @@ public final class ServerRuntime: Sendable {
     ) -> ConnectionID? {
         let id = makeID()
         let now = clock()
+        let delivery = Delivery(sink: sink, total: waitingTotal, label: "hearth-stream-\(id.raw)")
         let opened = state.withLock { s -> Bool in
             switch s.core.openEventStream(id, request, now: now) {
             case .success(let out):
-                s.sinks[id] = sink
+                s.deliveries[id] = delivery
                 s.queue.append(.output(out))
                 return true
             case .failure(let response):
-                s.queue.append(.rest(ServerOutput(), response, refuse))
+                s.queue.append(.rest(ServerOutput(), .ready(response), refuse))
                 return false
             }
         }
@@ -162,7 +202,8 @@ public final class ServerRuntime: Sendable {
         }
     }
 
-    /// Ticks the core (idle timeouts, token expiry, keep-alives).
+    /// Ticks the core (idle timeouts, token expiry, keep-alives); wakes the commit thread,
+    /// which retries suspended writes when their time has come.
     func tick() {
         let now = clock()
         input { $0.tick(now: now) }
@@ -171,84 +212,20 @@ public final class ServerRuntime: Sendable {
     /// Stops: closes every connection, lets the commit thread finish, closes nothing else
     /// (the caller closes the store).
     public func stop() {
-        let sinks = state.withLock { s -> [any ConnectionSink] in
+        let deliveries = state.withLock { s -> [Delivery] in
             s.stopped = true
-            return Array(s.sinks.values)
+            return Array(s.deliveries.values)
         }
         wake.signal()
         done.wait()
-        for sink in sinks { sink.close() }
+        for delivery in deliveries { delivery.close() }
+        for delivery in deliveries { delivery.drain() }
     }
 
-    /// Why the runtime stopped accepting writes, if it did (a failed commit).
+    /// Why the runtime stopped accepting writes for good, if it did (a failed commit with no
+    /// way to reopen the store).
     public var failure: String? { state.withLock { $0.failure } }
 
-    func commitLoop() {
-        while true {
-            wake.wait()
-            let (items, stopped) = state.withLock { s -> ([Item], Bool) in
-                defer { s.queue.removeAll(keepingCapacity: true) }
-                return (s.queue, s.stopped)
-            }
-            if !items.isEmpty { release(items) }
-            if stopped && state.withLock({ $0.queue.isEmpty }) {
-                done.signal()
-                return
-            }
-        }
-    }
-
-    /// Commits every write of the batch in one store commit, then delivers in order.
-    func release(_ items: [Item]) {
-        var writes: [DurableWrite] = []
-        for item in items {
-            switch item {
-            case .output(let o): writes += o.writes
-            case .rest(let o, _, _): writes += o.writes
-            }
-        }
-        if !writes.isEmpty {
-            do {
-                try store.commit { (batch: inout StoreBatch) throws(StoreError) in
-                    for w in writes { try batch.apply(w) }
-                }
-                commits.add(1, ordering: .relaxed)
-                committedWrites.add(writes.count, ordering: .relaxed)
-            } catch {
-                // Nothing of this batch was acknowledged; the server stops rather than
-                // answer from data it could not make durable.
-                let reason = "the database could not be written: \(error)"
-                let sinks = state.withLock { s -> [any ConnectionSink] in
-                    s.failure = reason
-                    s.stopped = true
-                    return Array(s.sinks.values)
-                }
-                FileHandle.standardError.write(Data("hearth serve: \(reason); stopping\n".utf8))
-                for item in items { if case .rest(_, _, let respond) = item { respond(.error(503, reason)) } }
-                for sink in sinks { sink.close() }
-                return
-            }
-        }
-        for item in items {
-            switch item {
-            case .output(let o): deliver(o)
-            case .rest(let o, let response, let respond):
-                deliver(o)
-                respond(response)
-            }
-        }
-    }
-
-    func deliver(_ out: ServerOutput) {
-        let sinks = state.withLock { $0.sinks }
-        for (id, text) in out.messages { sinks[id]?.send(text) }
-        for id in out.closes { sinks[id]?.close() }
-        for check in out.tokenChecks {
-            Task { [self] in
-                let result = await verifier.check(check.credential, now: clock())
-                let now = clock()
-                input { $0.tokenChecked(check.ticket, result, now: now) }
-            }
-        }
-    }
+    /// The store the runtime writes to now (it changes when a failed commit reopens it).
+    public var currentStore: Store? { store.withLock { $0 } }
 }

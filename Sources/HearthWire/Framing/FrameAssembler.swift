@@ -27,6 +27,10 @@ public struct FrameAssembler: Sendable {
     /// Whether a multi-frame message is partly received.
     public var isAssembling: Bool { remaining > 0 }
 
+    /// The UTF-8 bytes of a partly received message held so far (0 when none is; never more
+    /// than ``maxMessageLength``).
+    public var bufferedByteCount: Int { remaining > 0 ? bufferedBytes : 0 }
+
     /// Feeds one received text frame; returns the message it completes, if any.
     /// - Throws: ``FrameError`` when the message would exceed the limits.
     public mutating func receive(_ frame: String) throws(FrameError) -> String? {

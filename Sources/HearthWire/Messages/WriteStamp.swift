@@ -7,7 +7,8 @@
 /// (durably, with the write) and answers a write whose id is not above it `ok` without
 /// applying it again. A writer's ids strictly increase in the order it sends them.
 public struct WriteStamp: Sendable, Hashable {
-    /// The writer: a random id a client keeps in its store (1…``maxWriterLength`` bytes).
+    /// The writer: a random id (1…``maxWriterLength`` bytes) a client takes each time it opens
+    /// its store and writes, and keeps there with the writes it creates under it.
     public let writer: String
     /// The write's id: strictly increasing per writer, ≥ 1, below 2⁵³ (exact as a JSON number).
     public let id: Int64

@@ -59,9 +59,12 @@ struct DatabaseLoopbackTests {
     @Test func infoConnectedFollowsTheConnection() async throws {
         let server = try await TransportTestServer()
         let dir = TempDir()
-        let db = try Database(url: url(server), options: options(dir.path))
+        // Opened offline, so the observer is registered before any connection can be made.
+        let db = try Database(url: url(server), options: options(dir.path, online: false))
         let states = Collected<String>()
         db.reference().child(".info/connected").observe(.value) { snap in states.add(snap.node.plainJSONString()) }
+        #expect(await eventually { states.all.first == "false" })
+        db.goOnline()
         #expect(await eventually { states.all.last == "true" })
         #expect(states.all.first == "false")
         try await server.stop()

@@ -192,7 +192,7 @@ extension Simulation {
         var id: Int64 = 0
         do {
             try client.store.commit { (b: inout StoreBatch) throws(StoreError) in
-                id = try b.saveWrite(operation, at: path)
+                id = try b.saveWrite(operation, at: path, writer: client.writerID)
             }
         } catch {
             fail("c\(i) could not save a write: \(error)")
@@ -204,7 +204,10 @@ extension Simulation {
         client.saved[id] = w
         stats.writes += 1
         note("c\(i) w\(id) \(w.summary)")
-        apply(i, client.core.write(PendingWrite(id: id, path: path, operation: operation), now: now))
+        apply(
+            i,
+            client.core.write(PendingWrite(id: id, path: path, operation: operation), writer: client.writerID, now: now)
+        )
     }
 
     /// The runtime's observe: a store listener, and the core listens.

@@ -227,6 +227,8 @@ final class SimClient {
     /// The provider fails every fetch until then (a fault).
     var providerDownUntil: Int64 = 0
     var tokensIssued = 0
+    /// This incarnation's writer id: its writes are saved and stamped under it.
+    var writerID: String
     let clock: @Sendable () -> Int64
 
     var directory: String { "/client\(index)" }
@@ -248,17 +250,18 @@ final class SimClient {
         fs = SimulatedFileSystem(seed: seed)
         let store = try Store.open(directory: "/client\(index)", options: SimClient.storeOptions(fs, clock: clock))
         self.store = store
-        (core, restoredTransactions) = try SimClient.makeCore(store, seed: seed, usesTokens: usesTokens)
+        (core, restoredTransactions, writerID) = try SimClient.makeCore(store, seed: seed, usesTokens: usesTokens)
     }
 
     /// The core, as `Database.open` makes it: the onDisconnect operations the server had
     /// acknowledged ran when the last run's connection went, so they are applied locally
     /// first; the transactions the last run left are restored (their writes reverted: a
     /// transaction's write is only ever sent as a compare-and-set); the rest are handed to the
-    /// core with the pending writes.
+    /// core with the pending writes and the writer ids they were created under. Also returns
+    /// the incarnation's own writer id.
     static func makeCore(
         _ store: Store, seed: UInt64, usesTokens: Bool
-    ) throws -> (ClientCore, (queued: [QueuedTransaction], unknown: [Int64])) {
+    ) throws -> (ClientCore, (queued: [QueuedTransaction], unknown: [Int64]), String) {
         let ran = store.onDisconnectOperations().filter(\.acknowledged)
         if !ran.isEmpty {
             try store.commit { (b: inout StoreBatch) throws(StoreError) in
@@ -268,16 +271,15 @@ final class SimClient {
         let restored = try Database.restoreTransactions(store)
         var configuration = ClientCore.Configuration()
         configuration.usesTokens = usesTokens
-        // The store's writer id, created from the seed the first time: deterministic, and
-        // distinct per client (exactly-once writes).
+        // The incarnation's writer id, from the seed: deterministic, and distinct per client
+        // and per restart (each draws a new seed).
         var rng = SeededRandom(seed: seed ^ 0x5752_4954_4552)
-        let writerID = try WriterIdentity.load(store) { rng.next() }
+        let writerID = WriterIdentity.make { rng.next() }
         let core = ClientCore(
-            configuration: configuration, pendingWrites: store.pendingWrites(),
-            onDisconnect: store.onDisconnectOperations(),
-            token: store.auth(), seed: seed, writerID: writerID,
+            configuration: configuration, pendingWrites: store.pendingWrites(), writers: store.writerIdentities(),
+            onDisconnect: store.onDisconnectOperations(), token: store.auth(), seed: seed,
             hash: { location in Database.cachedHash(store, location) })
-        return (core, restored)
+        return (core, restored, writerID)
     }
 
     /// The process dies (with the disk cut by `mode`, or a clean close when nil) and starts
@@ -291,7 +293,7 @@ final class SimClient {
             try store.close()
         }
         store = try Store.open(directory: directory, options: SimClient.storeOptions(fs, clock: clock))
-        (core, restoredTransactions) = try SimClient.makeCore(store, seed: seed, usesTokens: usesTokens)
+        (core, restoredTransactions, writerID) = try SimClient.makeCore(store, seed: seed, usesTokens: usesTokens)
         transactions = TransactionQueue()
         conn = nil
         registrations = []

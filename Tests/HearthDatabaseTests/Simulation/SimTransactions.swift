@@ -78,7 +78,7 @@ extension Simulation {
         var storeID = tx.storeID
         do {
             try client.store.commit { (b: inout StoreBatch) throws(StoreError) in
-                writeID = try b.saveWrite(.set(result), at: tx.path)
+                writeID = try b.saveWrite(.set(result), at: tx.path, writer: client.writerID)
                 if new {
                     storeID = try b.enqueueTransaction(
                         at: tx.path, functionName: tx.name, argument: tx.argument, localResult: result
@@ -113,7 +113,8 @@ extension Simulation {
         apply(
             i,
             client.core.write(
-                PendingWrite(id: writeID, path: tx.path, operation: .set(result)), condition: condition, now: now))
+                PendingWrite(id: writeID, path: tx.path, operation: .set(result)), writer: client.writerID,
+                condition: condition, now: now))
     }
 
     /// The server answered a transaction's write, or the connection dropped under it: the

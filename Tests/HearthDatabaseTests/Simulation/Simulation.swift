@@ -355,7 +355,7 @@ final class Simulation {
         var applied: [SimApplied] = []
         var data = before
         var clientWrites = 0
-        for (to, reply) in out.messages {
+        for (to, reply) in out.renderedMessages() {
             guard var c = connections[to.raw], case let .response(n, status, body)? = try? ServerMessage.decode(reply),
                 let sent = c.requests[n]
             else { continue }
@@ -444,7 +444,7 @@ final class Simulation {
             return
         }
         checks.durablyApplied(r.applied, in: self)
-        for (sc, text) in r.output.messages {
+        for (sc, text) in r.output.renderedMessages() {
             guard var c = connections[sc.raw], c.up else { continue }
             c.lastToClient = max(now + latency(), c.lastToClient)
             connections[sc.raw] = c

@@ -36,6 +36,10 @@ final class SyncHarness {
         var events: [ClientEvent] = []
         var opened = 0
         var tokenRequests: [Bool] = []
+        /// This incarnation's writer id (`nil`: writes are saved and sent without one).
+        var writerID: String?
+        /// Which incarnation of the client this is: 1, then one more per restart.
+        var incarnation = 1
     }
 
     enum Delivery {
@@ -72,31 +76,38 @@ final class SyncHarness {
         return o
     }
 
-    /// Adds a client on a fresh store (or reopens the store of client `reopen`, as after a
-    /// process restart: memory lost, store kept).
+    /// Adds a client on a fresh store, or on the store in `dir` (a copy of another's, say).
+    /// `writerIDs`: each incarnation of the client — this one and each ``restart(_:)`` —
+    /// saves and stamps its writes under a writer id of its own, `c<i>.<n>`, as the runtime
+    /// does; otherwise writes carry none.
     @discardableResult
     func addClient(
-        configuration: ClientCore.Configuration = ClientCore.Configuration(), dir: String? = nil
+        configuration: ClientCore.Configuration = ClientCore.Configuration(), dir: String? = nil,
+        writerIDs: Bool = false
     ) throws -> Int {
         let d = dir ?? dirs.path + "/c\(clients.count)-\(UUID().uuidString.prefix(6))"
         let clock = self.clock
         let store = try Store.open(directory: d, options: SyncHarness.storeOptions(clock: { clock() }))
         let core = ClientCore(
-            configuration: configuration, pendingWrites: store.pendingWrites(), token: store.auth(),
-            seed: UInt64(clients.count + 1),
+            configuration: configuration, pendingWrites: store.pendingWrites(), writers: store.writerIdentities(),
+            token: store.auth(), seed: UInt64(clients.count + 1),
             hash: { location in Database.cachedHash(store, location) }
         )
-        clients.append(Client(core: core, store: store, dir: d))
+        var client = Client(core: core, store: store, dir: d)
+        if writerIDs { client.writerID = "c\(clients.count).1" }
+        clients.append(client)
         sent.append([])
         received.append([])
         return clients.count - 1
     }
 
-    /// Client `i`'s process dies and restarts on the same store.
-    func restart(_ i: Int) throws {
+    /// Client `i`'s process dies and restarts on the same store. `copy`: while it is down, its
+    /// store directory is copied there (a backup, restored later with `addClient(dir:)`).
+    func restart(_ i: Int, copyingStoreTo copy: String? = nil) throws {
         disconnect(i)
         try clients[i].store.close()
         let d = clients[i].dir
+        if let copy { try FileManager.default.copyItem(atPath: d, toPath: copy) }
         let clock = self.clock
         let store = try Store.open(directory: d, options: SyncHarness.storeOptions(clock: { clock() }))
         // As the runtime does at open: the old connection is gone, so the server ran the
@@ -109,10 +120,12 @@ final class SyncHarness {
         }
         let core = ClientCore(
             configuration: clients[i].core.configuration, pendingWrites: store.pendingWrites(),
-            onDisconnect: store.onDisconnectOperations(),
+            writers: store.writerIdentities(), onDisconnect: store.onDisconnectOperations(),
             token: store.auth(), seed: 99, hash: { location in Database.cachedHash(store, location) }
         )
-        clients[i] = Client(core: core, store: store, dir: d)
+        let incarnation = clients[i].incarnation + 1
+        let writerID = clients[i].writerID == nil ? nil : "c\(i).\(incarnation)"
+        clients[i] = Client(core: core, store: store, dir: d, writerID: writerID, incarnation: incarnation)
     }
 
     /// Applies a client output the way the runtime does.
@@ -145,7 +158,7 @@ final class SyncHarness {
 
     /// Routes a server output to the clients' inbound queues.
     func route(_ out: ServerOutput) {
-        for (sc, text) in out.messages {
+        for (sc, text) in out.renderedMessages() {
             guard let i = clients.firstIndex(where: { $0.serverConnection == sc }), let link = clients[i].link else {
                 continue
             }
@@ -178,12 +191,15 @@ final class SyncHarness {
         if notifyClient { apply(i, clients[i].core.connectionClosed(link, now: now)) }
     }
 
-    /// Delivers queued messages until the network is quiet (bounded).
-    func run(maxSteps: Int = 1_000_000) {
+    /// Delivers queued messages until the network is quiet (bounded); a message `lose` picks
+    /// is lost in transit instead.
+    func run(maxSteps: Int = 1_000_000, losing lose: (Delivery) -> Bool = { _ in false }) {
         var steps = 0
         while !network.isEmpty && steps < maxSteps {
             steps += 1
-            switch network.removeFirst() {
+            let delivery = network.removeFirst()
+            if lose(delivery) { continue }
+            switch delivery {
             case let .toServer(i, link, text):
                 guard clients[i].link == link, let sc = clients[i].serverConnection else { continue }
                 for frame in FrameSplitter.frames(for: text) { route(server.receive(sc, frame: frame, now: now)) }
@@ -206,10 +222,16 @@ final class SyncHarness {
     @discardableResult
     func write(_ i: Int, _ operation: PendingWrite.Operation, at path: Path) throws -> Int64 {
         var id: Int64 = 0
+        let writer = clients[i].writerID
         try clients[i].store.commit { (b: inout StoreBatch) throws(StoreError) in
-            id = try b.saveWrite(operation, at: path)
+            if let writer {
+                id = try b.saveWrite(operation, at: path, writer: writer)
+            } else {
+                id = try b.saveWrite(operation, at: path)
+            }
         }
-        apply(i, clients[i].core.write(PendingWrite(id: id, path: path, operation: operation), now: now))
+        apply(
+            i, clients[i].core.write(PendingWrite(id: id, path: path, operation: operation), writer: writer, now: now))
         return id
     }
 

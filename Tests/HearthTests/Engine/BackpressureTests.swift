@@ -1,6 +1,7 @@
 import Foundation
 @_spi(HearthInternals) @testable import Hearth
 import HearthTesting
+import Synchronization
 import Testing
 
 /// Writers wait for maintenance only where the disk bound needs it (Backpressure.swift): once
@@ -43,13 +44,33 @@ struct BackpressureTests {
     static func closeAndReopen(
         _ store: Store, _ fs: SimulatedFileSystem, _ options: Store.Options, lastFed: Int
     ) throws -> Store {
-        fs.syncDelay = .zero
+        fs.releaseSyncs()
         try store.close()
         #expect(Double(fs.peakStoredBytes) <= 1.25 * Double(cap), "peak \(fs.peakStoredBytes) bytes")
         let again = try Store.open(directory: "/s", options: options)
         let last = try again.serverValue(at: Path(keys: ["chat", ChildKey(String(format: "m%07d", lastFed))]))
         #expect(last == .string(String(repeating: "\(lastFed % 10)", count: 1024)))
         return again
+    }
+
+    /// Feeds `bytes` as ``feed(_:from:bytes:)`` does while the file system holds checkpoint
+    /// syncs, and lets them go once a writer waits (or the feed ends without waiting): a
+    /// writer that waits would otherwise wait for ever.
+    static func feedReleasingOnWait(
+        _ store: Store, _ fs: SimulatedFileSystem, from start: Int, bytes: Int
+    ) throws -> Int {
+        let fed = Atomic<Bool>(false)
+        let released = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            while store.backpressureWaitCount == 0 && !fed.load(ordering: .relaxed) { usleep(1_000) }
+            fs.releaseSyncs()
+            released.signal()
+        }
+        defer {
+            fed.store(true, ordering: .relaxed)
+            released.wait()
+        }
+        return try feed(store, from: start, bytes: bytes)
     }
 
     @Test func theRuleNeverWaitsBeforeTheLogTermAndKeepsTheBoundAfterIt() {
@@ -93,10 +114,10 @@ struct BackpressureTests {
         let fs = SimulatedFileSystem(seed: 81)
         let options = Self.options(fs)
         let store = try Store.open(directory: "/s", options: options)
-        // A checkpoint file's sync takes three seconds: the first checkpoint (due after 4 KiB)
-        // runs that long while the writer goes on.
+        // A checkpoint file's sync is held: the first checkpoint (due after 4 KiB) runs while
+        // the writer goes on, until a writer waits for it.
         fs.syncDelayPathContains = ".ckpt"
-        fs.syncDelay = .seconds(3)
+        fs.holdSyncs()
         // 1.5 MiB of log: past the old trigger (the threshold, at most half the checkpoint,
         // plus cap/16 = 512 KiB) but under the log term (2.1 MiB). No writer waits.
         var next = try Self.feed(store, from: 0, bytes: 1536 << 10)
@@ -107,7 +128,7 @@ struct BackpressureTests {
         next = try Self.feed(store, from: next, bytes: 3 << 20)
         #expect(store.backpressureWaitCount == 0, "a writer waited with the footprint far under the bound")
         // Past 0.8125 of the cap while the checkpoint still runs: the writer waits.
-        next = try Self.feed(store, from: next, bytes: 2 << 20)
+        next = try Self.feedReleasingOnWait(store, fs, from: next, bytes: 2 << 20)
         #expect(store.backpressureWaitCount > 0, "the log outran the checkpoints past the bound")
         try Self.closeAndReopen(store, fs, options, lastFed: next - 1).close()
     }
@@ -130,13 +151,13 @@ struct BackpressureTests {
         let checkpoint = store.core.withLock { $0.checkpointBodyBytes }
         #expect(checkpoint > UInt64(0.25 * Double(Self.cap)) && checkpoint < UInt64(0.4 * Double(Self.cap)))
         fs.syncDelayPathContains = ".ckpt"
-        fs.syncDelay = .seconds(3)
+        fs.holdSyncs()
         var next = try Self.feed(store, from: 0, bytes: 1536 << 10)
         #expect(store.backpressureWaitCount == 0, "a writer waited with the log under the bound's term")
         // 3 MiB: past the log term; the checkpoint and log are at 0.7 of the cap, under the
         // bound's 0.8125, but the next checkpoint (the last one plus the log at the cache's
         // ratio) would not fit beside them without pruning. The writer waits.
-        next = try Self.feed(store, from: next, bytes: 1536 << 10)
+        next = try Self.feedReleasingOnWait(store, fs, from: next, bytes: 1536 << 10)
         #expect(store.backpressureWaitCount > 0, "the next checkpoint would not fit, yet no writer waited")
         let again = try Self.closeAndReopen(store, fs, options, lastFed: next - 1)
         #expect(!(try again.serverValue(at: Path(keys: ["old", "r00000"]))).isEmpty)

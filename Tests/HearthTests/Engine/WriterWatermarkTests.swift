@@ -15,7 +15,7 @@ import Testing
         try store.commit { (b: inout StoreBatch) throws(StoreError) in
             try b.applyServerOverwrite(.number(1), at: "n")
             try b.recordWriterWatermark("alice", id: 7)
-            try b.setWriterIdentity("server-self")
+            try b.saveWrite(.set(.number(1)), at: "mine", writer: "self")
         }
         clock.advance(10)
         try store.commit { (b: inout StoreBatch) throws(StoreError) in
@@ -33,29 +33,29 @@ import Testing
 
         store = try Store.open(directory: dir.path, options: options(clock: clock))
         #expect(store.writerWatermarks() == expected, "replayed from the log")
-        #expect(store.writerID() == "server-self")
+        #expect(store.writerID() == "self")
         _ = try store.compact()
         try store.close()
 
         store = try Store.open(directory: dir.path, options: options(clock: clock))
         #expect(store.writerWatermarks() == expected, "restored from the checkpoint")
-        #expect(store.writerID() == "server-self")
+        #expect(store.writerID() == "self")
         #expect(try store.serverValue(at: "n") == .number(1))
         let state = try store.state()
         #expect(state.writerWatermarks == expected)
         try store.close()
     }
 
-    /// The checkpoint is body format 3 and holds the watermarks in its directory; a format 2
+    /// The checkpoint directory holds the watermarks (since body format 3); a format 2
     /// directory holding one is refused (a format 2 reader would not know it).
-    @Test func checkpointDirectoryIsFormat3() throws {
+    @Test func checkpointDirectoryHoldsTheWatermarks() throws {
         var state = StoreState()
-        state.apply(.writerIdentity("me"))
+        state.apply(.writerIdentity(writer: "me", firstWriteID: 1))
         state.apply(.writerWatermark(writer: "w1", id: 9, at: 100))
         state.apply(.writerWatermark(writer: "é", id: 2, at: 50))
         let encoder = CheckpointEncoder(compressionLevel: 6)
         let raw = encoder.encodeDirectory(state, priorities: [], chunks: [])
-        let decoded = try CheckpointReader.decodeDirectory(raw, bodyEnd: 0, bodyVersion: 3)
+        let decoded = try CheckpointReader.decodeDirectory(raw, bodyEnd: 0, bodyVersion: 4)
         #expect(decoded.state.writerWatermarks == state.writerWatermarks)
         #expect(decoded.state.writerID == "me")
         var v2 = CheckpointEncoder(compressionLevel: 6)
@@ -64,7 +64,7 @@ import Testing
         #expect(
             try CheckpointReader.decodeDirectory(rawV2, bodyEnd: 0, bodyVersion: 2).state.writerWatermarks.isEmpty,
             "format 2 has no place for them")
-        // Format 3's directory bytes relabelled as format 2: the writer events are refused.
+        // Format 4's directory bytes relabelled as format 2: the writer events are refused.
         var relabelled = raw
         relabelled[0] = 2
         #expect(throws: DecodeError.self) {
@@ -73,20 +73,13 @@ import Testing
     }
 
     /// A store whose checkpoint an earlier build wrote (body format 2) opens, and its next
-    /// checkpoint is format 3 with the watermarks.
+    /// checkpoint holds the watermarks.
     @Test func format2CheckpointStillOpens() throws {
         let dir = TempDir(), clock = TestClock()
         var store = try Store.open(directory: dir.path, options: options(clock: clock))
         try store.applyServerOverwrite(.string("x"), at: "a")
         try store.saveWrite(.set(.number(2)), at: "b")
-        let state = try store.state()
-        let lsn = store.lastLSN
-        try store.close()
-        let log = try Log.open(directory: dir.path, fileSystem: POSIXFileSystem(), options: Log.Options())
-        var v2 = CheckpointEncoder(compressionLevel: 6)
-        v2.bodyVersion = 2
-        try log.installCheckpoint(lsn: lsn) { writer in _ = try v2.encode(state) { try writer.write($0) } }
-        try log.close()
+        try closeWithCheckpoint(store, directory: dir.path, bodyVersion: 2)
 
         store = try Store.open(directory: dir.path, options: options(clock: clock))
         #expect(try store.serverValue(at: "a") == .string("x"))
@@ -111,10 +104,14 @@ import Testing
                 }
             }
         }
-        #expect(throws: StoreError.self) {
-            try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.setWriterIdentity("") }
+        for writer in ["", long] {
+            #expect(throws: StoreError.self) {
+                try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                    try b.saveWrite(.set(.number(1)), at: "a", writer: writer)
+                }
+            }
         }
-        #expect(store.writerWatermarks().isEmpty && store.writerID() == nil)
+        #expect(store.writerWatermarks().isEmpty && store.writerID() == nil && store.pendingWrites().isEmpty)
         try store.close()
     }
 
@@ -143,4 +140,17 @@ import Testing
         #expect(next == last + 1)
         try store.close()
     }
+}
+
+/// Closes `store` and installs, at its last LSN, a checkpoint of its whole state in body format
+/// `bodyVersion`, as an earlier build wrote one.
+func closeWithCheckpoint(_ store: Store, directory: String, bodyVersion: UInt32) throws {
+    let state = try store.state()
+    let lsn = store.lastLSN
+    try store.close()
+    let log = try Log.open(directory: directory, fileSystem: POSIXFileSystem(), options: Log.Options())
+    var encoder = CheckpointEncoder(compressionLevel: 6)
+    encoder.bodyVersion = bodyVersion
+    try log.installCheckpoint(lsn: lsn) { writer in _ = try encoder.encode(state) { try writer.write($0) } }
+    try log.close()
 }

@@ -100,7 +100,12 @@ enum SmallWorld {
                 removed: (0..<rng.int(0...2)).map { _ in key(&rng) })
         case 25: return .writerWatermark(writer: rng.pick(["a", "b", "c"]), id: id(&rng), at: time(&rng))
         case 26: return .writerWatermarksRemoved(writers: (0..<rng.int(0...2)).map { _ in rng.pick(["a", "b", "c"]) })
-        case 27: return .writerIdentity(rng.pick(["me", "you"]))
+        case 27:
+            // Usually a run from the next write on, as a client begins one; sometimes format
+            // 3's form or a run from an arbitrary id.
+            let first: Int64? =
+                rng.chance(0.7) ? state.lastWriteID + 1 : rng.chance(0.5) ? nil : Int64(rng.int(0...20))
+            return .writerIdentity(writer: rng.pick(["me", "you", "them"]), firstWriteID: first)
         default:
             let pruned = (0..<rng.int(0...2)).map { _ in path(&rng, maxDepth: 2) }
             var kept: [Path] = []

@@ -249,7 +249,9 @@ enum Gen {
                     removedQueryIDs: (0..<rng.int(0...3)).map { _ in id(&rng) }))
         case 19: return .writerWatermark(writer: writer(&rng), id: id(&rng), at: int64(&rng))
         case 20: return .writerWatermarksRemoved(writers: (0..<rng.int(0...3)).map { _ in writer(&rng) })
-        default: return .writerIdentity(writer(&rng))
+        default:
+            // Both forms: format 3's (the store's only writer) and a run from a write id on.
+            return .writerIdentity(writer: writer(&rng), firstWriteID: rng.chance(0.3) ? nil : id(&rng))
         }
     }
 

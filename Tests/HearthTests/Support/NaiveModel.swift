@@ -125,9 +125,13 @@ struct NaiveState {
     var lastWriteID: Int64 = 0, lastQueryID: Int64 = 0, lastTransactionID: Int64 = 0, lastOnDisconnectID: Int64 = 0
     /// Untracked entries as a plain list of (path, last write).
     var untracked: [(path: Path, time: Int64)] = []
-    /// Writer watermarks as (highest id, latest time) per writer, and the store's writer id.
+    /// Writer watermarks as (highest id, latest time) per writer.
     var watermarks: [String: (id: Int64, at: Int64)] = [:]
-    var writerID: String?
+    /// The writer-identity runs as a plain list of (first write id, writer), in order.
+    var runs: [(first: Int64, writer: String)] = []
+
+    /// The writer of write `id`: the last run beginning at or below it.
+    func writer(of id: Int64) -> String? { runs.last { $0.first <= id }?.writer }
 
     func covered(_ path: Path) -> Bool { tracked.values.contains { $0.path.contains(path) } }
 
@@ -217,8 +221,16 @@ struct NaiveState {
             watermarks[w] = (max(old.id, id), max(old.at, at))
         case .writerWatermarksRemoved(let ws):
             for w in ws { watermarks[w] = nil }
-        case .writerIdentity(let id):
-            writerID = id
+        case let .writerIdentity(writer, first):
+            let from = first ?? 0
+            runs.removeAll { $0.first >= from }
+            if runs.last?.writer != writer { runs.append((from, writer)) }
+            // Runs whose ids all lie below the oldest pending write are forgotten; the last
+            // one stays.
+            let oldest = writes.keys.min()
+            runs = runs.enumerated().filter { i, _ in
+                i == runs.count - 1 || oldest.map { runs[i + 1].first > $0 } == true
+            }.map(\.element)
         }
     }
 
@@ -251,7 +263,14 @@ struct NaiveState {
         if engineMarks != watermarks.mapValues({ "\($0.id)@\($0.at)" }) {
             out.append("writer watermarks: model \(watermarks) vs engine \(engineMarks)")
         }
-        if s.writerID != writerID { out.append("writer id differs") }
+        let engineRuns = s.writerIdentities.runs.map { "\($0.firstWriteID):\($0.writer)" }
+        if engineRuns != runs.map({ "\($0.first):\($0.writer)" }) {
+            out.append("writer runs: model \(runs) vs engine \(engineRuns)")
+        }
+        for id in ids where s.writerIdentities.writer(of: id) != writer(of: id) {
+            out.append("writer of write \(id) differs")
+        }
+        if s.writerID != runs.last?.writer { out.append("writer id differs") }
         let modelUntracked = untracked.sorted { $0.path < $1.path }
         let engineUntracked = s.untrackedEntries
         if modelUntracked.map(\.path) != engineUntracked.map(\.path)

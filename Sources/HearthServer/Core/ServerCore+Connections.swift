@@ -1,0 +1,201 @@
+import Hearth
+import HearthWire
+
+// A WebSocket connection's life: the hello, frames assembled into messages (held within the
+// budgets), the close with its onDisconnect operations, and the clock's effects (idle and
+// partial-message timeouts, token expiry, event-stream keep-alives).
+
+/// What one received frame amounts to (``ServerCore/receiveFrame(_:_:now:)``).
+public enum FrameOutcome: Sendable {
+    /// Nothing to decode yet (a segment, a keepalive) or the connection was refused: the
+    /// output says what to do.
+    case pending(ServerOutput)
+    /// A whole message, to decode (off the core's lock) and pass to
+    /// ``ServerCore/receive(_:message:bytes:now:)``.
+    case complete(String)
+}
+
+extension ServerCore {
+    /// A WebSocket connection opened: the hello goes first.
+    public mutating func connect(_ id: ConnectionID, now: Int64) -> ServerOutput {
+        self.now = max(self.now, now)
+        precondition(connections[id] == nil, "connection \(id) opened twice")
+        connections[id] = Connection(
+            kind: .webSocket(FrameAssembler(maxMessageLength: configuration.maxMessageBytes)),
+            principal: .unauthenticated,
+            lastHeard: now, lastSent: now)
+        var out = ServerOutput()
+        let session = String(random() % 1_000_000_000_000, radix: 36)
+        let extensions = configuration.exactlyOnceWrites ? [ServerMessage.writeIDsExtension] : []
+        out.send(id, .hello(timestamp: now, host: configuration.host, sessionID: session, extensions: extensions))
+        return out
+    }
+
+    /// A connection closed (cleanly or not): its onDisconnect operations run, with the auth it
+    /// had (or wait for writes to resume, when they are suspended), and its listens go.
+    public mutating func disconnect(_ id: ConnectionID, now: Int64) -> ServerOutput {
+        self.now = max(self.now, now)
+        guard let connection = connections.removeValue(forKey: id) else { return ServerOutput() }
+        pendingChecks = pendingChecks.filter { $0.value.0 != id }
+        held.listens -= connection.listens.count
+        held.heldBytes -= connection.assemblingBytes + connection.queuedBytes
+        var out = ServerOutput()
+        for (op, bytes) in connection.onDisconnect {
+            if writesSuspended != nil {
+                // Kept, still counted against the budget, until writes resume.
+                deferredOnDisconnect.append((op, connection.principal, bytes))
+                continue
+            }
+            held.onDisconnectBytes -= bytes
+            runOnDisconnect(op, as: connection.principal, bytes: bytes, into: &out)
+        }
+        return out
+    }
+
+    /// Runs one onDisconnect operation, checked again now with the auth it runs as.
+    mutating func runOnDisconnect(
+        _ op: OnDisconnectOperation, as principal: Principal, bytes: Int, into out: inout ServerOutput
+    ) {
+        guard mayWrite(op.path, op.children, as: principal).allowed else { return }
+        switch op.action {
+        case .set(let node): commitSet(op.path, node, weight: bytes, into: &out)
+        case .merge(let children): commitMerge(op.path, children, weight: bytes, into: &out)
+        }
+    }
+
+    /// One text frame from a WebSocket connection: decoded and handled at once (tests and
+    /// simulations; the runtime decodes off the lock with ``receiveFrame(_:_:now:)`` and
+    /// ``receive(_:message:bytes:now:)``).
+    public mutating func receive(_ id: ConnectionID, frame: String, now: Int64) -> ServerOutput {
+        switch receiveFrame(id, frame, now: now) {
+        case .pending(let out): return out
+        case .complete(let text):
+            let decoded = Result { () throws(WireError) -> ClientMessage in try ClientMessage.decode(text) }
+            return receive(id, message: decoded, bytes: text.utf8.count, now: now)
+        }
+    }
+
+    /// One text frame: assembled, within the per-connection and total limits on what the core
+    /// holds for messages not yet complete.
+    public mutating func receiveFrame(_ id: ConnectionID, _ frame: String, now: Int64) -> FrameOutcome {
+        self.now = max(self.now, now)
+        guard var connection = connections[id], case .webSocket(var assembler) = connection.kind else {
+            return .pending(ServerOutput())
+        }
+        connection.lastHeard = now
+        if assembler.isAssembling, held.heldBytes + frame.utf8.count > configuration.maxHeldBytesTotal {
+            return .pending(refuse(id, reason: "the server holds too much unfinished data; try again later"))
+        }
+        let message: String?
+        do { message = try assembler.receive(frame) } catch { return .pending(refuse(id, reason: error.description)) }
+        let bytes = assembler.bufferedByteCount
+        held.heldBytes += bytes - connection.assemblingBytes
+        connection.assemblingBytes = bytes
+        connection.assemblingSince = assembler.isAssembling ? (connection.assemblingSince ?? now) : nil
+        connection.kind = .webSocket(assembler)
+        connections[id] = connection
+        return message.map(FrameOutcome.complete) ?? .pending(ServerOutput())
+    }
+
+    /// One whole message, decoded (or why it could not be): handled now, or queued while the
+    /// connection waits.
+    public mutating func receive(
+        _ id: ConnectionID, message: Result<ClientMessage, WireError>, bytes: Int, now: Int64
+    ) -> ServerOutput {
+        self.now = max(self.now, now)
+        guard let connection = connections[id] else { return ServerOutput() }
+        guard connection.isWaiting else { return handle(id, message, bytes: bytes) }
+        guard connection.queued.count < configuration.maxQueuedWhileAuthenticating,
+            connection.queuedBytes + bytes <= configuration.maxQueuedBytesPerConnection
+        else {
+            return refuse(id, reason: "too many messages while the connection waited")
+        }
+        guard held.heldBytes + bytes <= configuration.maxHeldBytesTotal else {
+            return refuse(id, reason: "the server holds too much unfinished data; try again later")
+        }
+        connections[id]!.queued.append((message, bytes))
+        connections[id]!.queuedBytes += bytes
+        held.heldBytes += bytes
+        return ServerOutput()
+    }
+
+    /// Handles the messages a connection queued while it waited, in order, until it waits
+    /// again (one may start another token check, or a write while writes are suspended).
+    mutating func drainQueue(_ id: ConnectionID, into out: inout ServerOutput) {
+        while let next = connections[id], !next.isWaiting, let first = next.queued.first {
+            connections[id]!.queued.removeFirst()
+            connections[id]!.queuedBytes -= first.bytes
+            held.heldBytes -= first.bytes
+            out.append(handle(id, first.message, bytes: first.bytes))
+        }
+    }
+
+    /// Closes a connection for a protocol violation or a limit: a shutdown message, then the
+    /// close (and its onDisconnect operations).
+    mutating func refuse(_ id: ConnectionID, reason: String) -> ServerOutput {
+        var out = ServerOutput()
+        out.send(id, .shutdown(reason: reason))
+        out.closes.append(id)
+        out.append(disconnect(id, now: now))
+        return out
+    }
+
+    /// The clock moved on: idle connections and messages that take too long to arrive close
+    /// the connection (running its onDisconnect operations), expired tokens are revoked, event
+    /// streams get their keep-alive.
+    public mutating func tick(now: Int64) -> ServerOutput {
+        self.now = max(self.now, now)
+        var out = ServerOutput()
+        for id in connections.keys.sorted(by: { $0.raw < $1.raw }) {
+            guard let c = connections[id] else { continue }
+            if !c.isEventStream, now - c.lastHeard > configuration.idleTimeoutMs {
+                out.closes.append(id)
+                out.append(disconnect(id, now: now))
+                continue
+            }
+            if let since = c.assemblingSince, now - since > configuration.partialMessageTimeoutMs {
+                out.append(refuse(id, reason: "a message took too long to arrive"))
+                continue
+            }
+            if let expires = c.principal.expiresAt, expires <= now {
+                connections[id]!.principal = .unauthenticated
+                if c.isEventStream {
+                    out.send(id) { EventStreamFormat.event("auth_revoked", "credential is no longer valid") }
+                    out.closes.append(id)
+                    out.append(disconnect(id, now: now))
+                } else {
+                    out.send(id, .authRevoked(status: "expired_token", reason: "Auth token is expired."))
+                    revokeListens(id, into: &out)
+                }
+                continue
+            }
+            if c.isEventStream, now - c.lastSent >= configuration.keepAliveIntervalMs {
+                connections[id]!.lastSent = now
+                out.send(id) { EventStreamFormat.event("keep-alive", "null") }
+            }
+        }
+        return out
+    }
+
+    /// Checks ``Budget``'s invariant: every total is the sum over the connections (tests and
+    /// simulations call it after every input).
+    public func checkBudget() {
+        var sum = Budget()
+        for c in connections.values {
+            sum.listens += c.listens.count
+            sum.heldBytes += c.assemblingBytes + c.queuedBytes
+            sum.onDisconnectBytes += c.onDisconnectBytes
+            precondition(c.queuedBytes == c.queued.reduce(0) { $0 + $1.bytes }, "a queue's byte count drifted")
+        }
+        sum.onDisconnectBytes += deferredOnDisconnect.reduce(0) { $0 + $1.bytes }
+        precondition(sum == held, "the budget's totals \(held) are not the connections' sums \(sum)")
+    }
+}
+
+/// Server-Sent Event text.
+enum EventStreamFormat {
+    /// One event: `event: NAME`, `data: DATA`, blank line.
+    static func event(_ name: String, _ data: String) -> String {
+        "event: \(name)\ndata: \(data)\n\n"
+    }
+}

@@ -1,0 +1,121 @@
+import Hearth
+import HearthWire
+
+// Listens and credentials: a listen is granted by the access policy and held within the
+// per-connection and total limits; a change of credential re-checks every listen the
+// connection holds and revokes (`c`) those its new principal may not read.
+
+extension ServerCore {
+    /// The query a listen is keyed by: a query that loads all data is the default one
+    /// (Firebase's clients listen that way).
+    func listenQuery(_ query: QuerySpec) -> QuerySpec {
+        query.loadsAllData ? .default : query
+    }
+
+    mutating func listen(
+        _ id: ConnectionID, number r: Int, path: Path, query: QuerySpec, tag: Int?, hash: String,
+        into out: inout ServerOutput
+    ) {
+        guard let c = connections[id] else { return }
+        let decision = mayRead(path, query, as: c.principal)
+        guard decision.allowed else {
+            out.send(id, .response(number: r, status: "permission_denied", data: .string("Permission denied")))
+            return
+        }
+        let key = ListenKey(path: path, query: listenQuery(query))
+        if c.listens[key] == nil {
+            let limit = configuration.maxListensPerConnection
+            guard c.listens.count < limit, held.listens < configuration.maxListensTotal else {
+                let why = "at most \(limit) listens per connection, within the server's total"
+                out.send(id, .response(number: r, status: "too_many_listens", data: .string(why)))
+                return
+            }
+            held.listens += 1
+        }
+        let isTagged = tag != nil && !query.loadsAllData
+        let listen = Listen(path: path, query: key.query, tag: isTagged ? tag : nil)
+        connections[id]!.listens[key] = listen
+        let node = data.child(at: path)
+        // A matching hash means the client has this data already: send none.
+        out.send(id) {
+            let current = queryView(node, listen.query)
+            guard current.hash != hash || hash.isEmpty && current.isEmpty else { return nil }
+            return ServerMessage.set(path: path, data: current.exportJSON(), tag: listen.tag).text
+        }
+        var warnings: JSONValue? = nil
+        if !decision.warnings.isEmpty {
+            warnings = .object([JSONMember(key: "w", value: .array(decision.warnings.map(JSONValue.string)))])
+        }
+        out.send(id, .response(number: r, status: "ok", data: warnings))
+    }
+
+    mutating func unlisten(_ id: ConnectionID, _ key: ListenKey) {
+        if connections[id]?.listens.removeValue(forKey: key) != nil { held.listens -= 1 }
+    }
+
+    /// What a listen at `path` with `query` sees now: the data there, or the query's window.
+    func view(_ path: Path, _ query: QuerySpec) -> Node { queryView(data.child(at: path), query) }
+
+    /// The result of a token check the core asked for.
+    public mutating func tokenChecked(_ ticket: UInt64, _ result: TokenCheck, now: Int64) -> ServerOutput {
+        self.now = max(self.now, now)
+        guard let (id, r, override) = pendingChecks.removeValue(forKey: ticket), connections[id] != nil else {
+            return ServerOutput()
+        }
+        var out = ServerOutput()
+        connections[id]!.awaitingTicket = nil
+        switch result {
+        case .valid(var principal):
+            if principal == .admin, let override { principal = Principal.override(override) }
+            connections[id]!.principal = principal
+            var d: [JSONMember] = []
+            switch principal {
+            case .user(let u):
+                d.append(JSONMember(key: "auth", value: u.claims))
+                if let e = u.expiresAt { d.append(JSONMember(key: "expires", value: .integer(exactly: e / 1000))) }
+            case .admin: d.append(JSONMember(key: "auth", value: .null))
+            case .unauthenticated: d.append(JSONMember(key: "auth", value: .null))
+            }
+            out.send(id, .response(number: r, status: "ok", data: .object(d)))
+        case .expired:
+            connections[id]!.principal = .unauthenticated
+            out.send(id, .response(number: r, status: "expired_token", data: .string("Auth token is expired.")))
+        case .invalid(let why):
+            connections[id]!.principal = .unauthenticated
+            out.send(id, .response(number: r, status: "invalid_token", data: .string(why)))
+        }
+        // Whatever the new credential, the listens granted to the old one are checked again.
+        revokeListens(id, into: &out)
+        drainQueue(id, into: &out)
+        return out
+    }
+
+    /// Revokes (`c`) the connection's listens its principal may no longer read.
+    mutating func revokeListens(_ id: ConnectionID, into out: inout ServerOutput) {
+        guard let c = connections[id] else { return }
+        for l in c.listens.values.sorted(by: { ($0.path, $0.query.identifier) < ($1.path, $1.query.identifier) })
+        where !mayRead(l.path, l.query, as: c.principal).allowed {
+            revoke(id, l, into: &out)
+        }
+    }
+
+    /// Revokes one listen its connection may no longer read: `c` on a WebSocket; on an event
+    /// stream, whose one listen it is, a `cancel` event and the close.
+    mutating func revoke(_ id: ConnectionID, _ l: Listen, into out: inout ServerOutput) {
+        guard let c = connections[id] else { return }
+        if c.isEventStream {
+            // Firebase: "cancel" with null data when the rules no longer allow the read.
+            out.send(id) { EventStreamFormat.event("cancel", "null") }
+            out.closes.append(id)
+            out.append(disconnect(id, now: now))
+            return
+        }
+        unlisten(id, ListenKey(path: l.path, query: l.query))
+        out.send(id, .listenRevoked(path: l.path, query: l.query))
+    }
+}
+
+/// What a listen with `query` sees of `node`: all of it, or the query's window.
+func queryView(_ node: Node, _ query: QuerySpec) -> Node {
+    query.loadsAllData ? node : query.window(of: node).node
+}

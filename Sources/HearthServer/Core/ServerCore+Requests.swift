@@ -1,0 +1,158 @@
+import Hearth
+import HearthWire
+
+// Protocol v5 requests. Every write (`p`, `m`, `o`, `om`) is checked against the access policy
+// before anything about the data is compared (a transaction's hash), applied or answered
+// (an exactly-once re-send's `seen`).
+
+extension ServerCore {
+    mutating func handle(_ id: ConnectionID, _ message: Result<ClientMessage, WireError>, bytes: Int) -> ServerOutput {
+        let decoded: ClientMessage
+        switch message {
+        case .success(let m): decoded = m
+        case .failure(let error): return refuse(id, reason: error.description)
+        }
+        var out = ServerOutput()
+        switch decoded {
+        case .ping:
+            out.send(id, .pong)
+        case .otherControl:
+            break
+        case let .unknownRequest(number, action):
+            out.send(
+                id, .response(number: number, status: "invalid_request", data: .string("unknown action \"\(action)\"")))
+        case let .request(number, request):
+            if request.isWrite, writesSuspended != nil {
+                // Held, with everything after it, until writes resume: the client keeps
+                // waiting for its answer rather than losing the write.
+                connections[id]!.awaitingWrites = true
+                out.append(receive(id, message: message, bytes: bytes, now: now))
+                return out
+            }
+            handle(id, number: number, request, bytes: bytes, into: &out)
+        }
+        return out
+    }
+
+    mutating func handle(
+        _ id: ConnectionID, number r: Int, _ request: ClientRequest, bytes: Int, into out: inout ServerOutput
+    ) {
+        guard let principal = connections[id]?.principal else { return }
+        func answer(_ status: String, _ why: String) {
+            out.send(id, .response(number: r, status: status, data: .string(why)))
+        }
+        switch request {
+        case let .listen(path, query, tag, hash):
+            listen(id, number: r, path: path, query: query, tag: tag, hash: hash, into: &out)
+        case let .unlisten(path, query, _):
+            unlisten(id, ListenKey(path: path, query: listenQuery(query)))
+            out.send(id, .response(number: r, status: "ok", data: nil))
+        case let .get(path, query):
+            guard mayRead(path, query, as: principal).allowed else {
+                return answer("permission_denied", "Permission denied")
+            }
+            let node = data.child(at: path)
+            out.send(id) {
+                ServerMessage.response(number: r, status: "ok", data: queryView(node, query).exportJSON()).text
+            }
+        case let .put(path, json, hash, stamp):
+            let node: Node
+            do { node = try validated(json, at: path) } catch { return answer("invalid_data", error.description) }
+            guard mayWrite(path, [(.root, node)], as: principal).allowed else {
+                return answer("permission_denied", "Permission denied")
+            }
+            // A compare-and-set tells whether the data matches: only to who may read it.
+            if hash != nil, !mayRead(path, .default, as: principal).allowed {
+                return answer("permission_denied", "Permission denied")
+            }
+            // A re-sent compare-and-set that applied is not judged against its own result.
+            if alreadyApplied(stamp) { return answerSeen(id, number: r, writtenAt: [path], into: &out) }
+            if let hash, hash != data.child(at: path).hash {
+                return answer("datastale", "Transaction hash does not match")
+            }
+            commitSet(path, node, weight: bytes, into: &out)
+            advanceWatermark(stamp, into: &out)
+            out.send(id, .response(number: r, status: "ok", data: nil))
+        case let .merge(path, children, stamp):
+            let nodes: [(path: Path, node: Node)]
+            do { nodes = try validated(children, at: path) } catch { return answer("invalid_data", error.description) }
+            guard mayWrite(path, nodes, as: principal).allowed else {
+                return answer("permission_denied", "Permission denied")
+            }
+            if alreadyApplied(stamp) {
+                return answerSeen(id, number: r, writtenAt: nodes.map { path.appending($0.path) }, into: &out)
+            }
+            commitMerge(path, nodes, weight: bytes, into: &out)
+            advanceWatermark(stamp, into: &out)
+            out.send(id, .response(number: r, status: "ok", data: nil))
+        case let .onDisconnectPut(path, json):
+            let op = Result { () throws(WriteError) -> OnDisconnectOperation in
+                OnDisconnectOperation(path: path, action: .set(try validated(json, at: path)))
+            }
+            queueOnDisconnect(id, number: r, op, bytes: bytes, principal: principal, into: &out)
+        case let .onDisconnectMerge(path, children):
+            let op = Result { () throws(WriteError) -> OnDisconnectOperation in
+                OnDisconnectOperation(path: path, action: .merge(try validated(children, at: path)))
+            }
+            queueOnDisconnect(id, number: r, op, bytes: bytes, principal: principal, into: &out)
+        case let .onDisconnectCancel(path):
+            let cancelled = connections[id]!.onDisconnect.filter { path.contains($0.op.path) }
+            held.onDisconnectBytes -= cancelled.reduce(0) { $0 + $1.bytes }
+            connections[id]!.onDisconnect.removeAll { path.contains($0.op.path) }
+            out.send(id, .response(number: r, status: "ok", data: nil))
+        case let .auth(credential, isJWT, override):
+            let ticket = nextCheck
+            nextCheck += 1
+            pendingChecks[ticket] = (id, r, override)
+            connections[id]!.awaitingTicket = ticket
+            out.tokenChecks.append(TokenCheckRequest(ticket: ticket, credential: credential, isJWT: isJWT))
+        case .unauth:
+            connections[id]!.principal = .unauthenticated
+            out.send(id, .response(number: r, status: "ok", data: nil))
+            revokeListens(id, into: &out)
+        case .stats:
+            out.send(id, .response(number: r, status: "ok", data: nil))
+        }
+    }
+
+    private mutating func queueOnDisconnect(
+        _ id: ConnectionID, number r: Int, _ made: Result<OnDisconnectOperation, WriteError>, bytes: Int,
+        principal: Principal, into out: inout ServerOutput
+    ) {
+        let op: OnDisconnectOperation
+        do { op = try made.get() } catch {
+            out.send(id, .response(number: r, status: "invalid_data", data: .string(error.description)))
+            return
+        }
+        let c = connections[id]!
+        let limit = configuration.maxOnDisconnectPerConnection
+        guard c.onDisconnect.count < limit,
+            c.onDisconnectBytes + bytes <= configuration.maxOnDisconnectBytesPerConnection,
+            held.onDisconnectBytes + bytes <= configuration.maxOnDisconnectBytesTotal
+        else {
+            let why =
+                "at most \(limit) onDisconnect operations and \(configuration.maxOnDisconnectBytesPerConnection) bytes of them per connection, within the server's total"
+            out.send(id, .response(number: r, status: "too_many_operations", data: .string(why)))
+            return
+        }
+        // Checked when queued, against the data as it is now, and again when it runs.
+        guard mayWrite(op.path, op.children, as: principal).allowed else {
+            out.send(id, .response(number: r, status: "permission_denied", data: .string("Permission denied")))
+            return
+        }
+        connections[id]!.onDisconnect.append((op, bytes))
+        held.onDisconnectBytes += bytes
+        out.send(id, .response(number: r, status: "ok", data: nil))
+    }
+}
+
+extension ClientRequest {
+    /// Whether the request writes data now (`p`, `m`); onDisconnect operations write only when
+    /// their connection closes.
+    var isWrite: Bool {
+        switch self {
+        case .put, .merge: true
+        default: false
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Dispatch
+import Synchronization
+
+/// Where the runtime delivers a connection's messages: a WebSocket or an event stream.
+protocol ConnectionSink: Sendable {
+    /// Sends one message (a protocol message, split into frames by the sink, or an event).
+    func send(_ text: String)
+    /// Closes the connection after what was sent.
+    func close()
+}
+
+/// One connection's outbound messages, rendered (``OutboundMessage/render()``) and handed to
+/// its sink in order on a serial queue of its own: a connection whose messages are slow to
+/// render — a thousand filtered windows, a large value — delays itself, not the commit thread
+/// or any other connection.
+///
+/// What waits here is counted (each message's ``OutboundMessage/weight`` plus ``fixedCost``),
+/// for this connection and in a total shared by all of them; the runtime aborts a connection
+/// over its limit, or the one with the most waiting when the total is over.
+final class Delivery: Sendable {
+    /// What every waiting message counts beyond its weight: the closure and the values it
+    /// holds.
+    static let fixedCost = 256
+
+    let sink: any ConnectionSink
+    private let queue: DispatchQueue
+    /// The cost of the messages waiting to be rendered and sent.
+    let waiting = Atomic<Int>(0)
+    private let total: SharedCount
+    /// No more messages are taken (a close is queued).
+    private let ended = Atomic<Bool>(false)
+    /// Messages still queued are dropped rather than rendered.
+    private let dropping = Atomic<Bool>(false)
+
+    /// A delivery to `sink`, counting what waits into `total` too.
+    init(sink: any ConnectionSink, total: SharedCount, label: String) {
+        self.sink = sink
+        self.total = total
+        self.queue = DispatchQueue(label: label, target: .global())
+    }
+
+    /// Queues a message; ignored once the connection is closing.
+    func send(_ message: OutboundMessage) {
+        guard !ended.load(ordering: .relaxed) else { return }
+        let cost = Delivery.fixedCost + message.weight
+        waiting.add(cost, ordering: .relaxed)
+        total.value.add(cost, ordering: .relaxed)
+        queue.async { [self] in
+            defer {
+                waiting.subtract(cost, ordering: .relaxed)
+                total.value.subtract(cost, ordering: .relaxed)
+            }
+            guard !dropping.load(ordering: .relaxed), let text = message.render() else { return }
+            sink.send(text)
+        }
+    }
+
+    /// Closes the connection after the messages queued so far.
+    func close() {
+        guard !ended.exchange(true, ordering: .relaxed) else { return }
+        queue.async { [sink] in sink.close() }
+    }
+
+    /// Waits until everything queued so far has run (the runtime's stop, before the event
+    /// loops the sinks write through shut down).
+    func drain() { queue.sync {} }
+
+    /// Closes the connection now, without sending what still waits (over a limit, or data that
+    /// may not be released) — not behind a render that may be what is slow.
+    func abort() {
+        dropping.store(true, ordering: .relaxed)
+        ended.store(true, ordering: .relaxed)
+        sink.close()
+    }
+}
+
+/// A count several owners update (an `Atomic` shared by reference).
+final class SharedCount: Sendable {
+    let value = Atomic<Int>(0)
+}

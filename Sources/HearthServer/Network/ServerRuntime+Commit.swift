@@ -1,0 +1,180 @@
+import Dispatch
+import Foundation
+import Hearth
+import HearthWire
+
+// The commit thread: group commit, release in order, and what a failed commit does — writes
+// suspended on the data the store holds, retried until one succeeds.
+
+extension ServerRuntime {
+    /// The first retry after a failed commit (ms).
+    static let firstRetryInterval: Int64 = 1_000
+    /// The longest wait between retries (ms).
+    static let maxRetryInterval: Int64 = 30_000
+
+    func commitLoop() {
+        while true {
+            if state.withLock({ $0.retryAt != nil }) {
+                _ = wake.wait(timeout: .now() + .milliseconds(250))
+                retryWritesIfDue()
+            } else {
+                wake.wait()
+            }
+            let (items, deliveries, stopped) = state.withLock { s -> ([Item], [ConnectionID: Delivery], Bool) in
+                defer { s.queue.removeAll(keepingCapacity: true) }
+                return (s.queue, s.queue.isEmpty ? [:] : s.deliveries, s.stopped)
+            }
+            if !items.isEmpty { release(items, deliveries) }
+            if stopped && state.withLock({ $0.queue.isEmpty }) {
+                done.signal()
+                return
+            }
+        }
+    }
+
+    /// Commits every write of the batch in one store commit, then delivers in order.
+    func release(_ items: [Item], _ deliveries: [ConnectionID: Delivery]) {
+        let writes = items.flatMap(\.output.writes)
+        if !writes.isEmpty {
+            do {
+                guard let store = store.withLock({ $0 }) else { throw StoreError.closed }
+                try store.commit { (batch: inout StoreBatch) throws(StoreError) in
+                    for w in writes { try batch.apply(w) }
+                }
+                commits.add(1, ordering: .relaxed)
+                committedWrites.add(writes.count, ordering: .relaxed)
+                state.withLock { $0.retryInterval = 0 }
+            } catch {
+                suspendWrites("the database could not be written: \(error)", dropping: items)
+                return
+            }
+        }
+        var touched = Set<ConnectionID>()
+        for item in items {
+            let out = item.output
+            for (id, message) in out.messages {
+                deliveries[id]?.send(message)
+                touched.insert(id)
+            }
+            for id in out.closes { deliveries[id]?.close() }
+            for check in out.tokenChecks {
+                Task { [self] in
+                    let result = await verifier.check(check.credential, now: clock())
+                    let now = clock()
+                    input { $0.tokenChecked(check.ticket, result, now: now) }
+                }
+            }
+            if case .rest(_, let reply, let respond) = item {
+                DispatchQueue.global().async { respond(reply.render()) }
+            }
+        }
+        enforceWaitingLimits(touched, deliveries)
+    }
+
+    /// Aborts a connection with more waiting than its limit, then — while the total is over its
+    /// limit — the connection with the most waiting.
+    func enforceWaitingLimits(_ touched: Set<ConnectionID>, _ deliveries: [ConnectionID: Delivery]) {
+        let (perConnection, total) = state.withLock {
+            ($0.core.configuration.maxWaitingBytesPerConnection, $0.core.configuration.maxWaitingBytesTotal)
+        }
+        for id in touched {
+            if let d = deliveries[id], d.waiting.load(ordering: .relaxed) > perConnection { d.abort() }
+        }
+        var aborted = Set<ConnectionID>()
+        while waitingTotal.value.load(ordering: .relaxed) > total {
+            let live = deliveries.filter { !aborted.contains($0.key) }
+            guard
+                let (id, d) = live.max(by: {
+                    $0.value.waiting.load(ordering: .relaxed) < $1.value.waiting.load(ordering: .relaxed)
+                }),
+                d.waiting.load(ordering: .relaxed) > 0
+            else { break }
+            d.abort()
+            aborted.insert(id)
+        }
+    }
+
+    /// A commit failed. Nothing of `items` or of the outputs queued after them is released:
+    /// their connections are closed (and REST requests answered 503), the store is reopened to
+    /// learn what it holds, and the core goes back to it with writes suspended.
+    func suspendWrites(_ reason: String, dropping items: [Item]) {
+        FileHandle.standardError.write(
+            Data("hearth serve: writes suspended: \(reason); reads go on, writes are retried\n".utf8))
+        let old = store.withLock { s -> Store? in
+            defer { s = nil }
+            return s
+        }
+        try? old?.close()
+        var durable: (data: Node, marks: [String: WriterWatermark])?
+        if let reopen {
+            if let writable = try? reopen(false), let data = try? writable.serverValue(at: .root) {
+                durable = (data, writable.writerWatermarks())
+                store.withLock { $0 = writable }
+            } else if let readable = try? reopen(true), let data = try? readable.serverValue(at: .root) {
+                durable = (data, readable.writerWatermarks())
+                try? readable.close()
+            }
+        }
+        var refused: [@Sendable (RESTResponse) -> Void] = []
+        var doomed: [Delivery] = []
+        state.withLock { s in
+            let dropped = items + s.queue
+            s.queue.removeAll()
+            for case .rest(_, _, let respond) in dropped { refused.append(respond) }
+            guard let durable else {
+                // Nothing to serve reads from: stop, as a server that cannot read its store.
+                s.failure = reason
+                s.stopped = true
+                doomed = Array(s.deliveries.values)
+                return
+            }
+            var affected = Set<ConnectionID>()
+            for item in dropped {
+                let out = item.output
+                affected.formUnion(out.messages.map(\.0))
+                affected.formUnion(out.closes)
+                for check in out.tokenChecks {
+                    if let id = s.core.pendingChecks[check.ticket]?.0 { affected.insert(id) }
+                }
+            }
+            s.core.suspendWrites(reason, durable: durable.data, writerWatermarks: durable.marks)
+            let now = clock()
+            for id in affected.sorted(by: { $0.raw < $1.raw }) {
+                if let d = s.deliveries.removeValue(forKey: id) { doomed.append(d) }
+                let out = s.core.disconnect(id, now: now)
+                if !out.isEmpty { s.queue.append(.output(out)) }
+            }
+            s.retryInterval = min(
+                max(2 * s.retryInterval, ServerRuntime.firstRetryInterval), ServerRuntime.maxRetryInterval)
+            s.retryAt = now + s.retryInterval
+        }
+        for d in doomed { d.abort() }
+        for respond in refused { respond(.error(503, "writes are suspended: \(reason); try again later")) }
+        wake.signal()
+    }
+
+    /// When writes are suspended and their retry is due: a store that takes writes (reopened
+    /// if needed), then the core resumes — the held writes go to the next commit, which
+    /// suspends them again if it fails.
+    func retryWritesIfDue() {
+        let now = clock()
+        guard state.withLock({ s in s.retryAt.map { now >= $0 } ?? false }) else { return }
+        if store.withLock({ $0 }) == nil {
+            guard let reopen, let writable = try? reopen(false) else {
+                state.withLock { s in
+                    s.retryInterval = min(2 * s.retryInterval, ServerRuntime.maxRetryInterval)
+                    s.retryAt = now + s.retryInterval
+                }
+                return
+            }
+            store.withLock { $0 = writable }
+        }
+        state.withLock { s in
+            guard !s.stopped else { return }
+            s.retryAt = nil
+            let out = s.core.resumeWrites(now: now)
+            if !out.isEmpty { s.queue.append(.output(out)) }
+        }
+        FileHandle.standardError.write(Data("hearth serve: writes resumed\n".utf8))
+    }
+}

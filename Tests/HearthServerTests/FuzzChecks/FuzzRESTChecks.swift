@@ -1,0 +1,1 @@
+../../../Fuzz/Sources/FuzzServerChecks/FuzzRESTChecks.swift

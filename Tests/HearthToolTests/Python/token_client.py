@@ -1,0 +1,151 @@
+"""Credentials against a running `hearth serve`, with Python's standard library only: a raw
+WebSocket (protocol v5) `auth` then an optional put, a REST request, and tokens to send.
+
+Run by Tests/HearthToolTests/ServeTokenTests.swift. Each command prints one JSON object.
+Usage:
+  token_client.py ws PORT CREDENTIAL [PATH VALUE_JSON]   -> {"auth": {"s":…,"d":…}, "put": {"s":…}}
+  token_client.py rest PORT METHOD PATH [BODY_JSON] [--bearer CRED] [--param K=V]…
+                                                          -> {"status": N, "body": TEXT}
+  token_client.py hs256 SECRET CLAIMS_JSON                -> {"token": …}
+  token_client.py unsigned CLAIMS_JSON                    -> {"token": …}
+Claims are used byte for byte (so `1e300` stays `1e300`). A connection the server drops shows
+as {"error": …} in place of an answer.
+"""
+import base64
+import hashlib
+import hmac
+import json
+import os
+import socket
+import struct
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def hs256(secret, claims):
+    signing_input = b64url(b'{"alg":"HS256","typ":"JWT"}') + "." + b64url(claims.encode())
+    signature = hmac.new(secret.encode(), signing_input.encode(), hashlib.sha256).digest()
+    return signing_input + "." + b64url(signature)
+
+
+def unsigned(claims):
+    return b64url(b'{"alg":"none","typ":"JWT"}') + "." + b64url(claims.encode()) + "."
+
+
+class WebSocket:
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall(
+            (f"GET /.ws?v=5&ns=test HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+             f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+        self.buffer = b""
+        while b"\r\n\r\n" not in self.buffer:
+            self.buffer += self.recv_some()
+        head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
+        if b" 101 " not in head.split(b"\r\n")[0]:
+            raise ConnectionError(head.decode(errors="replace"))
+
+    def recv_some(self):
+        data = self.sock.recv(65536)
+        if not data:
+            raise ConnectionError("the server closed the connection")
+        return data
+
+    def read(self, n):
+        while len(self.buffer) < n:
+            self.buffer += self.recv_some()
+        data, self.buffer = self.buffer[:n], self.buffer[n:]
+        return data
+
+    def send(self, text):
+        payload, mask = text.encode(), os.urandom(4)
+        n = len(payload)
+        header = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else
+                                  bytes([0x80 | 126]) + struct.pack(">H", n) if n < 65536 else
+                                  bytes([0x80 | 127]) + struct.pack(">Q", n))
+        self.sock.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+
+    def frame(self):
+        first, second = self.read(2)
+        n = second & 0x7F
+        if n == 126:
+            n = struct.unpack(">H", self.read(2))[0]
+        elif n == 127:
+            n = struct.unpack(">Q", self.read(8))[0]
+        payload = self.read(n)
+        if first & 0x0F == 8:
+            raise ConnectionError("close frame")
+        return payload.decode()
+
+    def message(self):
+        """One protocol message (a count frame first when the server split it)."""
+        text = self.frame()
+        if text.isdigit():
+            text = "".join(self.frame() for _ in range(int(text)))
+        return json.loads(text)
+
+    def request(self, number, action, body):
+        self.send(json.dumps({"t": "d", "d": {"r": number, "a": action, "b": body}}))
+        while True:
+            m = self.message()
+            if m.get("t") == "d" and m["d"].get("r") == number:
+                return m["d"]["b"]
+
+
+def ws(port, credential, path=None, value=None):
+    out = {}
+    try:
+        s = WebSocket(port)
+        s.message()  # the hello
+        out["auth"] = s.request(1, "auth", {"cred": credential})
+        if path is not None:
+            out["put"] = s.request(2, "p", {"p": path, "d": json.loads(value)})
+    except (OSError, ConnectionError, ValueError) as e:
+        out["error"] = f"{type(e).__name__}: {e}"
+    return out
+
+
+def rest(port, method, path, args):
+    body, bearer, params = None, None, []
+    i = 0
+    while i < len(args):
+        if args[i] == "--bearer":
+            bearer, i = args[i + 1], i + 2
+        elif args[i] == "--param":
+            params.append(tuple(args[i + 1].split("=", 1)))
+            i += 2
+        else:
+            body, i = args[i], i + 1
+    query = ("?" + urllib.parse.urlencode(params)) if params else ""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/{path}.json{query}", method=method,
+                                     data=body.encode() if body is not None else None)
+    if bearer is not None:
+        request.add_header("Authorization", "Bearer " + bearer)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as r:
+            return {"status": r.status, "body": r.read().decode()}
+    except urllib.error.HTTPError as e:
+        return {"status": e.code, "body": e.read().decode()}
+    except OSError as e:
+        return {"error": f"{type(e).__name__}: {e}"}
+
+
+command = sys.argv[1]
+if command == "ws":
+    result = ws(int(sys.argv[2]), *sys.argv[3:])
+elif command == "rest":
+    result = rest(int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:])
+elif command == "hs256":
+    result = {"token": hs256(sys.argv[2], sys.argv[3])}
+elif command == "unsigned":
+    result = {"token": unsigned(sys.argv[2])}
+else:
+    raise SystemExit(f"unknown command {command}")
+print(json.dumps(result), flush=True)

@@ -1,0 +1,208 @@
+// `hearth serve` as a real process against hostile and privileged credentials: claims out of range
+// over WebSocket `auth` and REST `Authorization: Bearer` (the server answers and goes on serving),
+// `admin: true` as an ordinary claim under rules, and the admin credentials (`owner` only in emulator
+// mode, the secret itself). The client is Tests/HearthToolTests/Python/token_client.py (Python's
+// standard library: a raw WebSocket, urllib, HMAC-SHA256 for signed tokens).
+
+import Foundation
+import Hearth
+import Testing
+
+/// Runs token_client.py; every command prints one JSON object.
+enum TokenClient {
+    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Python/token_client.py"
+    ).path
+
+    static func run(_ args: [String]) throws -> JSONValue {
+        let run = try FirebaseAdmin.run("/usr/bin/env", ["python3", script] + args, env: [:])
+        guard run.status == 0, let value = try? JSONValue.parse(run.stdout) else { throw ServeError("\(args): \(run)") }
+        return value
+    }
+
+    static func hs256(_ secret: String, _ claims: String) throws -> String {
+        try run(["hs256", secret, claims])["token"]?.stringValue ?? ""
+    }
+
+    static func unsigned(_ claims: String) throws -> String {
+        try run(["unsigned", claims])["token"]?.stringValue ?? ""
+    }
+
+    /// The statuses of a WebSocket `auth` and put (nil: no answer came, the connection dropped).
+    struct Answers: Equatable {
+        var auth: String?
+        var put: String?
+    }
+
+    /// `auth` with `credential` on a new WebSocket, then a put of `value` at `path` if given.
+    static func ws(
+        _ port: Int, _ credential: String, put path: String? = nil, _ value: String = "1"
+    ) throws
+        -> Answers
+    {
+        let out = try run(["ws", String(port), credential] + (path.map { [$0, value] } ?? []))
+        return Answers(auth: out["auth"]?["s"]?.stringValue, put: out["put"]?["s"]?.stringValue)
+    }
+
+    /// A REST request: its status (nil when the connection was dropped) and body.
+    static func rest(
+        _ port: Int, _ method: String, _ path: String, body: String? = nil, bearer: String? = nil,
+        parameters: [String: String] = [:]
+    ) throws -> (status: Int?, body: String) {
+        var args = ["rest", String(port), method, path] + (body.map { [$0] } ?? [])
+        if let bearer { args += ["--bearer", bearer] }
+        for (k, v) in parameters.sorted(by: { $0.key < $1.key }) { args += ["--param", "\(k)=\(v)"] }
+        let out = try run(args)
+        return (out["status"]?.doubleValue.map { Int($0) }, out["body"]?.stringValue ?? "\(out)")
+    }
+}
+
+@Suite("hearth serve: tokens and the admin credential", .serialized)
+struct ServeTokenTests {
+    static let secret = "serve-token-tests-secret-0123456789abcdef+/="
+    /// An hour from now: the server checks expiry against the real clock.
+    static var expiry: Int { Int(Date().timeIntervalSince1970) + 3600 }
+
+    /// Waits (10 s at most, a hang guard) for `file` to hold `text`, and returns its contents.
+    static func wait(for text: String, in file: String) -> String {
+        for _ in 0..<200 {
+            if let s = try? String(contentsOfFile: file, encoding: .utf8), s.contains(text) { return s }
+            usleep(50_000)
+        }
+        return (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+    }
+
+    /// Runs `body` against `hearth serve` on a fresh directory: in emulator mode, or with the
+    /// secret (and `rules` when given); every file is removed afterwards.
+    static func serving(
+        emulator: Bool = false, rules: String? = nil, stderr: Bool = false,
+        _ body: (ServeProcess, String) throws -> Void
+    ) throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-tokens-\(UUID().uuidString)")
+            .path
+        defer {
+            for suffix in ["", ".secret", ".rules", ".stderr"] {
+                try? FileManager.default.removeItem(atPath: dir + suffix)
+            }
+        }
+        var arguments = emulator ? ["--emulator"] : []
+        if !emulator {
+            try secret.write(toFile: dir + ".secret", atomically: true, encoding: .utf8)
+            arguments += ["--secret-file", dir + ".secret"]
+        }
+        if let rules {
+            try rules.write(toFile: dir + ".rules", atomically: true, encoding: .utf8)
+            arguments += ["--rules", dir + ".rules"]
+        }
+        let server = try ServeProcess(directory: dir, arguments: arguments, stderr: stderr ? dir + ".stderr" : nil)
+        defer { server.stop() }
+        try body(server, dir + ".stderr")
+    }
+
+    /// exp far out of range, over both entrances: an invalid token, and a server that still serves.
+    static func refusesOutOfRange(_ server: ServeProcess, token: (String) throws -> String) throws {
+        for exp in ["1e300", "1e16"] {
+            let credential = try token(#"{"sub":"alice","exp":\#(exp)}"#)
+            let ws = try TokenClient.ws(server.port, credential)
+            #expect(ws.auth == "invalid_token", "exp \(exp) over WebSocket: \(ws)")
+            let rest = try TokenClient.rest(server.port, "GET", "a", bearer: credential)
+            #expect(rest.status == 401 && rest.body.contains("Could not parse auth token"), "exp \(exp): \(rest)")
+            #expect(server.process.isRunning, "the server died on exp \(exp)")
+        }
+        let good = try token(#"{"sub":"alice","exp":\#(expiry)}"#)
+        #expect(try TokenClient.ws(server.port, good).auth == "ok")
+        #expect(try TokenClient.rest(server.port, "GET", "a", bearer: good).status == 200)
+    }
+
+    @Test(
+        "emulator mode: an unsigned token with exp 1e300 or 1e16 is invalid_token / 401 and the server goes on serving",
+        .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    func emulatorOutOfRange() throws {
+        try Self.serving(emulator: true) { server, _ in try Self.refusesOutOfRange(server, token: TokenClient.unsigned)
+        }
+    }
+
+    @Test(
+        "--secret-file: a signed token with exp 1e300 or 1e16 is invalid_token / 401 and the server goes on serving",
+        .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    func signedOutOfRange() throws {
+        try Self.serving { server, _ in try Self.refusesOutOfRange(server) { try TokenClient.hs256(Self.secret, $0) } }
+    }
+
+    @Test(
+        "rules: a signed admin: true token is held to the rules (auth.token.admin grants); Bearer owner is refused outside emulator mode; the secret is the admin and may act as a user",
+        .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    func adminClaimAndCredentials() throws {
+        let rules = """
+            {"rules": {
+              "users": {"$uid": {".read": "auth != null && auth.uid === $uid", ".write": "auth != null && auth.uid === $uid"}},
+              "staff": {".read": "auth.token.admin === true", ".write": "auth.token.admin === true"}
+            }}
+            """
+        try Self.serving(rules: rules) { server, _ in try Self.adminClaimAndCredentials(port: server.port) }
+    }
+
+    static func adminClaimAndCredentials(port: Int) throws {
+        let mallory = try TokenClient.hs256(Self.secret, #"{"sub":"mallory","admin":true,"exp":\#(Self.expiry)}"#)
+
+        // admin: true is mallory's claim: another user's data is refused, the staff rule grants.
+        let denied = try TokenClient.rest(port, "PUT", "users/bob", body: #"{"by":"mallory"}"#, bearer: mallory)
+        #expect(denied.status == 401 && denied.body.contains("Permission denied"), "\(denied)")
+        #expect(try TokenClient.ws(port, mallory, put: "/users/bob") == .init(auth: "ok", put: "permission_denied"))
+        #expect(try TokenClient.rest(port, "PUT", "staff/notice", body: #""hi""#, bearer: mallory).status == 200)
+        #expect(try TokenClient.ws(port, mallory, put: "/staff/ws") == .init(auth: "ok", put: "ok"))
+
+        // `owner` is the admin only in emulator mode.
+        let owner = try TokenClient.rest(port, "PUT", "users/bob", body: #"{"by":"owner"}"#, bearer: "owner")
+        #expect(owner.status == 401 && owner.body.contains("Could not parse auth token"), "\(owner)")
+        #expect(try TokenClient.ws(port, "owner").auth == "invalid_token")
+
+        // The secret is the admin: Bearer, ?auth= (percent-encoded: it holds + / =) and WebSocket.
+        #expect(
+            try TokenClient.rest(port, "PUT", "users/bob", body: #"{"by":"admin"}"#, bearer: Self.secret).status == 200)
+        let read = try TokenClient.rest(port, "GET", "users/bob", parameters: ["auth": Self.secret])
+        #expect(
+            read.status == 200 && (try? JSONValue.parse(read.body)) == (try? JSONValue.parse(#"{"by":"admin"}"#)),
+            "\(read)")
+        #expect(try TokenClient.ws(port, Self.secret, put: "/users/carol") == .init(auth: "ok", put: "ok"))
+        #expect(try TokenClient.rest(port, "PUT", "users/dave", body: "1", bearer: Self.secret + "x").status == 401)
+
+        // The admin acting as bob with auth_variable_override is held to the rules as bob.
+        let asBob = ["auth_variable_override": #"{"uid":"bob"}"#]
+        #expect(
+            try TokenClient.rest(port, "PUT", "users/bob/n", body: "2", bearer: Self.secret, parameters: asBob).status
+                == 200)
+        let asBobElsewhere = try TokenClient.rest(
+            port, "PUT", "users/alice", body: "1", bearer: Self.secret, parameters: asBob)
+        #expect(asBobElsewhere.status == 401 && asBobElsewhere.body.contains("Permission denied"))
+        let all = try TokenClient.rest(port, "GET", "", bearer: Self.secret)
+        #expect(
+            (try? JSONValue.parse(all.body))
+                == (try? JSONValue.parse(
+                    #"{"staff":{"notice":"hi","ws":1},"users":{"bob":{"by":"admin","n":2},"carol":1}}"#)),
+            "\(all)")
+    }
+
+    @Test(
+        "emulator mode says at startup, in one line of its own, that it trusts unsigned tokens and owner; the listening line is unchanged",
+        .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    func emulatorWarning() throws {
+        for emulator in [true, false] {
+            var text = "", port = 0
+            try Self.serving(emulator: emulator, stderr: true) { server, stderr in
+                text = Self.wait(for: "listening on", in: stderr)
+                port = server.port
+            }
+            let lines = text.split(separator: "\n").map(String.init)
+            let listening =
+                "hearth serve: listening on 127.0.0.1:\(port) (ws://127.0.0.1:\(port)/.ws, http://127.0.0.1:\(port)/.json)"
+                + (emulator ? ", emulator mode" : "")
+            #expect(lines.contains(listening), "\(lines)")
+            let warnings = lines.filter { $0.contains("local development only") }
+            #expect(warnings.count == (emulator ? 1 : 0), "\(lines)")
+            if emulator {
+                #expect(warnings[0].contains("unsigned tokens") && warnings[0].contains("owner"), "\(warnings)")
+            }
+        }
+    }
+}
