@@ -43,8 +43,8 @@ let package = Package(
     // and the tool import it, so the engine and all on it need it (HearthModel, HearthWire and
     // HearthRules do not, but a package has one set of platforms).
     // Below that, were Mutex/Atomic replaced (os_unfair_lock, swift-atomics): Duration and
-    // ContinuousClock (Durability.batched, maintenance), Task.sleep(for:) and Swift Regex (the
-    // rules' matches()) need macOS 13 / iOS 16 / tvOS 16 / watchOS 9; jwt-kit, used by
+    // ContinuousClock (Durability.batched, maintenance) and Task.sleep(for:)
+    // need macOS 13 / iOS 16 / tvOS 16 / watchOS 9; jwt-kit, used by
     // HearthServer only, needs macOS 13 / iOS 15. Typed throws through function values
     // (`(inout StoreBatch) throws(StoreError) -> Void`) may need the Swift 6 runtime (iOS 18) where
     // their metadata is formed; unverified. Firebase's SDKs reach iOS 13; Hearth does not, and this

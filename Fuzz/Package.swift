@@ -32,6 +32,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The rules fuzzer's checks, apart: they need HearthRules, and the main package links them
+        // into Tests/HearthRulesTests/FuzzChecks/ (Fuzz/sync-checks.sh), whose target has it.
+        .target(
+            name: "FuzzRulesChecks",
+            dependencies: [
+                .product(name: "HearthRules", package: "Hearth"),
+                .product(name: "HearthModel", package: "Hearth"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The checks of the server's network-facing parsers (FuzzToken, FuzzWire, FuzzREST), linked
         // the same way into the main package's Tests/HearthServerTests/FuzzChecks/, whose test
         // target depends on HearthServer and HearthWire.
@@ -50,5 +60,6 @@ let package = Package(
         .executableTarget(name: "FuzzToken", dependencies: serverChecks, swiftSettings: swiftSettings),
         .executableTarget(name: "FuzzWire", dependencies: serverChecks, swiftSettings: swiftSettings),
         .executableTarget(name: "FuzzREST", dependencies: serverChecks, swiftSettings: swiftSettings),
+        .executableTarget(name: "FuzzRules", dependencies: ["FuzzRulesChecks"], swiftSettings: swiftSettings),
     ]
 )

@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
-targets=${HEARTH_FUZZ_TARGETS:-"FuzzDecode FuzzRecovery FuzzState FuzzToken FuzzWire FuzzREST"}
+targets=${HEARTH_FUZZ_TARGETS:-"FuzzDecode FuzzRecovery FuzzState FuzzRules FuzzToken FuzzWire FuzzREST"}
 # A Swift crash under libFuzzer otherwise starts swift-backtrace, which outlives the fuzzer and
 # holds its output pipes open.
 export SWIFT_BACKTRACE=enable=no

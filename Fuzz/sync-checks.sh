@@ -4,8 +4,9 @@
 # exist are removed. Each checks module goes to a test target that depends on what it needs:
 #   FuzzChecks       -> Tests/HearthTests/FuzzChecks        (Hearth, HearthLog, HearthTesting)
 #   FuzzServerChecks -> Tests/HearthServerTests/FuzzChecks  (HearthServer)
+#   FuzzRulesChecks  -> Tests/HearthRulesTests/FuzzChecks   (HearthRules)
 # Run it after adding, renaming or removing a file of the checks; the main package cannot depend on the
-# Fuzz package, and FuzzRegressionTests fails while a copy is missing or differs.
+# Fuzz package, and FuzzRegressionTests (RulesFuzzRegressionTests) fails while a copy is missing or differs.
 # Usage: Fuzz/sync-checks.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,3 +25,4 @@ sync() {
 }
 sync FuzzChecks HearthTests
 sync FuzzServerChecks HearthServerTests
+sync FuzzRulesChecks HearthRulesTests

@@ -56,6 +56,13 @@ struct ServeCommand: AsyncParsableCommand {
     var rules: String?
 
     @Option(
+        name: .customLong("rules-step-budget"),
+        help: ArgumentHelp(
+            "The work one request's rules may take, in evaluation steps (about 30 ns each); a request that runs out is denied. Raise it for writes that validate more than about 20,000 nodes.",
+            valueName: "STEPS"))
+    var rulesStepBudget = RulesSet.Limits().evaluationSteps
+
+    @Option(
         name: .customLong("idle-timeout"),
         help: ArgumentHelp(
             "Seconds of silence after which a WebSocket connection is closed and its onDisconnect operations run.",
@@ -74,6 +81,7 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port \(port) is not a port number (0…65535)") }
         guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
+        guard rulesStepBudget > 0 else { throw ValidationError("--rules-step-budget must be positive") }
         var secret: String?
         if let secretFile {
             guard let text = try? String(contentsOfFile: secretFile, encoding: .utf8) else {
@@ -87,7 +95,9 @@ struct ServeCommand: AsyncParsableCommand {
             guard let text = try? String(contentsOfFile: rules, encoding: .utf8) else {
                 throw ValidationError("cannot read the rules file \(rules)")
             }
-            do { policy = RulesAccessPolicy(rules: try RulesSet.parse(source: text)) } catch {
+            var ruleLimits = RulesSet.Limits()
+            ruleLimits.evaluationSteps = rulesStepBudget
+            do { policy = RulesAccessPolicy(rules: try RulesSet.parse(source: text, limits: ruleLimits)) } catch {
                 throw ValidationError("the rules file \(rules) is not valid: \(error)")
             }
         }

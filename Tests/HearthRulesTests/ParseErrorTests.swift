@@ -60,8 +60,8 @@ let badExpressions: [BadExpression] = [
     BadExpression(expression: "!'a'", message: "'!' needs a boolean", pointsAt: "'a'"),
     BadExpression(expression: "auth.uid.contains()", message: "contains() takes 1 argument", pointsAt: "contains"),
     BadExpression(expression: "data.hasChildren('a')", message: "array literal", pointsAt: "'a'"),
-    BadExpression(expression: "data.val().matches(/x/g)", message: "flag 'g'", pointsAt: "/x/g"),
-    BadExpression(expression: "data.val().matches(/(/)", message: "invalid regular expression", pointsAt: "/(/"),
+    BadExpression(expression: "data.val().matches(/x/g)", message: "flag 'g'", pointsAt: "g)"),
+    BadExpression(expression: "data.val().matches(/(/)", message: "unterminated group", pointsAt: "(/)"),
     BadExpression(expression: "query.orderByChild === 'x'", message: "query", pointsAt: "query"),
     BadExpression(expression: "auth.uid = $uid", message: "assignment", pointsAt: "= $uid"),
     BadExpression(expression: "auth.uid === 'x", message: "unterminated string", pointsAt: "'x"),
@@ -76,31 +76,37 @@ let badExpressions: [BadExpression] = [
     BadExpression(expression: "auth.uid === $uid @", message: "unexpected character '@'", pointsAt: "@"),
 ]
 
+/// Checks that `bad`, as the `.read` rule of ``fileWithRead(_:)``, is refused with its message,
+/// rule and the column of its marker.
+func checkRefusal(_ bad: BadExpression) throws {
+    let source = fileWithRead(bad.expression)
+    let error = try #require(parseError(source))
+    guard case let .expression(rulePath, message, line, column) = error else {
+        Issue.record("expected an expression error, got \(error)")
+        return
+    }
+    #expect(rulePath == "/users/$uid/.read")
+    #expect(message.contains(bad.message), "\(message)")
+    // Markers are searched from the rule's opening quote on line 5.
+    let lineText = source.split(separator: "\n", omittingEmptySubsequences: false)[4]
+    let quote =
+        lineText.unicodeScalars.distance(
+            from: lineText.unicodeScalars.startIndex,
+            to: lineText.unicodeScalars.firstRange(of: ": \"".unicodeScalars)!.lowerBound) + 3
+    let rest = String(lineText.unicodeScalars.dropFirst(quote))
+    let marker = try #require(rest.unicodeScalars.firstRange(of: bad.pointsAt.unicodeScalars))
+    let expected =
+        quote + rest.unicodeScalars.distance(from: rest.unicodeScalars.startIndex, to: marker.lowerBound) + 1
+    #expect(line == 5)
+    #expect(column == expected, "\(error)")
+    #expect(error.description.contains("line 5, column \(expected)"))
+    #expect(error.description.contains("/users/$uid/.read"))
+}
+
 @Suite struct ParseErrorTests {
     @Test(arguments: badExpressions)
     func badExpressionsNameTheRuleLineAndColumn(_ bad: BadExpression) throws {
-        let source = fileWithRead(bad.expression)
-        let error = try #require(parseError(source))
-        guard case let .expression(rulePath, message, line, column) = error else {
-            Issue.record("expected an expression error, got \(error)")
-            return
-        }
-        #expect(rulePath == "/users/$uid/.read")
-        #expect(message.contains(bad.message), "\(message)")
-        // Markers are searched from the rule's opening quote on line 5.
-        let lineText = source.split(separator: "\n", omittingEmptySubsequences: false)[4]
-        let quote =
-            lineText.unicodeScalars.distance(
-                from: lineText.unicodeScalars.startIndex,
-                to: lineText.unicodeScalars.firstRange(of: ": \"".unicodeScalars)!.lowerBound) + 3
-        let rest = String(lineText.unicodeScalars.dropFirst(quote))
-        let marker = try #require(rest.unicodeScalars.firstRange(of: bad.pointsAt.unicodeScalars))
-        let expected =
-            quote + rest.unicodeScalars.distance(from: rest.unicodeScalars.startIndex, to: marker.lowerBound) + 1
-        #expect(line == 5)
-        #expect(column == expected, "\(error)")
-        #expect(error.description.contains("line 5, column \(expected)"))
-        #expect(error.description.contains("/users/$uid/.read"))
+        try checkRefusal(bad)
     }
 
     @Test func theColumnCountsTheFileNotTheDecodedString() throws {

@@ -75,7 +75,7 @@ struct ServeTokenTests {
     /// Runs `body` against `hearth serve` on a fresh directory: in emulator mode, or with the
     /// secret (and `rules` when given); every file is removed afterwards.
     static func serving(
-        emulator: Bool = false, rules: String? = nil, stderr: Bool = false,
+        emulator: Bool = false, rules: String? = nil, stderr: Bool = false, arguments extra: [String] = [],
         _ body: (ServeProcess, String) throws -> Void
     ) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-tokens-\(UUID().uuidString)")
@@ -94,7 +94,8 @@ struct ServeTokenTests {
             try rules.write(toFile: dir + ".rules", atomically: true, encoding: .utf8)
             arguments += ["--rules", dir + ".rules"]
         }
-        let server = try ServeProcess(directory: dir, arguments: arguments, stderr: stderr ? dir + ".stderr" : nil)
+        let server = try ServeProcess(
+            directory: dir, arguments: arguments + extra, stderr: stderr ? dir + ".stderr" : nil)
         defer { server.stop() }
         try body(server, dir + ".stderr")
     }
@@ -202,6 +203,23 @@ struct ServeTokenTests {
             #expect(warnings.count == (emulator ? 1 : 0), "\(lines)")
             if emulator {
                 #expect(warnings[0].contains("unsigned tokens") && warnings[0].contains("owner"), "\(warnings)")
+            }
+        }
+    }
+
+    @Test(
+        "--rules-step-budget: a write whose validation needs more steps than the budget is denied, one within it allowed; the default takes both",
+        .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    func rulesStepBudget() throws {
+        let rules = #"{"rules": {".read": true, ".write": true, "items": {"$i": {".validate": "newData.isNumber()"}}}}"#
+        let many = "{" + (0..<200).map { "\"i\($0)\": \($0)" }.joined(separator: ",") + "}"
+        for budget in [nil, 2_000] as [Int?] {
+            let extra = budget.map { ["--rules-step-budget", String($0)] } ?? []
+            try Self.serving(emulator: true, rules: rules, arguments: extra) { server, _ in
+                let one = try TokenClient.rest(server.port, "PUT", "items/a", body: "1")
+                #expect(one.status == 200, "budget \(String(describing: budget)): \(one)")
+                let all = try TokenClient.rest(server.port, "PUT", "items", body: many)
+                #expect(all.status == (budget == nil ? 200 : 401), "budget \(String(describing: budget)): \(all)")
             }
         }
     }

@@ -25,12 +25,24 @@ struct EvaluationContext {
 /// Why an expression could not produce a value; the rule then counts as false.
 struct EvaluationError: Error {
     let message: String
+    /// Whether the request's step budget ran out: nothing more may be evaluated for it, and
+    /// the request is denied.
+    var exceededBudget = false
 }
 
-enum Evaluator {
+/// Evaluates the rule expressions of one request, all drawing on one step budget
+/// (``StepBudget``: every node evaluated is a step, and the string, data and regular-expression
+/// work below charges its size). Recursion follows the expression tree, whose height the
+/// parser bounded (``RulesSet/Limits/maxExpressionDepth``); `&&`/`||` chains are loops.
+struct Evaluator {
+    var budget: StepBudget
+
+    init(steps: Int) { budget = StepBudget(limit: steps) }
+
     /// Evaluates a whole rule: `true` only when the expression yields the boolean `true`.
-    static func isTrue(_ expr: Expr, in context: EvaluationContext) -> Result<Bool, EvaluationError> {
+    mutating func isTrue(_ expr: Expr, in context: EvaluationContext) -> Result<Bool, EvaluationError> {
         do {
+            try charge(Self.ruleSteps)
             let value = try evaluate(expr, context)
             guard case .bool(let b) = value else {
                 return .failure(EvaluationError(message: "the rule evaluated to a \(value.typeName), not a boolean"))
@@ -41,82 +53,171 @@ enum Evaluator {
         }
     }
 
-    private static func fail(_ message: String) -> EvaluationError { EvaluationError(message: message) }
+    func fail(_ message: String) -> EvaluationError { EvaluationError(message: message) }
 
-    static func evaluate(_ expr: Expr, _ c: EvaluationContext) throws(EvaluationError) -> RuleValue {
+    /// Spends `steps` of the request's budget, or fails the evaluation when they are not left.
+    mutating func charge(_ steps: Int) throws(EvaluationError) {
+        do { try budget.charge(steps) } catch { throw overBudget() }
+    }
+
+    /// The error of a request out of steps (out of line: the message is built once, at the end).
+    @inline(never)
+    func overBudget(in place: String = "") -> EvaluationError {
+        EvaluationError(
+            message: "the request ran out of its \(budget.limit) evaluation steps\(place)", exceededBudget: true)
+    }
+
+    /// Evaluates `expr`. The recursion is kept cheap in stack: each case that recurses is a
+    /// function of its own (so the repeated frame holds one case's temporaries, not all of
+    /// them) and `RuleValue` boxes its large cases; a level of nesting costs about 200 bytes in
+    /// a release build (64 levels, the default limit, about 13 KB).
+    mutating func evaluate(_ expr: Expr, _ c: EvaluationContext) throws(EvaluationError) -> RuleValue {
+        try charge(1)
         switch expr.kind {
+        case .array(let items): return try array(items, c)
+        case let .member(target, name): return try member(target, name, c)
+        case let .index(target, index): return try indexed(target, index, c)
+        case let .call(target, method, arguments): return try call(target, method, arguments, c)
+        case .not(let operand): return try not(operand, c)
+        case .negate(let operand): return try negate(operand, c)
+        case .and(let terms): return try chain(terms, stopsAt: false, c)
+        case .or(let terms): return try chain(terms, stopsAt: true, c)
+        case let .conditional(condition, yes, no): return try conditional(condition, yes, no, c)
+        case let .binary(op, lhs, rhs): return try binary(op, lhs, rhs, c)
+        default: return try leaf(expr.kind, c)
+        }
+    }
+
+    /// A literal, a variable or a `$wildcard`.
+    @inline(never)
+    private mutating func leaf(_ kind: Expr.Kind, _ c: EvaluationContext) throws(EvaluationError) -> RuleValue {
+        switch kind {
         case .null: return .null
         case .bool(let b): return .bool(b)
         case .number(let d): return .number(d)
         case .string(let s), .path(let s, _): return .string(s)
         case .regex(let r): return .regex(r)
-        case .array(let items):
-            var strings: [String] = []
-            for item in items {
-                guard case .string(let s) = try evaluate(item, c) else { throw fail("array elements must be strings") }
-                strings.append(s)
-            }
-            return .array(strings)
-        case .builtin(let b):
-            switch b {
-            case .auth: return c.auth.map { .json($0.json) } ?? .null
-            case .now: return .number(c.now)
-            case .root: return .snapshot(RuleSnapshot(tree: c.oldRoot, path: .root, node: c.oldRoot))
-            case .data: return .snapshot(RuleSnapshot(tree: c.oldRoot, path: c.path, node: c.data))
-            case .newData: return .snapshot(RuleSnapshot(tree: c.newRoot, path: c.path, node: c.newData))
-            }
+        case .builtin(let b): return try builtin(b, c)
         case let .capture(name, index):
             guard index < c.captures.count else { throw fail("$\(name) is not bound") }
             return .string(c.captures[index])
-        case let .member(target, name):
-            return try member(try evaluate(target, c), name)
-        case let .index(target, index):
-            let base = try evaluate(target, c)
-            switch try evaluate(index, c) {
-            case .string(let s): return try member(base, s)
-            case .number(let d): return try member(base, d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : "\(d)")
-            case let other: throw fail("cannot index with a \(other.typeName)")
-            }
-        case let .call(target, method, arguments):
-            return try call(try evaluate(target, c), method, arguments, c)
-        case .not(let operand):
-            guard case .bool(let b) = try evaluate(operand, c) else { throw fail("'!' needs a boolean") }
-            return .bool(!b)
-        case .negate(let operand):
-            guard case .number(let d) = try evaluate(operand, c) else { throw fail("unary '-' needs a number") }
-            return .number(-d)
-        case let .and(lhs, rhs):
-            guard case .bool(let a) = try evaluate(lhs, c) else { throw fail("'&&' needs booleans") }
-            if !a { return .bool(false) }
-            guard case .bool(let b) = try evaluate(rhs, c) else { throw fail("'&&' needs booleans") }
-            return .bool(b)
-        case let .or(lhs, rhs):
-            guard case .bool(let a) = try evaluate(lhs, c) else { throw fail("'||' needs booleans") }
-            if a { return .bool(true) }
-            guard case .bool(let b) = try evaluate(rhs, c) else { throw fail("'||' needs booleans") }
-            return .bool(b)
-        case let .conditional(condition, yes, no):
-            guard case .bool(let b) = try evaluate(condition, c) else {
-                throw fail("the condition of ?: must be a boolean")
-            }
-            return try evaluate(b ? yes : no, c)
-        case let .binary(op, lhs, rhs):
-            return try binary(op, try evaluate(lhs, c), try evaluate(rhs, c))
+        default: throw fail("not a leaf")
         }
     }
 
-    private static func member(_ base: RuleValue, _ name: String) throws(EvaluationError) -> RuleValue {
+    private mutating func builtin(_ b: Builtin, _ c: EvaluationContext) throws(EvaluationError) -> RuleValue {
+        switch b {
+        case .auth: return c.auth.map { .json($0.json) } ?? .null
+        case .now: return .number(c.now)
+        case .root, .data, .newData: try charge(Self.snapshotSteps)
+        }
+        switch b {
+        case .root: return .snapshot(RuleSnapshot(tree: c.oldRoot, path: .root, node: c.oldRoot))
+        case .data: return .snapshot(RuleSnapshot(tree: c.oldRoot, path: c.path, node: c.data))
+        default: return .snapshot(RuleSnapshot(tree: c.newRoot, path: c.path, node: c.newData))
+        }
+    }
+
+    @inline(never)
+    private mutating func array(_ items: [Expr], _ c: EvaluationContext) throws(EvaluationError) -> RuleValue {
+        var strings: [String] = []
+        for item in items {
+            guard case .string(let s) = try evaluate(item, c) else { throw fail("array elements must be strings") }
+            strings.append(s)
+        }
+        return .array(strings)
+    }
+
+    @inline(never)
+    private mutating func member(
+        _ target: Expr, _ name: String, _ c: EvaluationContext
+    ) throws(EvaluationError)
+        -> RuleValue
+    {
+        try member(try evaluate(target, c), name)
+    }
+
+    @inline(never)
+    private mutating func indexed(
+        _ target: Expr, _ index: Expr, _ c: EvaluationContext
+    ) throws(EvaluationError)
+        -> RuleValue
+    {
+        let base = try evaluate(target, c)
+        switch try evaluate(index, c) {
+        case .string(let s): return try member(base, s)
+        case .number(let d): return try member(base, d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : "\(d)")
+        case let other: throw fail("cannot index with a \(other.typeName)")
+        }
+    }
+
+    @inline(never)
+    private mutating func call(
+        _ target: Expr, _ method: Method, _ arguments: [Expr], _ c: EvaluationContext
+    ) throws(EvaluationError) -> RuleValue {
+        try call(try evaluate(target, c), method, arguments, c)
+    }
+
+    @inline(never)
+    private mutating func not(_ operand: Expr, _ c: EvaluationContext) throws(EvaluationError) -> RuleValue {
+        guard case .bool(let b) = try evaluate(operand, c) else { throw fail("'!' needs a boolean") }
+        return .bool(!b)
+    }
+
+    @inline(never)
+    private mutating func negate(_ operand: Expr, _ c: EvaluationContext) throws(EvaluationError) -> RuleValue {
+        guard case .number(let d) = try evaluate(operand, c) else { throw fail("unary '-' needs a number") }
+        return .number(-d)
+    }
+
+    /// `&&` (stops at the first `false`) or `||` (stops at the first `true`), term by term.
+    @inline(never)
+    private mutating func chain(
+        _ terms: [Expr], stopsAt stop: Bool, _ c: EvaluationContext
+    ) throws(EvaluationError) -> RuleValue {
+        for term in terms {
+            guard case .bool(let b) = try evaluate(term, c) else {
+                throw fail("'\(stop ? "||" : "&&")' needs booleans")
+            }
+            if b == stop { return .bool(stop) }
+        }
+        return .bool(!stop)
+    }
+
+    @inline(never)
+    private mutating func conditional(
+        _ condition: Expr, _ yes: Expr, _ no: Expr, _ c: EvaluationContext
+    ) throws(EvaluationError) -> RuleValue {
+        guard case .bool(let b) = try evaluate(condition, c) else {
+            throw fail("the condition of ?: must be a boolean")
+        }
+        return try evaluate(b ? yes : no, c)
+    }
+
+    @inline(never)
+    private mutating func binary(
+        _ op: BinaryOperator, _ lhs: Expr, _ rhs: Expr, _ c: EvaluationContext
+    ) throws(EvaluationError) -> RuleValue {
+        let a = try evaluate(lhs, c)
+        return try binary(op, a, try evaluate(rhs, c))
+    }
+
+    private mutating func member(_ base: RuleValue, _ name: String) throws(EvaluationError) -> RuleValue {
         switch base {
         case .json(.object(let members)):
+            // A linear scan comparing names byte by byte.
+            try charge(members.count * (name.utf8.count + 1))
             // A claim that is absent reads as null (`auth.token.admin === true` is then false).
             guard let member = members.first(where: { $0.key.utf8.elementsEqual(name.utf8) }) else { return .null }
             return RuleValue(json: member.value)
         case .json(.array(let items)):
             if name == "length" { return .number(Double(items.count)) }
+            try charge(name.utf8.count)
             guard let i = Int(name), i >= 0, i < items.count else { return .null }
             return RuleValue(json: items[i])
         case .string(let s) where name == "length":
             // JavaScript's length: UTF-16 code units.
+            try charge(s.utf8.count)
             return .number(Double(s.utf16.count))
         case .null:
             throw fail("cannot read '\(name)' of null")
@@ -125,9 +226,13 @@ enum Evaluator {
         }
     }
 
-    private static func binary(
+    private mutating func binary(
         _ op: BinaryOperator, _ a: RuleValue, _ b: RuleValue
     ) throws(EvaluationError) -> RuleValue {
+        if case .string(let x) = a, case .string(let y) = b {
+            // Comparing reads the shorter string at most; `+` copies both.
+            try charge(op == .add ? x.utf8.count + y.utf8.count : min(x.utf8.count, y.utf8.count))
+        }
         switch op {
         case .equal: return .bool(a.strictlyEquals(b))
         case .notEqual: return .bool(!a.strictlyEquals(b))
@@ -167,94 +272,8 @@ enum Evaluator {
         }
     }
 
-    private static func finite(_ d: Double) throws(EvaluationError) -> RuleValue {
+    private func finite(_ d: Double) throws(EvaluationError) -> RuleValue {
         guard d.isFinite else { throw fail("arithmetic overflow") }
         return .number(d)
-    }
-
-    private static func call(
-        _ base: RuleValue, _ method: Method, _ arguments: [Expr], _ c: EvaluationContext
-    ) throws(EvaluationError) -> RuleValue {
-        if method.isSnapshotMethod {
-            guard case .snapshot(let snapshot) = base else { throw fail("\(method.rawValue)() needs a data snapshot") }
-            return try snapshotMethod(snapshot, method, arguments, c)
-        }
-        guard case .string(let s) = base else {
-            throw fail("\(method.rawValue)() is a string method, not a method of a \(base.typeName)")
-        }
-        var strings: [String] = []
-        for argument in arguments {
-            switch try evaluate(argument, c) {
-            case .string(let a): strings.append(a)
-            case .regex(let r) where method == .matches: return .bool(r.matches(s))
-            case let other: throw fail("\(method.rawValue)() needs string arguments, not a \(other.typeName)")
-            }
-        }
-        switch method {
-        case .contains:
-            return .bool(strings[0].isEmpty || s.unicodeScalars.firstRange(of: strings[0].unicodeScalars) != nil)
-        case .beginsWith: return .bool(s.unicodeScalars.starts(with: strings[0].unicodeScalars))
-        case .endsWith: return .bool(s.unicodeScalars.reversed().starts(with: strings[0].unicodeScalars.reversed()))
-        case .replace:
-            guard !strings[0].isEmpty else { return .string(s) }
-            var scalars = s.unicodeScalars
-            scalars.replace(strings[0].unicodeScalars, with: strings[1].unicodeScalars)
-            return .string(String(scalars))
-        case .toLowerCase: return .string(s.lowercased())
-        case .toUpperCase: return .string(s.uppercased())
-        default: throw fail("matches() needs a regular expression")
-        }
-    }
-
-    private static func childPath(
-        _ argument: Expr, _ c: EvaluationContext, _ method: Method
-    ) throws(EvaluationError) -> Path {
-        if case .path(_, let path) = argument.kind { return path }
-        guard case .string(let s) = try evaluate(argument, c) else {
-            throw fail("\(method.rawValue)() needs a string path")
-        }
-        let path: Path
-        do { path = try Path(validating: s) } catch { throw fail("\(method.rawValue)('\(s)'): \(error)") }
-        guard !path.isRoot else { throw fail("\(method.rawValue)() needs a non-empty path") }
-        return path
-    }
-
-    private static func snapshotMethod(
-        _ snap: RuleSnapshot, _ method: Method, _ arguments: [Expr], _ c: EvaluationContext
-    ) throws(EvaluationError) -> RuleValue {
-        switch method {
-        case .val: return RuleValue(primitive: snap.node)
-        case .exists: return .bool(!snap.node.isEmpty)
-        case .getPriority:
-            guard let priority = snap.node.priority else { return .null }
-            return RuleValue(leaf: priority.leafValue)
-        case .isNumber:
-            if case .number = RuleValue(primitive: snap.node) { return .bool(true) }
-            return .bool(false)
-        case .isString:
-            if case .string = RuleValue(primitive: snap.node) { return .bool(true) }
-            return .bool(false)
-        case .isBoolean:
-            if case .bool = RuleValue(primitive: snap.node) { return .bool(true) }
-            return .bool(false)
-        case .child:
-            let relative = try childPath(arguments[0], c, method)
-            let path = snap.path.appending(relative)
-            return .snapshot(RuleSnapshot(tree: snap.tree, path: path, node: snap.node.child(at: relative)))
-        case .parent:
-            guard let parent = snap.path.parent else { throw fail("the root has no parent") }
-            return .snapshot(RuleSnapshot(tree: snap.tree, path: parent, node: snap.tree.child(at: parent)))
-        case .hasChild:
-            return .bool(!snap.node.child(at: try childPath(arguments[0], c, method)).isEmpty)
-        case .hasChildren:
-            guard let argument = arguments.first else { return .bool(snap.node.childCount > 0) }
-            guard case .array(let names) = argument.kind else { throw fail("hasChildren() needs an array") }
-            for name in names where snap.node.child(at: try childPath(name, c, method)).isEmpty {
-                return .bool(false)
-            }
-            return .bool(true)
-        default:
-            throw fail("\(method.rawValue)() is not a snapshot method")
-        }
     }
 }

@@ -19,11 +19,13 @@ enum RuleValue {
     /// What `.val()` gives for a node with children: Firebase's opaque sentinel, equal to
     /// nothing and usable in no operator.
     case object
-    case snapshot(RuleSnapshot)
+    /// Boxed, as `regex` is: a snapshot is about 100 bytes, and every value (and every frame
+    /// of the recursive evaluator holding one) would be as large.
+    indirect case snapshot(RuleSnapshot)
     /// An object or array from the `auth` variable (`auth`, `auth.token`, …), whose members
     /// can be read; scalars from it become the cases above.
     case json(JSONValue)
-    case regex(RuleRegex)
+    indirect case regex(RuleRegex)
     case array([String])
 
     var typeName: String {

@@ -7,6 +7,17 @@ struct Expr: Sendable {
     let kind: Kind
     /// Offset (in Unicode scalars) of the expression's first character, for error messages.
     let offset: Int
+    /// The levels of the tree from here down (a leaf is 1): the evaluator recurses this deep,
+    /// so the parser refuses a tree higher than its limit.
+    let height: Int
+
+    init(kind: Kind, offset: Int) {
+        self.kind = kind
+        self.offset = offset
+        var below = 0
+        kind.forEachChild { below = max(below, $0.height) }
+        height = below + 1
+    }
 
     indirect enum Kind: Sendable {
         case null
@@ -32,9 +43,26 @@ struct Expr: Sendable {
         case not(Expr)
         case negate(Expr)
         case binary(BinaryOperator, Expr, Expr)
-        case and(Expr, Expr)
-        case or(Expr, Expr)
+        /// `a && b && …`: a whole chain as one node (evaluated by a loop, not by recursion;
+        /// generated rules hold chains of thousands of terms).
+        case and([Expr])
+        /// `a || b || …`, as `and`.
+        case or([Expr])
         case conditional(Expr, Expr, Expr)
+
+        /// Calls `body` with each direct subexpression.
+        func forEachChild(_ body: (Expr) -> Void) {
+            switch self {
+            case .null, .bool, .number, .string, .path, .regex, .builtin, .capture: break
+            case .array(let items), .and(let items), .or(let items): items.forEach(body)
+            case .member(let target, _): body(target)
+            case let .index(target, index): body(target); body(index)
+            case let .call(target, _, arguments): body(target); arguments.forEach(body)
+            case .not(let operand), .negate(let operand): body(operand)
+            case let .binary(_, lhs, rhs): body(lhs); body(rhs)
+            case let .conditional(condition, yes, no): body(condition); body(yes); body(no)
+            }
+        }
     }
 }
 

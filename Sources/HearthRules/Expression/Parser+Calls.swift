@@ -10,9 +10,9 @@ extension ExpressionParser {
     ) throws(ExpressionError) -> (Expr, StaticType) {
         switch type {
         case .unknown:
-            return (Expr(kind: .member(target, name), offset: target.offset), .unknown)
+            return (try node(.member(target, name), at: target.offset, pointing: offset), .unknown)
         case .string where name == "length":
-            return (Expr(kind: .member(target, name), offset: target.offset), .number)
+            return (try node(.member(target, name), at: target.offset, pointing: offset), .number)
         case .snapshot where Method(rawValue: name)?.isSnapshotMethod == true:
             throw ExpressionError(message: "'\(name)' is a method: call it as \(name)()", offset: offset)
         case .string where Method(rawValue: name) != nil:
@@ -92,7 +92,7 @@ extension ExpressionParser {
             }
             result = .boolean
         }
-        return (Expr(kind: .call(target, method, arguments.map(\.0)), offset: target.offset), result)
+        return (try node(.call(target, method, arguments.map(\.0)), at: target.offset, pointing: offset), result)
     }
 
     /// A string literal used as a child path, checked now and kept parsed (`.path`), so that a

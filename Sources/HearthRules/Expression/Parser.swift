@@ -10,17 +10,36 @@ struct ExpressionScope {
     var allowsNewData: Bool
 }
 
+/// The bounds an expression must keep to load (from ``RulesSet/Limits``).
+struct ExpressionLimits {
+    /// The deepest nesting: of the parser's recursion (parentheses, call arguments, `?:`,
+    /// unary operators) and of the tree it builds (which the evaluator recurses through).
+    var maxDepth: Int
+    /// The most states a regular expression's program may have.
+    var maxRegexStates: Int
+}
+
 /// Parses and type-checks one expression. Precedence, loosest first: `?:`, `||`, `&&`,
 /// equality (`== != === !==`), relational (`< <= > >=`), `+ -`, `* / %`, unary `! -`,
 /// postfix (`.name`, `[index]`, `(arguments)`).
+///
+/// Recursive descent, with the recursion bounded: every level that recurses (``nest()``)
+/// counts against `limits.maxDepth` before it goes deeper, and every node built
+/// (``node(_:at:pointing:)``) checks the tree's height, so 100,000 nested parentheses fail at
+/// the limit's depth, not with a stack overflow. `&&` and `||` chains are one n-ary node each.
 struct ExpressionParser {
     let tokens: [PositionedToken]
     let scope: ExpressionScope
+    let limits: ExpressionLimits
     var i = 0
+    /// The recursion depth of the parse so far.
+    var depth = 0
 
     /// Parses `text` as a whole rule: it must be boolean (or a value only known at evaluation).
-    static func parseRule(_ text: String, scope: ExpressionScope) throws(ExpressionError) -> Expr {
-        var parser = ExpressionParser(tokens: try Lexer.tokens(text), scope: scope)
+    static func parseRule(
+        _ text: String, scope: ExpressionScope, limits: ExpressionLimits
+    ) throws(ExpressionError) -> Expr {
+        var parser = ExpressionParser(tokens: try Lexer.tokens(text), scope: scope, limits: limits)
         if case .end = parser.tokens[0].token {
             throw ExpressionError(message: "empty expression", offset: 0)
         }
@@ -36,9 +55,31 @@ struct ExpressionParser {
         return expr
     }
 
-    private init(tokens: [PositionedToken], scope: ExpressionScope) {
+    private init(tokens: [PositionedToken], scope: ExpressionScope, limits: ExpressionLimits) {
         self.tokens = tokens
         self.scope = scope
+        self.limits = limits
+    }
+
+    private func tooDeep(at offset: Int) -> ExpressionError {
+        ExpressionError(
+            message:
+                "the expression nests deeper than \(limits.maxDepth) levels (each parenthesis, operator, member access, call and ?: adds one)",
+            offset: offset)
+    }
+
+    /// Enters one level of recursion; call `depth -= 1` when leaving it.
+    mutating func nest() throws(ExpressionError) {
+        depth += 1
+        if depth > limits.maxDepth { throw tooDeep(at: current.offset) }
+    }
+
+    /// A node of the tree, refused when it makes the tree higher than the limit (`at` is where
+    /// the error points: the operator or member that went too deep).
+    func node(_ kind: Expr.Kind, at offset: Int, pointing at: Int? = nil) throws(ExpressionError) -> Expr {
+        let expr = Expr(kind: kind, offset: offset)
+        if expr.height > limits.maxDepth { throw tooDeep(at: at ?? offset) }
+        return expr
     }
 
     var current: PositionedToken { tokens[i] }
@@ -78,6 +119,8 @@ struct ExpressionParser {
     // MARK: - Levels
 
     mutating func parseConditional() throws(ExpressionError) -> (Expr, StaticType) {
+        try nest()
+        defer { depth -= 1 }
         let (condition, conditionType) = try parseOr()
         guard accept("?") else { return (condition, conditionType) }
         try requireType(conditionType, of: [.boolean], "the condition of ?:", at: condition.offset)
@@ -85,33 +128,35 @@ struct ExpressionParser {
         try expect(":")
         let (no, noType) = try parseConditional()
         return (
-            Expr(kind: .conditional(condition, yes, no), offset: condition.offset),
+            try node(.conditional(condition, yes, no), at: condition.offset),
             yesType == noType ? yesType : .unknown
         )
     }
 
     mutating func parseOr() throws(ExpressionError) -> (Expr, StaticType) {
-        var (lhs, lhsType) = try parseAnd()
+        let (first, firstType) = try parseAnd()
+        guard case .symbol("||") = current.token else { return (first, firstType) }
+        try requireType(firstType, of: [.boolean], "'||'", at: first.offset)
+        var terms = [first]
         while accept("||") {
-            let (rhs, rhsType) = try parseAnd()
-            try requireType(lhsType, of: [.boolean], "'||'", at: lhs.offset)
-            try requireType(rhsType, of: [.boolean], "'||'", at: rhs.offset)
-            lhs = Expr(kind: .or(lhs, rhs), offset: lhs.offset)
-            lhsType = .boolean
+            let (term, type) = try parseAnd()
+            try requireType(type, of: [.boolean], "'||'", at: term.offset)
+            terms.append(term)
         }
-        return (lhs, lhsType)
+        return (try node(.or(terms), at: first.offset), .boolean)
     }
 
     mutating func parseAnd() throws(ExpressionError) -> (Expr, StaticType) {
-        var (lhs, lhsType) = try parseEquality()
+        let (first, firstType) = try parseEquality()
+        guard case .symbol("&&") = current.token else { return (first, firstType) }
+        try requireType(firstType, of: [.boolean], "'&&'", at: first.offset)
+        var terms = [first]
         while accept("&&") {
-            let (rhs, rhsType) = try parseEquality()
-            try requireType(lhsType, of: [.boolean], "'&&'", at: lhs.offset)
-            try requireType(rhsType, of: [.boolean], "'&&'", at: rhs.offset)
-            lhs = Expr(kind: .and(lhs, rhs), offset: lhs.offset)
-            lhsType = .boolean
+            let (term, type) = try parseEquality()
+            try requireType(type, of: [.boolean], "'&&'", at: term.offset)
+            terms.append(term)
         }
-        return (lhs, lhsType)
+        return (try node(.and(terms), at: first.offset), .boolean)
     }
 
     mutating func parseEquality() throws(ExpressionError) -> (Expr, StaticType) {
@@ -129,7 +174,7 @@ struct ExpressionParser {
             for (e, t) in [(lhs, lhsType), (rhs, rhsType)] where t == .snapshot || t == .regex {
                 throw ExpressionError(message: "cannot compare a \(t.name) (did you mean .val()?)", offset: e.offset)
             }
-            lhs = Expr(kind: .binary(op, lhs, rhs), offset: lhs.offset)
+            lhs = try node(.binary(op, lhs, rhs), at: lhs.offset, pointing: rhs.offset)
             lhsType = .boolean
         }
         return (lhs, lhsType)
@@ -157,7 +202,7 @@ struct ExpressionParser {
                 throw ExpressionError(
                     message: "'\(op.rawValue)' compares a \(lhsType.name) with a \(rhsType.name)", offset: lhs.offset)
             }
-            lhs = Expr(kind: .binary(op, lhs, rhs), offset: lhs.offset)
+            lhs = try node(.binary(op, lhs, rhs), at: lhs.offset, pointing: rhs.offset)
             lhsType = .boolean
         }
         return (lhs, lhsType)
@@ -176,7 +221,7 @@ struct ExpressionParser {
                 throw ExpressionError(
                     message: "'\(op.rawValue)' mixes a \(lhsType.name) and a \(rhsType.name)", offset: lhs.offset)
             }
-            lhs = Expr(kind: .binary(op, lhs, rhs), offset: lhs.offset)
+            lhs = try node(.binary(op, lhs, rhs), at: lhs.offset, pointing: rhs.offset)
             lhsType = lhsType == .unknown ? rhsType : lhsType
         }
         return (lhs, lhsType)
@@ -198,7 +243,7 @@ struct ExpressionParser {
             let (rhs, rhsType) = try parseUnary()
             try requireType(lhsType, of: [.number], "'\(op.rawValue)'", at: lhs.offset)
             try requireType(rhsType, of: [.number], "'\(op.rawValue)'", at: rhs.offset)
-            lhs = Expr(kind: .binary(op, lhs, rhs), offset: lhs.offset)
+            lhs = try node(.binary(op, lhs, rhs), at: lhs.offset, pointing: rhs.offset)
             lhsType = .number
         }
         return (lhs, lhsType)
@@ -207,14 +252,18 @@ struct ExpressionParser {
     mutating func parseUnary() throws(ExpressionError) -> (Expr, StaticType) {
         let offset = current.offset
         if accept("!") {
+            try nest()
+            defer { depth -= 1 }
             let (operand, type) = try parseUnary()
             try requireType(type, of: [.boolean], "'!'", at: operand.offset)
-            return (Expr(kind: .not(operand), offset: offset), .boolean)
+            return (try node(.not(operand), at: offset), .boolean)
         }
         if accept("-") {
+            try nest()
+            defer { depth -= 1 }
             let (operand, type) = try parseUnary()
             try requireType(type, of: [.number], "unary '-'", at: operand.offset)
-            return (Expr(kind: .negate(operand), offset: offset), .number)
+            return (try node(.negate(operand), at: offset), .number)
         }
         return try parsePostfix()
     }
@@ -245,7 +294,7 @@ struct ExpressionParser {
                         throw ExpressionError(message: "a \(type.name) cannot be indexed", offset: index.offset)
                     }
                     try requireType(indexType, of: [.string, .number], "an index", at: index.offset)
-                    target = Expr(kind: .index(target, index), offset: target.offset)
+                    target = try node(.index(target, index), at: target.offset, pointing: index.offset)
                     type = .unknown
                 }
             } else {
@@ -264,10 +313,11 @@ struct ExpressionParser {
             return (Expr(kind: .string(s), offset: token.offset), .string)
         case .regex(let pattern, let flags):
             do {
-                let regex = try RuleRegex(pattern: pattern, flags: flags)
+                let regex = try RuleRegex(
+                    pattern: pattern, flags: flags, maxDepth: limits.maxDepth, maxStates: limits.maxRegexStates)
                 return (Expr(kind: .regex(regex), offset: token.offset), .regex)
             } catch {
-                throw ExpressionError(message: error.message, offset: token.offset)
+                throw ExpressionError(message: error.message, offset: token.offset + error.offset)
             }
         case .symbol("("):
             let inner = try parseConditional()
@@ -283,7 +333,7 @@ struct ExpressionParser {
                 } while accept(",")
                 try expect("]")
             }
-            return (Expr(kind: .array(items), offset: token.offset), .array)
+            return (try node(.array(items), at: token.offset), .array)
         case .identifier(let name):
             return try identifier(name, at: token.offset)
         default:

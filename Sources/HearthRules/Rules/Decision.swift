@@ -69,7 +69,7 @@ public struct Decision: Sendable, Hashable, CustomStringConvertible {
     public var reason: String {
         switch why {
         case .granted(let kind): "\(kind.rawValue) granted at \(path)"
-        case .text(let text): text
+        case .text(let text), .overBudget(let text): text
         }
     }
 
@@ -79,6 +79,8 @@ public struct Decision: Sendable, Hashable, CustomStringConvertible {
     private enum Reason: Sendable, Hashable {
         case granted(RuleKind)
         case text(String)
+        /// A denial because the step budget ran out.
+        case overBudget(String)
     }
     /// Warnings for an allowed query (``RulesWarning/noIndex(path:index:)``); empty otherwise.
     public let warnings: [RulesWarning]
@@ -88,24 +90,53 @@ public struct Decision: Sendable, Hashable, CustomStringConvertible {
         warnings.contains { if case .noIndex = $0 { true } else { false } }
     }
 
+    /// The evaluation steps the request spent (see ``RulesSet/Limits/evaluationSteps``), all its
+    /// rules together; 0 when no rule was evaluated (admin, `.info`).
+    public let evaluationSteps: Int
+
+    /// Whether the request was denied because its rules evaluation ran out of steps
+    /// (``RulesSet/Limits/evaluationSteps``) before an answer was reached, rather than because
+    /// a rule was false. The request is then denied as a whole, whatever rules were left;
+    /// ``rule`` is the rule being evaluated when the budget ran out and ``reason`` says so. A
+    /// server can count these, or log them apart from ordinary denials: they point at rules too
+    /// expensive for the data, or at a client sending data that makes them so.
+    public var exceededBudget: Bool {
+        if case .overBudget = why { true } else { false }
+    }
+
     /// A request granted by the `.read` or `.write` rule `rule`, evaluated at `path`.
-    static func granted(by rule: RuleReference, at path: Path) -> Decision {
-        Decision(isAllowed: true, rule: rule, path: path, why: .granted(rule.kind), warnings: [])
+    static func granted(by rule: RuleReference, at path: Path, steps: Int) -> Decision {
+        Decision(
+            isAllowed: true, rule: rule, path: path, why: .granted(rule.kind), warnings: [], evaluationSteps: steps)
     }
 
     /// An allowed request.
-    static func allowed(by rule: RuleReference?, at path: Path, reason: String) -> Decision {
-        Decision(isAllowed: true, rule: rule, path: path, why: .text(reason), warnings: [])
+    static func allowed(by rule: RuleReference?, at path: Path, reason: String, steps: Int = 0) -> Decision {
+        Decision(isAllowed: true, rule: rule, path: path, why: .text(reason), warnings: [], evaluationSteps: steps)
     }
 
     /// A denied request.
-    static func denied(by rule: RuleReference?, at path: Path, reason: String) -> Decision {
-        Decision(isAllowed: false, rule: rule, path: path, why: .text(reason), warnings: [])
+    static func denied(by rule: RuleReference?, at path: Path, reason: String, steps: Int = 0) -> Decision {
+        Decision(isAllowed: false, rule: rule, path: path, why: .text(reason), warnings: [], evaluationSteps: steps)
+    }
+
+    /// A request denied because its evaluation ran out of steps while evaluating `rule` at `path`.
+    static func overBudget(by rule: RuleReference?, at path: Path, reason: String, steps: Int) -> Decision {
+        Decision(
+            isAllowed: false, rule: rule, path: path, why: .overBudget(reason), warnings: [], evaluationSteps: steps)
     }
 
     /// This decision with `warning` added.
     func adding(_ warning: RulesWarning) -> Decision {
-        Decision(isAllowed: isAllowed, rule: rule, path: path, why: why, warnings: warnings + [warning])
+        Decision(
+            isAllowed: isAllowed, rule: rule, path: path, why: why, warnings: warnings + [warning],
+            evaluationSteps: evaluationSteps)
+    }
+
+    /// This decision with `steps` as the steps spent (a grant decided before a validation ran).
+    func spending(_ steps: Int) -> Decision {
+        Decision(
+            isAllowed: isAllowed, rule: rule, path: path, why: why, warnings: warnings, evaluationSteps: steps)
     }
 
     /// `allowed by /users/$uid/.write: … at users/alice: …` or `denied …`, for a server log.

@@ -24,6 +24,9 @@ final class RuleNode: Sendable {
     let children: [ChildKey: RuleNode]
     /// The `$name` child (name without `$`).
     let wildcard: (name: String, node: RuleNode)?
+    /// Whether this node or one below it has a `.validate` rule: where none does, a write's
+    /// new data need not be walked.
+    let hasValidate: Bool
 
     init(
         location: String, read: CompiledRule?, write: CompiledRule?, validate: CompiledRule?,
@@ -36,6 +39,8 @@ final class RuleNode: Sendable {
         self.indexOn = indexOn
         self.children = children
         self.wildcard = wildcard
+        hasValidate =
+            validate != nil || children.values.contains { $0.hasValidate } || wildcard?.node.hasValidate == true
     }
 
     /// The rule node for `key`, appending the key to `captures` when a wildcard is what

@@ -8,6 +8,7 @@ import HearthModel
 /// own path, and any expression that does not parse or type-check.
 struct RulesCompiler {
     let source: SourceText
+    let limits: RulesSet.Limits
 
     func compileDocument(_ document: RulesJSON) throws(RulesError) -> RuleNode {
         guard case .object(let members, let position) = document else {
@@ -106,9 +107,17 @@ struct RulesCompiler {
             throw structure(
                 rulePath, "a rule must be a string expression or a boolean, not \(value.kindName)", value.position)
         }
+        let length = positions.count - 1
+        guard length <= limits.maxExpressionLength else {
+            throw .expression(
+                rulePath: rulePath,
+                message: "the expression is \(length) characters long, over the limit of \(limits.maxExpressionLength)",
+                line: positions[0].line, column: positions[0].column)
+        }
         let scope = ExpressionScope(captures: captures, allowsNewData: kind != .read)
+        let bounds = ExpressionLimits(maxDepth: limits.maxExpressionDepth, maxRegexStates: limits.maxRegexStates)
         do {
-            let expression = try ExpressionParser.parseRule(text, scope: scope)
+            let expression = try ExpressionParser.parseRule(text, scope: scope, limits: bounds)
             return CompiledRule(
                 reference: RuleReference(location: location, kind: kind, expression: text), expression: expression)
         } catch {

@@ -56,22 +56,28 @@ extension RulesSet {
     ) -> Decision {
         var firstGrant: Decision?
         var locations: [Path] = []
+        var evaluator = Evaluator(steps: limits.evaluationSteps)
         for path in written {
             if path.isInfo {
-                return .denied(by: nil, at: path, reason: "\(path) is under .info, which is read-only")
+                return .denied(
+                    by: nil, at: path, reason: "\(path) is under .info, which is read-only",
+                    steps: evaluator.budget.used)
             }
             let location = Self.ruleLocation(of: path)
             locations.append(location)
-            let decision = grant(.write, at: location, auth: auth, oldRoot: oldRoot, newRoot: newRoot, now: now)
+            let decision = grant(
+                .write, at: location, auth: auth, oldRoot: oldRoot, newRoot: newRoot, now: now, evaluator: &evaluator)
             guard decision.isAllowed else { return decision }
             if firstGrant == nil { firstGrant = decision }
         }
         var validator = Validator(
-            auth: auth, oldRoot: oldRoot, newRoot: newRoot, now: now, deduplicate: locations.count > 1)
+            auth: auth, oldRoot: oldRoot, newRoot: newRoot, now: now, deduplicate: locations.count > 1,
+            evaluator: evaluator)
         for location in locations {
             if let failure = validator.validate(root, along: location) { return failure }
         }
-        return firstGrant ?? .denied(by: nil, at: .root, reason: "nothing was written")
+        let steps = validator.evaluator.budget.used
+        return firstGrant?.spending(steps) ?? .denied(by: nil, at: .root, reason: "nothing was written", steps: steps)
     }
 }
 
@@ -85,13 +91,16 @@ private struct Validator {
     /// The locations already validated; `nil` for a single write, where the ancestors and
     /// the subtree of one location never overlap.
     var done: Set<Path>?
+    /// The request's evaluator, with what is left of its steps after the `.write` rules.
+    var evaluator: Evaluator
 
-    init(auth: RulesAuth?, oldRoot: Node, newRoot: Node, now: Double, deduplicate: Bool) {
+    init(auth: RulesAuth?, oldRoot: Node, newRoot: Node, now: Double, deduplicate: Bool, evaluator: Evaluator) {
         self.auth = auth
         self.oldRoot = oldRoot
         self.newRoot = newRoot
         self.now = now
         self.done = deduplicate ? [] : nil
+        self.evaluator = evaluator
     }
 
     /// Validates the locations from the root down to `path`, then the whole new subtree at
@@ -113,38 +122,45 @@ private struct Validator {
             oldNode = oldNode.child(key)
             newNode = newNode.child(key)
         }
-        return subtree(node, at: path, oldNode: oldNode, newNode: newNode, captures: captures)
+        return subtree(node, at: path, oldNode: oldNode, newNode: newNode, captures: &captures)
     }
 
+    /// Validates `newNode` and the new data below it against `rules` and the rules below.
+    /// `captures` comes back as it went in.
     private mutating func subtree(
         _ rules: RuleNode, at location: Path, oldNode: Node, newNode: Node,
-        captures: [String]
+        captures: inout [String]
     ) -> Decision? {
         // Invariant: nothing is validated where the new data is null (deletes never run .validate).
-        guard !newNode.isEmpty else { return nil }
+        guard !newNode.isEmpty, rules.hasValidate else { return nil }
+        do { try evaluator.charge(Evaluator.walkSteps) } catch {
+            return .overBudget(
+                by: nil, at: location, reason: "validating \(location): \(error.message)", steps: evaluator.budget.used)
+        }
         if let failure = check(rules, at: location, oldNode: oldNode, newNode: newNode, captures: captures) {
             return failure
         }
+        let bound = captures.count
         if rules.wildcard != nil {
             // Every new child meets a rule (named or the wildcard): walk the data.
             for (key, child) in newNode.children {
-                var inner = captures
-                guard let next = rules.child(key, captures: &inner) else { continue }
+                defer { captures.removeSubrange(bound...) }
+                guard let next = rules.child(key, captures: &captures), next.hasValidate else { continue }
                 if let failure = subtree(
                     next, at: location.child(key), oldNode: oldNode.child(key), newNode: child,
-                    captures: inner)
+                    captures: &captures)
                 {
                     return failure
                 }
             }
         } else {
             // Only named children have rules: walk the rules.
-            for (key, next) in rules.children {
+            for (key, next) in rules.children where next.hasValidate {
                 let child = newNode.child(key)
                 if child.isEmpty { continue }
                 if let failure = subtree(
                     next, at: location.child(key), oldNode: oldNode.child(key), newNode: child,
-                    captures: captures)
+                    captures: &captures)
                 {
                     return failure
                 }
@@ -162,14 +178,21 @@ private struct Validator {
         let context = EvaluationContext(
             auth: auth, now: now, oldRoot: oldRoot, newRoot: newRoot, path: location,
             data: oldNode, newData: newNode, captures: captures)
-        switch Evaluator.isTrue(rule.expression, in: context) {
+        switch evaluator.isTrue(rule.expression, in: context) {
         case .success(true):
             return nil
         case .success(false):
-            return .denied(by: rule.reference, at: location, reason: ".validate at \(location) is false")
+            return .denied(
+                by: rule.reference, at: location, reason: ".validate at \(location) is false",
+                steps: evaluator.budget.used)
+        case .failure(let error) where error.exceededBudget:
+            return .overBudget(
+                by: rule.reference, at: location, reason: ".validate at \(location) is false: \(error.message)",
+                steps: evaluator.budget.used)
         case .failure(let error):
             return .denied(
-                by: rule.reference, at: location, reason: ".validate at \(location) is false: \(error.message)")
+                by: rule.reference, at: location, reason: ".validate at \(location) is false: \(error.message)",
+                steps: evaluator.budget.used)
         }
     }
 }

@@ -29,24 +29,44 @@ import HearthModel
 /// - An error while evaluating a rule (reading a property of null, comparing a string with a
 ///   number) makes that rule false; the decision's reason says what went wrong.
 /// - A write to `x/.priority` is checked as a write to `x`.
+///
+/// Bounds (``Limits``, checked at load and per request): a request's evaluation stops at
+/// ``Limits/evaluationSteps`` and the request is denied (``Decision/exceededBudget``), so with
+/// the defaults no request costs more than about 60 ms of rules evaluation, whatever its data.
 public struct RulesSet: Sendable {
     let root: RuleNode
+
+    /// The bounds the file was loaded within; ``Limits/evaluationSteps`` bounds each request.
+    public let limits: Limits
 
     /// The number of `.read`, `.write` and `.validate` rules in the file.
     public var ruleCount: Int { root.ruleCount }
 
     /// Parses and checks a rules file: Firebase's JSON format, `{"rules": {...}}`, with `//`
     /// and `/* */` comments allowed (as the Firebase CLI accepts). Every expression is parsed
-    /// and type-checked here, once.
+    /// and type-checked here, once. The default ``Limits`` apply.
     ///
     /// - Throws: ``RulesError`` naming the 1-based line and column of the first problem and,
     ///   for a bad rule, its location such as `/users/$uid/.write`. A server should print it
     ///   and refuse to start.
     public static func parse(source: String) throws(RulesError) -> RulesSet {
+        try parse(source: source, limits: Limits())
+    }
+
+    /// Parses and checks a rules file as ``parse(source:)`` does, within `limits`: a file, an
+    /// expression or a nesting past its bound is refused with a ``RulesError`` that names the
+    /// bound, and every request evaluated later gets `limits.evaluationSteps`.
+    public static func parse(source: String, limits: Limits) throws(RulesError) -> RulesSet {
+        let bytes = source.utf8.count
+        guard bytes <= limits.maxSourceBytes else {
+            throw .syntax(
+                message: "the rules file is \(bytes) bytes, over the limit of \(limits.maxSourceBytes)", line: 1,
+                column: 1)
+        }
         let text = SourceText(source)
         var parser = RulesJSONParser(source: text)
         let document = try parser.parseDocument()
-        return RulesSet(root: try RulesCompiler(source: text).compileDocument(document))
+        return RulesSet(root: try RulesCompiler(source: text, limits: limits).compileDocument(document), limits: limits)
     }
 
     /// Whether `auth` may read `path`: a value read, a listen, or a REST GET.
@@ -59,7 +79,10 @@ public struct RulesSet: Sendable {
     /// - Returns: The decision and the `.read` rule that made it.
     public func canRead(path: Path, auth: RulesAuth?, root: Node, now: Double) -> Decision {
         if auth?.isAdmin == true { return .allowed(by: nil, at: path, reason: "admin access bypasses rules") }
-        return grant(.read, at: Self.ruleLocation(of: path), auth: auth, oldRoot: root, newRoot: root, now: now)
+        var evaluator = Evaluator(steps: limits.evaluationSteps)
+        return grant(
+            .read, at: Self.ruleLocation(of: path), auth: auth, oldRoot: root, newRoot: root, now: now,
+            evaluator: &evaluator)
     }
 
     /// Whether `auth` may run `query` at `path` (a listen with query parameters, or a REST
@@ -110,9 +133,12 @@ public struct RulesSet: Sendable {
 
     /// Walks from the root to `path` and evaluates the cascading rule of `kind` at each level:
     /// the first that evaluates to `true` grants. Otherwise the deepest rule that was
-    /// evaluated is reported as the one that denied.
-    func grant(_ kind: RuleKind, at path: Path, auth: RulesAuth?, oldRoot: Node, newRoot: Node, now: Double) -> Decision
-    {
+    /// evaluated is reported as the one that denied. A rule that runs out of the request's
+    /// steps denies at once: no deeper rule is tried.
+    func grant(
+        _ kind: RuleKind, at path: Path, auth: RulesAuth?, oldRoot: Node, newRoot: Node, now: Double,
+        evaluator: inout Evaluator
+    ) -> Decision {
         var captures: [String] = []
         var node: RuleNode? = root
         // The data at the current depth, before and after: one lookup per level. (Reads pass
@@ -127,11 +153,16 @@ public struct RulesSet: Sendable {
                 let context = EvaluationContext(
                     auth: auth, now: now, oldRoot: oldRoot, newRoot: newRoot, path: location,
                     data: oldNode, newData: sameTree ? oldNode : newNode, captures: captures)
-                switch Evaluator.isTrue(rule.expression, in: context) {
+                switch evaluator.isTrue(rule.expression, in: context) {
                 case .success(true):
-                    return .granted(by: rule.reference, at: location)
+                    return .granted(by: rule.reference, at: location, steps: evaluator.budget.used)
                 case .success(false):
                     lastDenial = (rule.reference, location, "\(kind.rawValue) at \(location) is false")
+                case .failure(let error) where error.exceededBudget:
+                    return .overBudget(
+                        by: rule.reference, at: location,
+                        reason: "\(kind.rawValue) at \(location) is false: \(error.message)",
+                        steps: evaluator.budget.used)
                 case .failure(let error):
                     lastDenial = (
                         rule.reference, location, "\(kind.rawValue) at \(location) is false: \(error.message)"
@@ -147,8 +178,10 @@ public struct RulesSet: Sendable {
         if let denial = lastDenial {
             return .denied(
                 by: denial.rule, at: denial.path,
-                reason: "no \(kind.rawValue) rule grants access to \(path) (\(denial.reason))")
+                reason: "no \(kind.rawValue) rule grants access to \(path) (\(denial.reason))",
+                steps: evaluator.budget.used)
         }
-        return .denied(by: nil, at: path, reason: "no \(kind.rawValue) rule applies to \(path)")
+        return .denied(
+            by: nil, at: path, reason: "no \(kind.rawValue) rule applies to \(path)", steps: evaluator.budget.used)
     }
 }

@@ -1,0 +1,1 @@
+../../../Fuzz/Sources/FuzzRulesChecks/FuzzRulesChecks.swift
