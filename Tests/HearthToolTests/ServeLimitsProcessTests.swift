@@ -61,4 +61,28 @@ struct ServeLimitsProcessTests {
         #expect(run.lines == ["before 200", "shed 329", "after 200", "fresh 200"], "\(run)")
         #expect(server.process.isRunning, "the server died")
     }
+
+    @Test(
+        "the core's limits reach the server from its flags: --max-listens-per-connection refuses the third listen, --max-message-bytes closes on a larger message",
+        .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    func coreLimitFlags() throws {
+        for limited in [false, true] {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-core-\(UUID().uuidString)")
+                .path
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let flags = limited ? ["--max-listens-per-connection", "2", "--max-message-bytes", "1000"] : []
+            let server = try ServeProcess(directory: dir, arguments: ["--emulator"] + flags)
+            defer { server.stop() }
+            let out = try TokenClient.run(["listens", String(server.port), "3", "2000"])
+            let statuses = out["listens"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            if limited {
+                #expect(statuses == ["ok", "ok", "too_many_listens"], "\(out)")
+                #expect(
+                    out["put"] == nil && out["error"] != nil, "a 2,000-byte message under a 1,000-byte limit: \(out)")
+            } else {
+                #expect(statuses == ["ok", "ok", "ok"] && out["put"]?.stringValue == "ok", "\(out)")
+            }
+            #expect(server.process.isRunning, "the server died")
+        }
+    }
 }

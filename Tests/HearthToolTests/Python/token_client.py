@@ -1,11 +1,12 @@
 """Credentials against a running `hearth serve`, with Python's standard library only: a raw
 WebSocket (protocol v5) `auth` then an optional put, a REST request, and tokens to send.
 
-Run by Tests/HearthToolTests/ServeTokenTests.swift. Each command prints one JSON object.
+Run by Tests/HearthToolTests/ServeTokenTests.swift and ServeLimitsProcessTests.swift. Each command prints one JSON object.
 Usage:
   token_client.py ws PORT CREDENTIAL [PATH VALUE_JSON]   -> {"auth": {"s":…,"d":…}, "put": {"s":…}}
   token_client.py rest PORT METHOD PATH [BODY_JSON] [--bearer CRED] [--param K=V]…
                                                           -> {"status": N, "body": TEXT}
+  token_client.py listens PORT COUNT PUT_BYTES             -> {"listens": [STATUS…], "put": STATUS}
   token_client.py hs256 SECRET CLAIMS_JSON                -> {"token": …}
   token_client.py unsigned CLAIMS_JSON                    -> {"token": …}
 Claims are used byte for byte (so `1e300` stays `1e300`). A connection the server drops shows
@@ -112,6 +113,20 @@ def ws(port, credential, path=None, value=None):
     return out
 
 
+def listens(port, count, put_bytes):
+    """`count` listens on one connection (their statuses), then a put of a string `put_bytes` long."""
+    out = {"listens": []}
+    try:
+        s = WebSocket(port)
+        s.message()  # the hello
+        for i in range(int(count)):
+            out["listens"].append(s.request(i + 1, "q", {"p": f"l/{i}", "h": ""})["s"])
+        out["put"] = s.request(int(count) + 1, "p", {"p": "big", "d": "x" * int(put_bytes)})["s"]
+    except (OSError, ConnectionError, ValueError) as e:
+        out["error"] = f"{type(e).__name__}: {e}"
+    return out
+
+
 def rest(port, method, path, args):
     body, bearer, params = None, None, []
     i = 0
@@ -142,6 +157,8 @@ if command == "ws":
     result = ws(int(sys.argv[2]), *sys.argv[3:])
 elif command == "rest":
     result = rest(int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:])
+elif command == "listens":
+    result = listens(int(sys.argv[2]), sys.argv[3], sys.argv[4])
 elif command == "hs256":
     result = {"token": hs256(sys.argv[2], sys.argv[3])}
 elif command == "unsigned":
