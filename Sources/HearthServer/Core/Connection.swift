@@ -71,6 +71,22 @@ struct Listen: Sendable {
     let query: QuerySpec
     /// The tag a non-default query was listened with; pushes for it carry it.
     let tag: Int?
+    /// `query.identifier`, made once: listens are sorted by (path, identifier) under the core's
+    /// lock for every write that reaches them, and making the identifier is an encoding.
+    let queryIdentifier: String
+
+    init(path: Path, query: QuerySpec, tag: Int?) {
+        self.path = path
+        self.query = query
+        self.tag = tag
+        self.queryIdentifier = query.identifier
+    }
+
+    /// The order listens are visited in, so that the same input gives the same output, message
+    /// for message (the simulator replays seeds by it).
+    static func inOrder(_ a: Listen, _ b: Listen) -> Bool {
+        (a.path, a.queryIdentifier) < (b.path, b.queryIdentifier)
+    }
 }
 
 /// A queued onDisconnect operation (server values resolved when it runs).

@@ -131,9 +131,7 @@ extension ServerCore {
                     paths.contains(where: { $0.contains(l.path) || l.path.contains($0) })
                 })
             else { continue }
-            // A total order (path, then query): the same input gives the same output, message
-            // for message (the simulator replays seeds by it).
-            for l in touched.sorted(by: { ($0.path, $0.query.identifier) < ($1.path, $1.query.identifier) }) {
+            for l in touched.sorted(by: Listen.inOrder) {
                 // Rules may read the data (`root`, `data`): a listen granted before this write
                 // is checked again before the write's data goes to it.
                 guard mayRead(l.path, l.query, as: principal).allowed else {

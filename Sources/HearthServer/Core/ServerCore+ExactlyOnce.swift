@@ -51,7 +51,7 @@ extension ServerCore {
     mutating func answerSeen(_ id: ConnectionID, number: Int, writtenAt paths: [Path], into out: inout ServerOutput) {
         out.send(id, .response(number: number, status: "ok", data: WriteStamp.seenResponse))
         guard let c = connections[id] else { return }
-        let listens = c.listens.values.sorted { ($0.path, $0.query.identifier) < ($1.path, $1.query.identifier) }
+        let listens = c.listens.values.sorted(by: Listen.inOrder)
         func overlaps(_ l: Listen, _ p: Path) -> Bool { p.contains(l.path) || l.path.contains(p) }
         var candidates = Set<Path>()
         for p in paths {

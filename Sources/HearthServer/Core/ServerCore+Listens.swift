@@ -97,9 +97,7 @@ extension ServerCore {
         // The listens are copied out first: a held copy of the connection would make each
         // revocation copy them all.
         guard let principal = connections[id]?.principal,
-            let listens = connections[id]?.listens.values.sorted(by: {
-                ($0.path, $0.query.identifier) < ($1.path, $1.query.identifier)
-            })
+            let listens = connections[id]?.listens.values.sorted(by: Listen.inOrder)
         else { return }
         for l in listens where !mayRead(l.path, l.query, as: principal).allowed {
             revoke(id, l, into: &out)
