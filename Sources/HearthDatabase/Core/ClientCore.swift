@@ -25,7 +25,7 @@ import HearthWire
 /// hash of its cached data, so the server sends nothing when it is unchanged), then every
 /// pending write in write-id order, then the unanswered gets.
 ///
-/// **Exactly-once writes** (Hearth's extension, ``WriteStamp``): when the server's hello offers
+/// **Exactly-once writes** (Hearth's extension, `WriteStamp`): when the server's hello offers
 /// it (`"x": ["w"]`), every `p`/`m` of a write that has a writer id carries that id and the
 /// write's id, so a write re-sent after its answer was lost is not applied twice. A write's
 /// writer id is the one it was created under — the runtime takes a fresh one each time it
@@ -167,11 +167,11 @@ public struct ClientCore: Sendable {
     ///
     /// `onDisconnect` holds the store's queued onDisconnect operations that the server has not
     /// acknowledged (they are sent on connect); acknowledged ones belong to a connection that
-    /// is gone — the runtime applies them locally at open (``StoreBatch/applyOnDisconnectLocally(_:)``).
+    /// is gone — the runtime applies them locally at open (`StoreBatch.applyOnDisconnectLocally(_:)`).
     ///
     /// `writers` says which writer id each pending write was created under (the store's
     /// `Store.writerIdentities()`): to a server that offers exactly-once writes, those
-    /// writes carry ``WriteStamp``s with it.
+    /// writes carry `WriteStamp`s with it.
     public init(
         configuration: Configuration = Configuration(), pendingWrites: [PendingWrite],
         writers: WriterIdentities = WriterIdentities(), onDisconnect: [OnDisconnectOperation] = [],

@@ -183,7 +183,7 @@ extension ServerCore {
         return out
     }
 
-    /// Checks ``Budget``'s invariant: every total is the sum over the connections (tests and
+    /// Checks `Budget`'s invariant: every total is the sum over the connections (tests and
     /// simulations call it after every input).
     public func checkBudget() {
         var sum = Budget()

@@ -70,7 +70,7 @@ public struct ServerCore: Sendable {
         /// How often an event stream gets a `keep-alive` event (ms).
         public var keepAliveIntervalMs: Int64 = 30_000
         /// The most writers whose watermark the server remembers for exactly-once writes
-        /// (``WriteStamp``). When a new writer would exceed it, the least recently advanced
+        /// (`WriteStamp`). When a new writer would exceed it, the least recently advanced
         /// sixteenth of the table (at least one) is evicted, durably; an evicted writer's
         /// re-sent writes are applied again (plain at-least-once, as in Firebase). About 100
         /// bytes each in memory and in the store's checkpoint.
@@ -90,9 +90,9 @@ public struct ServerCore: Sendable {
     let policy: any AccessPolicy
 
     var connections: [ConnectionID: Connection] = [:]
-    /// What all connections hold against the totals in ``Configuration`` (``Budget``).
+    /// What all connections hold against the totals in ``Configuration`` (`Budget`).
     var held = Budget()
-    /// Why writes are suspended (a failed commit), if they are: see ``suspendWrites(_:)``.
+    /// Why writes are suspended (a failed commit), if they are: see ``suspendWrites(_:durable:writerWatermarks:)``.
     public internal(set) var writesSuspended: String?
     /// onDisconnect operations of connections that closed while writes were suspended, in
     /// order, with the principal they run as: run when writes resume.
@@ -108,10 +108,12 @@ public struct ServerCore: Sendable {
 
     /// A core over `data` (the database as stored).
     /// - Parameters:
+    ///   - data: the database's root, as the store holds it.
+    ///   - configuration: the limits and modes.
     ///   - policy: the access policy; by default ``DefaultAccessPolicy`` (allow all in
     ///     emulator mode).
     ///   - seed: seeds push-id randomness and session ids (the simulator fixes it).
-    ///   - writerWatermarks: the store's writer watermarks (``Store/writerWatermarks()``), so
+    ///   - writerWatermarks: the store's writer watermarks (`Store.writerWatermarks()`), so
     ///     that writes applied before a restart are still recognised.
     public init(
         data: Node, configuration: Configuration = Configuration(), policy: (any AccessPolicy)? = nil, seed: UInt64,
@@ -181,7 +183,7 @@ public struct TokenCheckRequest: Sendable, Equatable {
 public struct ServerOutput: Sendable {
     /// Writes to make durable before anything else in this output is released.
     public var writes: [DurableWrite] = []
-    /// Messages, in order: WebSocket message texts (to split with ``FrameSplitter``) or, for
+    /// Messages, in order: WebSocket message texts (to split with `FrameSplitter`) or, for
     /// event streams, whole Server-Sent Events — each rendered by the adapter when it delivers
     /// it (``OutboundMessage``).
     public var messages: [(ConnectionID, OutboundMessage)] = []
@@ -224,7 +226,7 @@ public struct ServerOutput: Sendable {
 /// value, a query's window, a hash comparison or a read's answer costs the connection that
 /// asked for it, not every request waiting for the core.
 ///
-/// Rendering is a pure function of immutable values (``Node``s are persistent) captured when
+/// Rendering is a pure function of immutable values (`Node`s are persistent) captured when
 /// the core produced the output, so it gives the same text whenever and wherever it runs. It
 /// may render to nothing: a filtered query's window that the write did not change, a listen
 /// whose data the client already has.

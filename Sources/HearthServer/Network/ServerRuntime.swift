@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// The release rule of ``ServerCore`` holds because outputs enter one FIFO under the same
 /// lock that produced them, and the commit thread delivers a batch only after its commit
-/// returned. Delivering hands each message to its connection's ``Delivery``, which renders it
+/// returned. Delivering hands each message to its connection's `Delivery`, which renders it
 /// off the lock and off the commit thread, in that connection's order; decoding a message and
 /// parsing a REST body happen before the lock is taken. So the lock is held for what must be
 /// ordered — access checks, applying writes, choosing whom a write concerns — and work that
@@ -66,8 +66,14 @@ public final class ServerRuntime: Sendable {
     public var committedWriteCount: Int { committedWrites.load(ordering: .relaxed) }
 
     /// A runtime over an open store: the core starts from the store's data.
-    /// - Parameter reopen: opens the store again (read-only when asked), after a commit
-    ///   failed: without it, a failed commit stops the runtime (``failure``).
+    /// - Parameters:
+    ///   - store: the database, opened authoritative; the runtime commits every write to it.
+    ///   - configuration: the core's limits and modes.
+    ///   - verifier: checks credentials, off the lock.
+    ///   - policy: who may read and write what; ``DefaultAccessPolicy`` when nil.
+    ///   - clock: milliseconds since 1970, for server timestamps, token expiry and timeouts.
+    ///   - reopen: opens the store again (read-only when asked), after a commit failed:
+    ///     without it, a failed commit stops the runtime (``failure``).
     public init(
         store: Store, configuration: ServerCore.Configuration, verifier: any TokenVerifier,
         policy: (any AccessPolicy)? = nil, clock: @escaping @Sendable () -> Int64 = Store.systemClock,
