@@ -88,7 +88,12 @@ let authRows: [Row] = [
     readRow("auth === null", false),
     readRow("auth.uid === 'alice'", true),
     readRow("auth.uid === 'alice'", false, auth: bob),
-    readRow("auth.uid === 'alice'", false, auth: nil, reason: "cannot read 'uid' of null"),
+    // Firebase: a property of null is null; an operator or method that needs a value fails.
+    readRow("auth.uid === 'alice'", false, auth: nil),
+    readRow("auth.uid !== 'alice'", true, auth: nil),
+    readRow("auth.token.claims.deeper == null", true, auth: nil),
+    readRow("auth.uid.length > 0", false, auth: nil, reason: "cannot compare"),
+    readRow("auth.uid.contains('a')", false, auth: nil),
     readRow("auth.provider === 'password'", true),
     readRow("auth.provider === 'password'", false, auth: bob),
     readRow("auth.token.email === 'alice@example.com'", true),
@@ -161,7 +166,10 @@ let snapshotRows: [Row] = [
     readRow("data.child('n').getPriority() === null", true),
     readRow("data.child('o').val() === null", false),
     readRow("data.child('nope').val() === null", true),
-    readRow("data.child(auth.uid + '.x').exists()", false, reason: "invalid key"),
+    // A path that is no valid path names no child (Firebase), literal or computed.
+    readRow("data.child(auth.uid + '.x').exists()", false),
+    readRow("!data.child('a.b').exists() && !data.hasChild('a.b') && !data.hasChildren(['s', 'a#b'])", true),
+    readRow("data.child('s.x').val() === null", true),
     readRow("data.hasChildren([auth.uid, 's'])", false),
     readRow("root.child('t/' + 's').hasChild('s') || data.hasChildren(['s', auth.provider + 'x'])", false),
 ]
@@ -178,8 +186,15 @@ let operatorRows: [Row] = [
     readRow("10 - 4 - 3 === 3", true),
     readRow("'ab' + 'c' === 'abc'", true),
     readRow("data.child('s').val() + '!' === 'Hello World!'", true),
-    readRow("data.child('n').val() / 0 > 0", false, reason: "division by zero"),
-    readRow("data.child('s').val() + 1 === 'x'", false, reason: "cannot add"),
+    // Firebase: a division by zero is NaN, ordered and equal with nothing; `+` with a string
+    // concatenates a number as JavaScript prints it.
+    readRow("data.child('n').val() / 0 > 0", false),
+    readRow("data.child('n').val() / 0 <= 0", false),
+    readRow("(1 / 0 + '') === 'NaN' && (0 % 0 + '') === 'NaN'", true),
+    readRow("data.child('s').val() + 1 === 'Hello World1'", true),
+    readRow("1.5 + data.child('s').val() === '1.5Hello World' && 1e21 + '' === '1e+21'", true),
+    readRow("data.child('s').val() + auth.token.email_verified === 'x'", false, reason: "cannot add"),
+    readRow("root['child']('t')['hasChild']('s') && data.child('s').val()['length'] === 11", true),
     readRow("7 > 6", true), readRow("7 > 7", false),
     readRow("7 >= 7", true), readRow("6 >= 7", false),
     readRow("6 < 7", true), readRow("7 < 7", false),

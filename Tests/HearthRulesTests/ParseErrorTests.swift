@@ -52,6 +52,10 @@ let badExpressions: [BadExpression] = [
     BadExpression(expression: "'a' - 1 === 0", message: "needs a number", pointsAt: "'a'"),
     BadExpression(expression: "data.exists", message: "is a method", pointsAt: "exists"),
     BadExpression(expression: "1 + 2", message: "must evaluate to a boolean", pointsAt: "1 + 2"),
+    BadExpression(
+        expression: "auth.x === 'one' ? 7 : true", message: "must evaluate to a boolean", pointsAt: "auth.x"),
+    BadExpression(expression: "root.val().notFound == false", message: "val() has no property", pointsAt: "notFound"),
+    BadExpression(expression: "root['exits']()", message: "unknown method 'exits'", pointsAt: "'exits'"),
     BadExpression(expression: "data.frobnicate()", message: "unknown method 'frobnicate'", pointsAt: "frobnicate"),
     BadExpression(expression: "data.val().matches('x')", message: "regular expression literal", pointsAt: "'x'"),
     BadExpression(expression: "data.child(1).exists()", message: "argument 1 of child()", pointsAt: "1)"),
@@ -62,7 +66,7 @@ let badExpressions: [BadExpression] = [
     BadExpression(expression: "data.hasChildren('a')", message: "array literal", pointsAt: "'a'"),
     BadExpression(expression: "data.val().matches(/x/g)", message: "flag 'g'", pointsAt: "g)"),
     BadExpression(expression: "data.val().matches(/(/)", message: "unterminated group", pointsAt: "(/)"),
-    BadExpression(expression: "query.orderByChild === 'x'", message: "query", pointsAt: "query"),
+    BadExpression(expression: "query.orderBy === 'x'", message: "query has no property 'orderBy'", pointsAt: "orderBy"),
     BadExpression(expression: "auth.uid = $uid", message: "assignment", pointsAt: "= $uid"),
     BadExpression(expression: "auth.uid === 'x", message: "unterminated string", pointsAt: "'x"),
     BadExpression(expression: "true true", message: "after the expression", pointsAt: "true\""),
@@ -70,8 +74,6 @@ let badExpressions: [BadExpression] = [
     BadExpression(expression: "(true", message: "expected ')'", pointsAt: "\""),
     BadExpression(expression: "data.child('a').", message: "expected a name after '.'", pointsAt: "\""),
     BadExpression(expression: "$uid > 1", message: "compares a string with a number", pointsAt: "$uid"),
-    BadExpression(expression: "data.child('a.b').exists()", message: "invalid key \"a.b\"", pointsAt: "'a.b'"),
-    BadExpression(expression: "data.hasChildren(['ok', 'a#b'])", message: "invalid key \"a#b\"", pointsAt: "'a#b'"),
     BadExpression(expression: "data.hasChild('')", message: "non-empty child path", pointsAt: "''"),
     BadExpression(expression: "auth.uid === $uid @", message: "unexpected character '@'", pointsAt: "@"),
 ]

@@ -70,6 +70,43 @@ let updateRows: [Row] = [
         operation: .update([("c/x/y", "1")]), expected: .denied(by: "/c/.validate")),
 ]
 
+/// Firebase's query-based rules guide: a user may list only the baskets they own, and
+/// messages only a page at a time.
+let queryBasedRules = #"""
+    {"rules": {
+      "baskets": {
+        ".read": "auth.uid != null && query.orderByChild == 'owner' && query.equalTo == auth.uid",
+        ".indexOn": "owner"
+      },
+      "messages": {".read": "query.orderByKey && query.limitToFirst <= 1000"}
+    }}
+    """#
+
+let queryBasedRows: [Row] = [
+    Row(
+        name: "query-based: the owner's own baskets", rules: queryBasedRules, auth: alice,
+        operation: .query("baskets", try! orderByChild("owner").equalTo(.string("alice"))),
+        expected: .allowed(by: "/baskets/.read")),
+    Row(
+        name: "query-based: another owner's baskets", rules: queryBasedRules, auth: alice,
+        operation: .query("baskets", try! orderByChild("owner").equalTo(.string("bob"))),
+        expected: .denied(by: "/baskets/.read")),
+    Row(
+        name: "query-based: all baskets (a plain read is ordered by key)", rules: queryBasedRules, auth: alice,
+        operation: .read("baskets"), expected: .denied(by: "/baskets/.read")),
+    Row(
+        name: "query-based: a page of messages", rules: queryBasedRules,
+        operation: .query("messages", try! QuerySpec(orderBy: .key).limitToFirst(1000)),
+        expected: .allowed(by: "/messages/.read")),
+    Row(
+        name: "query-based: too large a page", rules: queryBasedRules,
+        operation: .query("messages", try! QuerySpec(orderBy: .key).limitToFirst(1001)),
+        expected: .denied(by: "/messages/.read")),
+    Row(
+        name: "query-based: no limit (null <= 1000 fails)", rules: queryBasedRules,
+        operation: .read("messages"), expected: .denied(by: "/messages/.read")),
+]
+
 let queryRows: [Row] = [
     Row(
         name: "orderByChild on an indexed child", rules: queryRules,
@@ -148,6 +185,16 @@ let miscRows: [Row] = [
 @Suite struct SemanticsTableTests {
     @Test(arguments: updateRows) func updates(_ row: Row) throws { try check(row) }
     @Test(arguments: queryRows) func queries(_ row: Row) throws { try check(row) }
+    @Test(arguments: queryBasedRows) func queryBased(_ row: Row) throws { try check(row) }
+
+    @Test("query is refused outside .read rules when the rules load")
+    func queryOnlyInReads() {
+        for kind in [".write", ".validate"] {
+            #expect(throws: RulesError.self, "\(kind)") {
+                try RulesSet.parse(source: #"{"rules":{"a":{"\#(kind)":"query.limitToFirst == 1"}}}"#)
+            }
+        }
+    }
     @Test(arguments: miscRows) func misc(_ row: Row) throws { try check(row) }
 
     @Test func theNoIndexWarningNamesTheIndexAndLocation() throws {

@@ -69,9 +69,11 @@ extension Evaluator {
         }
     }
 
+    /// The child path an argument names, or nil when it is no valid path (a key with a dot, say):
+    /// Firebase answers such a path as a child that does not exist.
     private mutating func childPath(
         _ argument: Expr, _ c: EvaluationContext, _ method: Method
-    ) throws(EvaluationError) -> Path {
+    ) throws(EvaluationError) -> Path? {
         if case .path(_, let path) = argument.kind {
             try charge(path.depth * Self.keySteps)
             return path
@@ -80,8 +82,7 @@ extension Evaluator {
             throw fail("\(method.rawValue)() needs a string path")
         }
         try charge(s.utf8.count * Self.pathStepsPerByte)
-        let path: Path
-        do { path = try Path(validating: s) } catch { throw fail("\(method.rawValue)('\(s)'): \(error)") }
+        guard let path = try? Path(validating: s) else { return nil }
         guard !path.isRoot else { throw fail("\(method.rawValue)() needs a non-empty path") }
         try charge(path.depth * Self.keySteps)
         return path
@@ -107,7 +108,11 @@ extension Evaluator {
             return .bool(false)
         case .child:
             try charge(Self.snapshotSteps)
-            let relative = try childPath(arguments[0], c, method)
+            guard let relative = try childPath(arguments[0], c, method) else {
+                // No such child: an empty snapshot (the path has no place in the tree; its
+                // location stays this snapshot's).
+                return .snapshot(RuleSnapshot(tree: snap.tree, path: snap.path, node: .empty))
+            }
             let path = snap.path.appending(relative)
             return .snapshot(RuleSnapshot(tree: snap.tree, path: path, node: snap.node.child(at: relative)))
         case .parent:
@@ -115,12 +120,15 @@ extension Evaluator {
             try charge(Self.snapshotSteps + parent.depth * Self.keySteps)
             return .snapshot(RuleSnapshot(tree: snap.tree, path: parent, node: snap.tree.child(at: parent)))
         case .hasChild:
-            return .bool(!snap.node.child(at: try childPath(arguments[0], c, method)).isEmpty)
+            guard let relative = try childPath(arguments[0], c, method) else { return .bool(false) }
+            return .bool(!snap.node.child(at: relative).isEmpty)
         case .hasChildren:
             guard let argument = arguments.first else { return .bool(snap.node.childCount > 0) }
             guard case .array(let names) = argument.kind else { throw fail("hasChildren() needs an array") }
-            for name in names where snap.node.child(at: try childPath(name, c, method)).isEmpty {
-                return .bool(false)
+            for name in names {
+                guard let relative = try childPath(name, c, method), !snap.node.child(at: relative).isEmpty else {
+                    return .bool(false)
+                }
             }
             return .bool(true)
         default:

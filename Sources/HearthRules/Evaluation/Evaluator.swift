@@ -1,5 +1,6 @@
 // Evaluator: one rule expression against one request, Firebase's way — an error inside the
-// expression (a type mismatch, reading a property of null) makes the rule false, never a crash.
+// expression (a type mismatch, a method or comparison of null) makes the rule false, never a
+// crash.
 
 import HearthModel
 
@@ -20,6 +21,8 @@ struct EvaluationContext {
     let newData: Node
     /// The keys the `$wildcards` on the rule's location captured, from the root down.
     let captures: [String]
+    /// The query a read runs (`query` in `.read` rules); nil for a plain read, and for writes.
+    var query: QuerySpec? = nil
 }
 
 /// Why an expression could not produce a value; the rule then counts as false.
@@ -109,6 +112,9 @@ struct Evaluator {
         switch b {
         case .auth: return c.auth.map { .json($0.json) } ?? .null
         case .now: return .number(c.now)
+        case .query:
+            try charge(Self.snapshotSteps)
+            return .json(Self.queryObject(c.query))
         case .root, .data, .newData: try charge(Self.snapshotSteps)
         }
         switch b {
@@ -220,7 +226,9 @@ struct Evaluator {
             try charge(s.utf8.count)
             return .number(Double(s.utf16.count))
         case .null:
-            throw fail("cannot read '\(name)' of null")
+            // Firebase: a property of null is null (`auth.uid !== 'x'` is true without a
+            // credential); what then needs a value (a comparison, a method) fails.
+            return .null
         default:
             throw fail("a \(base.typeName) has no property '\(name)'")
         }
@@ -239,7 +247,10 @@ struct Evaluator {
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
             let order: Int
             switch (a, b) {
-            case let (.number(x), .number(y)): order = x < y ? -1 : (x > y ? 1 : 0)
+            case let (.number(x), .number(y)):
+                // NaN (a division by zero) compares false with everything.
+                if x.isNaN || y.isNaN { return .bool(false) }
+                order = x < y ? -1 : (x > y ? 1 : 0)
             case let (.string(x), .string(y)): order = ChildKey.compareUTF16(x, y)
             default: throw fail("'\(op.rawValue)' cannot compare a \(a.typeName) with a \(b.typeName)")
             }
@@ -253,6 +264,14 @@ struct Evaluator {
             switch (a, b) {
             case let (.number(x), .number(y)): return try finite(x + y)
             case let (.string(x), .string(y)): return .string(x + y)
+            case let (.string(x), .number(y)):
+                let text = Self.javaScriptString(y)
+                try charge(x.utf8.count + text.utf8.count)
+                return .string(x + text)
+            case let (.number(x), .string(y)):
+                let text = Self.javaScriptString(x)
+                try charge(text.utf8.count + y.utf8.count)
+                return .string(text + y)
             default: throw fail("'+' cannot add a \(a.typeName) and a \(b.typeName)")
             }
         case .subtract, .multiply, .divide, .remainder:
@@ -263,17 +282,61 @@ struct Evaluator {
             case .subtract: return try finite(x - y)
             case .multiply: return try finite(x * y)
             case .divide:
-                guard y != 0 else { throw fail("division by zero") }
+                // Firebase: a division by zero is NaN (`(1/0 + '') == 'NaN'`), which then
+                // equals and orders with nothing.
+                guard y != 0 else { return .number(.nan) }
                 return try finite(x / y)
             default:
-                guard y != 0 else { throw fail("remainder by zero") }
+                guard y != 0 else { return .number(.nan) }
                 return try finite(x.truncatingRemainder(dividingBy: y))
             }
         }
     }
 
     private func finite(_ d: Double) throws(EvaluationError) -> RuleValue {
-        guard d.isFinite else { throw fail("arithmetic overflow") }
+        guard !d.isInfinite else { throw fail("arithmetic overflow") }
         return .number(d)
+    }
+}
+
+extension Evaluator {
+    /// A number as JavaScript's `String(n)` prints it, for `+` with a string: `NaN`,
+    /// `Infinity`, or the shortest round-tripping digits (HearthModel's JSON number text).
+    static func javaScriptString(_ d: Double) -> String {
+        if d.isNaN { return "NaN" }
+        if d.isInfinite { return d < 0 ? "-Infinity" : "Infinity" }
+        return JSONValue.javaScriptNumberText(d)
+    }
+}
+
+extension Evaluator {
+    /// `query` as rules read it, as Firebase's server presents a read's query: a plain read
+    /// (or one of all the data in default order) is ordered by key; bounds and limits are null
+    /// when absent; `equalTo` is set when both bounds are the same value (and `startAt` and
+    /// `endAt` with it, the bounds it stands for).
+    static func queryObject(_ query: QuerySpec?) -> JSONValue {
+        let q = query.flatMap { $0.isDefault ? nil : $0 }
+        func bound(_ b: QueryBound?) -> JSONValue { b.map { $0.value.plainJSON() } ?? .null }
+        var equal: JSONValue = .null
+        if let s = q?.start, let e = q?.end, s == e, !s.exclusive { equal = bound(s) }
+        var first: JSONValue = .null, last: JSONValue = .null
+        switch q?.limit {
+        case .first(let n)?: first = .integer(exactly: Int64(n))
+        case .last(let n)?: last = .integer(exactly: Int64(n))
+        case nil: break
+        }
+        var child: JSONValue = .null
+        if case .child(let path)? = q?.index { child = .string(path.description) }
+        return .object([
+            JSONMember(key: "orderByKey", value: .bool(q == nil || q?.index == .key)),
+            JSONMember(key: "orderByPriority", value: .bool(q?.index == .priority)),
+            JSONMember(key: "orderByValue", value: .bool(q?.index == .value)),
+            JSONMember(key: "orderByChild", value: child),
+            JSONMember(key: "startAt", value: bound(q?.start)),
+            JSONMember(key: "endAt", value: bound(q?.end)),
+            JSONMember(key: "equalTo", value: equal),
+            JSONMember(key: "limitToFirst", value: first),
+            JSONMember(key: "limitToLast", value: last),
+        ])
     }
 }

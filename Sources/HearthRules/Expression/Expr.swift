@@ -68,8 +68,14 @@ struct Expr: Sendable {
 
 /// The variables every rule can read.
 enum Builtin: String, Sendable {
-    case auth, now, root, data, newData
+    case auth, now, root, data, newData, query
 }
+
+/// The members of `query` in `.read` rules (Firebase's query-based rules).
+let queryMembers: Set<String> = [
+    "orderByKey", "orderByPriority", "orderByValue", "orderByChild", "startAt", "endAt", "equalTo",
+    "limitToFirst", "limitToLast",
+]
 
 /// The operators that evaluate both operands.
 enum BinaryOperator: String, Sendable {

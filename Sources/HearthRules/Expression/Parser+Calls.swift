@@ -8,8 +8,18 @@ extension ExpressionParser {
     func member(
         _ target: Expr, _ type: StaticType, _ name: String, at offset: Int
     ) throws(ExpressionError) -> (Expr, StaticType) {
+        if case .builtin(.query) = target.kind, !queryMembers.contains(name) {
+            throw ExpressionError(
+                message: "query has no property '\(name)' (it has \(queryMembers.sorted().joined(separator: ", ")))",
+                offset: offset)
+        }
         switch type {
         case .unknown:
+            // Firebase refuses a property of what val() gives when the rules load (a primitive,
+            // or the opaque value of a node with children); a string's length is the exception.
+            if case .call(_, .val, _) = target.kind, name != "length" {
+                throw ExpressionError(message: "a value from val() has no property '\(name)'", offset: offset)
+            }
             return (try node(.member(target, name), at: target.offset, pointing: offset), .unknown)
         case .string where name == "length":
             return (try node(.member(target, name), at: target.offset, pointing: offset), .number)
@@ -95,15 +105,13 @@ extension ExpressionParser {
         return (try node(.call(target, method, arguments.map(\.0)), at: target.offset, pointing: offset), result)
     }
 
-    /// A string literal used as a child path, checked now and kept parsed (`.path`), so that a
-    /// bad literal is refused when the file loads and a good one is not re-parsed per request.
-    /// Other expressions are returned unchanged and checked when evaluated.
+    /// A string literal used as a child path, kept parsed (`.path`) so that it is not re-parsed
+    /// per request. A literal that is no valid path (`'banned/bob@example.com'`: a key with a
+    /// dot) loads, as in Firebase, and names no child: it stays a string, and evaluation finds
+    /// nothing there. Other expressions are returned unchanged and checked when evaluated.
     func constantPath(_ expr: Expr, of method: String) throws(ExpressionError) -> Expr {
         guard case .string(let text) = expr.kind else { return expr }
-        let path: Path
-        do { path = try Path(validating: text) } catch {
-            throw ExpressionError(message: "\(method)('\(text)'): \(error)", offset: expr.offset)
-        }
+        guard let path = try? Path(validating: text) else { return expr }
         guard !path.isRoot else {
             throw ExpressionError(message: "\(method)() needs a non-empty child path", offset: expr.offset)
         }

@@ -127,10 +127,17 @@ struct ExpressionParser {
         let (yes, yesType) = try parseConditional()
         try expect(":")
         let (no, noType) = try parseConditional()
-        return (
-            try node(.conditional(condition, yes, no), at: condition.offset),
-            yesType == noType ? yesType : .unknown
-        )
+        // Branches of two known types: the type that is not boolean, so that a rule that could
+        // evaluate to a number (`c ? 7 : true`) is refused when it loads, as Firebase does.
+        let type: StaticType
+        if yesType == noType {
+            type = yesType
+        } else if [yesType, noType].contains(.unknown) || [yesType, noType].contains(.null) {
+            type = .unknown
+        } else {
+            type = yesType == .boolean ? noType : yesType
+        }
+        return (try node(.conditional(condition, yes, no), at: condition.offset), type)
     }
 
     mutating func parseOr() throws(ExpressionError) -> (Expr, StaticType) {
@@ -217,12 +224,13 @@ struct ExpressionParser {
             let allowed: [StaticType] = op == .add ? [.number, .string] : [.number]
             try requireType(lhsType, of: allowed, "'\(op.rawValue)'", at: lhs.offset)
             try requireType(rhsType, of: allowed, "'\(op.rawValue)'", at: rhs.offset)
-            if lhsType != .unknown && rhsType != .unknown && lhsType != rhsType {
-                throw ExpressionError(
-                    message: "'\(op.rawValue)' mixes a \(lhsType.name) and a \(rhsType.name)", offset: lhs.offset)
-            }
             lhs = try node(.binary(op, lhs, rhs), at: lhs.offset, pointing: rhs.offset)
-            lhsType = lhsType == .unknown ? rhsType : lhsType
+            // `+` with a string on either side concatenates (a number as JavaScript prints it).
+            if lhsType == .string || rhsType == .string {
+                lhsType = .string
+            } else {
+                lhsType = lhsType == .unknown ? rhsType : lhsType
+            }
         }
         return (lhs, lhsType)
     }
@@ -287,7 +295,10 @@ struct ExpressionParser {
             } else if accept("[") {
                 let (index, indexType) = try parseConditional()
                 try expect("]")
-                if case .string(let name) = index.kind {
+                if case .string(let name) = index.kind, accept("(") {
+                    // A method named in brackets, as Firebase allows: `root['exists']()`.
+                    (target, type) = try parseCall(target, type, name, at: index.offset)
+                } else if case .string(let name) = index.kind {
                     (target, type) = try member(target, type, name, at: index.offset)
                 } else {
                     guard type == .unknown else {
@@ -356,7 +367,10 @@ struct ExpressionParser {
             }
             return (Expr(kind: .builtin(.newData), offset: offset), .snapshot)
         case "query":
-            throw ExpressionError(message: "query-based rules (query.*) are not supported", offset: offset)
+            guard !scope.allowsNewData else {
+                throw ExpressionError(message: "query is only available in .read rules", offset: offset)
+            }
+            return (Expr(kind: .builtin(.query), offset: offset), .unknown)
         default:
             if name.hasPrefix("$") {
                 let capture = String(name.dropFirst())

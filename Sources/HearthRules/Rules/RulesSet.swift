@@ -86,7 +86,9 @@ public struct RulesSet: Sendable {
     }
 
     /// Whether `auth` may run `query` at `path` (a listen with query parameters, or a REST
-    /// GET with `orderBy`): allowed exactly when a read of `path` is (rules are not filters).
+    /// GET with `orderBy`): the `.read` rules decide as for a read of `path` (rules are not
+    /// filters), and they may test the query itself (`query.orderByChild`, `query.limitToFirst`
+    /// and the rest: Firebase's query-based rules).
     /// An allowed query ordered by a child or by value that no `.indexOn` at `path` names
     /// carries ``RulesWarning/noIndex(path:index:)`` in ``Decision/warnings``; its results
     /// are still to be computed and sent.
@@ -98,7 +100,11 @@ public struct RulesSet: Sendable {
     ///   - root: The whole database tree as it is now.
     ///   - now: The server's clock in milliseconds since the epoch.
     public func canQuery(path: Path, query: QuerySpec, auth: RulesAuth?, root: Node, now: Double) -> Decision {
-        let decision = canRead(path: path, auth: auth, root: root, now: now)
+        if auth?.isAdmin == true { return .allowed(by: nil, at: path, reason: "admin access bypasses rules") }
+        var evaluator = Evaluator(steps: limits.evaluationSteps)
+        let decision = grant(
+            .read, at: Self.ruleLocation(of: path), auth: auth, oldRoot: root, newRoot: root, now: now,
+            query: query, evaluator: &evaluator)
         guard decision.isAllowed, !hasIndex(path: path, on: query.index) else { return decision }
         return decision.adding(.noIndex(path: path, index: query.index.wireName))
     }
@@ -137,7 +143,7 @@ public struct RulesSet: Sendable {
     /// steps denies at once: no deeper rule is tried.
     func grant(
         _ kind: RuleKind, at path: Path, auth: RulesAuth?, oldRoot: Node, newRoot: Node, now: Double,
-        evaluator: inout Evaluator
+        query: QuerySpec? = nil, evaluator: inout Evaluator
     ) -> Decision {
         var captures: [String] = []
         var node: RuleNode? = root
@@ -152,7 +158,7 @@ public struct RulesSet: Sendable {
                 let location = depth == path.depth ? path : Path(keys: Array(path.keys[..<depth]))
                 let context = EvaluationContext(
                     auth: auth, now: now, oldRoot: oldRoot, newRoot: newRoot, path: location,
-                    data: oldNode, newData: sameTree ? oldNode : newNode, captures: captures)
+                    data: oldNode, newData: sameTree ? oldNode : newNode, captures: captures, query: query)
                 switch evaluator.isTrue(rule.expression, in: context) {
                 case .success(true):
                     return .granted(by: rule.reference, at: location, steps: evaluator.budget.used)
