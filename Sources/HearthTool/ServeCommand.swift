@@ -70,6 +70,13 @@ struct ServeCommand: AsyncParsableCommand {
     var idleTimeout: Int = 120
 
     @Option(
+        name: .customLong("public-host"),
+        help: ArgumentHelp(
+            "The host (and port) clients are told to reconnect to, in every WebSocket hello; by default the Host they connected with.",
+            valueName: "HOST[:PORT]"))
+    var publicHost: String?
+
+    @Option(
         name: .customLong("port-file"),
         help: ArgumentHelp(
             "Write the bound port to this file once listening (for scripts using --port 0).", valueName: "FILE"))
@@ -81,6 +88,9 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port \(port) is not a port number (0…65535)") }
         guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
+        if let publicHost, ServerCore.reconnectHost(publicHost) == nil {
+            throw ValidationError("--public-host \(publicHost) is not a host name or address with an optional port")
+        }
         guard rulesStepBudget > 0 else { throw ValidationError("--rules-step-budget must be positive") }
         var secret: String?
         if let secretFile {
@@ -110,6 +120,7 @@ struct ServeCommand: AsyncParsableCommand {
         var configuration = ServerCore.Configuration()
         configuration.emulator = emulator
         configuration.idleTimeoutMs = Int64(idleTimeout) * 1000
+        configuration.publicHost = publicHost
         limits.apply(to: &configuration)
         let verifier: FirebaseTokenVerifier
         do { verifier = try await FirebaseTokenVerifier(secret: secret, emulator: emulator) } catch {

@@ -17,6 +17,31 @@ struct ServerCoreTests {
                 == #"{"t":"c","d":{"t":"h","d":{"ts":5,"v":"5","h":"h","s":"s"}}}"#)
     }
 
+    @Test(
+        "the hello's h is where the client found the server (its Host), else --public-host wins; a Host that is no host name is not echoed"
+    )
+    func helloHost() {
+        func h(_ host: String?, publicHost: String? = nil) -> String? {
+            var configuration = ServerCore.Configuration()
+            configuration.host = "0.0.0.0:9000"
+            configuration.publicHost = publicHost
+            var core = ServerCore(data: .empty, configuration: configuration, seed: 1)
+            let out = core.connect(ConnectionID(1), now: 0, host: host)
+            guard let text = out.renderedMessages().first?.1,
+                case .hello(_, let named, _, _)? = try? ServerMessage.decode(text)
+            else { return nil }
+            return named
+        }
+        #expect(h("db.example.com:9000") == "db.example.com:9000")
+        #expect(h("127.0.0.1:9000") == "127.0.0.1:9000")
+        #expect(h("[::1]:9000") == "[::1]:9000")
+        #expect(h(nil) == "0.0.0.0:9000")
+        #expect(h("evil.com/\"><script>") == "0.0.0.0:9000")
+        #expect(h("a b") == "0.0.0.0:9000" && h("") == "0.0.0.0:9000")
+        #expect(h(String(repeating: "a", count: 256)) == "0.0.0.0:9000")
+        #expect(h("db.example.com:9000", publicHost: "rtdb.example.org") == "rtdb.example.org")
+    }
+
     @Test("listen: the data is pushed, then ok; a matching hash sends no data")
     func listenAndHash() {
         var h = CoreHarness(data: node(#"{"a":{"b":1,"c":"x"}}"#))

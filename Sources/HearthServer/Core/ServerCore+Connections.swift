@@ -17,7 +17,11 @@ public enum FrameOutcome: Sendable {
 
 extension ServerCore {
     /// A WebSocket connection opened: the hello goes first.
-    public mutating func connect(_ id: ConnectionID, now: Int64) -> ServerOutput {
+    /// - Parameter host: the `Host` header the WebSocket upgrade came with: where the client
+    ///   found this server, so where it should reconnect (the hello's `h`) unless
+    ///   ``Configuration/publicHost`` says otherwise. Not a host name and port (or too long):
+    ///   ignored, and the bound address is sent.
+    public mutating func connect(_ id: ConnectionID, now: Int64, host: String? = nil) -> ServerOutput {
         self.now = max(self.now, now)
         precondition(connections[id] == nil, "connection \(id) opened twice")
         connections[id] = Connection(
@@ -27,7 +31,8 @@ extension ServerCore {
         var out = ServerOutput()
         let session = String(random() % 1_000_000_000_000, radix: 36)
         let extensions = configuration.exactlyOnceWrites ? [ServerMessage.writeIDsExtension] : []
-        out.send(id, .hello(timestamp: now, host: configuration.host, sessionID: session, extensions: extensions))
+        let reconnect = configuration.publicHost ?? host.flatMap(Self.reconnectHost) ?? configuration.host
+        out.send(id, .hello(timestamp: now, host: reconnect, sessionID: session, extensions: extensions))
         return out
     }
 
@@ -203,5 +208,19 @@ enum EventStreamFormat {
     /// One event: `event: NAME`, `data: DATA`, blank line.
     static func event(_ name: String, _ data: String) -> String {
         "event: \(name)\ndata: \(data)\n\n"
+    }
+}
+
+extension ServerCore {
+    /// `host` when it is a host name or address with an optional port (RFC 3986's reg-name,
+    /// IPv4, or a bracketed IPv6 literal: letters, digits, `.-_:[]`), at most 255 bytes;
+    /// otherwise nil. It is echoed to the client that sent it, so nothing else may pass.
+    public static func reconnectHost(_ host: String) -> String? {
+        let allowed = { (b: UInt8) -> Bool in
+            (b >= 0x30 && b <= 0x3A) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+                || b == 0x2E || b == 0x2D || b == 0x5F || b == 0x5B || b == 0x5D
+        }
+        guard (1...255).contains(host.utf8.count), host.utf8.allSatisfy(allowed) else { return nil }
+        return host
     }
 }

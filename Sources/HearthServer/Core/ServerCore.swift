@@ -18,8 +18,13 @@ import HearthWire
 public struct ServerCore: Sendable {
     /// Limits and behaviour.
     public struct Configuration: Sendable {
-        /// The host name sent in the hello (`h`), which clients reconnect to.
+        /// The host name sent in the hello (`h`), which clients reconnect to, when neither
+        /// ``publicHost`` nor the connection's own `Host` header names one: the bound address.
         public var host: String = "127.0.0.1"
+        /// The host (and port) clients should reconnect to, sent in every hello (`h`):
+        /// `hearth serve --public-host`, for a server behind a proxy or a name. Nil: the `Host`
+        /// the client connected with.
+        public var publicHost: String? = nil
         /// Emulator mode: unsigned tokens and `owner` accepted; the default policy allows all.
         public var emulator: Bool = false
         /// The largest WebSocket message accepted, in UTF-8 bytes (Firebase's SDKs write at

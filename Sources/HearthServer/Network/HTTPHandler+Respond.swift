@@ -75,7 +75,9 @@ extension HTTPHandler {
         state = .streaming
         outbound.setLimit(shared.maxQueuedBytesPerConnection)
         var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "text/event-stream")
+        // The charset is said: clients such as firebase-admin (requests) decode a text/* body
+        // without one as ISO-8859-1.
+        headers.add(name: "Content-Type", value: "text/event-stream; charset=utf-8")
         headers.add(name: "Cache-Control", value: "no-cache")
         headers.add(name: "Access-Control-Allow-Origin", value: "*")
         let channel = context.channel

@@ -44,14 +44,15 @@ public final class NetworkServer: Sendable {
                 let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
                 return channel.eventLoop.makeSucceededFuture(path == "/.ws" || path == "/.ws/" ? HTTPHeaders() : nil)
             },
-            upgradePipelineHandler: { channel, _ in
+            upgradePipelineHandler: { channel, head in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     // The meter goes just ahead of the decoder the upgrader added, so it sees every
                     // byte the decoder does (bytes that came with the upgrade request included).
                     let decoder = try pipeline.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)
                     try pipeline.addHandler(FrameMeter(budget: shared.frames), position: .before(decoder))
-                    try pipeline.addHandler(WebSocketHandler(runtime: runtime, shared: shared))
+                    try pipeline.addHandler(
+                        WebSocketHandler(runtime: runtime, shared: shared, host: head.headers["Host"].first))
                 }
             })
         var decoderLimits = NIOHTTPDecoderLimitConfiguration()

@@ -127,11 +127,11 @@ public final class ServerRuntime: Sendable {
     }
 
     /// A WebSocket connection opened.
-    func connected(_ id: ConnectionID, sink: any ConnectionSink) {
+    func connected(_ id: ConnectionID, sink: any ConnectionSink, host: String? = nil) {
         let now = clock()
         let delivery = Delivery(sink: sink, total: waitingTotal, label: "hearth-connection-\(id.raw)")
         state.withLock { $0.deliveries[id] = delivery }
-        input { $0.connect(id, now: now) }
+        input { $0.connect(id, now: now, host: host) }
     }
 
     /// A text frame arrived: assembled under the lock, a whole message decoded outside it.

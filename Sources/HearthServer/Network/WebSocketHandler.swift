@@ -25,9 +25,13 @@ final class WebSocketHandler: ChannelInboundHandler {
     /// Closing (refused, or the client's close frame came): later frames are dropped unread.
     var closing = false
 
-    init(runtime: ServerRuntime, shared: NetworkShared) {
+    /// The `Host` header of the upgrade request: where the client found the server.
+    let requestHost: String?
+
+    init(runtime: ServerRuntime, shared: NetworkShared, host: String?) {
         self.runtime = runtime
         self.shared = shared
+        self.requestHost = host
         self.id = runtime.makeID()
     }
 
@@ -61,7 +65,7 @@ final class WebSocketHandler: ChannelInboundHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         let budget = OutboundBudget(
             channel: context.channel, ledger: shared.outbound, limit: shared.maxQueuedBytesPerConnection)
-        runtime.connected(id, sink: Sink(channel: context.channel, budget: budget))
+        runtime.connected(id, sink: Sink(channel: context.channel, budget: budget), host: requestHost)
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -146,6 +146,10 @@ ref("live/x").set(1)
 check("listen put", events.get(timeout=10), ("put", "/x", 1))
 ref("live").update({"y": 2, "z/w": 3})
 check("listen patch", events.get(timeout=10), ("patch", "/", {"y": 2, "z/w": 3}))
+# The stream is UTF-8 and says so: firebase-admin decodes a text/event-stream without a charset
+# as ISO-8859-1 ("hola ð\x9f\x91\x8b" for "hola 👋").
+ref("live/greeting").set("hola 👋")
+check("listen non-ASCII", events.get(timeout=10), ("put", "/greeting", "hola 👋"))
 # close() waits for the stream's next event: poke it so the test does not wait for a keep-alive.
 threading.Timer(0.3, lambda: ref("live/poke").set(True)).start()
 listener.close()

@@ -3,7 +3,7 @@ WebSocket (protocol v5) `auth` then an optional put, a REST request, and tokens 
 
 Run by Tests/HearthToolTests/ServeTokenTests.swift and ServeLimitsProcessTests.swift. Each command prints one JSON object.
 Usage:
-  token_client.py ws PORT CREDENTIAL [PATH VALUE_JSON]   -> {"auth": {"s":…,"d":…}, "put": {"s":…}}
+  token_client.py ws PORT CREDENTIAL [PATH VALUE_JSON]   -> {"hello": …, "auth": {"s":…,"d":…}, "put": {"s":…}}
   token_client.py rest PORT METHOD PATH [BODY_JSON] [--bearer CRED] [--param K=V]…
                                                           -> {"status": N, "body": TEXT}
   token_client.py listens PORT COUNT PUT_BYTES             -> {"listens": [STATUS…], "put": STATUS}
@@ -104,7 +104,7 @@ def ws(port, credential, path=None, value=None):
     out = {}
     try:
         s = WebSocket(port)
-        s.message()  # the hello
+        out["hello"] = s.message()
         out["auth"] = s.request(1, "auth", {"cred": credential})
         if path is not None:
             out["put"] = s.request(2, "p", {"p": path, "d": json.loads(value)})
