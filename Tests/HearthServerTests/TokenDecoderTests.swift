@@ -18,15 +18,6 @@ struct TokenDecoderTests {
         Result { () throws(TokenRefusal) in try emulator.decode(JWTFixtures.unsigned(claims), now: now) }
     }
 
-    /// An HS256-shaped token with `claims` (its 32-byte signature is not checked here: JWTKit
-    /// does that after the decoder), decoded with the secret at `now`: only signed tokens expire.
-    static func decodeSigned(_ claims: String, now: Int64 = now) -> Result<DecodedCredential, TokenRefusal> {
-        let token =
-            JWTFixtures.b64url(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8)) + "."
-            + JWTFixtures.b64url(Data(claims.utf8)) + "." + JWTFixtures.b64url(Data(repeating: 7, count: 32))
-        return Result { () throws(TokenRefusal) in try signedOnly.decode(token, now: now) }
-    }
-
     static func refusal(_ result: Result<DecodedCredential, TokenRefusal>) -> TokenRefusal? {
         if case .failure(let refusal) = result { return refusal }
         return nil
@@ -72,15 +63,15 @@ struct TokenDecoderTests {
 
     @Test("fractional seconds are accepted (RFC 7519), to the nearest millisecond; the bounds are inclusive")
     func fractionsAndBounds() {
-        #expect(Self.user(Self.decodeSigned(#"{"uid":"u","exp":1700000060.5678}"#))?.expiresAt == 1_700_000_060_568)
-        #expect(Self.user(Self.decodeSigned(#"{"uid":"u","exp":253402300799}"#))?.expiresAt == 253_402_300_799_000)
+        #expect(Self.user(Self.decode(#"{"uid":"u","exp":1700000060.5678}"#))?.expiresAt == 1_700_000_060_568)
+        #expect(Self.user(Self.decode(#"{"uid":"u","exp":253402300799}"#))?.expiresAt == 253_402_300_799_000)
         #expect(Self.user(Self.decode(#"{"uid":"u","exp":1.8e9,"iat":0,"nbf":0,"auth_time":0}"#)) != nil)
     }
 
     @Test("exp at now is expired, a millisecond later valid; iat, auth_time and nbf may lead the clock by 300 s")
     func timeChecks() throws {
-        #expect(try Self.decodeSigned(#"{"uid":"u","exp":1700000000}"#).get() == .expired(signed: true))
-        #expect(Self.user(Self.decodeSigned(#"{"uid":"u","exp":1700000000.001}"#))?.expiresAt == Self.now + 1)
+        #expect(try Self.decode(#"{"uid":"u","exp":1700000000}"#).get() == .expired(signed: false))
+        #expect(Self.user(Self.decode(#"{"uid":"u","exp":1700000000.001}"#))?.expiresAt == Self.now + 1)
         for name in ["iat", "auth_time", "nbf"] {
             #expect(Self.user(Self.decode(#"{"uid":"u","exp":1800000000,"\#(name)":1700000300}"#)) != nil)
             let refused = Self.refusal(Self.decode(#"{"uid":"u","exp":1800000000,"\#(name)":1700000300.001}"#))
@@ -88,33 +79,10 @@ struct TokenDecoderTests {
         }
     }
 
-    @Test(
-        "emulator mode: an unsigned token never expires, as Firebase's emulator — the JS SDK's mockUserToken (iat 0, exp 3600) is a user"
-    )
-    func unsignedTokensDoNotExpire() throws {
-        // createMockUserToken's shape: header {"alg":"none","type":"JWT"}, times in 1970.
-        let mock =
-            JWTFixtures.b64url(Data(#"{"alg":"none","type":"JWT"}"#.utf8)) + "."
-            + JWTFixtures.b64url(
-                Data(
-                    #"{"iss":"https://securetoken.google.com/demo-project","aud":"demo-project","iat":0,"exp":3600,"auth_time":0,"sub":"alice","user_id":"alice","firebase":{"sign_in_provider":"custom","identities":{}}}"#
-                        .utf8)) + "."
-        let decoded = try Self.emulator.decode(mock, now: Self.now)
-        guard case .user(let user, signed: false) = decoded else {
-            Issue.record("expected an unsigned user, got \(decoded)")
-            return
-        }
-        #expect(user.uid == "alice" && user.expiresAt == nil)
-        // Still parsed exactly: a claim out of range is refused, unsigned or not.
-        #expect(Self.refusal(Self.decode(#"{"uid":"u","exp":1e300}"#)) == .claimOutOfRange("exp"))
-        // A signed token of the same times is expired.
-        #expect(try Self.decodeSigned(#"{"sub":"alice","iat":0,"exp":3600}"#).get() == .expired(signed: true))
-    }
-
     @Test("any clock, however extreme, gives a value or a refusal, never a trap")
     func extremeClocks() throws {
         let claims = #"{"uid":"u","exp":253402300799,"iat":253402300799,"nbf":0}"#
-        #expect(try Self.decodeSigned(claims, now: .max).get() == .expired(signed: true))
+        #expect(try Self.decode(claims, now: .max).get() == .expired(signed: false))
         #expect(Self.refusal(Self.decode(claims, now: .min)) == .issuedInFuture("iat"))
         #expect(Self.refusal(Self.decode(#"{"uid":"u","exp":0}"#, now: .min)) == nil)
     }

@@ -223,23 +223,4 @@ struct ServeTokenTests {
             }
         }
     }
-
-    @Test(
-        "emulator mode: the JS SDK's mockUserToken (unsigned, iat 0, exp 3600 — 1970) is a user over WebSocket and REST; a secret-signed token of the same times is expired",
-        .enabled(if: Tool.binary != nil, Tool.missingMessage))
-    func emulatorMockUserToken() throws {
-        let claims =
-            #"{"iss":"https://securetoken.google.com/demo-project","aud":"demo-project","iat":0,"exp":3600,"auth_time":0,"sub":"alice","user_id":"alice","firebase":{"sign_in_provider":"custom","identities":{}}}"#
-        let rules = #"{"rules": {"users": {"$uid": {".read": "auth.uid === $uid", ".write": "auth.uid === $uid"}}}}"#
-        try Self.serving(emulator: true, rules: rules) { server, _ in
-            let mock = try TokenClient.unsigned(claims)
-            #expect(try TokenClient.ws(server.port, mock, put: "users/alice") == .init(auth: "ok", put: "ok"))
-            #expect(try TokenClient.rest(server.port, "GET", "users/alice", bearer: mock).status == 200)
-            #expect(try TokenClient.rest(server.port, "GET", "users/bob", bearer: mock).status == 401)
-        }
-        try Self.serving(rules: rules) { server, _ in
-            let signed = try TokenClient.hs256(Self.secret, claims)
-            #expect(try TokenClient.ws(server.port, signed).auth == "expired_token")
-        }
-    }
 }

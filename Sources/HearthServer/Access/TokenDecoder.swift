@@ -21,10 +21,8 @@ import HearthWire
 /// - `exp` is required; `exp`, `iat`, `nbf` and `auth_time` are RFC 7519 NumericDates: finite
 ///   JSON numbers of seconds in 0 … ``maxNumericDate`` (9999-12-31T23:59:59Z), fractions
 ///   allowed (to the nearest millisecond). `iat` and `auth_time` may not be later than
-///   now, and `nbf` not later than now, give or take ``clockSkewMs``; past `exp` a signed token
-///   is expired. An unsigned token (emulator mode) never expires, as in Firebase's emulator:
-///   the JS SDK's `mockUserToken` and `@firebase/rules-unit-testing` send `iat` 0 and `exp`
-///   3600, in 1970.
+///   now, and `nbf` not later than now, give or take ``clockSkewMs``; past `exp` the token is
+///   expired.
 /// - The user id is the first of `uid`, `sub` and `d.uid` present: a non-empty string of at
 ///   most ``maxUIDLength`` UTF-16 code units (Firebase's limit on a uid).
 @_spi(HearthInternals) public struct TokenDecoder: Sendable {
@@ -94,9 +92,8 @@ import HearthWire
         }
         if let notBefore = try numericDate(claims, "nbf"), notBefore - clockSkewMs > now { throw .notYetValid }
         let uid = try userID(claims)
-        guard signed else { return .user(Principal.User(uid: uid, claims: claims, expiresAt: nil), signed: false) }
-        if expires <= now { return .expired(signed: true) }
-        return .user(Principal.User(uid: uid, claims: claims, expiresAt: expires), signed: true)
+        if expires <= now { return .expired(signed: signed) }
+        return .user(Principal.User(uid: uid, claims: claims, expiresAt: expires), signed: signed)
     }
 
     /// The NumericDate claim `name` in ms since the epoch, nil when absent. In range, the
@@ -151,8 +148,7 @@ import HearthWire
     /// A token naming a user, valid at the time given; `signed`: an HS256 signature that must
     /// still verify (false only for an unsigned token in emulator mode).
     case user(Principal.User, signed: Bool)
-    /// A well-formed signed token past its `exp` (unsigned ones do not expire); `signed` as
-    /// for ``user(_:signed:)``.
+    /// A well-formed token past its `exp`; `signed` as for ``user(_:signed:)``.
     case expired(signed: Bool)
 }
 
