@@ -7,6 +7,7 @@
 // depend on the Fuzz package), so the fuzzer and these tests run one and the same code;
 // `checksAreTheFuzzersOwn` fails when a file is missing on either side or differs.
 import Foundation
+import HearthModel
 import HearthRules
 import Testing
 
@@ -64,6 +65,31 @@ import Testing
                 copy == original,
                 "Tests/HearthRulesTests/FuzzChecks/\(name) is not Fuzz/Sources/FuzzRulesChecks/\(name): run Fuzz/sync-checks.sh"
             )
+        }
+    }
+
+    /// A finding of CI's FuzzRules run: one write whose validation fails under one named child,
+    /// checked against two loadings of the same file, spent different steps — the named children
+    /// were walked in each dictionary's own order, so the siblings validated before the failing
+    /// one (and so which failure was reported) changed from one loading to the next. Validation
+    /// walks named children in key order now: every loading decides alike, steps and all.
+    @Test func validationOrderIsTheSameForEveryLoading() throws {
+        let keys = (0..<24).map { "c\($0 < 10 ? "0" : "")\($0)" }
+        let rules =
+            #"{"rules": {".write": true, "#
+            + keys.map { #""\#($0)": {".validate": "newData.isString()"}"# }.joined(separator: ", ") + "}}"
+        let data = "{" + keys.map { #""\#($0)": 1"# }.joined(separator: ", ") + "}"
+        let newRoot = try Node(jsonText: data)
+        var decisions: [Decision] = []
+        for _ in 0..<8 {
+            let set = try RulesSet.parse(source: rules)
+            decisions.append(set.canWrite(path: .root, newRoot: newRoot, oldRoot: .empty, auth: nil, now: 0))
+        }
+        let first = try #require(decisions.first)
+        #expect(!first.isAllowed)
+        #expect(first.rule?.location == "/c00", "the first failing child in key order decides: \(first)")
+        for decision in decisions.dropFirst() {
+            #expect(decision == first && decision.evaluationSteps == first.evaluationSteps, "\(decision)")
         }
     }
 }

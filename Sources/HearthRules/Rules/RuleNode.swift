@@ -27,6 +27,10 @@ final class RuleNode: Sendable {
     /// Whether this node or one below it has a `.validate` rule: where none does, a write's
     /// new data need not be walked.
     let hasValidate: Bool
+    /// The named children that have a `.validate` at or below them, in key order: a write's
+    /// validation walks them in this fixed order, so that which failing rule is reported, and
+    /// the steps spent before it, never depend on a dictionary's per-instance order.
+    let validatedChildren: [(key: ChildKey, node: RuleNode)]
 
     init(
         location: String, read: CompiledRule?, write: CompiledRule?, validate: CompiledRule?,
@@ -41,6 +45,8 @@ final class RuleNode: Sendable {
         self.wildcard = wildcard
         hasValidate =
             validate != nil || children.values.contains { $0.hasValidate } || wildcard?.node.hasValidate == true
+        validatedChildren = children.filter { $0.value.hasValidate }.sorted { $0.key < $1.key }
+            .map { (key: $0.key, node: $0.value) }
     }
 
     /// The rule node for `key`, appending the key to `captures` when a wildcard is what

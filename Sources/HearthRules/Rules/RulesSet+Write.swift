@@ -155,7 +155,7 @@ private struct Validator {
             }
         } else {
             // Only named children have rules: walk the rules.
-            for (key, next) in rules.children where next.hasValidate {
+            for (key, next) in rules.validatedChildren {
                 let child = newNode.child(key)
                 if child.isEmpty { continue }
                 if let failure = subtree(
