@@ -24,6 +24,13 @@ struct ServeCommand: AsyncParsableCommand {
             read and write (unless --rules is given), unsigned tokens (alg none) are accepted, and \
             `Bearer owner` is the admin. With --rules FILE, Firebase security rules decide for \
             everyone but the admin; a rules file with an error stops the server before it starts.
+
+            Namespaces: each `ns` a request names (`/.ws?v=5&ns=NAME`, `/path.json?ns=NAME`) is a \
+            database of its own — its own data, rules, sessions and onDisconnect operations — \
+            kept in DATA_DIR/namespaces/NAME/ (a Hearth store) and opened when first named; a \
+            request without `ns`, or naming --namespace, reaches the store in DATA_DIR itself. \
+            Each starts with the --rules file's rules; the admin reads and replaces a \
+            namespace's rules with GET and PUT /.settings/rules.json?ns=NAME until the server stops.
             """
     )
 
@@ -77,6 +84,19 @@ struct ServeCommand: AsyncParsableCommand {
     var publicHost: String?
 
     @Option(
+        help: ArgumentHelp(
+            "The name of the database in DATA_DIR itself, which requests without `ns` reach: `ns=NAME` reaches it too.",
+            valueName: "NAME"))
+    var namespace: String?
+
+    @Option(
+        name: .customLong("max-namespaces"),
+        help: ArgumentHelp(
+            "How many databases besides the default one may be open at once (each a store in DATA_DIR/namespaces/); a request naming one more is answered 503.",
+            valueName: "N"))
+    var maxNamespaces = Databases.defaultMaxNamespaces
+
+    @Option(
         name: .customLong("port-file"),
         help: ArgumentHelp(
             "Write the bound port to this file once listening (for scripts using --port 0).", valueName: "FILE"))
@@ -92,6 +112,10 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--public-host \(publicHost) is not a host name or address with an optional port")
         }
         guard rulesStepBudget > 0 else { throw ValidationError("--rules-step-budget must be positive") }
+        guard maxNamespaces >= 0 else { throw ValidationError("--max-namespaces must not be negative") }
+        if let namespace, !Databases.isValidName(namespace) {
+            throw ValidationError("--namespace \(namespace): 1 to 63 lowercase letters, digits and '-'")
+        }
         var secret: String?
         if let secretFile {
             guard let text = try? String(contentsOfFile: secretFile, encoding: .utf8) else {
@@ -101,15 +125,17 @@ struct ServeCommand: AsyncParsableCommand {
             guard !(secret ?? "").isEmpty else { throw ValidationError("the secret file \(secretFile) is empty") }
         }
         var policy: (any AccessPolicy)? = nil
+        var rulesText: String?
+        var ruleLimits = RulesSet.Limits()
+        ruleLimits.evaluationSteps = rulesStepBudget
         if let rules {
             guard let text = try? String(contentsOfFile: rules, encoding: .utf8) else {
                 throw ValidationError("cannot read the rules file \(rules)")
             }
-            var ruleLimits = RulesSet.Limits()
-            ruleLimits.evaluationSteps = rulesStepBudget
             do { policy = RulesAccessPolicy(rules: try RulesSet.parse(source: text, limits: ruleLimits)) } catch {
                 throw ValidationError("the rules file \(rules) is not valid: \(error)")
             }
+            rulesText = text
         }
         // Checked before the store is opened (so a bad secret leaves no store behind).
         var options = Store.Options()
@@ -128,17 +154,31 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // After a failed commit (a full disk) the runtime reopens the store to serve reads from
         // what it holds, read-only if it cannot be opened for writing yet, and retries writes.
-        let directory = dataDirectory, storeOptions = options
-        let reopen: @Sendable (Bool) throws(StoreError) -> Store = { readOnly in
-            var again = storeOptions
-            again.readOnly = readOnly
-            return try Store.open(directory: directory, options: again)
+        let storeOptions = options
+        let policyInForce = policy, textInForce = rulesText, limitsInForce = ruleLimits, settings = configuration
+        @Sendable func runtime(in directory: String, store: Store) throws(StoreError) -> ServerRuntime {
+            let reopen: @Sendable (Bool) throws(StoreError) -> Store = { readOnly in
+                var again = storeOptions
+                again.readOnly = readOnly
+                return try Store.open(directory: directory, options: again)
+            }
+            return try ServerRuntime(
+                store: store, configuration: settings, verifier: verifier, policy: policyInForce, reopen: reopen,
+                rulesText: textInForce, rulesLimits: limitsInForce)
         }
         if emulator { FileHandle.standardError.write(Data((Self.emulatorWarning + "\n").utf8)) }
-        let runtime = try ServerRuntime(
-            store: store, configuration: configuration, verifier: verifier, policy: policy, reopen: reopen)
+        let namespaces = (dataDirectory as NSString).appendingPathComponent("namespaces")
+        let databases = Databases(
+            primary: try runtime(in: dataDirectory, store: store), defaultName: namespace, maxNamespaces: maxNamespaces
+        ) { name in
+            // Each namespace is a store of its own; `namespaces/` is made on first use.
+            try FileManager.default.createDirectory(atPath: namespaces, withIntermediateDirectories: true)
+            let directory = (namespaces as NSString).appendingPathComponent(name)
+            return try runtime(in: directory, store: try Store.open(directory: directory, options: storeOptions))
+        }
         let fileLimit = NetworkServer.raiseFileDescriptorLimit()
-        let server = try await NetworkServer.start(host: host, port: port, runtime: runtime, limits: limits.limits)
+        let server = try await NetworkServer.start(
+            host: host, port: port, databases: databases, limits: limits.limits)
         if let portFile {
             try String(server.port).write(toFile: portFile, atomically: true, encoding: .utf8)
         }
@@ -156,7 +196,7 @@ struct ServeCommand: AsyncParsableCommand {
         let watchdog = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(500))
-                if runtime.failure != nil { kill(getpid(), SIGTERM); return }
+                if databases.all.contains(where: { $0.failure != nil }) { kill(getpid(), SIGTERM); return }
             }
         }
         let signals = StopSignals()
@@ -164,8 +204,8 @@ struct ServeCommand: AsyncParsableCommand {
         watchdog.cancel()
         FileHandle.standardError.write(Data("hearth serve: stopping\n".utf8))
         try await server.stop()
-        try? runtime.currentStore?.close()
-        if let failure = runtime.failure {
+        for runtime in databases.all { try? runtime.currentStore?.close() }
+        if let failure = databases.all.lazy.compactMap(\.failure).first {
             throw ToolError(
                 message:
                     "\(failure); the store could not be opened again: restart the server when the disk is readable (recovery keeps every acknowledged write)",

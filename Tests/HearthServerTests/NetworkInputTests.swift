@@ -140,6 +140,24 @@ struct NetworkInputTests {
         #expect(status(route("GET", "/a%F0%9F.json")) == 400, "a truncated UTF-8 sequence")
         #expect(status(route("GET", "/a.json?q=%ED%A0%80")) == 400, "an encoded surrogate")
         #expect(status(route("GET", "/é.json")) == 400)
+        // Namespaces (ns) and the rules settings endpoint.
+        guard case .request(let n) = route("GET", "/a.json?ns=one-2") else { Issue.record("not routed"); return }
+        #expect(n.namespace == "one-2" && !n.isRulesSettings)
+        for invalid in ["One", "a_b", "", "a.b", String(repeating: "a", count: 64), "%C3%A9"] {
+            #expect(status(route("GET", "/a.json?ns=\(invalid)")) == 400, "ns=\(invalid)")
+        }
+        guard case .request(let r) = route("PUT", "/.settings/rules.json?ns=x") else {
+            Issue.record("not routed")
+            return
+        }
+        #expect(r.isRulesSettings && r.path == .root && r.namespace == "x")
+        #expect(status(route("DELETE", "/.settings/rules.json")) == 405)
+        #expect(status(route("GET", "/.settings/other.json")) == 400, "not a path, not an endpoint")
+        #expect(status(route("GET", "/.ws?ns=x", [("Upgrade", "websocket")])) == 503, "an upgrade refused")
+        #expect(status(route("GET", "/.ws?ns=x")) == 404, "no upgrade asked")
+        #expect(RESTTarget.namespace(inTarget: "/.ws?v=5&ns=abc") == "abc")
+        #expect(RESTTarget.namespace(inTarget: "/.ws?v=5") == nil)
+        #expect(RESTTarget.namespace(inTarget: "/.ws?ns=%zz").map(Databases.isValidName) == false)
     }
 
     @Test("the frame scanner finds the frame boundaries NIO's decoder finds, in any chunking and any length encoding")

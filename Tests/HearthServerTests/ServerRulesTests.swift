@@ -107,6 +107,20 @@ struct ServerRulesTests {
         #expect(!revoked.contains { $0.1 == .listenRevoked(path: "open", query: .default) })
     }
 
+    @Test("new rules (PUT /.settings/rules.json) decide every later request and revoke the listens they refuse")
+    func replacedRules() throws {
+        var h = CoreHarness(emulator: true)
+        _ = h.connect(1)
+        #expect(response(h.send(1, 1, .listen(path: "open", query: .default, tag: nil, hash: "")), 1)?.status == "ok")
+        #expect(response(h.send(1, 2, .listen(path: "closed", query: .default, tag: nil, hash: "")), 2)?.status == "ok")
+        let rules = #"{"rules": {"open": {".read": true, ".write": true}}}"#
+        let revoked = h.take(
+            h.core.replacePolicy(RulesAccessPolicy(rules: try RulesSet.parse(source: rules)), now: h.now))
+        #expect(revoked.map(\.1) == [.listenRevoked(path: "closed", query: .default)])
+        #expect(response(h.send(1, 3, .put(path: "closed", data: 1, hash: nil)), 3)?.status == "permission_denied")
+        #expect(response(h.send(1, 4, .put(path: "open", data: 1, hash: nil)), 4)?.status == "ok")
+    }
+
     @Test("onDisconnect is checked when queued and again when it runs, with the auth the connection had")
     func onDisconnectChecks() throws {
         var h = CoreHarness(emulator: false, policy: try Self.policy())

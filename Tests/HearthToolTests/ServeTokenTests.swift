@@ -14,8 +14,10 @@ enum TokenClient {
         "Python/token_client.py"
     ).path
 
-    static func run(_ args: [String]) throws -> JSONValue {
-        let run = try FirebaseAdmin.run("/usr/bin/env", ["python3", script] + args, env: [:])
+    /// Runs one command; its WebSockets open the database `namespace` (`ns`).
+    static func run(_ args: [String], namespace: String = "test") throws -> JSONValue {
+        let run = try FirebaseAdmin.run(
+            "/usr/bin/env", ["python3", script] + args, env: ["TOKEN_CLIENT_NS": namespace])
         guard run.status == 0, let value = try? JSONValue.parse(run.stdout) else { throw ServeError("\(args): \(run)") }
         return value
     }
@@ -36,11 +38,11 @@ enum TokenClient {
 
     /// `auth` with `credential` on a new WebSocket, then a put of `value` at `path` if given.
     static func ws(
-        _ port: Int, _ credential: String, put path: String? = nil, _ value: String = "1"
+        _ port: Int, _ credential: String, put path: String? = nil, _ value: String = "1", namespace: String = "test"
     ) throws
         -> Answers
     {
-        let out = try run(["ws", String(port), credential] + (path.map { [$0, value] } ?? []))
+        let out = try run(["ws", String(port), credential] + (path.map { [$0, value] } ?? []), namespace: namespace)
         return Answers(auth: out["auth"]?["s"]?.stringValue, put: out["put"]?["s"]?.stringValue)
     }
 

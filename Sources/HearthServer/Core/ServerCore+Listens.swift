@@ -104,6 +104,16 @@ extension ServerCore {
         }
     }
 
+    /// Replaces the access policy (new security rules, `PUT /.settings/rules.json`): every
+    /// connection's listens are checked again under it, and those it refuses are revoked.
+    public mutating func replacePolicy(_ policy: any AccessPolicy, now: Int64) -> ServerOutput {
+        self.now = max(self.now, now)
+        self.policy = policy
+        var out = ServerOutput()
+        for id in connections.keys.sorted(by: { $0.raw < $1.raw }) { revokeListens(id, into: &out) }
+        return out
+    }
+
     /// Revokes one listen its connection may no longer read: `c` on a WebSocket; on an event
     /// stream, whose one listen it is, a `cancel` event and the close.
     mutating func revoke(_ id: ConnectionID, _ l: Listen, into out: inout ServerOutput) {

@@ -92,7 +92,7 @@ public struct ServerCore: Sendable {
     /// The database.
     public internal(set) var data: Node
     /// Who decides reads and writes.
-    let policy: any AccessPolicy
+    var policy: any AccessPolicy
 
     var connections: [ConnectionID: Connection] = [:]
     /// What all connections hold against the totals in ``Configuration`` (`Budget`).

@@ -30,7 +30,8 @@ extension HTTPHandler {
     /// Checks the current request's credential off the event loop (a token check may wait for
     /// keys), then hands the result back to the loop.
     func resolve(_ context: ChannelHandlerContext, _ credential: String, override: String?) {
-        let runtime = self.runtime
+        // Every database checks credentials alike (one verifier for the server).
+        let runtime = databases.primary
         let generation = self.generation
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         Task {
@@ -74,11 +75,19 @@ extension HTTPHandler {
     func ask(
         _ context: ChannelHandlerContext, _ target: RESTTarget, body: String?, principal: Principal, keepAlive: Bool
     ) {
+        let runtime: ServerRuntime
+        switch databases.runtime(for: target.namespace) {
+        case .success(let r): runtime = r
+        case .failure(let refusal):
+            return respond(context, .error(refusal.status, refusal.description), keepAlive: keepAlive)
+        }
         let request = target.request(body: body, principal: principal)
-        if target.isStream { return openStream(context, request) }
+        if target.isStream { return openStream(context, request, runtime: runtime) }
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        runtime.rest(request) { response in
+        let answer: @Sendable (RESTResponse) -> Void = { response in
             bound.eventLoop.execute { bound.value.0.respond(bound.value.1, response, keepAlive: keepAlive) }
         }
+        if target.isRulesSettings { return runtime.rulesSettings(request, respond: answer) }
+        runtime.rest(request, respond: answer)
     }
 }

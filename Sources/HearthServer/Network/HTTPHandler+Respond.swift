@@ -70,7 +70,7 @@ extension HTTPHandler {
         }
     }
 
-    func openStream(_ context: ChannelHandlerContext, _ request: RESTRequest) {
+    func openStream(_ context: ChannelHandlerContext, _ request: RESTRequest, runtime: ServerRuntime) {
         guard let outbound else { return }
         state = .streaming
         outbound.setLimit(shared.maxQueuedBytesPerConnection)
@@ -98,7 +98,6 @@ extension HTTPHandler {
             }
         }
         if let id {
-            let runtime = self.runtime
             channel.closeFuture.whenComplete { _ in runtime.closed(id) }
         }
     }

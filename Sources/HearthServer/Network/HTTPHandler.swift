@@ -39,7 +39,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// How long (ms) a refused connection keeps reading and dropping input after its answer.
     static let lingerMs: Int64 = 2_000
 
-    let runtime: ServerRuntime
+    /// The databases by namespace: each request goes to the one its `ns` names.
+    let databases: Databases
     let shared: NetworkShared
     var state = State.idle
     var body: ByteBuffer?
@@ -56,8 +57,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// so a refused credential is answered without waiting for the body).
     var principal: Result<Principal, RESTResponse>?
 
-    init(runtime: ServerRuntime, shared: NetworkShared) {
-        self.runtime = runtime
+    init(databases: Databases, shared: NetworkShared) {
+        self.databases = databases
         self.shared = shared
     }
 

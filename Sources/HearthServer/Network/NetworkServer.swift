@@ -15,7 +15,7 @@ public final class NetworkServer: Sendable {
     public let port: Int
     let channel: any Channel
     let group: MultiThreadedEventLoopGroup
-    let runtime: ServerRuntime
+    let databases: Databases
     let ticker: RepeatedTask
     let shared: NetworkShared
 
@@ -27,11 +27,20 @@ public final class NetworkServer: Sendable {
     /// ``Limits/fileDescriptorReserve`` descriptors free under the open-file limit at start.
     public var connectionLimit: Int { shared.gate.cap }
 
-    /// Binds `host:port` (port 0 picks a free one) and starts serving `runtime` within `limits`.
+    /// Binds `host:port` (port 0 picks a free one) and starts serving `runtime` within `limits`,
+    /// one database under every namespace.
     public static func start(
         host: String, port: Int, runtime: ServerRuntime, limits: Limits = Limits(), threads: Int = System.coreCount
     ) async throws -> NetworkServer {
-        let shared = runtime.state.withLock { s in
+        try await start(host: host, port: port, databases: Databases(single: runtime), limits: limits, threads: threads)
+    }
+
+    /// Binds `host:port` (port 0 picks a free one) and starts serving `databases` within
+    /// `limits`: each request reaches the database its `ns` parameter names.
+    public static func start(
+        host: String, port: Int, databases: Databases, limits: Limits = Limits(), threads: Int = System.coreCount
+    ) async throws -> NetworkServer {
+        let shared = databases.primary.state.withLock { s in
             NetworkShared(
                 limits: limits, maxBodyBytes: s.core.configuration.maxRESTBodyBytes,
                 maxQueuedBytesPerConnection: s.core.configuration.maxBufferedBytesPerConnection)
@@ -41,11 +50,17 @@ public final class NetworkServer: Sendable {
             maxFrameSize: maxFrameBytes,
             automaticErrorHandling: true,
             shouldUpgrade: { channel, head in
+                // Not upgraded (a wrong path, or a namespace that cannot be served): the request
+                // goes on as plain HTTP, and RESTTarget answers it with the reason.
                 let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
-                return channel.eventLoop.makeSucceededFuture(path == "/.ws" || path == "/.ws/" ? HTTPHeaders() : nil)
+                let upgrade =
+                    (path == "/.ws" || path == "/.ws/")
+                    && (try? databases.runtime(for: RESTTarget.namespace(inTarget: head.uri)).get()) != nil
+                return channel.eventLoop.makeSucceededFuture(upgrade ? HTTPHeaders() : nil)
             },
             upgradePipelineHandler: { channel, head in
                 channel.eventLoop.makeCompletedFuture {
+                    let runtime = try databases.runtime(for: RESTTarget.namespace(inTarget: head.uri)).get()
                     let pipeline = channel.pipeline.syncOperations
                     // The meter goes just ahead of the decoder the upgrader added, so it sees every
                     // byte the decoder does (bytes that came with the upgrade request included).
@@ -74,7 +89,7 @@ public final class NetworkServer: Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let http = HTTPHandler(runtime: runtime, shared: shared)
+                    let http = HTTPHandler(databases: databases, shared: shared)
                     let upgraded = NIOLoopBound(http, eventLoop: channel.eventLoop)
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                         withServerUpgrade: (
@@ -87,32 +102,32 @@ public final class NetworkServer: Sendable {
                 }
             }
         let channel = try await bootstrap.bind(host: host, port: port).get()
-        runtime.setHost("\(host):\(channel.localAddress?.port ?? port)")
+        databases.setHost("\(host):\(channel.localAddress?.port ?? port)")
         let ticker = group.next().scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in
-            runtime.tick()
+            for runtime in databases.all { runtime.tick() }
         }
         return NetworkServer(
-            port: channel.localAddress?.port ?? port, channel: channel, group: group, runtime: runtime, ticker: ticker,
-            shared: shared)
+            port: channel.localAddress?.port ?? port, channel: channel, group: group, databases: databases,
+            ticker: ticker, shared: shared)
     }
 
     init(
-        port: Int, channel: any Channel, group: MultiThreadedEventLoopGroup, runtime: ServerRuntime,
+        port: Int, channel: any Channel, group: MultiThreadedEventLoopGroup, databases: Databases,
         ticker: RepeatedTask, shared: NetworkShared
     ) {
         self.port = port
         self.channel = channel
         self.group = group
-        self.runtime = runtime
+        self.databases = databases
         self.ticker = ticker
         self.shared = shared
     }
 
-    /// Stops accepting, closes every connection and waits for the commit thread.
+    /// Stops accepting, closes every connection and waits for every database's commit thread.
     public func stop() async throws {
         ticker.cancel()
         try await channel.close()
-        runtime.stop()
+        for runtime in databases.all { runtime.stop() }
         try await group.shutdownGracefully()
     }
 

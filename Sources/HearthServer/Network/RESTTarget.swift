@@ -30,6 +30,11 @@ import HearthWire
     public var ifNoneMatch: String?
     /// A GET accepting `text/event-stream`: a listen, not a read.
     public var isStream: Bool
+    /// The `ns` parameter: which database (``Databases``); `nil` for the default one.
+    public var namespace: String?
+    /// `/.settings/rules.json`: the namespace's security rules, read (GET) or replaced (PUT) by
+    /// the admin, as Firebase's emulator offers them. ``path`` is the root.
+    public var isRulesSettings = false
 
     /// What the adapter does with a request head.
     public enum Routing: Sendable, Equatable {
@@ -69,25 +74,32 @@ import HearthWire
         guard let decodedPath = percentDecoded(parts[0], plusIsSpace: false) else {
             return .answer(.error(400, "The request path is not percent-encoded UTF-8"))
         }
+        guard let parameters = parts.count > 1 ? parameters(parts[1]) : [:] else {
+            return .answer(.error(400, "A query parameter is not percent-encoded UTF-8"))
+        }
+        let namespace = parameters["ns"]
+        if let namespace, !Databases.isValidName(namespace) {
+            return .answer(.error(400, Databases.Refusal.invalidName(namespace).description))
+        }
+        if decodedPath == "/.ws" || decodedPath == "/.ws/", header("upgrade") != nil {
+            // The upgrade was refused (NetworkServer's shouldUpgrade) with a valid namespace
+            // (checked above): the server serves as many as it may, or its store did not open.
+            return .answer(
+                .error(503, "The WebSocket upgrade was refused: the server cannot open this namespace's database now"))
+        }
+        let isRulesSettings = decodedPath == "/.settings/rules.json"
+        if isRulesSettings, verb != .get, verb != .put {
+            return .answer(.error(405, "The rules are read with GET and replaced with PUT"))
+        }
         guard decodedPath.hasSuffix(".json") else {
             return .answer(.error(404, "Not found: REST paths end in .json, the WebSocket is at /.ws"))
         }
         let path: Path
-        do { path = try Path(validating: String(decodedPath.dropLast(5))) } catch {
+        do { path = isRulesSettings ? .root : try Path(validating: String(decodedPath.dropLast(5))) } catch {
             return .answer(.error(400, "Invalid path: \(error)"))
         }
-        var parameters: [String: String] = [:]
-        if parts.count > 1 {
-            for pair in parts[1].split(separator: UInt8(ascii: "&")) {
-                let kv = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
-                guard let key = percentDecoded(kv[0], plusIsSpace: true),
-                    let value = kv.count > 1 ? percentDecoded(kv[1], plusIsSpace: true) : ""
-                else { return .answer(.error(400, "A query parameter is not percent-encoded UTF-8")) }
-                parameters[key] = value
-            }
-        }
         var query = QuerySpec.default
-        if verb == .get {
+        if verb == .get, !isRulesSettings {
             switch ServerCore.restQuery(parameters) {
             case .failure(let refusal): return .answer(refusal)
             case .success(let q): query = q
@@ -104,10 +116,33 @@ import HearthWire
                 authOverride: parameters["auth_variable_override"],
                 wantsETag: header("x-firebase-etag")?.lowercased() == "true", ifMatch: header("if-match"),
                 ifNoneMatch: header("if-none-match"),
-                isStream: verb == .get
+                isStream: verb == .get && !isRulesSettings
                     && accepts.contains {
                         $0.drop(while: { $0 == " " }).lowercased().hasPrefix("text/event-stream")
-                    }))
+                    }, namespace: namespace, isRulesSettings: isRulesSettings))
+    }
+
+    /// The decoded query parameters of `query` (a repeated name keeps its last value), or `nil`
+    /// when one is not percent-encoded UTF-8.
+    static func parameters(_ query: Substring.UTF8View) -> [String: String]? {
+        var parameters: [String: String] = [:]
+        for pair in query.split(separator: UInt8(ascii: "&")) {
+            let kv = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let key = percentDecoded(kv[0], plusIsSpace: true),
+                let value = kv.count > 1 ? percentDecoded(kv[1], plusIsSpace: true) : ""
+            else { return nil }
+            parameters[key] = value
+        }
+        return parameters
+    }
+
+    /// The `ns` parameter of a request target (`/.ws?v=5&ns=NAME`): `nil` when there is none,
+    /// and an invalid name (refused by ``Databases``) when the query is malformed.
+    static func namespace(inTarget target: String) -> String? {
+        let parts = target.utf8.split(separator: UInt8(ascii: "?"), maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count > 1 else { return nil }
+        guard let parameters = parameters(parts[1]) else { return "%" }
+        return parameters["ns"]
     }
 
     /// The percent-decoding of `bytes` (with `+` as a space in a query) if it is well formed and

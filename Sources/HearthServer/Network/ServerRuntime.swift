@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Hearth
+import HearthRules
 import HearthWire
 import Synchronization
 
@@ -46,6 +47,9 @@ public final class ServerRuntime: Sendable {
         /// The interval before the last retry (ms); doubled on each failure, up to
         /// ``maxRetryInterval``, and forgotten after a commit succeeds.
         var retryInterval: Int64 = 0
+        /// The text of the security rules in force, when they came from a rules file (or
+        /// `PUT /.settings/rules.json`); `nil` for the default policy.
+        var rulesText: String?
     }
 
     let state: Mutex<State>
@@ -59,6 +63,8 @@ public final class ServerRuntime: Sendable {
     let commits = Atomic<Int>(0)
     let committedWrites = Atomic<Int>(0)
     let waitingTotal = SharedCount()
+    /// The bounds rules installed through `PUT /.settings/rules.json` load and run within.
+    let rulesLimits: RulesSet.Limits
 
     /// Store commits made so far (each one fsync under full durability).
     public var commitCount: Int { commits.load(ordering: .relaxed) }
@@ -74,12 +80,18 @@ public final class ServerRuntime: Sendable {
     ///   - clock: milliseconds since 1970, for server timestamps, token expiry and timeouts.
     ///   - reopen: opens the store again (read-only when asked), after a commit failed:
     ///     without it, a failed commit stops the runtime (``failure``).
+    ///   - rulesText: the rules file `policy` was made from, which `GET /.settings/rules.json`
+    ///     answers with.
+    ///   - rulesLimits: the bounds rules replaced through `PUT /.settings/rules.json` load and
+    ///     run within.
     public init(
         store: Store, configuration: ServerCore.Configuration, verifier: any TokenVerifier,
         policy: (any AccessPolicy)? = nil, clock: @escaping @Sendable () -> Int64 = Store.systemClock,
-        reopen: (@Sendable (_ readOnly: Bool) throws(StoreError) -> Store)? = nil
+        reopen: (@Sendable (_ readOnly: Bool) throws(StoreError) -> Store)? = nil,
+        rulesText: String? = nil, rulesLimits: RulesSet.Limits = RulesSet.Limits()
     ) throws(StoreError) {
         self.store = Mutex(store)
+        self.rulesLimits = rulesLimits
         self.reopen = reopen
         self.verifier = verifier
         self.clock = clock
@@ -89,7 +101,7 @@ public final class ServerRuntime: Sendable {
         let core = ServerCore(
             data: data, configuration: configuration, policy: policy, seed: seed,
             writerWatermarks: store.writerWatermarks())
-        state = Mutex(State(core: core))
+        state = Mutex(State(core: core, rulesText: rulesText))
         let thread = Thread { [self] in self.commitLoop() }
         thread.name = "hearth-commit"
         thread.start()

@@ -6,6 +6,7 @@ to the server; with that variable firebase-admin talks REST + Server-Sent Events
 Usage: python firebase_admin_suite.py [admin | user UID | rules-user UID | rules-anonymous | rules-admin]
 (the rules-* modes expect the server started with Tests/HearthToolTests/Python/presence.rules.json)
 """
+import os
 import queue
 import sys
 import threading
@@ -26,16 +27,22 @@ def ref(path):
     return db.reference(path, app=app)
 
 
+def fail(message):
+    """Ends the run at once: a listener's thread would otherwise keep the process alive."""
+    print("FAIL", message, file=sys.stderr, flush=True)
+    os._exit(1)
+
+
 def check(name, got, want):
     if got != want:
-        raise AssertionError(f"{name}: got {got!r}, want {want!r}")
+        fail(f"{name}: got {got!r}, want {want!r}")
     print("ok", name, flush=True)
 
 
 if mode == "anonymous":
     try:
         ref("secret").set(1)
-        raise AssertionError("an unauthenticated write succeeded")
+        fail("an unauthenticated write succeeded")
     except exceptions.UnauthenticatedError:
         print("ok anonymous write denied", flush=True)
     sys.exit(0)
@@ -46,7 +53,7 @@ def denied(name, action):
     except exceptions.FirebaseError as e:
         print("ok", name, "denied:", type(e).__name__, flush=True)
         return
-    raise AssertionError(f"{name}: allowed, expected permission denied")
+    fail(f"{name}: allowed, expected permission denied")
 
 
 if mode == "rules-user":
@@ -161,4 +168,13 @@ check("server timestamp", isinstance(ref("ts").get(), int) and ref("ts").get() >
 # delete
 ref("t").delete()
 check("delete", ref("t").get(), None)
+
+# one database per namespace: another app's databaseURL names another namespace (ns=…)
+if mode == "admin":
+    other = firebase_admin.initialize_app(
+        options={"databaseURL": "https://hearth-other.firebaseio.com", "projectId": "hearth-test"}, name="other")
+    ref("ns-probe").set("hearth-test")
+    db.reference("ns-probe", app=other).set("hearth-other")
+    check("namespaces: own data", ref("ns-probe").get(), "hearth-test")
+    check("namespaces: other data", db.reference("ns-probe", app=other).get(), "hearth-other")
 print("all ok", flush=True)

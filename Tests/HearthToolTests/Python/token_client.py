@@ -43,8 +43,10 @@ class WebSocket:
     def __init__(self, port):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
         key = base64.b64encode(os.urandom(16)).decode()
+        # The database (namespace) every WebSocket of this run opens.
+        ns = urllib.parse.quote(os.environ.get("TOKEN_CLIENT_NS", "test"))
         self.sock.sendall(
-            (f"GET /.ws?v=5&ns=test HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+            (f"GET /.ws?v=5&ns={ns} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
              f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
         self.buffer = b""
         while b"\r\n\r\n" not in self.buffer:
