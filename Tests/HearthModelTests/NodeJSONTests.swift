@@ -39,6 +39,16 @@ import Testing
         #expect(node.exportJSONString() == #"{"a":{".value":1,".priority":"p"},".priority":3}"#)
     }
 
+    /// What Firebase's SDKs send for a server value with a priority (`val(true)` of it): the
+    /// value's server value is read as one (the JS SDK's transaction tests write it so).
+    @Test func serverValueInsideValue() throws {
+        let node = try Node(jsonText: #"{".value":{".sv":"timestamp"},".priority":3}"#)
+        #expect(node.leafValue == .serverValue(.timestamp) && node.priority == .number(3))
+        #expect(try Node(jsonText: #"{".value":{".sv":{"increment":2}}}"#).leafValue == .serverValue(.increment(2)))
+        #expect(throws: NodeError.self) { try Node(jsonText: #"{".value":{".sv":"timestamp","x":1}}"#) }
+        #expect(throws: NodeError.self) { try Node(jsonText: #"{".value":{".sv":"never"}}"#) }
+    }
+
     @Test func emptyAndNullChildrenVanish() throws {
         #expect(try Node(jsonText: #"{"a":{},"b":null,"c":{"d":null}}"#).isEmpty)
         #expect(try Node(jsonText: #"{".priority":1}"#).isEmpty)

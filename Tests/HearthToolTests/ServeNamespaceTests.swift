@@ -9,7 +9,7 @@ import Testing
 struct ServeNamespaceTests {
     /// A GET's status and body in `namespace` (nil: no `ns`).
     static func get(_ server: ServeProcess, _ path: String, ns: String?) throws -> (status: Int?, body: String) {
-        try TokenClient.rest(server.port, "GET", path, parameters: ns.map { ["ns": $0] } ?? [:])
+        try TokenClient.rest(server.port, "GET", path, namespace: ns)
     }
 
     @Test("each ns is a database of its own, over REST and WebSocket, kept in namespaces/NAME across a restart")
@@ -42,7 +42,7 @@ struct ServeNamespaceTests {
     func defaultNameAndBound() throws {
         try ServeTokenTests.serving(emulator: true, arguments: ["--namespace", "main", "--max-namespaces", "1"]) {
             server, _ in
-            #expect(try TokenClient.rest(server.port, "PUT", "a", body: "1").status == 200)
+            #expect(try TokenClient.rest(server.port, "PUT", "a", body: "1", namespace: nil).status == 200)
             #expect(try Self.get(server, "a", ns: "main").body == "1", "ns=main is the default database")
             #expect(try TokenClient.rest(server.port, "PUT", "a", body: "2", parameters: ["ns": "one"]).status == 200)
             let refused = try Self.get(server, "a", ns: "two")

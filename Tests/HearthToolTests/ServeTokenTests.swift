@@ -46,11 +46,15 @@ enum TokenClient {
         return Answers(auth: out["auth"]?["s"]?.stringValue, put: out["put"]?["s"]?.stringValue)
     }
 
-    /// A REST request: its status (nil when the connection was dropped) and body.
+    /// A REST request: its status (nil when the connection was dropped) and body. It goes to
+    /// the database `namespace` (the WebSockets' by default; `nil`: no `ns`, the default
+    /// database) unless `parameters` name one.
     static func rest(
         _ port: Int, _ method: String, _ path: String, body: String? = nil, bearer: String? = nil,
-        parameters: [String: String] = [:]
+        parameters: [String: String] = [:], namespace: String? = "test"
     ) throws -> (status: Int?, body: String) {
+        var parameters = parameters
+        if parameters["ns"] == nil, let namespace { parameters["ns"] = namespace }
         var args = ["rest", String(port), method, path] + (body.map { [$0] } ?? [])
         if let bearer { args += ["--bearer", bearer] }
         for (k, v) in parameters.sorted(by: { $0.key < $1.key }) { args += ["--param", "\(k)=\(v)"] }

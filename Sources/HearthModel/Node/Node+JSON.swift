@@ -52,7 +52,8 @@ extension Node {
     /// - `{".value": v, ".priority": p}` is a leaf with a priority; `".priority"` beside
     ///   ordinary children is the children node's priority; a priority on an empty node is
     ///   dropped.
-    /// - `{".sv": "timestamp"}` and `{".sv": {"increment": n}}` are server-value placeholders.
+    /// - `{".sv": "timestamp"}` and `{".sv": {"increment": n}}` are server-value placeholders,
+    ///   also as `{".value": {".sv": …}, ".priority": p}`.
     /// - Keys are validated; the depth below the root (counting `path`) is at most
     ///   ``Path/maxDepth``; strings are at most ``maxLeafUTF8Length`` bytes.
     ///
@@ -124,6 +125,10 @@ extension Node {
                 switch valueJSON! {
                 case .null:
                     return .empty
+                case .object(let inner) where inner.count == 1 && inner[0].key == ".sv":
+                    // `{".value": {".sv": …}}`: what Firebase's SDKs send for a server value with
+                    // a priority (`val(true)` of such a node), a server value like any other.
+                    return Node(.serverValue(try convertServerValue(inner[0].value, path: path)), priority: priority)
                 case .object, .array:
                     throw .invalidValue(path: here(), reason: "\".value\" must be a string, number or boolean")
                 case let leaf:

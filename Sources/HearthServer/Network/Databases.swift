@@ -27,6 +27,8 @@ public final class Databases: Sendable {
     public let maxNamespaces: Int
     let factory: (@Sendable (String) throws -> ServerRuntime)?
     let opened = Mutex<[String: ServerRuntime]>([:])
+    /// Held while a database is being opened (one at a time).
+    let opening = Mutex<Void>(())
     /// The host the hello names (`h`), once the port is known; given to databases opened later.
     let host = Mutex<String?>(nil)
 
@@ -104,13 +106,17 @@ public final class Databases: Sendable {
         guard let namespace, namespace != defaultName else { return .success(primary) }
         guard Self.isValidName(namespace) else { return .failure(.invalidName(namespace)) }
         guard let factory else { return .success(primary) }
-        return opened.withLock { opened -> Result<ServerRuntime, Refusal> in
-            if let runtime = opened[namespace] { return .success(runtime) }
-            guard opened.count < maxNamespaces else { return .failure(.tooMany(maxNamespaces)) }
+        if let runtime = opened.withLock({ $0[namespace] }) { return .success(runtime) }
+        // One database is opened at a time, outside `opened`'s lock: requests for databases
+        // already open (and the ticker's `all`) never wait for a store being opened.
+        return opening.withLock { _ -> Result<ServerRuntime, Refusal> in
+            let (existing, count) = opened.withLock { ($0[namespace], $0.count) }
+            if let existing { return .success(existing) }
+            guard count < maxNamespaces else { return .failure(.tooMany(maxNamespaces)) }
             let runtime: ServerRuntime
             do { runtime = try factory(namespace) } catch { return .failure(.unavailable("\(error)")) }
             if let host = host.withLock({ $0 }) { runtime.setHost(host) }
-            opened[namespace] = runtime
+            opened.withLock { $0[namespace] = runtime }
             return .success(runtime)
         }
     }
