@@ -84,7 +84,7 @@ struct OnDisconnectDurableTests {
         #expect(response(h.send(1, 1, .put(path: "t", data: set, hash: nil)), 1)?.status == "ok")
         #expect(h.core.data.child(at: "t").priority == .number(Double(h.now)))
         let inc = json(#"{".value": 2, ".priority": {".sv": {"increment": 5}}}"#)
-        #expect(response(h.send(1, 2, .merge(path: "/", data: [("m", inc)])), 2)?.status == "ok")
+        #expect(response(h.send(1, 2, .merge(path: "/", data: [(Path("m"), inc)])), 2)?.status == "ok")
         #expect(h.core.data.child(at: "m").priority == .number(15))
         let nested = json(#"{"c": {".value": "x", ".priority": {".sv": {"increment": 2}}}}"#)
         #expect(response(h.send(1, 3, .put(path: "p", data: nested, hash: nil)), 3)?.status == "ok")

@@ -64,9 +64,12 @@ final class OnDisconnectJournal: Sendable {
                 }
             }
             try log.replay(after: after, knownTypes: OnDisconnectCodec.recordTypes) { record in
-                do { state.apply(try OnDisconnectCodec.decode(record.payload, type: record.type)) } catch {
+                do throws(OnDisconnectCodec.Malformed) {
+                    state.apply(try OnDisconnectCodec.decode(record.payload, type: record.type))
+                } catch {
                     throw StoreError.corruptRecord(
-                        file: "ondisconnect/" + record.file, offset: record.offset, lsn: record.lsn, reason: error)
+                        file: "ondisconnect/" + record.file, offset: record.offset, lsn: record.lsn,
+                        reason: error.description)
                 }
             }
         } catch let error as StoreError {
