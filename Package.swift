@@ -111,7 +111,7 @@ let package = Package(
         ),
         .target(
             name: "HearthServer",
-            dependencies: ["Hearth", "HearthWire", "HearthRules", jwtKit] + nioWebSocket,
+            dependencies: ["Hearth", "HearthLog", "HearthWire", "HearthRules", jwtKit] + nioWebSocket,
             swiftSettings: swiftSettings
         ),
         .target(

@@ -11,11 +11,15 @@ struct Connection: Sendable {
 
     var kind: Kind
     var principal: Principal
+    /// The session id its hello named (`s`), which a reconnecting client sends back as `ls`.
+    var sessionID: String = ""
+    /// The key its onDisconnect operations are journaled under: unique for the server's life
+    /// and past restarts (``ServerCore/nextSession``).
+    var session: UInt64 = 0
     /// Listens by location (path and query): at most one per location, as in Firebase.
     var listens: [ListenKey: Listen] = [:]
-    /// onDisconnect operations, in the order queued, each with the size of the message that
-    /// queued it (what it counts against the budgets).
-    var onDisconnect: [(op: OnDisconnectOperation, bytes: Int)] = []
+    /// onDisconnect operations, in the order queued.
+    var onDisconnect: [OnDisconnectOperation] = []
     /// When the peer was last heard from (ms).
     var lastHeard: Int64
     /// When an event stream last got anything (ms).
@@ -89,20 +93,22 @@ struct Listen: Sendable {
     }
 }
 
-/// A queued onDisconnect operation (server values resolved when it runs).
-struct OnDisconnectOperation: Sendable {
-    enum Action: Sendable {
-        case set(Node)
-        case merge([(path: Path, node: Node)])
+/// A queued onDisconnect operation, kept as the JSON it was written with: server values
+/// (priorities too) are resolved when it runs, against the data and the time then.
+struct OnDisconnectOperation: Sendable, Equatable {
+    enum Action: Sendable, Equatable {
+        case set(JSONValue)
+        case merge([MergeChild])
+    }
+    /// One child of a merge, its path relative to the operation's.
+    struct MergeChild: Sendable, Equatable {
+        let path: Path
+        let value: JSONValue
     }
     let path: Path
     let action: Action
-
-    /// The operation as children of ``path`` (a set is one child at the empty path).
-    var children: [(path: Path, node: Node)] {
-        switch action {
-        case .set(let node): [(.root, node)]
-        case .merge(let children): children
-        }
-    }
+    /// Who registered it: it runs as them, checked against the rules again when it runs.
+    let principal: Principal
+    /// The size of the message that queued it (what it counts against the budgets).
+    let bytes: Int
 }

@@ -21,51 +21,50 @@ extension ServerCore {
     ///   found this server, so where it should reconnect (the hello's `h`) unless
     ///   ``Configuration/publicHost`` says otherwise. Not a host name and port (or too long):
     ///   ignored, and the bound address is sent.
-    public mutating func connect(_ id: ConnectionID, now: Int64, host: String? = nil) -> ServerOutput {
+    /// - Parameter lastSession: the `ls` of the upgrade's URL: the session id (`s`) of the hello
+    ///   a reconnecting client had before. That connection, if still open, is closed and its
+    ///   onDisconnect operations run first (``endStaleSession(_:into:)``).
+    public mutating func connect(
+        _ id: ConnectionID, now: Int64, host: String? = nil, lastSession: String? = nil
+    ) -> ServerOutput {
         self.now = max(self.now, now)
         precondition(connections[id] == nil, "connection \(id) opened twice")
+        var out = ServerOutput()
+        endStaleSession(lastSession, into: &out)
+        var session = String(random() % 1_000_000_000_000, radix: 36)
+        while sessions[session] != nil { session = String(random() % 1_000_000_000_000, radix: 36) }
+        sessions[session] = id
         connections[id] = Connection(
             kind: .webSocket(FrameAssembler(maxMessageLength: configuration.maxMessageBytes)),
-            principal: .unauthenticated,
+            principal: .unauthenticated, sessionID: session, session: nextSession,
             lastHeard: now, lastSent: now)
-        var out = ServerOutput()
-        let session = String(random() % 1_000_000_000_000, radix: 36)
+        nextSession += 1
         let extensions = configuration.exactlyOnceWrites ? [ServerMessage.writeIDsExtension] : []
         let reconnect = configuration.publicHost ?? host.flatMap(Self.reconnectHost) ?? configuration.host
         out.send(id, .hello(timestamp: now, host: reconnect, sessionID: session, extensions: extensions))
         return out
     }
 
-    /// A connection closed (cleanly or not): its onDisconnect operations run, with the auth it
-    /// had (or wait for writes to resume, when they are suspended), and its listens go.
+    /// A connection closed (cleanly or not): its onDisconnect operations run, each with the
+    /// auth it was queued under (or wait for writes to resume, when they are suspended), and its
+    /// listens go.
     public mutating func disconnect(_ id: ConnectionID, now: Int64) -> ServerOutput {
         self.now = max(self.now, now)
         guard let connection = connections.removeValue(forKey: id) else { return ServerOutput() }
         pendingChecks = pendingChecks.filter { $0.value.0 != id }
         held.listens -= connection.listens.count
         held.heldBytes -= connection.assemblingBytes + connection.queuedBytes
+        if sessions[connection.sessionID] == id { sessions[connection.sessionID] = nil }
         var out = ServerOutput()
-        for (op, bytes) in connection.onDisconnect {
-            if writesSuspended != nil {
-                // Kept, still counted against the budget, until writes resume.
-                deferredOnDisconnect.append((op, connection.principal, bytes))
-                continue
+        if writesSuspended != nil {
+            // Kept, still counted against the budget, until writes resume.
+            if !connection.onDisconnect.isEmpty {
+                deferredOnDisconnect.append((connection.session, connection.onDisconnect))
             }
-            held.onDisconnectBytes -= bytes
-            runOnDisconnect(op, as: connection.principal, bytes: bytes, into: &out)
+        } else {
+            endSession(connection.session, connection.onDisconnect, into: &out)
         }
         return out
-    }
-
-    /// Runs one onDisconnect operation, checked again now with the auth it runs as.
-    mutating func runOnDisconnect(
-        _ op: OnDisconnectOperation, as principal: Principal, bytes: Int, into out: inout ServerOutput
-    ) {
-        guard mayWrite(op.path, op.children, as: principal).allowed else { return }
-        switch op.action {
-        case .set(let node): commitSet(op.path, node, weight: bytes, into: &out)
-        case .merge(let children): commitMerge(op.path, children, weight: bytes, into: &out)
-        }
     }
 
     /// One text frame from a WebSocket connection: decoded and handled at once (tests and
@@ -198,7 +197,7 @@ extension ServerCore {
             sum.onDisconnectBytes += c.onDisconnectBytes
             precondition(c.queuedBytes == c.queued.reduce(0) { $0 + $1.bytes }, "a queue's byte count drifted")
         }
-        sum.onDisconnectBytes += deferredOnDisconnect.reduce(0) { $0 + $1.bytes }
+        for (_, ops) in deferredOnDisconnect { sum.onDisconnectBytes += ops.reduce(0) { $0 + $1.bytes } }
         precondition(sum == held, "the budget's totals \(held) are not the connections' sums \(sum)")
     }
 }

@@ -14,9 +14,45 @@ extension ServerCore {
     func validated(_ json: JSONValue, at path: Path) throws(WriteError) -> Node {
         do { try path.validateWritable() } catch { throw .path(error) }
         let node: Node
-        do { node = try Node(json: json, at: path) } catch { throw .data(error) }
+        do { node = try Node(json: resolvingPriorities(json, at: path), at: path) } catch { throw .data(error) }
         if node.nestingExceeds(Path.maxDepth - path.depth) { throw .data(.tooDeep(path: path.description)) }
         return node
+    }
+
+    /// `json` with every server value written as a priority (`".priority": {".sv": …}`)
+    /// resolved against ``now`` and the priority at that location now, as Firebase's server and
+    /// the JS SDK's `resolveDeferredValue` do: `timestamp` is now, `{"increment": n}` adds n to
+    /// a number priority (and is n over anything else). Done on the JSON, before the node is
+    /// made, because a node's priority holds only a number or a string; an operation that runs
+    /// later (onDisconnect) keeps its JSON and is resolved when it runs. Anything else that is
+    /// not valid is left for `Node(json:)` to refuse.
+    func resolvingPriorities(_ json: JSONValue, at path: Path) -> JSONValue {
+        guard case .object(let members) = json else { return json }
+        var out = members
+        for (i, m) in members.enumerated() {
+            if m.key == ".priority" {
+                if let resolved = resolvedPriority(m.value, existing: data.child(at: path).priority) {
+                    out[i].value = resolved
+                }
+            } else if case .object = m.value, let key = try? ChildKey.validated(m.key) {
+                out[i].value = resolvingPriorities(m.value, at: path.child(key))
+            }
+        }
+        return .object(out)
+    }
+
+    /// The value a priority server value stands for, or nil when `value` is not one.
+    private func resolvedPriority(_ value: JSONValue, existing: Priority?) -> JSONValue? {
+        guard case .object(let members) = value, members.count == 1, members[0].key == ".sv" else { return nil }
+        switch members[0].value {
+        case .string("timestamp"): return .number(Double(now))
+        case .object(let op) where op.count == 1 && op[0].key == "increment":
+            guard let delta = op[0].value.doubleValue else { return nil }
+            guard case .number(let old) = existing else { return .number(delta) }
+            // An overflow is left as the server value, which `Node(json:)` refuses.
+            return (old + delta).isFinite ? .number(old + delta) : nil
+        default: return nil
+        }
     }
 
     /// Converts a merge's children, validating each.

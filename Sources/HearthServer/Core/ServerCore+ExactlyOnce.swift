@@ -34,7 +34,9 @@ extension ServerCore {
     /// Whether a stamped write was applied already (its id is at or below its writer's
     /// watermark). Unstamped writes, and every write when the extension is off, are new.
     func alreadyApplied(_ stamp: WriteStamp?) -> Bool {
-        guard configuration.exactlyOnceWrites, let stamp, let mark = writerWatermarks[stamp.writer] else {
+        guard configuration.exactlyOnceWrites, let stamp, Self.markedSession(stamp.writer) == nil,
+            let mark = writerWatermarks[stamp.writer]
+        else {
             return false
         }
         return stamp.id <= mark.id
@@ -90,7 +92,8 @@ extension ServerCore {
     /// After a stamped write was applied: its writer's watermark moves to its id, durably in
     /// the same output as the write, and the table is kept within its bound.
     mutating func advanceWatermark(_ stamp: WriteStamp?, into out: inout ServerOutput) {
-        guard configuration.exactlyOnceWrites, let stamp else { return }
+        // The server's own onDisconnect markers are not a client's to advance.
+        guard configuration.exactlyOnceWrites, let stamp, Self.markedSession(stamp.writer) == nil else { return }
         let old = writerWatermarks[stamp.writer]
         // The caller checked alreadyApplied first: an applied write is always above the mark.
         assert(old.map { stamp.id > $0.id } ?? true, "a write at or below its writer's watermark was applied")

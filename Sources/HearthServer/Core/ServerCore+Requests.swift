@@ -86,20 +86,13 @@ extension ServerCore {
             advanceWatermark(stamp, into: &out)
             out.send(id, .response(number: r, status: "ok", data: nil))
         case let .onDisconnectPut(path, json):
-            let op = Result { () throws(WriteError) -> OnDisconnectOperation in
-                OnDisconnectOperation(path: path, action: .set(try validated(json, at: path)))
-            }
-            queueOnDisconnect(id, number: r, op, bytes: bytes, principal: principal, into: &out)
+            queueOnDisconnect(id, number: r, path: path, .set(json), bytes: bytes, principal: principal, into: &out)
         case let .onDisconnectMerge(path, children):
-            let op = Result { () throws(WriteError) -> OnDisconnectOperation in
-                OnDisconnectOperation(path: path, action: .merge(try validated(children, at: path)))
-            }
-            queueOnDisconnect(id, number: r, op, bytes: bytes, principal: principal, into: &out)
+            let children = children.map { OnDisconnectOperation.MergeChild(path: $0.0, value: $0.1) }
+            queueOnDisconnect(
+                id, number: r, path: path, .merge(children), bytes: bytes, principal: principal, into: &out)
         case let .onDisconnectCancel(path):
-            let cancelled = connections[id]!.onDisconnect.filter { path.contains($0.op.path) }
-            held.onDisconnectBytes -= cancelled.reduce(0) { $0 + $1.bytes }
-            connections[id]!.onDisconnect.removeAll { path.contains($0.op.path) }
-            out.send(id, .response(number: r, status: "ok", data: nil))
+            cancelOnDisconnect(id, number: r, path: path, into: &out)
         case let .auth(credential, isJWT, override):
             let ticket = nextCheck
             nextCheck += 1
@@ -113,36 +106,6 @@ extension ServerCore {
         case .stats:
             out.send(id, .response(number: r, status: "ok", data: nil))
         }
-    }
-
-    private mutating func queueOnDisconnect(
-        _ id: ConnectionID, number r: Int, _ made: Result<OnDisconnectOperation, WriteError>, bytes: Int,
-        principal: Principal, into out: inout ServerOutput
-    ) {
-        let op: OnDisconnectOperation
-        do { op = try made.get() } catch {
-            out.send(id, .response(number: r, status: "invalid_data", data: .string(error.description)))
-            return
-        }
-        let c = connections[id]!
-        let limit = configuration.maxOnDisconnectPerConnection
-        guard c.onDisconnect.count < limit,
-            c.onDisconnectBytes + bytes <= configuration.maxOnDisconnectBytesPerConnection,
-            held.onDisconnectBytes + bytes <= configuration.maxOnDisconnectBytesTotal
-        else {
-            let why =
-                "at most \(limit) onDisconnect operations and \(configuration.maxOnDisconnectBytesPerConnection) bytes of them per connection, within the server's total"
-            out.send(id, .response(number: r, status: "too_many_operations", data: .string(why)))
-            return
-        }
-        // Checked when queued, against the data as it is now, and again when it runs.
-        guard mayWrite(op.path, op.children, as: principal).allowed else {
-            out.send(id, .response(number: r, status: "permission_denied", data: .string("Permission denied")))
-            return
-        }
-        connections[id]!.onDisconnect.append((op, bytes))
-        held.onDisconnectBytes += bytes
-        out.send(id, .response(number: r, status: "ok", data: nil))
     }
 }
 

@@ -17,7 +17,7 @@ extension ServerCore {
     ) {
         writesSuspended = reason
         data = durable
-        writerWatermarks = durableWatermarks
+        writerWatermarks = Self.clientWatermarks(durableWatermarks)
     }
 
     /// Resumes writes: the onDisconnect operations kept meanwhile run first (their connections
@@ -29,10 +29,7 @@ extension ServerCore {
         var out = ServerOutput()
         let deferred = deferredOnDisconnect
         deferredOnDisconnect = []
-        for (op, principal, bytes) in deferred {
-            held.onDisconnectBytes -= bytes
-            runOnDisconnect(op, as: principal, bytes: bytes, into: &out)
-        }
+        for (session, ops) in deferred { endSession(session, ops, into: &out) }
         for id in connections.keys.sorted(by: { $0.raw < $1.raw }) where connections[id]!.awaitingWrites {
             connections[id]!.awaitingWrites = false
             drainQueue(id, into: &out)

@@ -99,9 +99,13 @@ public struct ServerCore: Sendable {
     var held = Budget()
     /// Why writes are suspended (a failed commit), if they are: see ``suspendWrites(_:durable:writerWatermarks:)``.
     public internal(set) var writesSuspended: String?
-    /// onDisconnect operations of connections that closed while writes were suspended, in
-    /// order, with the principal they run as: run when writes resume.
-    var deferredOnDisconnect: [(op: OnDisconnectOperation, principal: Principal, bytes: Int)] = []
+    /// onDisconnect operations of connections that closed while writes were suspended, by
+    /// session, in order: run when writes resume.
+    var deferredOnDisconnect: [(session: UInt64, ops: [OnDisconnectOperation])] = []
+    /// The open WebSocket connections by the session id their hello named (for `ls`).
+    var sessions: [String: ConnectionID] = [:]
+    /// The journal key the next connection gets (after those recovered at startup).
+    var nextSession: UInt64 = 1
     /// Per writer, the highest write id applied (as durable as the data: loaded from the store).
     public internal(set) var writerWatermarks: [String: WriterWatermark]
     var pendingChecks: [UInt64: (ConnectionID, requestNumber: Int, override: JSONValue?)] = [:]
@@ -125,7 +129,7 @@ public struct ServerCore: Sendable {
         writerWatermarks: [String: WriterWatermark] = [:]
     ) {
         self.data = data
-        self.writerWatermarks = writerWatermarks
+        self.writerWatermarks = Self.clientWatermarks(writerWatermarks)
         self.configuration = configuration
         self.policy = policy ?? DefaultAccessPolicy(allowAll: configuration.emulator)
         self.rng = SeededRandom(seed: seed)
@@ -196,12 +200,17 @@ public struct ServerOutput: Sendable {
     public var closes: [ConnectionID] = []
     /// Credentials to check.
     public var tokenChecks: [TokenCheckRequest] = []
+    /// Changes to the onDisconnect journal, made durable after ``writes`` and before the
+    /// messages (``ServerRuntime`` keeps the journal).
+    var onDisconnect: [OnDisconnectChange] = []
 
     /// Nothing to do.
     public init() {}
 
     /// Whether there is nothing to do.
-    public var isEmpty: Bool { writes.isEmpty && messages.isEmpty && closes.isEmpty && tokenChecks.isEmpty }
+    public var isEmpty: Bool {
+        writes.isEmpty && messages.isEmpty && closes.isEmpty && tokenChecks.isEmpty && onDisconnect.isEmpty
+    }
 
     mutating func send(_ id: ConnectionID, _ message: ServerMessage) { messages.append((id, .text(message.text))) }
 
@@ -223,6 +232,7 @@ public struct ServerOutput: Sendable {
         messages += other.messages
         closes += other.closes
         tokenChecks += other.tokenChecks
+        onDisconnect += other.onDisconnect
     }
 }
 

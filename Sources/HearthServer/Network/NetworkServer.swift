@@ -67,7 +67,9 @@ public final class NetworkServer: Sendable {
                     let decoder = try pipeline.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)
                     try pipeline.addHandler(FrameMeter(budget: shared.frames), position: .before(decoder))
                     try pipeline.addHandler(
-                        WebSocketHandler(runtime: runtime, shared: shared, host: head.headers["Host"].first))
+                        WebSocketHandler(
+                            runtime: runtime, shared: shared, host: head.headers["Host"].first,
+                            lastSession: ServerCore.lastSession(inURI: head.uri)))
                 }
             })
         var decoderLimits = NIOHTTPDecoderLimitConfiguration()

@@ -33,8 +33,15 @@ extension ServerRuntime {
     }
 
     /// Commits every write of the batch in one store commit, then delivers in order.
+    /// The onDisconnect journal's changes follow the store commit (a session ends only after
+    /// its operations' writes and marker are durable), and both precede the messages.
     func release(_ items: [Item], _ deliveries: [ConnectionID: Delivery]) {
-        let writes = items.flatMap(\.output.writes)
+        let (removals, pendingEnded) = state.withLock { s in
+            defer { (s.markersToRemove, s.pendingEnded) = ([], []) }
+            return (s.markersToRemove, s.pendingEnded)
+        }
+        var writes = items.flatMap(\.output.writes)
+        if !removals.isEmpty { writes.append(.writerWatermarksRemoved(removals)) }
         if !writes.isEmpty {
             do {
                 guard let store = store.withLock({ $0 }) else { throw StoreError.closed }
@@ -45,10 +52,24 @@ extension ServerRuntime {
                 committedWrites.add(writes.count, ordering: .relaxed)
                 state.withLock { $0.retryInterval = 0 }
             } catch {
+                state.withLock { s in
+                    s.markersToRemove += removals
+                    s.pendingEnded += pendingEnded
+                }
                 suspendWrites("the database could not be written: \(error)", dropping: items)
                 return
             }
         }
+        let changes = pendingEnded.map(OnDisconnectChange.ended) + items.flatMap(\.output.onDisconnect)
+        do { try journal.append(changes) } catch {
+            suspendWrites("the onDisconnect journal could not be written: \(error)", dropping: items)
+            return
+        }
+        let ended = changes.compactMap { c -> String? in
+            if case .ended(let session) = c { return ServerCore.onDisconnectMarker(session) }
+            return nil
+        }
+        if !ended.isEmpty { state.withLock { $0.markersToRemove += ended } }
         var touched = Set<ConnectionID>()
         for item in items {
             let out = item.output
@@ -138,6 +159,7 @@ extension ServerRuntime {
                 }
             }
             s.core.suspendWrites(reason, durable: durable.data, writerWatermarks: durable.marks)
+            requeueEnded(dropped, durableMarks: durable.marks, &s)
             let now = clock()
             for id in affected.sorted(by: { $0.raw < $1.raw }) {
                 if let d = s.deliveries.removeValue(forKey: id) { doomed.append(d) }

@@ -50,6 +50,12 @@ public final class ServerRuntime: Sendable {
         /// The text of the security rules in force, when they came from a rules file (or
         /// `PUT /.settings/rules.json`); `nil` for the default policy.
         var rulesText: String?
+        /// onDisconnect markers whose sessions the journal has ended: removed from the store
+        /// in the next commit.
+        var markersToRemove: [String] = []
+        /// Sessions whose operations ran (their marker is in the store) but whose end the
+        /// journal has not recorded yet (a failed commit dropped it): recorded next.
+        var pendingEnded: [UInt64] = []
     }
 
     let state: Mutex<State>
@@ -65,13 +71,17 @@ public final class ServerRuntime: Sendable {
     let waitingTotal = SharedCount()
     /// The bounds rules installed through `PUT /.settings/rules.json` load and run within.
     let rulesLimits: RulesSet.Limits
+    /// The onDisconnect journal (``OnDisconnectJournal``).
+    let journal: OnDisconnectJournal
 
     /// Store commits made so far (each one fsync under full durability).
     public var commitCount: Int { commits.load(ordering: .relaxed) }
     /// Writes made durable so far; divided by ``commitCount``, the mean group-commit batch.
     public var committedWriteCount: Int { committedWrites.load(ordering: .relaxed) }
 
-    /// A runtime over an open store: the core starts from the store's data.
+    /// A runtime over an open store: the core starts from the store's data, after the
+    /// onDisconnect operations of the connections open when the server last stopped (kept in
+    /// the store directory's `ondisconnect/` journal) have run — before any client is served.
     /// - Parameters:
     ///   - store: the database, opened authoritative; the runtime commits every write to it.
     ///   - configuration: the core's limits and modes.
@@ -98,9 +108,12 @@ public final class ServerRuntime: Sendable {
         let data = try store.serverValue(at: .root)
         var system = SystemRandomNumberGenerator()
         let seed = system.next()
-        let core = ServerCore(
+        var core = ServerCore(
             data: data, configuration: configuration, policy: policy, seed: seed,
             writerWatermarks: store.writerWatermarks())
+        journal = try OnDisconnectJournal(
+            directory: OnDisconnectJournal.directory(inStore: store.directory), fileSystem: store.options.fileSystem)
+        try Self.recoverOnDisconnect(&core, store: store, journal: journal, now: clock())
         state = Mutex(State(core: core, rulesText: rulesText))
         let thread = Thread { [self] in self.commitLoop() }
         thread.name = "hearth-commit"
@@ -139,11 +152,11 @@ public final class ServerRuntime: Sendable {
     }
 
     /// A WebSocket connection opened.
-    func connected(_ id: ConnectionID, sink: any ConnectionSink, host: String? = nil) {
+    func connected(_ id: ConnectionID, sink: any ConnectionSink, host: String? = nil, lastSession: String? = nil) {
         let now = clock()
         let delivery = Delivery(sink: sink, total: waitingTotal, label: "hearth-connection-\(id.raw)")
         state.withLock { $0.deliveries[id] = delivery }
-        input { $0.connect(id, now: now, host: host) }
+        input { $0.connect(id, now: now, host: host, lastSession: lastSession) }
     }
 
     /// A text frame arrived: assembled under the lock, a whole message decoded outside it.
@@ -236,6 +249,7 @@ public final class ServerRuntime: Sendable {
         }
         wake.signal()
         done.wait()
+        journal.close()
         for delivery in deliveries { delivery.close() }
         for delivery in deliveries { delivery.drain() }
     }

@@ -27,8 +27,11 @@ final class WebSocketHandler: ChannelInboundHandler {
 
     /// The `Host` header of the upgrade request: where the client found the server.
     let requestHost: String?
+    /// The upgrade URL's `ls`: the session a reconnecting client left.
+    let lastSession: String?
 
-    init(runtime: ServerRuntime, shared: NetworkShared, host: String?) {
+    init(runtime: ServerRuntime, shared: NetworkShared, host: String?, lastSession: String? = nil) {
+        self.lastSession = lastSession
         self.runtime = runtime
         self.shared = shared
         self.requestHost = host
@@ -65,7 +68,8 @@ final class WebSocketHandler: ChannelInboundHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         let budget = OutboundBudget(
             channel: context.channel, ledger: shared.outbound, limit: shared.maxQueuedBytesPerConnection)
-        runtime.connected(id, sink: Sink(channel: context.channel, budget: budget), host: requestHost)
+        runtime.connected(
+            id, sink: Sink(channel: context.channel, budget: budget), host: requestHost, lastSession: lastSession)
     }
 
     func channelInactive(context: ChannelHandlerContext) {

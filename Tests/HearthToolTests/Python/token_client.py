@@ -40,13 +40,13 @@ def unsigned(claims):
 
 
 class WebSocket:
-    def __init__(self, port):
+    def __init__(self, port, last_session=None):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
         key = base64.b64encode(os.urandom(16)).decode()
         # The database (namespace) every WebSocket of this run opens.
         ns = urllib.parse.quote(os.environ.get("TOKEN_CLIENT_NS", "test"))
         self.sock.sendall(
-            (f"GET /.ws?v=5&ns={ns} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+            (f"GET /.ws?v=5{'&ls=' + last_session if last_session else ''}&ns={ns} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
              f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
         self.buffer = b""
         while b"\r\n\r\n" not in self.buffer:
@@ -115,6 +115,52 @@ def ws(port, credential, path=None, value=None):
     return out
 
 
+def ondisconnect(port, pid, sig):
+    """Queues onDisconnect operations (each acknowledged), then sends the server `sig` while the
+    connection is still open, and waits until the server is gone."""
+    out = {}
+    try:
+        s = WebSocket(port)
+        s.message()  # the hello
+        out["o1"] = s.request(1, "o", {"p": "presence/u1", "d": False})["s"]
+        out["o2"] = s.request(2, "o", {"p": "count", "d": {".sv": {"increment": 1}}})["s"]
+        out["o3"] = s.request(3, "om", {"p": "last", "d": {"u1": {".value": 1, ".priority": {".sv": "timestamp"}}}})["s"]
+        os.kill(int(pid), int(sig))
+        try:
+            while True:
+                s.recv_some()
+        except (OSError, ConnectionError):
+            out["closed"] = True
+    except (OSError, ConnectionError, ValueError) as e:
+        out["error"] = f"{type(e).__name__}: {e}"
+    return out
+
+
+def stale(port):
+    """A connection queues online=false and writes online=true; a second one, reconnecting with
+    ls, writes online=true: the first is closed and its operation ran before the second's write."""
+    out = {}
+    try:
+        first = WebSocket(port)
+        session = first.message()["d"]["d"]["s"]
+        out["o"] = first.request(1, "o", {"p": "online", "d": False})["s"]
+        out["p1"] = first.request(2, "p", {"p": "online", "d": True})["s"]
+        second = WebSocket(port, last_session=session)
+        second.message()  # the hello
+        out["p2"] = second.request(1, "p", {"p": "online", "d": True})["s"]
+        try:
+            while True:
+                first.recv_some()
+        except socket.timeout:
+            out["firstClosed"] = False
+        except (OSError, ConnectionError):
+            out["firstClosed"] = True
+        out["get"] = second.request(2, "g", {"p": "online"})["d"]
+    except (OSError, ConnectionError, ValueError, KeyError) as e:
+        out["error"] = f"{type(e).__name__}: {e}"
+    return out
+
+
 def listens(port, count, put_bytes):
     """`count` listens on one connection (their statuses), then a put of a string `put_bytes` long."""
     out = {"listens": []}
@@ -159,6 +205,10 @@ if command == "ws":
     result = ws(int(sys.argv[2]), *sys.argv[3:])
 elif command == "rest":
     result = rest(int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:])
+elif command == "ondisconnect":
+    result = ondisconnect(int(sys.argv[2]), sys.argv[3], sys.argv[4])
+elif command == "stale":
+    result = stale(int(sys.argv[2]))
 elif command == "listens":
     result = listens(int(sys.argv[2]), sys.argv[3], sys.argv[4])
 elif command == "hs256":
