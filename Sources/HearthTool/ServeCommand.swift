@@ -51,7 +51,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "A security rules file (Firebase's JSON format, // comments allowed), enforced on every read, listen, write and onDisconnect.",
+            "A security rules file (Firebase's JSON format: comments, expressions over several lines and trailing commas allowed), enforced on every read, listen, write and onDisconnect.",
             valueName: "FILE"))
     var rules: String?
 
@@ -102,14 +102,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var policy: (any AccessPolicy)? = nil
         if let rules {
-            guard let text = try? String(contentsOfFile: rules, encoding: .utf8) else {
-                throw ValidationError("cannot read the rules file \(rules)")
-            }
             var ruleLimits = RulesSet.Limits()
             ruleLimits.evaluationSteps = rulesStepBudget
-            do { policy = RulesAccessPolicy(rules: try RulesSet.parse(source: text, limits: ruleLimits)) } catch {
-                throw ValidationError("the rules file \(rules) is not valid: \(error)")
-            }
+            policy = RulesAccessPolicy(rules: try Self.loadRules(file: rules, limits: ruleLimits))
         }
         // Checked before the store is opened (so a bad secret leaves no store behind).
         var options = Store.Options()
@@ -175,6 +170,22 @@ struct ServeCommand: AsyncParsableCommand {
 }
 
 extension ServeCommand {
+    /// The rules file at `file`, parsed and checked. A file that cannot be read or is refused
+    /// is a usage error (exit 2) whose one line names the file, line, column and rule — without
+    /// the usage text ArgumentParser prints after a `ValidationError`, which would push that
+    /// line out of sight.
+    static func loadRules(file: String, limits: RulesSet.Limits) throws(ToolError) -> RulesSet {
+        guard let bytes = FileManager.default.contents(atPath: file) else {
+            throw .usage("cannot read the rules file \(file)")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw .usage("the rules file \(file) is not UTF-8")
+        }
+        do { return try RulesSet.parse(source: text, limits: limits) } catch {
+            throw .usage("the rules file is refused: \(error.located(in: file))")
+        }
+    }
+
     /// What emulator mode trusts, said once at startup on stderr: anyone who can reach the port
     /// can be any user and the admin.
     static let emulatorWarning =
