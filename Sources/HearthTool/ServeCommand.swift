@@ -58,7 +58,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "A security rules file (Firebase's JSON format, // comments allowed), enforced on every read, listen, write and onDisconnect.",
+            "A security rules file (Firebase's JSON format: comments, expressions over several lines and trailing commas allowed), enforced on every read, listen, write and onDisconnect.",
             valueName: "FILE"))
     var rules: String?
 
@@ -119,22 +119,18 @@ struct ServeCommand: AsyncParsableCommand {
         var secret: String?
         if let secretFile {
             guard let text = try? String(contentsOfFile: secretFile, encoding: .utf8) else {
-                throw ValidationError("cannot read the secret file \(secretFile)")
+                throw ToolError.usage("cannot read the secret file \(secretFile)")
             }
             secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !(secret ?? "").isEmpty else { throw ValidationError("the secret file \(secretFile) is empty") }
+            guard !(secret ?? "").isEmpty else { throw ToolError.usage("the secret file \(secretFile) is empty") }
         }
         var policy: (any AccessPolicy)? = nil
         var rulesText: String?
         var ruleLimits = RulesSet.Limits()
         ruleLimits.evaluationSteps = rulesStepBudget
         if let rules {
-            guard let text = try? String(contentsOfFile: rules, encoding: .utf8) else {
-                throw ValidationError("cannot read the rules file \(rules)")
-            }
-            do { policy = RulesAccessPolicy(rules: try RulesSet.parse(source: text, limits: ruleLimits)) } catch {
-                throw ValidationError("the rules file \(rules) is not valid: \(error)")
-            }
+            let (set, text) = try Self.loadRules(file: rules, limits: ruleLimits)
+            policy = RulesAccessPolicy(rules: set)
             rulesText = text
         }
         // Checked before the store is opened (so a bad secret leaves no store behind).
@@ -150,7 +146,7 @@ struct ServeCommand: AsyncParsableCommand {
         limits.apply(to: &configuration)
         let verifier: FirebaseTokenVerifier
         do { verifier = try await FirebaseTokenVerifier(secret: secret, emulator: emulator) } catch {
-            throw ValidationError("\(secretFile ?? "the secret file"): \(error)")
+            throw ToolError.usage("\(secretFile ?? "the secret file"): \(error)")
         }
         // After a failed commit (a full disk) the runtime reopens the store to serve reads from
         // what it holds, read-only if it cannot be opened for writing yet, and retries writes.
@@ -215,6 +211,22 @@ struct ServeCommand: AsyncParsableCommand {
 }
 
 extension ServeCommand {
+    /// The rules file at `file`, parsed and checked. A file that cannot be read or is refused
+    /// is a usage error (exit 2) whose one line names the file, line, column and rule — without
+    /// the usage text ArgumentParser prints after a `ValidationError`, which would push that
+    /// line out of sight.
+    static func loadRules(file: String, limits: RulesSet.Limits) throws(ToolError) -> (RulesSet, text: String) {
+        guard let bytes = FileManager.default.contents(atPath: file) else {
+            throw .usage("cannot read the rules file \(file)")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw .usage("the rules file \(file) is not UTF-8")
+        }
+        do { return (try RulesSet.parse(source: text, limits: limits), text) } catch {
+            throw .usage("the rules file is refused: \(error.located(in: file))")
+        }
+    }
+
     /// What emulator mode trusts, said once at startup on stderr: anyone who can reach the port
     /// can be any user and the admin.
     static let emulatorWarning =

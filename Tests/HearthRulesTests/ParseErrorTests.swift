@@ -220,6 +220,7 @@ func checkRefusal(_ bad: BadExpression) throws {
         let source = "{\"rules\": {\n  \"a\": {},\n  \"a\": {}\n}}"
         let error = try #require(parseError(source))
         #expect(error.line == 3 && error.column == 3)
-        #expect(error.description.contains("duplicate key \"a\""))
+        #expect(error.description.contains("duplicate key \"a\" (first at line 2, column 3)"))
+        #expect(error.rulePath == "/")
     }
 }

@@ -140,22 +140,80 @@ struct ServeProcessTests {
         }
     }
 
+    /// A refused rules file: its text (`nil`: no such file) and what the one line on stderr
+    /// must say after `the rules file is refused: FILE`.
+    struct BadRulesFile: Sendable, CustomTestStringConvertible {
+        let text: String?
+        let says: String
+        var testDescription: String { says }
+    }
+
+    static let badRulesFiles = [
+        BadRulesFile(
+            text: #"{"rules": {"a": {".read": "auth.uid ==="}}}"#,
+            says: ", line 1, column 40, in /a/.read: expected a value but found end of expression"),
+        BadRulesFile(
+            text: "{\"rules\": {\r\n  \"a\": {\".write\": \"newData.exists()\r\n      && nobody === 1\"}\r\n}}",
+            says: ", line 3, column 10, in /a/.write: unknown variable 'nobody'"),
+        BadRulesFile(
+            text: "{\"rules\": {\n  \"users\": {\".read\": true,\n    \".read\": false}\n}}",
+            says: ", line 3, column 5, at /users: duplicate key \".read\" (first at line 2, column 13)"),
+        BadRulesFile(text: nil, says: "cannot read the rules file"),
+    ]
+
     @Test(
-        "a rules file with an error stops the server before it starts, naming the line and column",
-        .enabled(if: Tool.binary != nil, Tool.missingMessage))
-    func badRules() throws {
+        "a refused rules file stops the server before it starts: one line naming the file, line, column and rule, no usage text",
+        .enabled(if: Tool.binary != nil, Tool.missingMessage), arguments: badRulesFiles)
+    func badRules(_ bad: BadRulesFile) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-badrules-\(UUID().uuidString)")
             .path
+        let file = dir + ".rules.json"
         defer {
-            try? FileManager.default.removeItem(atPath: dir);
-            try? FileManager.default.removeItem(atPath: dir + ".rules")
+            try? FileManager.default.removeItem(atPath: dir)
+            try? FileManager.default.removeItem(atPath: file)
         }
-        try #"{"rules": {"a": {".read": "auth.uid ==="}}}"#.write(
-            toFile: dir + ".rules", atomically: true, encoding: .utf8)
-        let run = try Tool.run(["serve", dir, "--port", "0", "--rules", dir + ".rules"])
+        if let text = bad.text { try text.write(toFile: file, atomically: true, encoding: .utf8) }
+        let run = try Tool.run(["serve", dir, "--port", "0", "--rules", file])
         #expect(run.status == 2, "\(run)")
-        #expect(run.stderr.contains("line 1") && run.stderr.contains("/a/.read"), "\(run)")
+        let expected =
+            bad.text == nil
+            ? "hearth: usage error: cannot read the rules file \(file)\n"
+            : "hearth: usage error: the rules file is refused: \(file)\(bad.says)\n"
+        #expect(run.stderr.hasPrefix(expected), "\(run)")
+        #expect(run.stderr == expected, "the message is the only output: no usage text after it")
+        #expect(!run.stderr.contains("Usage") && !run.stderr.contains("USAGE") && !run.stderr.contains("--help"))
         #expect(!FileManager.default.fileExists(atPath: dir), "no store is created for a server that does not start")
+    }
+
+    @Test(
+        "a rules file as Firebase reads it (comments, a multi-line expression, trailing commas, CRLF) starts the server",
+        .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    func relaxedRulesFileStarts() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-rulesfile-\(UUID().uuidString)")
+            .path
+        let file = dir + ".rules.json"
+        defer {
+            try? FileManager.default.removeItem(atPath: dir)
+            try? FileManager.default.removeItem(atPath: file)
+        }
+        let lines = [
+            "// signed-in users write their own node",
+            "{",
+            "  \"rules\": {",
+            "    \"users\": { \"$uid\": {",
+            "      \".write\": \"auth != null",
+            "\t\t&& auth.uid === $uid\", /* the owner */",
+            "    }, },",
+            "  },",
+            "}",
+        ]
+        try lines.joined(separator: "\r\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let stderr = dir + ".stderr"
+        defer { try? FileManager.default.removeItem(atPath: stderr) }
+        let server = try ServeProcess(directory: dir, arguments: ["--rules", file], stderr: stderr)
+        server.stop()
+        let log = (try? String(contentsOfFile: stderr, encoding: .utf8)) ?? ""
+        #expect(log.contains("hearth serve: listening on"), "\(log)")
     }
 
     @Test(

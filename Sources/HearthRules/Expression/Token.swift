@@ -100,7 +100,9 @@ enum Lexer {
                 var pattern = String.UnicodeScalarView()
                 var inClass = false
                 while true {
-                    guard i < s.count, s[i] != "\n" else {
+                    // A regular expression literal ends on its line, whichever line break the
+                    // rules file uses.
+                    guard i < s.count, s[i] != "\n", s[i] != "\r" else {
                         throw ExpressionError(message: "unterminated regular expression", offset: start)
                     }
                     let d = s[i]

@@ -5,7 +5,8 @@ import HearthModel
 /// Turns the rules document into ``RuleNode``s, refusing anything Firebase would refuse:
 /// a top level other than `{"rules": {...}}`, unknown `.keys`, rules that are neither strings
 /// nor booleans, invalid keys, two `$wildcards` under one node, a wildcard name reused on its
-/// own path, and any expression that does not parse or type-check.
+/// own path, a key given twice in one object, and any expression that does not parse or
+/// type-check.
 struct RulesCompiler {
     let source: SourceText
     let limits: RulesSet.Limits
@@ -15,6 +16,7 @@ struct RulesCompiler {
             throw structure(
                 "/", "the rules file must be an object {\"rules\": {...}}, not \(document.kindName)", document.position)
         }
+        try refuseRepeatedKeys(members, location: "/")
         guard let rules = members.first(where: { $0.key == "rules" }) else {
             throw structure("/", "the rules file has no top-level \"rules\" key", position)
         }
@@ -27,6 +29,24 @@ struct RulesCompiler {
 
     private func structure(_ location: String, _ message: String, _ at: SourcePosition) -> RulesError {
         .structure(rulePath: location, message: message, line: at.line, column: at.column)
+    }
+
+    /// Refuses an object that names one key twice. JSON leaves it undefined which one counts
+    /// (most parsers keep the last, silently); Firebase refuses the file, and so does Hearth,
+    /// at the second occurrence. Keys are compared scalar by scalar, as child keys are, so a
+    /// precomposed and a decomposed `é` are two keys.
+    private func refuseRepeatedKeys(
+        _ members: [(key: String, keyPosition: SourcePosition, value: RulesJSON)], location: String
+    ) throws(RulesError) {
+        var seen: [[UInt8]: SourcePosition] = [:]
+        for member in members {
+            if let first = seen.updateValue(member.keyPosition, forKey: Array(member.key.utf8)) {
+                throw structure(
+                    location,
+                    "duplicate key \"\(member.key)\" (first at line \(first.line), column \(first.column))",
+                    member.keyPosition)
+            }
+        }
     }
 
     private static func printed(_ location: [String]) -> String {
@@ -42,6 +62,7 @@ struct RulesCompiler {
         guard location.count <= Path.maxDepth else {
             throw structure(here, "rules nest deeper than \(Path.maxDepth) levels", value.position)
         }
+        try refuseRepeatedKeys(members, location: here)
         var read: CompiledRule?, write: CompiledRule?, validate: CompiledRule?
         var indexOn: [String] = []
         var children: [ChildKey: RuleNode] = [:]

@@ -42,9 +42,10 @@ public struct RulesSet: Sendable {
     /// The number of `.read`, `.write` and `.validate` rules in the file.
     public var ruleCount: Int { root.ruleCount }
 
-    /// Parses and checks a rules file: Firebase's JSON format, `{"rules": {...}}`, with `//`
-    /// and `/* */` comments allowed (as the Firebase CLI accepts). Every expression is parsed
-    /// and type-checked here, once. The default ``Limits`` apply.
+    /// Parses and checks a rules file: Firebase's JSON format, `{"rules": {...}}`, read as
+    /// Firebase reads it — `//` and `/* */` comments, string values spanning lines, trailing
+    /// commas; a key given twice in one object is refused. Every expression is parsed and
+    /// type-checked here, once. The default ``Limits`` apply.
     ///
     /// - Throws: ``RulesError`` naming the 1-based line and column of the first problem and,
     ///   for a bad rule, its location such as `/users/$uid/.write`. A server should print it

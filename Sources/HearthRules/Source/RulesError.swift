@@ -6,10 +6,12 @@
 /// location (such as `/users/$uid/.write`), so a server can print one actionable line and
 /// refuse to start.
 public enum RulesError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The text is not JSON (with `//` and `/* */` comments allowed).
+    /// The text is not JSON as Firebase reads a rules file (comments, strings spanning lines
+    /// and trailing commas allowed).
     case syntax(message: String, line: Int, column: Int)
     /// The JSON is well formed but not a rules document: no top-level `"rules"`, an unknown
-    /// `.key`, a rule that is neither a string nor a boolean, two wildcards under one node, ...
+    /// `.key`, a rule that is neither a string nor a boolean, two wildcards under one node, a
+    /// key given twice in one object, ...
     case structure(rulePath: String, message: String, line: Int, column: Int)
     /// An expression does not parse or cannot type-check (unknown variable, a method that
     /// does not exist, `newData` in a `.read` rule, a non-boolean result, ...).
@@ -38,14 +40,17 @@ public enum RulesError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// One line: where, and what is wrong.
-    public var description: String {
+    public var description: String { located(in: "rules file") }
+
+    /// One line naming the file the rules came from: `FILE, line L, column C, in RULE: what`.
+    package func located(in file: String) -> String {
         switch self {
         case let .syntax(message, line, column):
-            "rules file, line \(line), column \(column): \(message)"
+            "\(file), line \(line), column \(column): \(message)"
         case let .structure(path, message, line, column):
-            "rules file, line \(line), column \(column), at \(path): \(message)"
+            "\(file), line \(line), column \(column), at \(path): \(message)"
         case let .expression(path, message, line, column):
-            "rules file, line \(line), column \(column), in \(path): \(message)"
+            "\(file), line \(line), column \(column), in \(path): \(message)"
         }
     }
 }

@@ -1,4 +1,4 @@
-// RulesJSON: the rules file's JSON (comments allowed), every value tagged with its position.
+// RulesJSON: the rules file's JSON as Firebase reads it, every value tagged with its position.
 
 /// A JSON value from the rules file, with the position of its first character. Strings also
 /// keep the position of each decoded scalar, so that an error inside an expression points at
@@ -11,7 +11,8 @@ indirect enum RulesJSON {
     /// position in the file.
     case string(String, [SourcePosition])
     case array([RulesJSON], SourcePosition)
-    /// Members in document order; `keyPosition` is the key's opening quote.
+    /// Members in document order, a repeated key included (the compiler refuses it, where it
+    /// knows the rule path); `keyPosition` is the key's opening quote.
     case object([(key: String, keyPosition: SourcePosition, value: RulesJSON)], SourcePosition)
 
     var position: SourcePosition {
@@ -33,9 +34,12 @@ indirect enum RulesJSON {
     }
 }
 
-/// A JSON parser for rules files: RFC 8259 plus `//` line and `/* */` block comments, as the
-/// Firebase CLI accepts. Iterative over arrays and objects would be overkill here: nesting is
-/// bounded by ``maxDepth`` (rules paths cannot be deeper than Firebase's 32 levels anyway).
+/// A JSON parser for rules files as Firebase's server reads them (the CLI and the emulator send
+/// the file's text unparsed): RFC 8259 plus `//` line and `/* */` block comments, line breaks
+/// and tabs inside string values (so an expression can span lines, as Firebase's documentation
+/// prints some), and a trailing comma after the last member of an object or array.
+/// Iterative over arrays and objects would be overkill here: nesting is bounded by
+/// ``maxDepth`` (rules paths cannot be deeper than Firebase's 32 levels anyway).
 struct RulesJSONParser {
     static let maxDepth = 64
 
@@ -66,7 +70,7 @@ struct RulesJSONParser {
             if c == " " || c == "\t" || c == "\n" || c == "\r" || c == "\u{FEFF}" {
                 i += 1
             } else if c == "/", i + 1 < s.count, s[i + 1] == "/" {
-                while i < s.count && s[i] != "\n" { i += 1 }
+                while i < s.count && s[i] != "\n" && s[i] != "\r" { i += 1 }
             } else if c == "/", i + 1 < s.count, s[i + 1] == "*" {
                 let start = i
                 i += 2
@@ -86,7 +90,7 @@ struct RulesJSONParser {
         case "{": return try parseObject(depth: depth)
         case "[": return try parseArray(depth: depth)
         case "\"":
-            let (text, positions) = try parseString()
+            let (text, positions) = try parseString(allowsLineBreaks: true)
             return .string(text, positions)
         case "t": try expectWord("true"); return .bool(true, start)
         case "f": try expectWord("false"); return .bool(false, start)
@@ -112,12 +116,19 @@ struct RulesJSONParser {
         return d
     }
 
-    private mutating func parseString() throws(RulesError) -> (String, [SourcePosition]) {
-        i += 1  // the opening quote
+    /// A string from its opening quote. `allowsLineBreaks`: a raw line feed, carriage return or
+    /// tab is part of the value (a string value may span lines in Firebase's format; a key may
+    /// not, and no key may hold a control character anyway). Other control characters are
+    /// refused everywhere.
+    private mutating func parseString(allowsLineBreaks: Bool) throws(RulesError) -> (String, [SourcePosition]) {
+        // A string may span lines, so the end of the file can be far from where a missing
+        // closing quote belongs: point at the opening one.
+        let opening = i
+        i += 1
         var out = String.UnicodeScalarView()
         var positions: [SourcePosition] = []
         while true {
-            guard i < s.count else { throw fail("unterminated string") }
+            guard i < s.count else { throw fail("unterminated string", at: opening) }
             let c = s[i]
             let here = source.position(of: i)
             if c == "\"" {
@@ -125,14 +136,19 @@ struct RulesJSONParser {
                 i += 1
                 return (String(out), positions)
             }
-            if c.value < 0x20 { throw fail("control character in a string (escape it)") }
+            if c.value < 0x20 && !(allowsLineBreaks && (c == "\n" || c == "\r" || c == "\t")) {
+                throw fail(
+                    c == "\n" || c == "\r"
+                        ? "line break in a key (a key must be on one line)"
+                        : "control character in a string (escape it)")
+            }
             if c != "\\" {
                 out.append(c)
                 positions.append(here)
                 i += 1
                 continue
             }
-            guard i + 1 < s.count else { throw fail("unterminated string") }
+            guard i + 1 < s.count else { throw fail("unterminated string", at: opening) }
             let e = s[i + 1]
             var decoded: Unicode.Scalar
             switch e {
@@ -192,9 +208,12 @@ struct RulesJSONParser {
             items.append(try parseValue(depth: depth + 1))
             try skipTrivia()
             guard i < s.count else { throw fail("unterminated array") }
-            if s[i] == "," { i += 1; continue }
             if s[i] == "]" { i += 1; return .array(items, start) }
-            throw fail("expected ',' or ']' in an array")
+            guard s[i] == "," else { throw fail("expected ',' or ']' in an array") }
+            i += 1
+            try skipTrivia()
+            // A trailing comma: Firebase accepts `[a, b,]`.
+            if i < s.count, s[i] == "]" { i += 1; return .array(items, start) }
         }
     }
 
@@ -209,10 +228,7 @@ struct RulesJSONParser {
             try skipTrivia()
             guard i < s.count, s[i] == "\"" else { throw fail("expected a quoted key in an object") }
             let keyStart = i
-            let (key, _) = try parseString()
-            if members.contains(where: { $0.key.unicodeScalars.elementsEqual(key.unicodeScalars) }) {
-                throw fail("duplicate key \"\(key)\"", at: keyStart)
-            }
+            let (key, _) = try parseString(allowsLineBreaks: false)
             try skipTrivia()
             guard i < s.count, s[i] == ":" else { throw fail("expected ':' after the key \"\(key)\"") }
             i += 1
@@ -221,9 +237,12 @@ struct RulesJSONParser {
             members.append((key, source.position(of: keyStart), value))
             try skipTrivia()
             guard i < s.count else { throw fail("unterminated object") }
-            if s[i] == "," { i += 1; continue }
             if s[i] == "}" { i += 1; return .object(members, start) }
-            throw fail("expected ',' or '}' in an object")
+            guard s[i] == "," else { throw fail("expected ',' or '}' in an object") }
+            i += 1
+            try skipTrivia()
+            // A trailing comma: Firebase accepts `{"a": 1,}`.
+            if i < s.count, s[i] == "}" { i += 1; return .object(members, start) }
         }
     }
 }

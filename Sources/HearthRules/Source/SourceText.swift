@@ -10,13 +10,18 @@ struct SourcePosition: Sendable, Hashable {
 /// maps back to a line and column for error messages.
 struct SourceText {
     let scalars: [Unicode.Scalar]
-    /// The index of the first scalar of each line, ascending (line 1 starts at 0).
+    /// The index of the first scalar of each line, ascending (line 1 starts at 0). A line ends
+    /// at LF, CRLF or a lone CR, as editors count them.
     private let lineStarts: [Int]
 
     init(_ text: String) {
         scalars = Array(text.unicodeScalars)
         var starts = [0]
-        for (i, s) in scalars.enumerated() where s == "\n" { starts.append(i + 1) }
+        for (i, s) in scalars.enumerated() {
+            if s == "\n" || (s == "\r" && (i + 1 == scalars.count || scalars[i + 1] != "\n")) {
+                starts.append(i + 1)
+            }
+        }
         lineStarts = starts
     }
 
