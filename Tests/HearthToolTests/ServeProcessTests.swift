@@ -186,6 +186,26 @@ struct ServeProcessTests {
     }
 
     @Test(
+        "an unreadable or empty secret file stops the server before it starts: one line, no usage text",
+        .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    func badSecretFile() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("serve-badsecret-\(UUID().uuidString)")
+            .path
+        let empty = dir + ".empty"
+        defer {
+            try? FileManager.default.removeItem(atPath: dir)
+            try? FileManager.default.removeItem(atPath: empty)
+        }
+        try "\n".write(toFile: empty, atomically: true, encoding: .utf8)
+        for (file, says) in [(dir + ".missing", "cannot read the secret file"), (empty, "is empty")] {
+            let run = try Tool.run(["serve", dir, "--port", "0", "--secret-file", file])
+            #expect(run.status == 2 && run.stderr.hasPrefix("hearth: usage error: ") && run.stderr.contains(says))
+            #expect(run.stderr.split(separator: "\n").count == 1, "one line, no usage text: \(run)")
+            #expect(!FileManager.default.fileExists(atPath: dir), "no store is created")
+        }
+    }
+
+    @Test(
         "a rules file as Firebase reads it (comments, a multi-line expression, trailing commas, CRLF) starts the server",
         .enabled(if: Tool.binary != nil, Tool.missingMessage))
     func relaxedRulesFileStarts() throws {
