@@ -214,7 +214,7 @@ extension ServerCore {
     /// `host` when it is a host name or address with an optional port (RFC 3986's reg-name,
     /// IPv4, or a bracketed IPv6 literal: letters, digits, `.-_:[]`), at most 255 bytes;
     /// otherwise nil. It is echoed to the client that sent it, so nothing else may pass.
-    public static func reconnectHost(_ host: String) -> String? {
+    package static func reconnectHost(_ host: String) -> String? {
         let allowed = { (b: UInt8) -> Bool in
             (b >= 0x30 && b <= 0x3A) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
                 || b == 0x2E || b == 0x2D || b == 0x5F || b == 0x5B || b == 0x5D

@@ -160,7 +160,7 @@ extension ServerCore {
     /// The `ls` parameter of a WebSocket upgrade's URL (`/.ws?v=5&ls=SESSION&ns=…`): the session
     /// id a reconnecting Firebase client had (the `s` of its last hello). Only what a session id
     /// of this server can be — 1…32 ASCII letters and digits — is taken; anything else is nil.
-    public static func lastSession(inURI uri: String) -> String? {
+    package static func lastSession(inURI uri: String) -> String? {
         guard let query = uri.split(separator: "?", maxSplits: 1).dropFirst().first else { return nil }
         for pair in query.split(separator: "&") where pair.hasPrefix("ls=") {
             let value = pair.dropFirst(3)
