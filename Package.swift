@@ -137,6 +137,7 @@ let package = Package(
                 "HearthServer",
                 "HearthDatabase",
                 "HearthTesting",
+                jwtKit,
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

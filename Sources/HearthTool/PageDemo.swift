@@ -2,6 +2,7 @@ import Foundation
 import Hearth
 import HearthDatabase
 import HearthServer
+import JWTKit
 import Synchronization
 
 /// The whole documentation page ("Offline capabilities"), played with real clients over real
@@ -78,7 +79,8 @@ struct PageDemo {
     func run() async throws {
         say("Hearth demo — the Realtime Database documentation's offline page, with real clients over real sockets")
         say("working directory: \(directory)")
-        // The server: `hearth serve` in-process, emulator mode (unsigned tokens accepted).
+        // The server: `hearth serve` in-process, emulator mode, with the demo's secret: section 7's
+        // tokens are signed with it, as a signed token's expiry is always enforced.
         var storeOptions = Store.Options()
         storeOptions.authoritative = true
         let serverStore = try Store.open(directory: directory + "/server", options: storeOptions)
@@ -87,7 +89,7 @@ struct PageDemo {
         configuration.idleTimeoutMs = 5_000
         let runtime = try ServerRuntime(
             store: serverStore, configuration: configuration,
-            verifier: try await FirebaseTokenVerifier(secret: nil, emulator: true))
+            verifier: try await FirebaseTokenVerifier(secret: PageDemo.secret, emulator: true))
         let server = try await NetworkServer.start(host: "127.0.0.1", port: 0, runtime: runtime)
         let url = "ws://127.0.0.1:\(server.port)?ns=demo"
         say("hearth serve listening on \(url)")
@@ -191,7 +193,7 @@ struct PageDemo {
         // The provider hands out tokens that expire at `expiry` (seconds): 2 s from now at first.
         let expiry = Mutex(Int64(Date().timeIntervalSince1970) + 2)
         let tokens: @Sendable (Bool) async throws -> String? = { _ in
-            PageDemo.unsignedToken(uid: "ada", expires: expiry.withLock { $0 })
+            try await PageDemo.signedToken(uid: "ada", expires: expiry.withLock { $0 })
         }
         let authed = try open("authed", url: url, online: true, tokens: tokens)
         let paused = Lines()
@@ -207,7 +209,7 @@ struct PageDemo {
         say("a write made now: \(acked.count == 0 ? "held in the store, not sent" : "sent?!")")
         say("the user signs in again")
         expiry.withLock { $0 = Int64(Date().timeIntervalSince1970) + 3_600 }
-        authed.updateAuthToken(PageDemo.unsignedToken(uid: "ada", expires: expiry.withLock { $0 }))
+        authed.updateAuthToken(try await PageDemo.signedToken(uid: "ada", expires: expiry.withLock { $0 }))
         wait { acked.count >= 1 }
         pause(0.1)
         for l in paused.take() { say(l) }
@@ -249,17 +251,24 @@ struct PageDemo {
         if let last = watcher.take().last { say(last) }
     }
 
-    /// An unsigned JWT (`alg: none`, accepted by an emulator-mode server) for `uid`, expiring
-    /// at `expires` (seconds since the epoch).
-    static func unsignedToken(uid: String, expires: Int64) -> String {
-        func b64(_ s: String) -> String {
-            Data(s.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
-                of: "/", with: "_"
-            )
-            .replacingOccurrences(of: "=", with: "")
-        }
-        let now = Int64(Date().timeIntervalSince1970)
-        return b64(#"{"alg":"none","typ":"JWT"}"#) + "."
-            + b64(#"{"uid":"\#(uid)","iat":\#(now - 1),"exp":\#(expires)}"#) + "."
+    /// The demo server's HS256 secret (at least 32 bytes, as the verifier requires). Fixed and
+    /// public: it guards nothing but this throwaway server on a loopback port.
+    static let secret = "hearth demo: a public HS256 secret for a throwaway server"
+
+    /// A token's claims: the user and its times, in seconds since the epoch.
+    struct Claims: JWTPayload {
+        let uid: String
+        let iat: Int64
+        let exp: Int64
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    /// A JWT for `uid` signed HS256 with ``secret`` (by JWTKit, as the server verifies it),
+    /// expiring at `expires` (seconds since the epoch). Signed: an emulator-mode server need not
+    /// enforce an unsigned token's expiry (Firebase's emulator does not).
+    static func signedToken(uid: String, expires: Int64) async throws -> String {
+        let keys = JWTKeyCollection()
+        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
+        return try await keys.sign(Claims(uid: uid, iat: Int64(Date().timeIntervalSince1970) - 1, exp: expires))
     }
 }

@@ -21,7 +21,7 @@ struct ServeCommand: AsyncParsableCommand {
             (`Authorization: Bearer SECRET`, `?auth=SECRET`, or a client's token), as Firebase's \
             legacy database secret; it may act as a user with `auth_variable_override`. \
             With --emulator, as Firebase's emulator and for local development only: everyone may \
-            read and write (unless --rules is given), unsigned tokens (alg none) are accepted, and \
+            read and write (unless --rules is given), unsigned tokens (alg none) are accepted and never expire (their claims are still checked), and \
             `Bearer owner` is the admin. With --rules FILE, Firebase security rules decide for \
             everyone but the admin; a rules file with an error stops the server before it starts.
 

@@ -18,6 +18,15 @@ struct TokenDecoderTests {
         Result { () throws(TokenRefusal) in try emulator.decode(JWTFixtures.unsigned(claims), now: now) }
     }
 
+    /// An HS256 token with `claims`, decoded with the secret at `now`. Its 32-byte signature is
+    /// not checked here (JWTKit checks it after the decoder): only a signed token expires.
+    static func decodeSigned(_ claims: String, now: Int64 = now) -> Result<DecodedCredential, TokenRefusal> {
+        let token =
+            JWTFixtures.b64url(Data(#"{"alg":"HS256","typ":"JWT"}"#.utf8)) + "."
+            + JWTFixtures.b64url(Data(claims.utf8)) + "." + JWTFixtures.b64url(Data(repeating: 7, count: 32))
+        return Result { () throws(TokenRefusal) in try signedOnly.decode(token, now: now) }
+    }
+
     static func refusal(_ result: Result<DecodedCredential, TokenRefusal>) -> TokenRefusal? {
         if case .failure(let refusal) = result { return refusal }
         return nil
@@ -63,15 +72,15 @@ struct TokenDecoderTests {
 
     @Test("fractional seconds are accepted (RFC 7519), to the nearest millisecond; the bounds are inclusive")
     func fractionsAndBounds() {
-        #expect(Self.user(Self.decode(#"{"uid":"u","exp":1700000060.5678}"#))?.expiresAt == 1_700_000_060_568)
-        #expect(Self.user(Self.decode(#"{"uid":"u","exp":253402300799}"#))?.expiresAt == 253_402_300_799_000)
+        #expect(Self.user(Self.decodeSigned(#"{"uid":"u","exp":1700000060.5678}"#))?.expiresAt == 1_700_000_060_568)
+        #expect(Self.user(Self.decodeSigned(#"{"uid":"u","exp":253402300799}"#))?.expiresAt == 253_402_300_799_000)
         #expect(Self.user(Self.decode(#"{"uid":"u","exp":1.8e9,"iat":0,"nbf":0,"auth_time":0}"#)) != nil)
     }
 
     @Test("exp at now is expired, a millisecond later valid; iat, auth_time and nbf may lead the clock by 300 s")
     func timeChecks() throws {
-        #expect(try Self.decode(#"{"uid":"u","exp":1700000000}"#).get() == .expired(signed: false))
-        #expect(Self.user(Self.decode(#"{"uid":"u","exp":1700000000.001}"#))?.expiresAt == Self.now + 1)
+        #expect(try Self.decodeSigned(#"{"uid":"u","exp":1700000000}"#).get() == .expired(signed: true))
+        #expect(Self.user(Self.decodeSigned(#"{"uid":"u","exp":1700000000.001}"#))?.expiresAt == Self.now + 1)
         for name in ["iat", "auth_time", "nbf"] {
             #expect(Self.user(Self.decode(#"{"uid":"u","exp":1800000000,"\#(name)":1700000300}"#)) != nil)
             let refused = Self.refusal(Self.decode(#"{"uid":"u","exp":1800000000,"\#(name)":1700000300.001}"#))
@@ -79,10 +88,57 @@ struct TokenDecoderTests {
         }
     }
 
+    @Test(
+        "emulator mode: the JS SDK's mockUserToken (unsigned, iat 0, exp 3600: 1970) is its user with no expiry; refused outside emulator mode"
+    )
+    func jsSDKMockUserToken() throws {
+        // createMockUserToken({sub: "alice"}) in @firebase/util, byte for byte: what
+        // connectDatabaseEmulator's mockUserToken and @firebase/rules-unit-testing send.
+        let mock =
+            JWTFixtures.b64url(Data(#"{"alg":"none","type":"JWT"}"#.utf8)) + "."
+            + JWTFixtures.b64url(
+                Data(
+                    #"{"iss":"https://securetoken.google.com/demo-project","aud":"demo-project","iat":0,"exp":3600,"auth_time":0,"sub":"alice","user_id":"alice","firebase":{"sign_in_provider":"custom","identities":{}}}"#
+                        .utf8)) + "."
+        for now in [Self.now, 3_600_000, .max] {
+            let decoded = try Self.emulator.decode(mock, now: now)
+            guard case .user(let user, signed: false) = decoded else {
+                Issue.record("at \(now): expected an unsigned user, got \(decoded)"); continue
+            }
+            #expect(user.uid == "alice" && user.expiresAt == nil)
+            #expect(user.authVariable["token"]?["firebase"]?["sign_in_provider"] == .string("custom"))
+        }
+        for decoder in [Self.signedOnly, TokenDecoder(secret: nil, emulator: false)] {
+            #expect(throws: TokenRefusal.unsignedOutsideEmulator) { try decoder.decode(mock, now: Self.now) }
+        }
+    }
+
+    @Test(
+        "unsigned tokens never expire, but every other bound on their claims holds; signed ones of the same times expire"
+    )
+    func unsignedTokensDoNotExpire() throws {
+        for exp in ["0", "1700000000", "1800000000"] {
+            let user = try #require(Self.user(Self.decode(#"{"uid":"u","exp":\#(exp)}"#)), "exp \(exp)")
+            #expect(user.expiresAt == nil, "exp \(exp)")
+        }
+        #expect(try Self.decodeSigned(#"{"uid":"u","exp":0}"#).get() == .expired(signed: true))
+        #expect(try Self.decodeSigned(#"{"sub":"alice","iat":0,"exp":3600}"#).get() == .expired(signed: true))
+        let stillRefused: [(String, TokenRefusal)] = [
+            (#"{"uid":"u"}"#, .noExpiry),
+            (#"{"uid":"u","exp":1e300}"#, .claimOutOfRange("exp")),
+            (#"{"uid":"u","exp":-1}"#, .claimOutOfRange("exp")),
+            (#"{"uid":"u","exp":"0"}"#, .claimNotANumber("exp")),
+            (#"{"uid":"u","exp":0,"iat":1700000300.001}"#, .issuedInFuture("iat")),
+            (#"{"uid":"u","exp":0,"nbf":1800000000}"#, .notYetValid),
+            (#"{"exp":0}"#, .noUser),
+        ]
+        for (claims, refusal) in stillRefused { #expect(Self.refusal(Self.decode(claims)) == refusal, "\(claims)") }
+    }
+
     @Test("any clock, however extreme, gives a value or a refusal, never a trap")
     func extremeClocks() throws {
         let claims = #"{"uid":"u","exp":253402300799,"iat":253402300799,"nbf":0}"#
-        #expect(try Self.decode(claims, now: .max).get() == .expired(signed: false))
+        #expect(try Self.decodeSigned(claims, now: .max).get() == .expired(signed: true))
         #expect(Self.refusal(Self.decode(claims, now: .min)) == .issuedInFuture("iat"))
         #expect(Self.refusal(Self.decode(#"{"uid":"u","exp":0}"#, now: .min)) == nil)
     }

@@ -229,4 +229,39 @@ struct ServeTokenTests {
             }
         }
     }
+
+    @Test(
+        "emulator mode: the JS SDK's mockUserToken (unsigned, iat 0, exp 3600: 1970) is alice over WebSocket auth, Bearer and ?auth=, and rules see her uid; signed with the secret, the same claims are expired",
+        .enabled(if: Tool.binary != nil, Tool.missingMessage))
+    func emulatorMockUserToken() throws {
+        // createMockUserToken({sub: "alice"})'s claims (connectDatabaseEmulator's mockUserToken).
+        func claims(_ uid: String) -> String {
+            #"{"iss":"https://securetoken.google.com/demo-project","aud":"demo-project","iat":0,"exp":3600,"auth_time":0,"sub":"\#(uid)","user_id":"\#(uid)","firebase":{"sign_in_provider":"custom","identities":{}}}"#
+        }
+        let rules = #"{"rules": {"notes": {".read": "auth.uid === 'alice'", ".write": "auth.uid === 'alice'"}}}"#
+        let alice = try TokenClient.unsigned(claims("alice"))
+        try Self.serving(emulator: true, rules: rules) { server, _ in
+            #expect(try TokenClient.ws(server.port, alice, put: "notes/ws") == .init(auth: "ok", put: "ok"))
+            let bob = try TokenClient.unsigned(claims("bob"))
+            #expect(
+                try TokenClient.ws(server.port, bob, put: "notes/ws") == .init(auth: "ok", put: "permission_denied"))
+            let put = try TokenClient.rest(server.port, "PUT", "notes/rest", body: "2", bearer: alice)
+            #expect(put.status == 200, "\(put)")
+            let read = try TokenClient.rest(server.port, "GET", "notes", parameters: ["auth": alice])
+            #expect(
+                read.status == 200
+                    && (try? JSONValue.parse(read.body)) == (try? JSONValue.parse(#"{"rest":2,"ws":1}"#)),
+                "\(read)")
+            #expect(try TokenClient.rest(server.port, "GET", "notes").status == 401)
+            #expect(try TokenClient.rest(server.port, "GET", "notes", bearer: bob).status == 401)
+        }
+        // With the secret: the unsigned token is refused, and signed its 1970 times are expired.
+        try Self.serving(rules: rules) { server, _ in
+            #expect(try TokenClient.ws(server.port, alice).auth == "invalid_token")
+            let signed = try TokenClient.hs256(Self.secret, claims("alice"))
+            #expect(try TokenClient.ws(server.port, signed).auth == "expired_token")
+            let rest = try TokenClient.rest(server.port, "GET", "notes", bearer: signed)
+            #expect(rest.status == 401 && rest.body.lowercased().contains("expired"), "\(rest)")
+        }
+    }
 }

@@ -8,8 +8,9 @@
 // input — NumericDates near the clock or as number text, strings, nesting, padding — base64url
 // encoded (or, on purpose, not).
 //
-// Checks: a value or a typed refusal, never a trap; the same answer twice; a user expires strictly
-// after the clock, has a non-empty uid of at most 128 UTF-16 units, and is never the admin; the
+// Checks: a value or a typed refusal, never a trap; the same answer twice; a signed user expires
+// strictly after the clock and an unsigned one (emulator mode) never, as in Firebase's emulator; a
+// user has a non-empty uid of at most 128 UTF-16 units, and is never the admin; the
 // admin is exactly `owner` in emulator mode and the secret itself; an unsigned token is accepted only
 // in emulator mode and a signed one only with a secret; a refusal's reason is short printable ASCII. For built
 // tokens whose every member the builder understands, the outcome (user and expiry, expired, refused)
@@ -41,7 +42,9 @@ extension FuzzServerChecks {
             check(isAdmin, "the admin from a credential that is not the admin's: \(context)")
         case .success(.user(let user, let signed)):
             check(!isAdmin, "the admin's credential decoded as a user: \(context)")
-            check((user.expiresAt ?? .min) > now, "a user whose expiry \(String(describing: user.expiresAt)) is not after now: \(context)")
+            check(
+                user.expiresAt.map { signed && $0 > now } ?? !signed,
+                "a user whose expiry \(String(describing: user.expiresAt)) is not after now, or unsigned and expiring: \(context)")
             check(!user.uid.isEmpty && user.uid.utf16.count <= TokenDecoder.maxUIDLength, "a bad uid \(user.uid): \(context)")
             check(user.authVariable["uid"] == .string(user.uid), "auth.uid is not the uid: \(context)")
             check(user.claims.objectMembers != nil, "claims that are not an object: \(context)")
@@ -50,7 +53,7 @@ extension FuzzServerChecks {
             check(bytes.count <= TokenDecoder.maxCredentialBytes, "an overlong credential accepted: \(context)")
         case .success(.expired(let signed)):
             check(!isAdmin, "the admin's credential decoded as an expired token: \(context)")
-            check(signed ? hasSecret : emulator, "signed \(signed) accepted as expired: \(context)")
+            check(signed && hasSecret, "signed \(signed) decoded as expired (only a signed token expires): \(context)")
         case .failure(let refusal):
             check(!isAdmin, "the admin's credential refused (\(refusal)): \(context)")
             let reason = refusal.description
@@ -61,7 +64,7 @@ extension FuzzServerChecks {
             let outcome: TokenBuilder.Outcome
             switch result {
             case .success(.admin): outcome = .admin
-            case .success(.user(let user, _)): outcome = .user(uid: user.uid, expiresAt: user.expiresAt ?? .min)
+            case .success(.user(let user, _)): outcome = .user(uid: user.uid, expiresAt: user.expiresAt)
             case .success(.expired): outcome = .expired
             case .failure: outcome = .refused
             }
@@ -72,7 +75,8 @@ extension FuzzServerChecks {
     /// Turns input bytes into a credential, and — when every part of it is one whose meaning the
     /// documented rules fix — the outcome those rules give (`expected`).
     struct TokenBuilder {
-        enum Outcome: Equatable { case admin, user(uid: String, expiresAt: Int64), expired, refused }
+        /// A user's `expiresAt` is nil for an unsigned token: it never expires.
+        enum Outcome: Equatable { case admin, user(uid: String, expiresAt: Int64?), expired, refused }
 
         let now: Int64
         let emulator: Bool
@@ -183,6 +187,7 @@ extension FuzzServerChecks {
                 if let seconds = times[key], seconds * 1000 - TokenDecoder.clockSkewMs > now { return .refused }
             }
             guard let uid = ids["uid"] ?? ids["sub"] else { return .refused }
+            if headerChoice == 0 { return .user(uid: uid, expiresAt: nil) }
             return exp * 1000 <= now ? .expired : .user(uid: uid, expiresAt: exp * 1000)
         }
 
@@ -246,6 +251,8 @@ extension FuzzServerChecks {
             ("raw-owner-signed", raw(2, "owner")),
             ("raw-secret", raw(2, tokenSecret)),
             ("raw-unsigned-valid", raw(1, none + "." + b64(#"{"uid":"alice","exp":1700003600,"iat":1700000000}"#) + ".")),
+            // createMockUserToken({sub: "alice"}) of the JS SDK, byte for byte: dated 1970, never expired.
+            ("raw-unsigned-mock-user-token", raw(1, b64(#"{"alg":"none","type":"JWT"}"#) + "." + b64(#"{"iss":"https://securetoken.google.com/demo-project","aud":"demo-project","iat":0,"exp":3600,"auth_time":0,"sub":"alice","user_id":"alice","firebase":{"sign_in_provider":"custom","identities":{}}}"#) + ".")),
             ("raw-unsigned-admin-claim", raw(1, none + "." + b64(#"{"sub":"m","admin":true,"exp":1700003600}"#) + ".")),
             ("raw-unsigned-exp-1e300", raw(1, none + "." + b64(#"{"uid":"a","exp":1e300}"#) + ".")),
             ("raw-unsigned-exp-1e16", raw(1, none + "." + b64(#"{"uid":"a","exp":1e16}"#) + ".")),

@@ -21,8 +21,10 @@ import HearthWire
 /// - `exp` is required; `exp`, `iat`, `nbf` and `auth_time` are RFC 7519 NumericDates: finite
 ///   JSON numbers of seconds in 0 … ``maxNumericDate`` (9999-12-31T23:59:59Z), fractions
 ///   allowed (to the nearest millisecond). `iat` and `auth_time` may not be later than
-///   now, and `nbf` not later than now, give or take ``clockSkewMs``; past `exp` the token is
-///   expired.
+///   now, and `nbf` not later than now, give or take ``clockSkewMs``; past `exp` a signed token
+///   is expired. An unsigned token (emulator mode only) has no expiry, as in Firebase's emulator:
+///   the JS SDK's `mockUserToken` (what `@firebase/rules-unit-testing` sends) carries `iat` 0 and
+///   `exp` 3600, in 1970. Its claims are still checked as a signed token's, `exp` included.
 /// - The user id is the first of `uid`, `sub` and `d.uid` present: a non-empty string of at
 ///   most ``maxUIDLength`` UTF-16 code units (Firebase's limit on a uid).
 @_spi(HearthInternals) public struct TokenDecoder: Sendable {
@@ -82,7 +84,8 @@ import HearthWire
         return try Self.outcome(claims, signed: signed, now: now)
     }
 
-    /// The user `claims` name, or expired, at `now`.
+    /// The user `claims` name, or expired, at `now`. Only a signed token expires: an unsigned
+    /// one's user has no expiry (`expiresAt` nil), but its `exp` must be there and in range.
     static func outcome(_ claims: JSONValue, signed: Bool, now: Int64) throws(TokenRefusal) -> DecodedCredential {
         guard let expires = try numericDate(claims, "exp") else { throw .noExpiry }
         for name in ["iat", "auth_time"] {
@@ -92,8 +95,9 @@ import HearthWire
         }
         if let notBefore = try numericDate(claims, "nbf"), notBefore - clockSkewMs > now { throw .notYetValid }
         let uid = try userID(claims)
-        if expires <= now { return .expired(signed: signed) }
-        return .user(Principal.User(uid: uid, claims: claims, expiresAt: expires), signed: signed)
+        guard signed else { return .user(Principal.User(uid: uid, claims: claims, expiresAt: nil), signed: false) }
+        if expires <= now { return .expired(signed: true) }
+        return .user(Principal.User(uid: uid, claims: claims, expiresAt: expires), signed: true)
     }
 
     /// The NumericDate claim `name` in ms since the epoch, nil when absent. In range, the
@@ -146,9 +150,10 @@ import HearthWire
     /// The server's own admin credential: bypasses the rules.
     case admin
     /// A token naming a user, valid at the time given; `signed`: an HS256 signature that must
-    /// still verify (false only for an unsigned token in emulator mode).
+    /// still verify (false only for an unsigned token in emulator mode, whose user has no expiry).
     case user(Principal.User, signed: Bool)
-    /// A well-formed token past its `exp`; `signed` as for ``user(_:signed:)``.
+    /// A well-formed signed token past its `exp` (an unsigned one never expires); `signed` as
+    /// for ``user(_:signed:)``.
     case expired(signed: Bool)
 }
 
