@@ -102,7 +102,7 @@ enum ConnectJSON {
     ) throws(ConnectLineError) -> DatabaseReference {
         guard let raw = fields["path"], !raw.isNull else { return database.reference() }
         guard let path = raw.stringValue else { throw ConnectLineError("field \"path\": expected a string") }
-        let keys = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let keys = Path.segments(of: path)
         if keys.isEmpty { return database.reference() }
         for (i, key) in keys.enumerated() where !(i == 0 && info && key == ".info") {
             do { try ChildKey.validate(key) } catch { throw ConnectLineError("field \"path\": \(error)") }

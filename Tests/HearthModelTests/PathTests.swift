@@ -10,6 +10,18 @@ import Testing
         #expect(Path.root.description == "/")
     }
 
+    /// A found by FuzzWire: a key starting with a combining mark, written after a slash, makes
+    /// one grapheme cluster with it (`"/\u{34C}"`); the path split on characters kept the slash
+    /// in the key, so a path's own wire form did not read back. Slashes are scalars now.
+    @Test func aSlashBeforeACombiningMarkStillSeparates() throws {
+        let key = "\u{34C}cor'es"
+        let path = try Path(validating: key)
+        #expect(path.keys == [ChildKey(key)])
+        #expect(try Path(validating: "/" + path.description) == path, "the wire form, with its leading slash")
+        #expect(try Path(validating: "a/" + key).keys == ["a", ChildKey(key)])
+        #expect(try Path(validating: "/\u{301}/b").keys == [ChildKey("\u{301}"), "b"])
+    }
+
     @Test func relations() throws {
         let ab = try Path(validating: "a/b")
         let abc = try Path(validating: "a/b/c")

@@ -15,8 +15,9 @@ extension FuzzServerChecks {
     /// that are not UTF-8 repaired to U+FFFD, as its parser does).
     ///
     /// Checks: no trap; the same head always routes the same way; an answer is 204, 400, 404 or 405
-    /// with a JSON body; a routed request has an ASCII target and a valid path, and its path and
-    /// parameters, percent-encoded again, route to the same request.
+    /// (or 503, for a WebSocket upgrade the server refused) with a JSON body; a routed request has
+    /// an ASCII target and a valid path, and its path (or the rules endpoint) and parameters,
+    /// percent-encoded again, route to the same request.
     static func rest(_ bytes: [UInt8]) {
         let parts = fields(bytes)
         let text = parts.map { String(decoding: $0, as: UTF8.self) }
@@ -32,7 +33,10 @@ extension FuzzServerChecks {
         check(routing == RESTTarget.route(method: method, target: target, headers: headers), "routing is not a function")
         switch routing {
         case .answer(let response):
-            check([204, 400, 404, 405].contains(response.status), "answered \(response.status): \(target)")
+            let upgrade = headers.contains { $0.name.lowercased() == "upgrade" }
+            check(
+                [204, 400, 404, 405].contains(response.status) || (response.status == 503 && upgrade),
+                "answered \(response.status): \(target)")
             if !response.body.isEmpty {
                 check((try? JSONValue.parse(response.body)) != nil, "an answer's body is not JSON: \(response.body)")
             }
@@ -40,8 +44,9 @@ extension FuzzServerChecks {
             check(target.utf8.allSatisfy { $0 < 0x80 }, "a target that is not ASCII was routed: \(target)")
             check((try? Path(validating: parsed.path.wireString)) == parsed.path, "the path does not round-trip")
             let query = parsed.parameters.sorted { $0.key < $1.key }.map { encoded($0.key) + "=" + encoded($0.value) }
-            let again = "/" + encoded(parsed.path.wireString, keeping: "/") + ".json"
-                + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
+            let location =
+                parsed.isRulesSettings ? "/.settings/rules" : "/" + encoded(parsed.path.wireString, keeping: "/")
+            let again = location + ".json" + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
             guard case .request(let reparsed) = RESTTarget.route(method: method, target: again, headers: headers) else {
                 return check(false, "\(target) routed, its re-encoding \(again) did not")
             }

@@ -74,7 +74,7 @@ extension DatabaseReference {
         if pathString.isEmpty {
             return .failure(.invalidPath("child: the path must be a non-empty string"))
         }
-        let segments = pathString.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let segments = Path.segments(of: pathString)
         var keys: [ChildKey] = []
         keys.reserveCapacity(segments.count)
         for (i, segment) in segments.enumerated() {

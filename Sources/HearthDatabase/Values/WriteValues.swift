@@ -40,7 +40,7 @@ func childUpdates(from values: [String: DatabaseValue], at path: Path) throws(Da
     var updates: [ChildUpdate] = []
     updates.reserveCapacity(values.count)
     for (pathString, value) in values {
-        let segments = pathString.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let segments = Path.segments(of: pathString)
         for (i, segment) in segments.enumerated() {
             if segment == ".priority" && i == segments.count - 1 { continue }
             do {

@@ -86,8 +86,13 @@ public struct Path: Sendable, Hashable, CustomStringConvertible, ExpressibleBySt
         self.keys = Path.segments(of: value).map { ChildKey($0) }
     }
 
-    private static func segments(of string: String) -> [String] {
-        let segments = string.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+    /// The non-empty segments of `string` between slashes. Split on the scalar U+002F itself,
+    /// as Firebase's SDKs split by code unit — not on Swift's characters: a slash followed by a
+    /// combining mark (`"/\u{34C}"`) is one grapheme cluster, so a split on `Character("/")` kept
+    /// it inside a key, and `a` + that key's path did not read back.
+    package static func segments(of string: String) -> [String] {
+        let segments = string.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true)
+            .map { String(decoding: $0, as: UTF8.self) }
         assert(
             segments.allSatisfy { !$0.isEmpty && !$0.contains("/") },
             "a parsed path is normalised: no empty segment, no slash in a key")
