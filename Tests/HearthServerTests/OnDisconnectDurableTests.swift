@@ -133,8 +133,10 @@ struct OnDisconnectDurableTests {
         let sink = try #require(rig?.connect(1))
         rig?.send(1, 1, .put(path: "n", data: 5, hash: nil))
         #expect(sink.response(1)?.status == "ok")
+        #expect(!fs.directoryExists("/server/ondisconnect"), "no journal before the first operation")
         rig?.send(1, 2, .onDisconnectPut(path: "n", data: json(#"{".sv": {"increment": 1}}"#)))
         #expect(sink.response(2)?.status == "ok")
+        #expect(fs.directoryExists("/server/ondisconnect"), "journaled before its ok")
         rig?.runtime.stop()
         try rig?.runtime.currentStore?.close()
         rig = nil

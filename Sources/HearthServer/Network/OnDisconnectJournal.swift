@@ -42,19 +42,29 @@ final class OnDisconnectJournal: Sendable {
         }
     }
 
-    let log: Log
+    let directory: String
+    let fileSystem: any FileSystem
+    /// The log: open from the start when the directory exists (a journal to replay), otherwise
+    /// created with the first change — a server whose clients never queue an onDisconnect
+    /// operation never writes one, and a store with no journal has no pending operation.
+    /// Appended to and compacted by the commit thread only.
+    let log: Mutex<Log?>
     let live: Mutex<Live>
 
     /// The journal's directory inside a store's.
     static func directory(inStore store: String) -> String { store + "/ondisconnect" }
 
-    /// Opens (creating) the journal in `directory` and replays it.
+    /// Opens the journal in `directory` and replays it, if there is one.
     init(directory: String, fileSystem: any FileSystem) throws(StoreError) {
-        var options = Log.Options()
-        options.segmentSize = 4 << 20
-        do { log = try Log.open(directory: directory, fileSystem: fileSystem, options: options) } catch {
-            throw .log(error)
+        self.directory = directory
+        self.fileSystem = fileSystem
+        guard fileSystem.directoryExists(directory) else {
+            log = Mutex(nil)
+            live = Mutex(Live())
+            return
         }
+        let log: Log
+        do { log = try Self.open(directory, fileSystem) } catch { throw .log(error) }
         var state = Live()
         do {
             let after = log.checkpoint?.lsn ?? 0
@@ -80,7 +90,14 @@ final class OnDisconnectJournal: Sendable {
             throw .corruptCheckpoint(file: "ondisconnect", offset: 0, reason: "\(error)")
         }
         state.sinceCheckpoint = 0
+        self.log = Mutex(log)
         live = Mutex(state)
+    }
+
+    static func open(_ directory: String, _ fileSystem: any FileSystem) throws(LogError) -> Log {
+        var options = Log.Options()
+        options.segmentSize = 4 << 20
+        return try Log.open(directory: directory, fileSystem: fileSystem, options: options)
     }
 
     /// The live operations by session.
@@ -92,6 +109,13 @@ final class OnDisconnectJournal: Sendable {
     /// the records since the last checkpoint outnumber the live operations.
     func append(_ changes: [OnDisconnectChange]) throws(LogError) {
         guard !changes.isEmpty else { return }
+        let log: Log
+        if let open = self.log.withLock({ $0 }) {
+            log = open
+        } else {
+            log = try Self.open(directory, fileSystem)
+            self.log.withLock { $0 = log }
+        }
         let records = changes.map { OnDisconnectCodec.encode($0) }
         let lsn = try log.appendBatch(records, durability: .full)
         let body = live.withLock { s -> [UInt8]? in
@@ -105,6 +129,7 @@ final class OnDisconnectJournal: Sendable {
 
     /// Compacts now: one checkpoint of the live operations (none after startup ended them all).
     func compact() throws(LogError) {
+        guard let log = self.log.withLock({ $0 }) else { return }
         let body = live.withLock { s -> [UInt8] in
             s.sinceCheckpoint = 0
             return OnDisconnectCodec.encodeCheckpoint(s.sessions)
@@ -114,5 +139,5 @@ final class OnDisconnectJournal: Sendable {
         try log.installCheckpoint(lsn: lsn, body: body)
     }
 
-    func close() { try? log.close() }
+    func close() { try? log.withLock { $0 }?.close() }
 }
