@@ -1,12 +1,15 @@
 """Credentials against a running `hearth serve`, with Python's standard library only: a raw
 WebSocket (protocol v5) `auth` then an optional put, a REST request, and tokens to send.
 
-Run by Tests/HearthToolTests/ServeTokenTests.swift and ServeLimitsProcessTests.swift. Each command prints one JSON object.
+Run by the hearth serve process tests in Tests/HearthToolTests (ServeTokenTests.swift, ServeLimitsProcessTests.swift,
+ServeNamespaceTests.swift, ServeQueryRulesProcessTests.swift, …). Each command prints one JSON object.
 Usage:
   token_client.py ws PORT CREDENTIAL [PATH VALUE_JSON]   -> {"hello": …, "auth": {"s":…,"d":…}, "put": {"s":…}}
   token_client.py rest PORT METHOD PATH [BODY_JSON] [--bearer CRED] [--param K=V]…
                                                           -> {"status": N, "body": TEXT}
   token_client.py listens PORT COUNT PUT_BYTES             -> {"listens": [STATUS…], "put": STATUS}
+  token_client.py query PORT CREDENTIAL ACTION PATH QUERY_JSON
+                                                          -> {"auth": {…}, "answer": {"s":…,"d":…}, "data": …}
   token_client.py hs256 SECRET CLAIMS_JSON                -> {"token": …}
   token_client.py unsigned CLAIMS_JSON                    -> {"token": …}
 Claims are used byte for byte (so `1e300` stays `1e300`). A connection the server drops shows
@@ -175,6 +178,35 @@ def listens(port, count, put_bytes):
     return out
 
 
+def query(port, credential, action, path, params):
+    """`auth` (unless CREDENTIAL is -), then one listen (`q`) or get (`g`) at `path` with the
+    query parameters `params` (the wire's `q` object). A listen's answer comes with the data the
+    server pushed for it before the answer (`data`, null when none)."""
+    out = {}
+    try:
+        s = WebSocket(port)
+        s.message()  # the hello
+        if credential != "-":
+            out["auth"] = s.request(1, "auth", {"cred": credential})
+        body = {"p": path, "q": json.loads(params)}
+        if action == "q":
+            body.update({"t": 1, "h": ""})
+        s.send(json.dumps({"t": "d", "d": {"r": 2, "a": action, "b": body}}))
+        out["data"] = None
+        while "answer" not in out:
+            m = s.message()
+            if m.get("t") != "d":
+                continue
+            m = m["d"]
+            if m.get("r") == 2:
+                out["answer"] = m["b"]
+            elif m.get("a") == "d":
+                out["data"] = m["b"].get("d")
+    except (OSError, ConnectionError, ValueError) as e:
+        out["error"] = f"{type(e).__name__}: {e}"
+    return out
+
+
 def rest(port, method, path, args):
     body, bearer, params = None, None, []
     i = 0
@@ -211,6 +243,8 @@ elif command == "stale":
     result = stale(int(sys.argv[2]))
 elif command == "listens":
     result = listens(int(sys.argv[2]), sys.argv[3], sys.argv[4])
+elif command == "query":
+    result = query(int(sys.argv[2]), *sys.argv[3:7])
 elif command == "hs256":
     result = {"token": hs256(sys.argv[2], sys.argv[3])}
 elif command == "unsigned":
