@@ -97,6 +97,11 @@ struct OnDisconnectDurableTests {
         // Over REST too.
         #expect(h.rest(.put, "r", body: #"{".value": 1, ".priority": {".sv": "timestamp"}}"#).status == 200)
         #expect(h.core.data.child(at: "r").priority == .number(Double(h.now)))
+        // A child's old priority is found under the written location by its key.
+        let deep = json(#"{"m": {".value": 3, ".priority": {".sv": {"increment": 1}}}, "n": {"o": true}}"#)
+        _ = h.connect(2)
+        #expect(response(h.send(2, 1, .put(path: "/", data: deep, hash: nil)), 1)?.status == "ok")
+        #expect(h.core.data.child(at: "m").priority == .number(16))
     }
 
     @Test("the journal's records and checkpoint round-trip every kind of operation and principal")

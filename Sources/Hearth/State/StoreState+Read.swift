@@ -91,7 +91,7 @@ extension StoreState {
     /// Firebase's increment: the existing number plus `delta` — exact 64-bit integer arithmetic
     /// when both are integers and the sum does not overflow (as the Android SDK adds two
     /// `Long`s), a double otherwise — or `delta` when there is no number there.
-    static func increment(_ existing: LeafValue?, by delta: Double) -> LeafValue {
+    package static func increment(_ existing: LeafValue?, by delta: Double) -> LeafValue {
         guard let existing, let current = existing.doubleValue else { return .number(delta) }
         if let a = existing.exactInteger, let b = Int64(exactly: delta) {
             let (sum, overflow) = a.addingReportingOverflow(b)

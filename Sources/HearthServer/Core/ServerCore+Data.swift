@@ -27,30 +27,44 @@ extension ServerCore {
     /// later (onDisconnect) keeps its JSON and is resolved when it runs. Anything else that is
     /// not valid is left for `Node(json:)` to refuse.
     func resolvingPriorities(_ json: JSONValue, at path: Path) -> JSONValue {
-        guard case .object(let members) = json else { return json }
-        var out = members
-        for (i, m) in members.enumerated() {
-            if m.key == ".priority" {
-                if let resolved = resolvedPriority(m.value, existing: data.child(at: path).priority) {
-                    out[i].value = resolved
-                }
-            } else if case .object = m.value, let key = try? ChildKey.validated(m.key) {
-                out[i].value = resolvingPriorities(m.value, at: path.child(key))
-            }
-        }
-        return .object(out)
+        Self.resolvingPriorities(json, existing: { data.child(at: path) }, now: now) ?? json
     }
 
-    /// The value a priority server value stands for, or nil when `value` is not one.
-    private func resolvedPriority(_ value: JSONValue, existing: Priority?) -> JSONValue? {
+    /// `json` with its priority server values resolved, or nil when it holds none — the common
+    /// write, which is read once and never copied. `existing` is the node now at `json`'s
+    /// location, looked up only when a server value needs it; a key that is not valid finds
+    /// nothing there, and `Node(json:)` refuses it afterwards.
+    private static func resolvingPriorities(_ json: JSONValue, existing: () -> Node, now: Int64) -> JSONValue? {
+        guard case .object(let members) = json else { return nil }
+        var out: [JSONMember]?
+        for (i, m) in members.enumerated() {
+            let resolved: JSONValue?
+            if m.key == ".priority" {
+                resolved = resolvedPriority(m.value, existing: { existing().priority }, now: now)
+            } else if case .object = m.value {
+                resolved = resolvingPriorities(m.value, existing: { existing().child(ChildKey(m.key)) }, now: now)
+            } else {
+                resolved = nil
+            }
+            guard let resolved else { continue }
+            if out == nil { out = members }
+            out?[i].value = resolved
+        }
+        return out.map(JSONValue.object)
+    }
+
+    /// The value a priority server value stands for, or nil when `value` is not one. The
+    /// increment is the store's (exact when both are integers); a priority is a `Double`.
+    private static func resolvedPriority(_ value: JSONValue, existing: () -> Priority?, now: Int64) -> JSONValue? {
         guard case .object(let members) = value, members.count == 1, members[0].key == ".sv" else { return nil }
         switch members[0].value {
         case .string("timestamp"): return .number(Double(now))
         case .object(let op) where op.count == 1 && op[0].key == "increment":
             guard let delta = op[0].value.doubleValue else { return nil }
-            guard case .number(let old) = existing else { return .number(delta) }
+            guard case .number(let old)? = existing() else { return .number(delta) }
             // An overflow is left as the server value, which `Node(json:)` refuses.
-            return (old + delta).isFinite ? .number(old + delta) : nil
+            guard let sum = StoreState.increment(.number(old), by: delta).doubleValue, sum.isFinite else { return nil }
+            return .number(sum)
         default: return nil
         }
     }

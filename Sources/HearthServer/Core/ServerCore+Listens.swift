@@ -106,7 +106,7 @@ extension ServerCore {
 
     /// Replaces the access policy (new security rules, `PUT /.settings/rules.json`): every
     /// connection's listens are checked again under it, and those it refuses are revoked.
-    public mutating func replacePolicy(_ policy: any AccessPolicy, now: Int64) -> ServerOutput {
+    mutating func replacePolicy(_ policy: any AccessPolicy, now: Int64) -> ServerOutput {
         self.now = max(self.now, now)
         self.policy = policy
         var out = ServerOutput()
