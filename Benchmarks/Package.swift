@@ -46,7 +46,7 @@ let package = Package(
             path: "ServerBench",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        // Issues 14 and 16: the sync client's figures — offline drain against the loopback floor,
+        // The sync client's figures: offline drain against the loopback floor,
         // reconnect bytes for an unchanged cache, first event after an offline cold start.
         .executableTarget(
             name: "SyncBench",
@@ -66,7 +66,7 @@ let package = Package(
             path: "EngineScenarios",
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),
-        // Issue 13: rules evaluation per write against the write itself (a plain executable).
+        // Rules evaluation per write against the write itself (a plain executable).
         .executableTarget(
             name: "RulesBench",
             dependencies: [

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lists the Swift files under Sources/ longer than a limit (default 400 lines), longest first;
-# exit 1 if there is any (issue 18: no Sources file over ~400 lines).
+# exit 1 if there is any (the house rule: no Sources file over ~400 lines).
 # Usage: scripts/long_files.sh [LIMIT] [FOLDER...]   (folders default to Sources)
 set -euo pipefail
 cd "$(dirname "$0")/.."

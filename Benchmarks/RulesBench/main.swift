@@ -1,4 +1,4 @@
-// Issue 13's measurement: the cost of evaluating a 50-rule security-rules file per write,
+// The cost of evaluating a 50-rule security-rules file per write,
 // against the cost of the write itself (the in-memory tree update, and a Hearth store append).
 //
 //   swift build --package-path Benchmarks -c release --product RulesBench

@@ -22,7 +22,7 @@ struct FanOutRun: Codable {
     var p99Ms: Double
     /// `p` sent → the first listener's `d` frame read, ms.
     var firstP50Ms: Double
-    /// `p` sent → every `d` decoded by the bench's threads (the figure before issue 16), ms.
+    /// `p` sent → every `d` decoded by the bench's threads, ms.
     var decodedP50Ms: Double
     var decodedP99Ms: Double
     /// The same rounds through a raw NIO WebSocket server that writes the same push bytes to every

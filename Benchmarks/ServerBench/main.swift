@@ -1,4 +1,4 @@
-// The server's figures (issues 12 and 16): durable writes per second from 1, 16 and 64
+// The server's figures: durable writes per second from 1, 16 and 64
 // connections against the machine's floors (fsync rate × the measured group-commit batch; raw
 // loopback WebSocket echo), fan-out latency to 10, 100 and 1,000 listeners against a raw
 // broadcast of the same bytes, the bytes a matching-hash listen costs on a 10 MiB location,

@@ -1,4 +1,4 @@
-// The sync client's figures (issues 14 and 16): offline writes drained after reconnect against
+// The sync client's figures: offline writes drained after reconnect against
 // the loopback floor, reconnect bytes for an unchanged ~10 MiB cache (and 10% changed), and the
 // first event after an offline cold start. Run from Benchmarks/:
 //   swift build -c release --product SyncBench && .build/release/SyncBench [--runs 5]

@@ -3,7 +3,7 @@
 # binary's `hearth-full` once and then `leveldb-sync` once (from the first binary), each a fresh
 # process in a fresh directory, and prints one line per run. Then the per-round medians of
 # Hearth ÷ LevelDB and the medians of ops/s, close ms, process CPU ms over the timed part and
-# bytes on disk. Issue 17's eighth round (Benchmarks/README.md) compared builds this way.
+# bytes on disk.
 #
 #   bash Benchmarks/scripts/interleave.sh writes16 30 /tmp/HB_before /tmp/HB_after
 #

@@ -4,7 +4,7 @@
 on it (`limitToLast(1)` … `limitToLast(L)`, tagged) and reads its pushes; then, once per round,
 a REST write to the list is started and 50 ms later an unrelated client's `g` of another
 location is timed. Prints each round's `g` latency (ms), then the median and the maximum.
-(Benchmarks/README.md, "One connection's fan-out against another client's read", issue 43.)
+(Benchmarks/README.md, "One connection's fan-out against another client's read".)
 
     serve_stall.py PORT [--listens 5000] [--children 2000] [--rounds 7]
 """

@@ -16,7 +16,7 @@ import Testing
 ///   fails the whole expression): both denied.
 /// - otherwise the read is allowed exactly when `evaluateTo` is true.
 @Suite struct TargaryenConformanceTests {
-    /// Fixtures that do not pass yet, by index, with what differs from Firebase (issue 44).
+    /// Fixtures that do not pass yet, by index, with what differs from Firebase.
     static let knownGaps: [Int: String] = [:]
 
     @Test(

@@ -4,7 +4,7 @@ import HearthRules
 import HearthWire
 import Testing
 
-/// Security rules enforced by the server core (issue 13): the rules decide for users and the
+/// Security rules enforced by the server core: the rules decide for users and the
 /// unauthenticated, on WebSocket requests, REST and onDisconnect; the admin bypasses them.
 @Suite("Server core: security rules")
 struct ServerRulesTests {

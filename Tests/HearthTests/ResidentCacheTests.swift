@@ -4,7 +4,7 @@ import HearthTesting
 import Testing
 @_spi(HearthInternals) @testable import Hearth
 
-/// What a lazily opened store keeps resident of its server cache (issue 17): not the whole
+/// What a lazily opened store keeps resident of its server cache: not the whole
 /// cache after open, a first read and the views' rebuild; the whole cache only while an
 /// operation needs it, dropped again after the maintenance pass that follows; the server
 /// events kept for projection bounded by checkpoints; and the same answers either way.
@@ -200,7 +200,7 @@ import Testing
 
     /// A whole-state read loads the cache and copies it in one hold of the gate, so drops by
     /// maintenance passes on another thread (as many as they like) never make it load twice:
-    /// a drop between the load and the copy used to, decoding the whole cache a second time.
+    /// a drop between the load and the copy would make it decode the whole cache a second time.
     @Test func dropsAlongsideAWholeStateReadNeverMakeItLoadTwice() throws {
         let dir = TempDir()
         try makeStore(dir)

@@ -2,7 +2,7 @@ import Foundation
 import Hearth
 import Testing
 
-/// The rest of the documentation page with real processes (issue 15): presence when a client
+/// The rest of the documentation page with real processes: presence when a client
 /// process is SIGKILLed, and registered-function transactions queued offline that survive a
 /// SIGKILL and commit once each.
 @Suite("hearth connect: presence and transactions, real processes", .serialized)

@@ -1,4 +1,4 @@
-// A full disk on a real (small) file system, through the `hearth` binary (issue 11, item 1):
+// A full disk on a real (small) file system, through the `hearth` binary:
 // writes until ENOSPC, then reads with the disk still full, then writes again once space is
 // freed — and every acknowledged write is there. Needs `mount -t tmpfs` (root, a kernel that
 // allows it); skips with a message elsewhere.

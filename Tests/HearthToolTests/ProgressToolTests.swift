@@ -1,4 +1,4 @@
-// The progress bar of `dump` and `verify` (issue 11, item 5): drawn only on stderr and only when
+// The progress bar of `dump` and `verify`: drawn only on stderr and only when
 // stderr is a terminal, erased when done, and never on the same line as results — with stdout
 // piped, stdout carries not a byte of it; with stdout and stderr on one terminal, every bar is
 // erased before results are written. A pseudo-terminal stands in for the terminal.

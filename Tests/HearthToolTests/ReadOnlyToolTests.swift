@@ -1,4 +1,4 @@
-// `hearth get/stats/state` on a store they cannot open for writing (issue 11, item 5): held by
+// `hearth get/stats/state` on a store they cannot open for writing: held by
 // another process, in a directory that is not writable, or with `--read-only`. They read the
 // last consistent state without the lock and change no byte — same output as a normal open.
 import Foundation

@@ -1,5 +1,5 @@
-// `hearth salvage STORE` (issue 11, item 5): one flipped bit in the checkpoint, the MANIFEST or
-// mid-segment no longer leaves the tool unable to read anything. Before: `get` fails and
+// `hearth salvage STORE`: one flipped bit in the checkpoint, the MANIFEST or mid-segment does
+// not leave the tool unable to read anything. Before: `get` fails and
 // `verify` names the repair. Salvage: damaged files moved aside as *.broken, the longest valid
 // prefix kept, what was lost reported. After: `get` reads that prefix and `verify` is clean.
 import Foundation

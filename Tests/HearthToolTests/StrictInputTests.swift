@@ -1,6 +1,6 @@
-// `hearth apply` input is exact or refused (issue 11, item 3): an invalid UTF-8 sequence in a
-// line is an error naming the line and the byte offset — never replaced by U+FFFD, which let
-// two different keys collapse into one.
+// `hearth apply` input is exact or refused: an invalid UTF-8 sequence in a line is an error
+// naming the line and the byte offset — never replaced by U+FFFD, which would let two different
+// keys collapse into one.
 import Foundation
 import Hearth
 import Testing

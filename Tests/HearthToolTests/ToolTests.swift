@@ -54,7 +54,7 @@ struct ToolTests {
         }
     }
 
-    /// Errors name the problem in words (issue 11, item 5).
+    /// Errors name the problem in words.
     @Test func errorsNameTheProblem() throws {
         let scratch = TempStore()
         try FileManager.default.createDirectory(atPath: scratch.path, withIntermediateDirectories: true)
@@ -491,8 +491,8 @@ struct ToolTests {
         #expect(opened.lastLSN == 11)
     }
 
-    /// Every opening command says on stderr that recovery dropped a torn tail (issue 11, item 5);
-    /// `get` used to answer one record earlier without a word.
+    /// Every opening command says on stderr that recovery dropped a torn tail, so that `get`
+    /// does not answer one record earlier without a word.
     @Test func openingCommandsNoteADroppedTornTail() throws {
         for command in [["get", "/"], ["stats"], ["state"]] {
             let store = try soundStore()
@@ -509,8 +509,8 @@ struct ToolTests {
         }
     }
 
-    /// `apply` creating a store where none was says so on stderr (issue 11, item 5): a mistyped
-    /// path used to become a new, empty store without a word. An existing store: no note.
+    /// `apply` creating a store where none was says so on stderr: a mistyped path would
+    /// otherwise become a new, empty store without a word. An existing store: no note.
     @Test func applyCreatingAStoreSaysSo() throws {
         let store = TempStore()
         let nested = store.path + "/deeper/s"

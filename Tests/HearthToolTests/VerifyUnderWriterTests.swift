@@ -1,5 +1,5 @@
-// `hearth verify` is a lock-free read-only check a monitoring job runs on a live store (issue
-// 11, item 2): a segment deleted because a newer checkpoint covers it is not damage. Here a
+// `hearth verify` is a lock-free read-only check a monitoring job runs on a live store: a
+// segment deleted because a newer checkpoint covers it is not damage. Here a
 // real `hearth apply` process writes under a 1 MiB cap (so it checkpoints and drops segments
 // all the time) while `hearth verify` runs 60 times (and `hearth dump` 20 times); neither may
 // report damage.

@@ -226,9 +226,9 @@ struct CheckpointEncoder {
         // one). Only paths on the way to an old chunk can hold one, and none below a path that
         // does not lead to one (the set of such paths is closed upwards): so a node off those
         // ways passes nil to its children, and only the nodes on them are looked up — not
-        // every node of the cache, whose path hashing was a tenth of a checkpoint. A node on
-        // them asks once which of its children lead on (`leading`), by key: where building and
-        // hashing each child's path cost about a twelfth of the walk (Benchmarks/README.md, item 40).
+        // every node of the cache, whose path hashing would be a tenth of a checkpoint. A node on
+        // them asks once which of its children lead on (`leading`), by key: building and hashing
+        // each child's path instead would cost about a twelfth of the walk.
         //
         // `triedWhole`: the caller found the node's encoding longer than a chunk already.
         func process(
@@ -242,8 +242,8 @@ struct CheckpointEncoder {
             // Off the old chunks' ways, a node whose whole encoding fits in a chunk is encoded
             // in one walk — the bytes the walk below gives it, since nothing under it can split
             // — where that walk encodes every node into an array of its own, for its parent to
-            // copy (the cost of a checkpoint's new data, Benchmarks/README.md item 40). A node
-            // too large for it costs at most a chunk's worth of encoding thrown away.
+            // copy (the cost of a checkpoint's new data). A node too large for it costs at most a
+            // chunk's worth of encoding thrown away.
             if reuse == nil, !triedWhole, let whole = NodeCodec.encode(node, upTo: CheckpointFormat.chunkTarget) {
                 return whole
             }

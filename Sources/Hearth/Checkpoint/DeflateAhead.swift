@@ -10,14 +10,14 @@ import HearthModel
 // Run one after the other, they leave a second core idle. So the walk hands each chunk's raw
 // bytes to one worker queue and goes on with the next chunk, and the chunks are written, by the
 // walk's own thread, in order, as their compressed bytes come back: a checkpoint then takes
-// about as long as its zlib alone (Benchmarks/README.md, item 48). The store does this for the
-// checkpoints a caller waits for (close's, `compact()`'s): beside writers, which have the other
-// core, a third runnable thread cost CPU and gained nothing (Store.writeCheckpoint).
+// about as long as its zlib alone. The store does this for the checkpoints a caller waits for
+// (close's, `compact()`'s): beside writers, which have the other core, a third runnable thread
+// costs CPU and gains nothing (Store.writeCheckpoint).
 //
 // The bytes written are exactly the synchronous encoder's: every chunk is one raw DEFLATE stream
 // of its own at the same level (FORMAT.md §7.1), so where it is compressed changes nothing; the
-// order is the walk's; the offsets, CRCs and the directory follow from the stored bytes as
-// before. DeflateAheadTests compares the two byte for byte.
+// order is the walk's; the offsets, CRCs and the directory follow from the stored bytes in the
+// same way. DeflateAheadTests compares the two byte for byte.
 //
 // Bounds: at most `depth` + 1 chunks wait unwritten (each at most a chunk target of raw bytes, or
 // a node larger than one; and its compressed bytes), so a checkpoint's memory stays a few

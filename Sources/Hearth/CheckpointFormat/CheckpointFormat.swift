@@ -229,9 +229,8 @@ enum CheckpointFormat {
         ///
         /// The prefixes' hashes come from one pass over the path: FNV-1a is sequential, so a
         /// prefix's hash is the running hash after its last key. (Hashing each prefix as a new
-        /// path cost O(depth²) bytes and an array per prefix: 12.5 M of the 53 M instructions
-        /// that preparing `HearthBench writes16`'s write chunks took; Benchmarks/README.md,
-        /// item 29.)
+        /// path would cost O(depth²) bytes and an array per prefix: 12.5 M of the 53 M
+        /// instructions that preparing `HearthBench writes16`'s write chunks took.)
         static func entries(forWriteAt path: Path, into set: inout Set<Entry>) {
             var exact = FNV(.exact)
             var prefix = FNV(.prefix)

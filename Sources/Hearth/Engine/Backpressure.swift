@@ -9,19 +9,19 @@
 // A writer waits once L has passed the bound's log term, 0.2 K + K/16, and one of these holds:
 //
 // 1. C + L > 0.55 K + 0.2 K + K/16 (0.8125 K): the footprint has reached the most the disk
-//    bound's argument allows it, F ≤ 0.8125 K + K/64 + K/8 < 0.96 K — the same bound as when
-//    writers waited at the log term alone, where the term for C was its largest value, 0.55 K.
+//    bound's argument allows it, F ≤ 0.8125 K + K/64 + K/8 < 0.96 K — the same bound as
+//    waiting at the log term alone gives, where the term for C is its largest value, 0.55 K.
 // 2. (C + L + K/64 + K/8) + (C + r·L) > 1.1 K: the next checkpoint, estimated as the last one
 //    plus the log at the cache's ratio (the ratio pruning's estimate uses, Store.prune), would
 //    no longer fit beside the footprint under the planned install peak — so from here on, more
 //    log would make that install prune the cache for the log's sake, not the cache's.
 //
-// So a writer never waits earlier than at the log term (the old rule), and waits later only
+// So a writer never waits earlier than at the log term, and waits later only
 // while the files stay under the same 0.96 K and the next checkpoint is still estimated to fit
 // without pruning. What it buys: a store well under its cap whose writer outruns the
-// checkpoints (a 50 MiB fill under a 100 MiB cap: C ≈ 16 MB) no longer waits for each
-// checkpoint once the log since the last one passes 26 MiB — the fill waited 0.1–0.4 s in 1–2
-// such waits (Benchmarks/README.md, item 49). What it costs: the log a crash leaves to replay
+// checkpoints (a 50 MiB fill under a 100 MiB cap: C ≈ 16 MB) does not wait for each
+// checkpoint once the log since the last one passes 26 MiB — waiting at the log term alone,
+// the fill spends 0.1–0.4 s in 1–2 such waits. What it costs: the log a crash leaves to replay
 // can reach 0.8 K of raw bytes instead of 0.26 K, for a store whose checkpoint is small — at
 // the default 10 MiB cap, a few MiB more to read at the next open.
 

@@ -20,7 +20,7 @@ import HearthModel
 /// same order — which is what ``Pass`` exploits: it sorts the candidates and builds the set
 /// of kept paths once, then each round takes the next slice of the sorted list and removes it
 /// from the kept set. A pass of any number of rounds costs O(n log n) once plus O(slice) per
-/// round, where recomputing each round from the state cost O(n log n) per round.
+/// round, where recomputing each round from the state would cost O(n log n) per round.
 enum Pruner {
     struct Candidate: Sendable {
         let path: Path
@@ -121,8 +121,8 @@ enum Pruner {
             self.fraction = fraction
             self.maxInactiveQueries = maxInactiveQueries
             // One trie of the protected paths serves both the candidates' filter and, with the
-            // candidates added, the counts (a pass costs O(pending writes); it used to build
-            // two).
+            // candidates added, the counts (building one costs O(pending writes), so a pass
+            // builds one, not two).
             for p in Pruner.protectedPaths(state) { Pass.add(&keep, p, 1) }
             candidates = Pruner.candidates(state, protectedTrie: keep)
             inactiveQueries = candidates.count { $0.queryID != nil }

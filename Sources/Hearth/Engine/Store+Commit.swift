@@ -38,9 +38,8 @@ extension Store {
     /// `serverEvent`: `build` adds exactly this server-data event and nothing else. Without a
     /// filtered tracked query — whose keys the batch would record (``StoreBatch/
     /// recordTrackedKeyChanges()``) — that is the whole batch, and no batch is made: making one
-    /// copied the state and the loading state and allocated its cache reader, and destroying
-    /// it released them, a twentieth of the committing thread's time in a cache fill
-    /// (Benchmarks/README.md, item 44).
+    /// copies the state and the loading state and allocates its cache reader, and destroying
+    /// it releases them, a twentieth of the committing thread's time in a cache fill.
     func commit(
         tier: Durability, now: Int64, firstEncoded: [UInt8]?, serverEvent: StoreEvent? = nil,
         _ build: (inout StoreBatch) throws(StoreError) -> Void

@@ -40,7 +40,8 @@ import HearthModel
 //
 // The price: checkpoints every 0.2 K of log under a cap (each rewriting at most ~0.55 K), and
 // the cache between prunes held to what fits twice beside the log. DiskBoundTests checks the
-// peak on the simulated file system after every write; Benchmarks/README.md has a real run.
+// peak on the simulated file system after every write; a real run is in Benchmarks/README.md,
+// "The cap as a bound on disk".
 
 extension Store {
     /// The estimated footprint after pruning must fall below this share of the cap, leaving
@@ -188,7 +189,7 @@ extension Store {
         // is at most the footprint) and the inactive queries are within their limit (a pass
         // counts at most those): skip the estimate and the pass, each O(cache + pending
         // writes) — before every checkpoint among many pending writes, most of the
-        // maintenance thread's time (issue 17, writes16).
+        // maintenance thread's time (`HearthBench writes16`).
         let inactive = core.withLock { Pruner.inactiveQueryCount($0.loading.state) }
         if footprint <= target && inactive <= options.maxInactiveQueries {
             core.withLock { $0.prunePassesSkipped += 1 }
@@ -244,9 +245,9 @@ extension Store {
     /// The log's active segment is rolled at the snapshot's LSN first (``Log/submitRoll()``,
     /// queued under the store's lock, so exactly the records through that LSN stay in the old
     /// segment): the install then drops every segment holding records the checkpoint covers, and
-    /// the next open scans only the records after it. Without the roll, they stayed in the
-    /// active segment until it filled, and every open read them all to reach the tail (100,000
-    /// pending writes: 3.8 MB, most of a first reopen's 90 ms).
+    /// the next open scans only the records after it. Without the roll, they would stay in the
+    /// active segment until it filled, and every open would read them all to reach the tail
+    /// (100,000 pending writes: 3.8 MB, most of a first reopen's 90 ms).
     ///
     /// The roll may fail without harm: before the new MANIFEST is renamed into place nothing
     /// durable has changed (``Log/submitRoll()``), so the log gives it up and goes on in the old
@@ -260,8 +261,8 @@ extension Store {
     ///
     /// `closing`: the checkpoint close writes. Nothing will read the new checkpoint through
     /// this store, so what its chunks hold is not recorded (for the next checkpoint to copy),
-    /// nor does it become the base a resident cache drops back to (with a reader then built
-    /// at every install, that was 27% of a fill's close: Benchmarks/README.md item 22).
+    /// nor does it become the base a resident cache drops back to (that would build a reader at
+    /// every install: 27% of a fill's close).
     ///
     /// `waited`: a caller waits for it (``compact()``, and close's). Only those compress on a second
     /// thread (DeflateAhead.swift): beside writers, on two cores, it cost CPU and gained nothing.

@@ -185,8 +185,9 @@ extension Store {
             checkpointLSN: opening.checkpointLSN, checkpointBodyBytes: opening.checkpointBytes,
             logBytesSinceCheckpoint: opening.replayedBytes)
         // Replaying the tail is what open costs beyond the directory (12–20 µs per pending
-        // write of ~330 bytes of JSON, Benchmarks/README.md's tenth round): past `openReplayCheckpointBytes` the background maintenance writes a
-        // checkpoint now rather than at the usual threshold, and the next open reads it instead.
+        // write of ~330 bytes of JSON): past `openReplayCheckpointBytes` the background
+        // maintenance writes a checkpoint now rather than at the usual threshold, and the next
+        // open reads it instead.
         core.checkpointRequested = opening.replayedBytes >= Store.openReplayCheckpointBytes
         core.views.restore(PersistedCacheReader(loading: opening.loading, reader: opening.reader), now: options.clock())
         return Store(directory: directory, options: options, log: log, recovery: recovery, core: core)

@@ -31,10 +31,10 @@ extension Store {
     /// Commits the one server-data event `make` builds for the commit's time, its paths
     /// already validated: its data is checked for depth and encoded in one walk before the
     /// lock (``EventCodec/inspectedServerEvent(_:)``), where ``StoreBatch``'s methods check it
-    /// in one walk and the commit encodes it in another, under the lock (Benchmarks/README.md,
-    /// item 31). The same record, state, views and errors as a batch of that one call, except
-    /// which of two errors is reported when a merge has both a bad child path and a child
-    /// nesting too deep (here the path, found first).
+    /// in one walk and the commit encodes it in another, under the lock. The same record,
+    /// state, views and errors as a batch of that one call, except which of two errors is
+    /// reported when a merge has both a bad child path and a child nesting too deep (here the
+    /// path, found first).
     private func commitServerEvent(
         _ make: (Int64) -> StoreEvent, durability: Durability?
     ) throws(StoreError) -> LSN {
@@ -92,7 +92,7 @@ extension Store {
     /// belongs to pruned; deflated, it costs what it will cost in the checkpoint. 64 KiB is
     /// 1/160 of the default cap: every record of a fill of chat-sized data (~330 bytes an
     /// operation) is raw, a megabyte leaf is not.
-    /// Measured in issue 17's fifth round (Benchmarks/README.md): instructions per durable write
+    /// Measured against deflating every record of 1 KiB or more: instructions per durable write
     /// from 16 writers −18% (callgrind), the 50 MiB cache fill's throughput +15–20%.
     static let rawRecordLimit = 64 << 10
 

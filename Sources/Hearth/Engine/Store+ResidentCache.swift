@@ -1,7 +1,7 @@
 import HearthLog
 import HearthModel
 
-// What the store keeps resident of the server cache (issue 17).
+// What the store keeps resident of the server cache.
 //
 // A store opened lazily (``Store/Options/lazyCacheLoad``, the default) does not decode its
 // checkpoint's cache into nodes at open: reads, views and writes work from the checkpoint's

@@ -42,11 +42,11 @@ extension Store {
     /// The core once the checkpoint cache is loaded (pending writes may still be encoded);
     /// throws if loading failed.
     ///
-    /// The load and the copy hold the resident cache's gate together. A maintenance pass that
-    /// ends between them drops the cache (its drop takes the gate); the copy then loaded it
-    /// again under the store's lock — a second decode of the whole cache, on another thread,
-    /// while glibc still held the first copy's pages: `coldOpen`'s peak RSS 183 MiB instead
-    /// of 106 in one run of six (Benchmarks/README.md, item 35).
+    /// The load and the copy hold the resident cache's gate together, so that no maintenance
+    /// pass ends between them and drops the cache (its drop takes the gate): the copy would then
+    /// load it again under the store's lock — a second decode of the whole cache, on another
+    /// thread, while glibc still holds the first copy's pages (`coldOpen`'s peak RSS 183 MiB
+    /// instead of 106 in one run of six).
     func cacheLoadedCore() throws(StoreError) -> Core {
         try resident.gate.withLock { (_: inout Void) throws(StoreError) -> Core in
             try loadCacheHoldingGate()

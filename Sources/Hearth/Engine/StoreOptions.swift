@@ -74,7 +74,7 @@ extension Store {
         /// are compressed as they arrive, on the committers' machine time, while the cache is
         /// long-lived and counted against ``cacheSizeBytes``. At level 1 the write chunks of
         /// `HearthBench writes16` took ~11 ms less CPU a run than at level 6, for ~10% more
-        /// bytes on disk (Benchmarks/README.md, item 26). Any level reads back the same.
+        /// bytes on disk. Any level reads back the same.
         public var pendingWriteCompressionLevel: Int32 = 1
         /// zlib level for log records (1…9, or 0 to store them uncompressed;
         /// ``HearthLog/Log/Options/compressionLevel``): a writer's choice, any level reads back

@@ -277,9 +277,9 @@ final class ViewHost: @unchecked Sendable {
             default: false
             }
         }
-        // Two passes over the events rather than two filtered copies of them: a commit's one
-        // server event was copied into an array, and its payload retained and released, for
-        // nothing (Benchmarks/README.md, item 44).
+        // Two passes over the events rather than two filtered copies of them: a copy would put
+        // a commit's one server event into an array, and retain and release its payload, for
+        // nothing.
         var hasAcks = false
         for event in events {
             if isAck(event) {

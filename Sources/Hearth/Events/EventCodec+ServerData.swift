@@ -2,11 +2,11 @@ import HearthLog
 import HearthModel
 
 // One server-data event (`.serverOverwrite`, `.serverMerge`) encoded before the store's lock,
-// its data's depth checked in the same walk: the store's one-event server commits
-// (``Store/applyServerOverwrite(_:at:durability:)``, ``Store/applyServerMerge(_:at:durability:)``)
-// validated the data in one walk and encoded it in another, under the lock (Benchmarks/README.md,
-// item 31). The bytes are exactly ``EventCodec/encode(_:)``'s for that event (FORMAT.md §"Event
-// batches": no new bytes on disk).
+// its data's depth checked in the same walk, for the store's one-event server commits
+// (``Store/applyServerOverwrite(_:at:durability:)``, ``Store/applyServerMerge(_:at:durability:)``):
+// a batch validates the data in one walk and encodes it in another, under the lock. The bytes are
+// exactly ``EventCodec/encode(_:)``'s for that event (FORMAT.md §"Event batches": no new bytes on
+// disk).
 
 extension EventCodec {
     /// `.serverOverwrite` or `.serverMerge` whose paths are valid, encoded as an event of a

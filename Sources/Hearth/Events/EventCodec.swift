@@ -38,9 +38,8 @@ import HearthModel
     public static func decode(_ bytes: [UInt8]) throws(DecodeError) -> [StoreEvent] {
         var r = ByteReader(bytes)
         // Every event takes at least one byte (`authCleared` is a lone tag byte), which bounds
-        // the count by the input left after the count. (The bound used to be half the input,
-        // on the belief that every event takes two bytes, which rejected valid batches such
-        // as two `authCleared`s.)
+        // the count by the input left after the count — not by half of it: an event may take
+        // one byte, and a batch of two `authCleared`s is valid.
         let n = try r.count(limit: maxEvents)
         guard n <= r.remaining else { throw r.fail("\(n) events but only \(r.remaining) bytes left") }
         var events: [StoreEvent] = []

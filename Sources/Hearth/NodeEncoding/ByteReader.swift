@@ -2,8 +2,8 @@
 // and length-prefixed strings, each failure a `DecodeError` (FORMAT.md §"Encoding primitives").
 // The writer half, `ByteWriter`, is HearthLog's (one writer serves the log headers and this encoding).
 //
-// Folder: NodeEncoding/ (was Codec/, issue 18) holds the node byte encoding and its reader, named
-// apart from HearthLog's compression codec (deflate).
+// Folder: NodeEncoding/ holds the node byte encoding and its reader, named apart from HearthLog's
+// compression codec (deflate).
 
 #if canImport(Glibc)
 import Glibc
@@ -127,9 +127,8 @@ struct ByteReader {
     /// replaced nothing: every replacement turns 1–3 invalid bytes into the 3 bytes of U+FFFD,
     /// so the result is byte for byte the input exactly when the input was valid UTF-8. One
     /// scan by the decoder plus a `memcmp`, where scanning for ASCII first (or the validating
-    /// decoder, generic metadata on every call) cost another pass a byte at a time: making
-    /// strings was 23% of a cold open's instructions, whole-cache load included
-    /// (Benchmarks/README.md, item 34).
+    /// decoder, generic metadata on every call) costs another pass a byte at a time: with it,
+    /// making strings was 23% of a cold open's instructions, whole-cache load included.
     static func validString(_ buffer: UnsafeBufferPointer<UInt8>) -> String? {
         let n = buffer.count
         var s = String(decoding: buffer, as: UTF8.self)

@@ -29,10 +29,10 @@ enum NodeCodec {
     /// Children nodes less deep than this are built as they are decoded (ChildMap's builder);
     /// deeper ones gather their children in an array first. The builder recurses log2(count)
     /// times per children node, and the next level decodes inside that recursion: at every
-    /// level of a node nested 63 deep and thousands wide, that doubled the stack the decode
-    /// needed (`DecodeStackTests`; a thread of 512 KiB, Apple's default for secondary threads,
-    /// no longer sufficed in a debug build). Real data is wide near a chunk's or a record's
-    /// root, where the builder saves the array's copies (Benchmarks/README.md, item 34).
+    /// level of a node nested 63 deep and thousands wide, that would double the stack the
+    /// decode needs (`DecodeStackTests`; a thread of 512 KiB, Apple's default for secondary
+    /// threads, would not suffice in a debug build). Real data is wide near a chunk's or a
+    /// record's root, where the builder saves the array's copies.
     static let builderDepth = 8
 
     static func encode(_ node: Node, into w: inout ByteWriter) {
@@ -69,7 +69,7 @@ enum NodeCodec {
     /// whether it nests deeper than `Node.nestingExceeds(maxDepth)` allows (a children node
     /// more than `maxDepth` levels down; the encoding stops there). ``Store/saveWrite(_:at:durability:)`` encodes every write
     /// before its lock, and the data's first walk pays the cache misses of nodes built on
-    /// another thread: one walk instead of two (Benchmarks/README.md, item 28).
+    /// another thread: one walk instead of two.
     static func encode(_ node: Node, into w: inout ByteWriter, inspecting found: inout Inspection) {
         encode(node, into: &w, levelsLeft: maxDepth, &found)
     }

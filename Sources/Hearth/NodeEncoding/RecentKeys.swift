@@ -1,6 +1,6 @@
 // Reusing the child keys a decode made: siblings' children share their keys (every chat message
 // has an `author`, a `text` and a `ts`), and making a key — a string, validated, maybe allocated,
-// then parsed as an integer key — cost more than finding it again (Benchmarks/README.md, item 34).
+// then parsed as an integer key — costs more than finding it again.
 
 import HearthModel
 

@@ -111,8 +111,8 @@ extension StoreState {
     public func isComplete(path: Path, query: QuerySpec) -> Bool {
         // A pending set covers its path; a pending update is a set at each child's path
         // (Firebase's WriteTree stores a merge as complete overwrites at every child path), so
-        // it covers each of those too. Only sets used to count, so a location fully written by
-        // an offline update (`update({"b": …})` at `a`, listened at `a/b`) never completed.
+        // it covers each of those too: a location fully written by an offline update
+        // (`update({"b": …})` at `a`, listened at `a/b`) is complete.
         for write in pendingWrites where write.touchedPaths.contains(where: { $0.contains(path) }) {
             return true
         }

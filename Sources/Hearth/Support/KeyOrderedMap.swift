@@ -1,12 +1,12 @@
 // The children of one level of a PathTrie: a map from child keys to values, kept in Firebase key
 // order (`ChildKey.compare`) in blocks of at most `blockCapacity` entries.
 //
-// Why not a Dictionary (what the trie held until Benchmarks/README.md item 42): the state's
-// untracked entries hold one level per written parent, and a cache filled with push ids — a
-// chat room's messages — puts thousands of keys on one level, written in ascending order.
-// Hashed, each write hashed and probed a key whose neighbours were cold, the table rehashed
-// every key as it grew, the first write after a checkpoint's snapshot copied the whole table,
-// and every checkpoint sorted every level to list the entries in key order.
+// Why not a Dictionary: the state's untracked entries hold one level per written parent, and a
+// cache filled with push ids — a chat room's messages — puts thousands of keys on one level,
+// written in ascending order. Hashed, each write would hash and probe a key whose neighbours are
+// cold, the table would rehash every key as it grows, the first write after a checkpoint's
+// snapshot would copy the whole table, and every checkpoint would sort every level to list the
+// entries in key order.
 //
 // Costs, for n entries in b ≥ ⌈n / blockCapacity⌉ blocks:
 // - a key after the last one (push ids, time-ordered): one comparison, O(1) amortized append;

@@ -2,11 +2,11 @@
 // location. State keeps its untracked paths and the pruner its keep/prune sets in it; the views
 // keep merges, the pending-write overlay and the sync-point tree in it (Firebase's `ImmutableTree`).
 //
-// Decision (issue 18, "one of each"): there were two, `State/PathTrie.swift` and
-// `Views/ImmutableTree.swift`. Both were the same shape — a value and a dictionary of non-empty
-// child tries per level — with the same costs, so one serves both at no cost: it holds the union of
-// their operations and lives in `Support/`, below State and Views, which both use it. What differed
-// is kept and named: the two visit children in different orders, and each order is load-bearing.
+// Decision: one path trie for State and the views. Both need the same shape — a value and a map
+// of non-empty child tries per level — with the same costs, so one serves both at no cost: it holds
+// the union of their operations and lives in `Support/`, below State and Views, which both use it.
+// What differs is kept and named: the two visit children in different orders, and each order is
+// load-bearing.
 // State's walks (`entries`, `entries(below:)`, `forEachEntry`) go in Firebase key order
 // (`ChildKey`'s `<`), which decides the order checkpoints list untracked paths in; the views' walks
 // (`sortedChildren`, `forEach`, `forEachChildValue`, `fold`) go in plain UTF-16 order of the key
@@ -21,7 +21,7 @@ import HearthModel
 ///
 /// A value type: copies share storage until written. The functional forms (``setting(_:_:)``,
 /// ``settingTree(_:_:)``) copy one level's list of blocks and one block per level, where a
-/// dictionary per level copied O(siblings); the mutating forms (``set(_:_:)``, ``setTree(_:_:)``,
+/// dictionary per level would copy O(siblings); the mutating forms (``set(_:_:)``, ``setTree(_:_:)``,
 /// ``removeEntries(below:)``) change a trie held in one place in O(depth) levels, mutating each
 /// level in place when nothing else shares it (how the write tree keeps a pending write cheap
 /// however many siblings it has).
@@ -31,8 +31,8 @@ import HearthModel
 struct PathTrie<Value> {
     /// The value at this location.
     private(set) var value: Value?
-    /// The non-empty subtries under each child key, in key order (KeyOrderedMap.swift: a
-    /// Dictionary until Benchmarks/README.md item 42).
+    /// The non-empty subtries under each child key, in key order (KeyOrderedMap.swift says why
+    /// not a Dictionary).
     private(set) var children: KeyOrderedMap<PathTrie<Value>>
 
     /// A trie holding `value` at its root (or nothing).

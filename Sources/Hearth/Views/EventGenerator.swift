@@ -20,8 +20,7 @@ struct EventGenerator {
         // Only the types some registration wants are sorted and located: a registration that
         // wants none (a view the store keeps materialized, ViewHost.materialize) costs nothing
         // here, where sorting a whole location's `child_added` changes and finding each one's
-        // predecessor took a quarter of rebuilding every view at open (Benchmarks/README.md,
-        // item 30).
+        // predecessor would take a quarter of rebuilding every view at open.
         let wantedKinds = registrations.reduce(into: ViewEventKinds()) { $0.formUnion($1.kinds) }
         guard !wantedKinds.isEmpty, !changes.isEmpty else { return [] }
         let index = query.index

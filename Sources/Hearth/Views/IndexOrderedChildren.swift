@@ -1,9 +1,9 @@
 // A node's children in a query index's order (not key order): the per-index tree a view keeps
 // beside the node's own `ChildMap` when the index is not key order (Firebase's `IndexMap`).
 //
-// Decision (issue 18, "one of each"): this and HearthModel's `ChildMap` are both persistent AVL
-// trees of (ChildKey, Node) pairs, and both stay, each named for what it holds (this one was
-// `OrderedChildren`). They differ where a shared generic tree would have to bend:
+// Decision: this and HearthModel's `ChildMap` are both persistent AVL trees of (ChildKey, Node)
+// pairs, and both stay, each named for what it holds. They differ where a shared generic tree
+// would have to bend:
 // - the order: `ChildMap`'s is a static function of the key alone, so a lookup needs only the
 //   key; this one's is a runtime value (a `QueryIndex`) that compares whole pairs, reading into
 //   the node (its priority, value or a grandchild), so locating a pair needs its node too
@@ -13,9 +13,8 @@
 // - the place and the price: `ChildMap` is public API of HearthModel and the engine's hottest
 //   structure; a generic tree shared with this one would live in HearthModel, be specialized for
 //   this use across the module boundary only if `@inlinable` throughout, and thread the runtime
-//   comparator through every `ChildMap` operation. No generic version was built or measured for
-//   issue 18 (there was no time to do it with the model benchmarks), so the hot one was left as
-//   it is.
+//   comparator through every `ChildMap` operation. No generic version has been built and
+//   measured against the model benchmarks, so the hot one stays as it is.
 
 import HearthModel
 

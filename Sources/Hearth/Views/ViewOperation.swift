@@ -1,11 +1,10 @@
 // What the sync tree applies to its views: a user write, server data, an ack or a listen's
 // completion, with where it came from (Firebase's `Operation` and `OperationSource`).
 //
-// Decision (issue 18, "one of each"): Hearth had three types named `Operation`. This one kept its
-// job and is named for it, `ViewOperation` (it is internal; nothing public changes). The public
-// `PendingWrite.Operation` (a set or an update, what a pending write does) keeps its name, being
-// public API, and now serves the view engine too: `WriteRecord`'s own `Operation`
-// (`overwrite`/`merge`) held exactly the same two cases and is gone.
+// Decision: one type per meaning, each named for its job. This one is `ViewOperation` (internal).
+// The public `PendingWrite.Operation` (a set or an update, what a pending write does) serves the
+// view engine too: a `WriteRecord` is exactly one of those two cases, so it holds that type rather
+// than one of its own.
 
 import HearthModel
 

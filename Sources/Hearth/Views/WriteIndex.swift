@@ -4,10 +4,9 @@ import HearthModel
 /// how many lie strictly below each path: what lets ``WriteTree`` remove a write that
 /// overlaps no other in O(depth) instead of walking every pending write.
 ///
-/// A trie with one level per key, so that indexing a path hashes each of its keys once. (It
-/// was two dictionaries keyed by whole paths: a write at depth d hashed d + 1 paths of up to
-/// d keys each and built an array for each ancestor — under the store's lock, for every
-/// write; see Benchmarks/README.md, item 17.)
+/// A trie with one level per key, so that indexing a path hashes each of its keys once. (Two
+/// dictionaries keyed by whole paths would hash d + 1 paths of up to d keys each for a write at
+/// depth d, and build an array for each ancestor — under the store's lock, for every write.)
 ///
 /// Invariants: `below` at a level is the sum of `touching + below` over its children; no child
 /// level has both counts zero (an emptied level is removed), so the trie holds exactly the

@@ -52,8 +52,7 @@ import CCRC32C
     public static func extend(_ crc: UInt32, _ buffer: UnsafeRawBufferPointer) -> UInt32 {
         guard buffer.count > 0, let base = buffer.baseAddress else { return crc }
         if usesHardware {
-            // Every byte written to or read from the log and the checkpoints passes here
-            // (Benchmarks/README.md item 43).
+            // Every byte written to or read from the log and the checkpoints passes here.
             return ~hearth_crc32c_extend_hardware(~crc, base.assumingMemoryBound(to: UInt8.self), buffer.count)
         }
         return extendInSoftware(crc, buffer)

@@ -1,12 +1,12 @@
 // The one byte writer: appends little-endian integers, LEB128 varints and length-prefixed strings
 // to a growing buffer, for the log's headers (HearthLog) and the node and event encoding (Hearth).
 //
-// Decision (issue 18, "one of each"): there were two `ByteWriter`s, HearthLog's (fixed-width
-// integers, zero padding, a settable buffer for patching a checksum in) and Hearth's (varints,
-// zigzag, doubles, strings). Their fixed-width methods wrote the same bytes, so one serves both:
-// it lives here, in the lower module, `package`-visible so Hearth uses it, and holds the union of
-// both method sets. Its reader half, `ByteReader`, stays in Hearth with the public `DecodeError`
-// it throws (the log reads its fixed headers with `[UInt8].le(_:at:)` instead).
+// Decision: one writer for both modules. HearthLog needs fixed-width integers, zero padding and a
+// settable buffer for patching a checksum in; Hearth needs varints, zigzag, doubles and strings;
+// the fixed-width methods write the same bytes for both. So one type serves both: it lives here,
+// in the lower module, `package`-visible so Hearth uses it, and holds the union of both method
+// sets. Its reader half, `ByteReader`, stays in Hearth with the public `DecodeError` it throws
+// (the log reads its fixed headers with `[UInt8].le(_:at:)` instead).
 // Everything on disk is little-endian (FORMAT.md §1, §"Encoding primitives").
 
 /// Appends primitive values to a byte buffer (little-endian integers, varints, strings).

@@ -9,7 +9,7 @@ extension ChildKey {
     ///
     /// What it is for: comparing two keys' strings reaches into two string objects, cold when
     /// the keys are many. The levels of a path trie hold their keys in key order with their
-    /// ranks beside them, and search by rank (Benchmarks/README.md items 41 and 42).
+    /// ranks beside them, and search by rank.
     ///
     /// Why the ranks agree with the order: a string key sorts by UTF-16 code units, which
     /// agrees with its UTF-8 bytes except where a code point of U+E000…U+FFFF (lead byte 0xEE

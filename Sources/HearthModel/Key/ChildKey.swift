@@ -100,9 +100,9 @@ public struct ChildKey: Sendable, CustomStringConvertible, ExpressibleByStringLi
     /// digits after any leading zeros (the JavaScript SDK's `^-?(0*)\d{1,10}$` test).
     ///
     /// Over the key's contiguous UTF-8 bytes: every key made is parsed once, and decoding a
-    /// node makes one per child — iterating `String.UTF8View`'s slices cost ~10% of decoding
-    /// the pending writes replayed at open (Benchmarks/README.md, item 34). Most keys that are
-    /// not integers fail at their first or second byte (push ids start with `-` and a letter).
+    /// node makes one per child — iterating `String.UTF8View`'s slices costs ~10% of decoding
+    /// the pending writes replayed at open. Most keys that are not integers fail at their first
+    /// or second byte (push ids start with `-` and a letter).
     static func parseInteger(_ utf8: UnsafeBufferPointer<UInt8>) -> Int32? {
         var i = 0
         let n = utf8.count

@@ -9,9 +9,8 @@ extension ChildMap {
     /// The tree has the shape ``init(sortedPairs:)`` gives: a subtree of n pairs holds n/2
     /// (rounded down) on its left. Its in-order walk is the order of the calls, so each tree
     /// node is made from the pair as it is produced — no intermediate array to fill, copy from
-    /// and destroy. Decoding a node (NodeCodec) made that array once per children node, and
-    /// its copies were about a fifth of decoding the pending writes replayed at open
-    /// (Benchmarks/README.md, item 34).
+    /// and destroy. Decoding a node (NodeCodec) with that array once per children node spends
+    /// about a fifth of decoding the pending writes replayed at open on its copies.
     ///
     /// Recursion is as deep as the tree is high: log2(count) + 1.
     ///

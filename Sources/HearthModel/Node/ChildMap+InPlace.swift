@@ -3,7 +3,7 @@
 // The persistent update (ChildMap+Updates.swift) copies every tree node on the path to the key,
 // and each copy retains its key, its value and both subtrees — touching the memory of every
 // sibling on the way down. In a large cache those siblings are cold: the retains, not the
-// comparisons, were 41% of applying a server event (Benchmarks/README.md, item 23).
+// comparisons, cost 41% of applying a server event that way.
 //
 // Here a tree node is changed in place when `isKnownUniquelyReferenced` says this map holds the
 // only reference to it, and copied (once) otherwise. The invariant that makes it safe: a tree
@@ -28,8 +28,8 @@ extension ChildMap {
     mutating func updateValue(_ key: ChildKey, _ transform: (inout Node) -> Void) {
         // Two steps, so that the recursive descent takes no closure: specialized for a
         // transform that captured values (the node being written, the rest of its path), the
-        // descent copied and destroyed those captures at every tree level — ~30 copies of a
-        // `Node` a server write, 18% of applying it (callgrind, Benchmarks/README.md item 36).
+        // descent would copy and destroy those captures at every tree level — ~30 copies of a
+        // `Node` a server write, 18% of applying it (callgrind).
         // 1. The tree node holding `key`, made unique on the way down; inserted holding the
         //    empty node when absent (briefly breaking "no empty values", restored in 2.).
         var found: Unmanaged<Tree>?
@@ -54,8 +54,7 @@ extension ChildMap {
     /// built as one balanced subtree and joined onto the right spine (``joinInPlace(_:_:_:_:)``):
     /// the spine's nodes made unique on the way down, rotated in place on the way up. The
     /// persistent split-and-join allocates a copy of every node on that spine, each copy
-    /// retaining both subtrees — the left ones cold (Benchmarks/README.md, item 39). Any other
-    /// run takes that persistent path.
+    /// retaining both subtrees — the left ones cold. Any other run takes that persistent path.
     mutating func insert(sortedPairs pairs: [(key: ChildKey, value: Node)]) {
         guard let first = pairs.first else { return }
         if let top = root {

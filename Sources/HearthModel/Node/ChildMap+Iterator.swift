@@ -8,9 +8,8 @@ extension ChildMap: Sequence {
     /// and every node below a held root stays as it is — an in-place update makes each node
     /// on its path unique first, top down (ChildMap+InPlace.swift), so with the root held
     /// elsewhere it copies the path and changes none of these nodes — and alive, since each
-    /// is held by its parent. A retained stack cost a retain and a release per node pushed:
-    /// a third of the reference counting in a checkpoint's walk over large children nodes
-    /// (Benchmarks/README.md, item 46).
+    /// is held by its parent. A retained stack costs a retain and a release per node pushed:
+    /// a third of the reference counting in a checkpoint's walk over large children nodes.
     public struct Iterator: IteratorProtocol {
         /// Keeps every node on the stack alive and unchanged (see above).
         private let root: Tree?

@@ -1,6 +1,6 @@
 // A node's children by key: the persistent AVL tree every `Node` holds its children in.
 //
-// Decision (issue 18, "one of each"): Hearth's views keep a second persistent AVL tree,
+// Decision: Hearth's views keep a second persistent AVL tree,
 // `IndexOrderedChildren` (children in a query index's order). Both stay: the orders differ in
 // kind (a static key order here, a runtime query index comparing whole pairs there), this tree
 // carries subtree counts for rank and positional access, and it is public API and the hottest
@@ -29,11 +29,11 @@ public struct ChildMap: Sendable {
     ///
     /// The `var` fields are `@exclusivity(unchecked)`: a class's stored `var` is otherwise
     /// checked for overlapping accesses at run time on every read, and every walk of a tree
-    /// (encoding, lookups, inspection) reads them per node — `swift_beginAccess` was ~10% of
-    /// the inspection walk's samples in issue 17's eighth round (Benchmarks/README.md, item
-    /// 27). No access overlaps another to the same field of the same node: the in-place
-    /// updates (ChildMap+InPlace.swift) hold a field's access across a call only to swap a
-    /// value out of it or to rotate the child it holds, which touches other nodes' fields.
+    /// (encoding, lookups, inspection) reads them per node — with the checks, `swift_beginAccess`
+    /// is ~10% of the inspection walk's samples. No access overlaps another to the same field of
+    /// the same node: the in-place updates (ChildMap+InPlace.swift) hold a field's access across
+    /// a call only to swap a value out of it or to rotate the child it holds, which touches other
+    /// nodes' fields.
     @usableFromInline
     final class Tree: @unchecked Sendable {
         let key: ChildKey

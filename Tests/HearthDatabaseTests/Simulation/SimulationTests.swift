@@ -248,8 +248,8 @@ import Testing
     ///
     /// Fixed for 2092 (`ViewProcessor.leafAbove`: a server change below a child the listeners
     /// see as a leaf recomputes the child whole; `LeafAboveServerChangeTests`). Seeds 1639 and
-    /// 2545 no longer reach their failure since exactly-once writes changed their interleavings
-    /// (they pass, but no longer show that their bug is gone); kept as runs.
+    /// 2545 do not reach their failure with exactly-once writes' interleavings (they pass, but
+    /// do not show that their bug is gone); kept as runs.
     @Test(arguments: [(2092, 149), (1639, 199), (2545, 194)] as [(UInt64, Int)])
     func staleLeafAfterWritesUnderIt(seed: UInt64, steps: Int) {
         var c = Simulation.Configuration(seed: seed)

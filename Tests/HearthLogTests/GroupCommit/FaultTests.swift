@@ -87,7 +87,7 @@ import HearthTesting
         try again.close()
     }
 
-    /// A checkpoint that fails on a full disk removes its temp file (issue 11, item 1): left behind,
+    /// A checkpoint that fails on a full disk removes its temp file: left behind,
     /// it would hold the space the next attempt needs.
     @Test(arguments: [FileOperation.write, .sync, .rename])
     func failedCheckpointRemovesItsTempFile(op: FileOperation) throws {

@@ -118,7 +118,7 @@ struct BackpressureTests {
         // the writer goes on, until a writer waits for it.
         fs.syncDelayPathContains = ".ckpt"
         fs.holdSyncs()
-        // 1.5 MiB of log: past the old trigger (the threshold, at most half the checkpoint,
+        // 1.5 MiB of log: past a trigger at the threshold (the threshold, at most half the checkpoint,
         // plus cap/16 = 512 KiB) but under the log term (2.1 MiB). No writer waits.
         var next = try Self.feed(store, from: 0, bytes: 1536 << 10)
         #expect(store.backpressureWaitCount == 0, "a writer waited with the log under the bound's term")

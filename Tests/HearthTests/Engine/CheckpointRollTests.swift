@@ -3,9 +3,9 @@ import Testing
 import HearthLog
 import HearthTesting
 
-/// A checkpoint rolls the log's segment at its snapshot (issue 10: the first open after a
-/// session with many pending writes scanned every record the checkpoints already covered,
-/// because they sat in the live segment). The roll may fail without poisoning the store when
+/// A checkpoint rolls the log's segment at its snapshot (else the first open after a session
+/// with many pending writes scans every record the checkpoints already covered, because they
+/// sit in the live segment). The roll may fail without poisoning the store when
 /// nothing durable changed; these tests fail every call of a checkpoint in turn, and cut the
 /// power at every call in every mode.
 @Suite struct CheckpointRollTests {

@@ -3,7 +3,7 @@ import Testing
 import HearthLog
 import HearthTesting
 
-/// Close checkpoints a log tail of 64 KiB or more (issue 10): the first open after a session
+/// Close checkpoints a log tail of 64 KiB or more: the first open after a session
 /// that made many pending writes then reads the checkpoint instead of replaying up to a
 /// checkpoint threshold's worth of records (a MiB or more, tens of thousands of writes).
 @Suite struct CloseCheckpointTests {

@@ -3,7 +3,7 @@ import Foundation
 import HearthTesting
 import Testing
 
-/// Issue 11, item 4: the cap bounds the bytes on disk at every instant — including while a
+/// The cap bounds the bytes on disk at every instant — including while a
 /// checkpoint is written beside the old one — not only between commands.
 @Suite("The cap bounds the disk at every instant")
 struct DiskBoundTests {

@@ -3,7 +3,7 @@ import Testing
 @_spi(HearthInternals) @testable import Hearth
 import HearthTesting
 
-/// A full disk must not brick the store (issue 11, item 1): a checkpoint that cannot be
+/// A full disk must not brick the store: a checkpoint that cannot be
 /// written changes nothing durable, so open — which checkpoints a long log tail — still
 /// succeeds, reads work, writes go on while the log itself has room, and a later checkpoint
 /// succeeds once there is space.
@@ -42,7 +42,7 @@ import HearthTesting
     }
 }
 
-/// Opening a store twice in one process says so (issue 11, item 5), instead of blaming
+/// Opening a store twice in one process says so, instead of blaming
 /// "another process".
 @Suite struct DoubleOpenTests {
     @Test func aSecondOpenInThisProcessIsReportedAsSuch() throws {
@@ -66,7 +66,7 @@ import HearthTesting
 }
 
 /// ENOSPC at every write and every sync that open (and the checkpoint it runs) makes, one
-/// position at a time (issue 11, item 1): open either succeeds and reads everything, or fails
+/// position at a time: open either succeeds and reads everything, or fails
 /// with a typed error and a read-only open reads everything; once there is room, a normal open
 /// has every acknowledged write.
 @Suite struct FullDiskAtEveryCallTests {

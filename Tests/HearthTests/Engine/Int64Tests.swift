@@ -3,7 +3,7 @@ import Testing
 @_spi(HearthInternals) @testable import Hearth
 import HearthLog
 
-/// 64-bit integers stay exact (issue 10, item 3): the model, JSON in and out, the node codec,
+/// 64-bit integers stay exact: the model, JSON in and out, the node codec,
 /// the log and checkpoint, ordering, increments — while the node hash stays Firebase's.
 /// Ports firebase-ios-sdk `FLevelDBStorageEngineTests` testLongValuesDontLosePrecision,
 /// testIntegersAreReturnedsAsIntegers and testDoublesAreRoundedProperly.

@@ -5,7 +5,7 @@ import Testing
 import HearthTesting
 
 /// Pending writes kept encoded in the checkpoint (body format 2) and given to the views region
-/// by region after open (issue 10): every read, query and listener still sees every pending
+/// by region after open: every read, query and listener still sees every pending
 /// write, whatever was read, acknowledged or written before the rest was decoded, across
 /// restarts, and a body of format 1 still opens.
 @Suite struct LazyPendingWritesTests {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @_spi(HearthInternals) @testable import Hearth
 
-/// One overlay of pending writes over server data (issue 10, item 4): `value(at:)`,
+/// One overlay of pending writes over server data: `value(at:)`,
 /// `query(_:at:)` and listeners answer from the same resolved writes, so a pending
 /// `{".sv":"timestamp"}` is a number everywhere — ordered as a number — and an increment is
 /// the local number plus the delta, exactly as Firebase's SDKs raise them.

@@ -4,8 +4,8 @@ import Testing
 @_spi(HearthInternals) @testable import Hearth
 import HearthTesting
 
-/// The implementation of a pruning round before ``Pruner/Pass``, verbatim: every round
-/// recomputes the candidates and the kept paths from the state. The pass must match it.
+/// The reference for ``Pruner/Pass``: pruning rounds computed from the state alone, every
+/// round recomputing the candidates and the kept paths. The pass must match it.
 enum ReferencePruner {
     static func round(_ s: StoreState, fraction: Double = 0.2, maxInactiveQueries: Int) -> PruneResult? {
         let protected = Pruner.protectedPaths(s)
@@ -524,9 +524,10 @@ enum PruneWorld {
 }
 
 /// Within the cap, more inactive queries than allowed cost cachePruned events only: a checkpoint
-/// per pass rewrote every pending write each time, and a client draining N offline writes
-/// tracks a query per acknowledged write (Firebase's ensureCompleteTrackedQuery), so it passed
-/// the limit every ~200 acks — O(N) checkpoints of O(N) writes (Benchmarks/README.md, the drain).
+/// per pass would rewrite every pending write each time, and a client draining N offline writes
+/// tracks a query per acknowledged write (Firebase's ensureCompleteTrackedQuery), so it passes
+/// the limit every ~200 acks — O(N) checkpoints of O(N) writes (Benchmarks/README.md, "Drain of
+/// offline writes").
 @Suite struct InactiveQueryPruningTests {
     @Test func tooManyInactiveQueriesWithinTheCapArePrunedWithoutACheckpoint() throws {
         let fs = SimulatedFileSystem(seed: 3)

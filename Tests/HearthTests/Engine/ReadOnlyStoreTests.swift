@@ -4,7 +4,7 @@ import Testing
 import HearthLog
 import HearthTesting
 
-/// `Store.Options.readOnly` (issue 11, item 5): the last consistent state of a store another
+/// `Store.Options.readOnly`: the last consistent state of a store another
 /// `Store` holds open, read without its lock and without a single write — every mutating
 /// file-system call fails while the read-only store opens, reads and closes.
 @Suite struct ReadOnlyStoreTests {

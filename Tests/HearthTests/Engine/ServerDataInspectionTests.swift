@@ -4,10 +4,10 @@ import Testing
 @_spi(HearthInternals) @testable import Hearth
 
 /// `Store.applyServerOverwrite` and `applyServerMerge` check a server event's data and encode
-/// it in one walk before the lock (`EventCodec.inspectedServerEvent`, Benchmarks/README.md
-/// item 31): the record must be the bytes the batch path writes, and the store must refuse
-/// exactly what a batch's `applyServerOverwrite` / `applyServerMerge` refuse, with the same
-/// errors, committing nothing refused.
+/// it in one walk before the lock (`EventCodec.inspectedServerEvent`): the record must be the
+/// bytes the batch path writes, and the store must refuse exactly what a batch's
+/// `applyServerOverwrite` / `applyServerMerge` refuse, with the same errors, committing nothing
+/// refused.
 @Suite struct ServerDataInspectionTests {
     /// The event's encoding is what `encode(_:)` writes for it in a batch, alone or followed
     /// by other events, for random overwrites and merges.
@@ -44,8 +44,8 @@ import Testing
 
     /// Through the store: what is accepted is stored and logged as the batch path stores it
     /// (a reopen replays it), what is refused throws the batch path's error and commits nothing.
-    /// A direct call commits its one event without a batch unless a filtered query is tracked
-    /// (Benchmarks/README.md item 44); either way the state — the cache, the untracked entries,
+    /// A direct call commits its one event without a batch unless a filtered query is tracked;
+    /// either way the state — the cache, the untracked entries,
     /// a filtered query's tracked keys — is what the same calls as batches leave, call by call,
     /// and so are the records, which rebuild it at the next open.
     @Test func theDirectCallsLeaveWhatBatchesLeave() throws {

@@ -4,7 +4,7 @@ import Testing
 @_spi(HearthInternals) import HearthLog
 import HearthTesting
 
-/// `Store.Options.salvage` beyond what the log's scan sees (issue 11, item 5): a checkpoint body
+/// `Store.Options.salvage` beyond what the log's scan sees: a checkpoint body
 /// that fails its checksum is moved aside like a damaged checkpoint header, and a record whose
 /// checksum holds but whose events cannot be replayed is cut off like a damaged record.
 @Suite struct StoreSalvageTests {

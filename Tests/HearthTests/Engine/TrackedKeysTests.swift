@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @_spi(HearthInternals) @testable import Hearth
 
-/// Tracked keys of filtered queries follow the data (issue 10, items 1 and 2): Firebase's
+/// Tracked keys of filtered queries follow the data: Firebase's
 /// `SyncPoint.applyOperationToView` → `updateTrackedQueryKeys`, and
 /// `TrackedQueryManager.getKnownCompleteChildren` over every filtered query at a path.
 @Suite struct TrackedKeysTests {

@@ -1,6 +1,6 @@
-// The event generator works only for the event types some registration wants (item 30 of
-// Benchmarks/README.md): its output must be exactly what generating every type and then keeping
-// each registration's wanted ones gives — the same events, in the same order.
+// The event generator works only for the event types some registration wants: its output must
+// be exactly what generating every type and then keeping each registration's wanted ones gives —
+// the same events, in the same order.
 import Testing
 @testable import Hearth
 import HearthModel

@@ -12,8 +12,8 @@ import Testing
     /// (`t` only) as a complete, unfiltered cache; then a default listen at `/k/b` brought
     /// `k/b = 1` (and a window query at `/k` a merge of `b`, `d`), and the view completed `k`
     /// from those alone: `x` looked null, so `k` entered the window. Android's
-    /// `serverCache(query)` marks such a cache filtered; its View drops the mark, as Hearth's
-    /// did. The view now keeps it.
+    /// `serverCache(query)` marks such a cache filtered; its View drops the mark, and Hearth's
+    /// view keeps it.
     @Test func deepServerUpdateDoesNotBringAnUnknownChildIntoTheWindow() throws {
         let dir = TempDir()
         let query = try QuerySpec(orderBy: .child("x")).endAt(Node(.number(2))).limitToFirst(2)
