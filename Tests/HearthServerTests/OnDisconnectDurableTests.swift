@@ -158,4 +158,50 @@ struct OnDisconnectDurableTests {
         }
         _ = fs
     }
+
+    @Test("a session that ends while the disk is full runs its operations once writes resume, and never again")
+    func endedDuringFailedCommit() async throws {
+        var rig: RuntimeRig? = try await RuntimeRig()
+        let fs = try #require(rig?.fs)
+        let options = try #require(rig?.options)
+        let sink = try #require(rig?.connect(1))
+        rig?.send(1, 1, .put(path: "n", data: 5, hash: nil))
+        #expect(sink.response(1)?.status == "ok")
+        rig?.send(1, 2, .onDisconnectPut(path: "n", data: json(#"{".sv": {"increment": 1}}"#)))
+        #expect(sink.response(2)?.status == "ok")
+        // The disk fills up; the connection ends: the commit of its operation fails.
+        fs.injectFault(.write, .noSpace, sticky: true)
+        fs.injectFault(.sync, .noSpace, sticky: true)
+        rig?.runtime.closed(ConnectionID(1))
+        #expect(Self.waitFor { rig?.runtime.writesSuspended != nil }, "the failed commit suspends writes")
+        let reader = try #require(rig?.connect(2))
+        rig?.send(2, 1, .get(path: "n", query: .default))
+        #expect(reader.response(1)?.data == .number(5), "not run: its commit failed")
+        // Space is freed; the retry runs the operation the failure dropped.
+        fs.clearFaults()
+        rig?.clock.advance(60_000)
+        rig?.runtime.tick()
+        #expect(Self.waitFor { (try? rig?.runtime.currentStore?.serverValue(at: "n")) == node("6") })
+        rig?.runtime.stop()
+        try rig?.runtime.currentStore?.close()
+        rig = nil
+        // A restart finds the session ended: the increment is not applied twice.
+        let store = try Store.open(directory: "/server", options: options)
+        var c = ServerCore.Configuration()
+        c.emulator = true
+        let runtime = try ServerRuntime(
+            store: store, configuration: c, verifier: try await FirebaseTokenVerifier(secret: nil, emulator: true))
+        #expect(try store.serverValue(at: "n") == node("6"))
+        runtime.stop()
+        try store.close()
+    }
+
+    /// Polls `condition` (30 s at most: a hang guard, not a timing assumption).
+    static func waitFor(_ condition: () -> Bool) -> Bool {
+        for _ in 0..<3_000 {
+            if condition() { return true }
+            usleep(10_000)
+        }
+        return condition()
+    }
 }
