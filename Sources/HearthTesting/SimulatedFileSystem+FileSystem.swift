@@ -6,7 +6,7 @@ import Synchronization
 extension SimulatedFileSystem {
     // MARK: FileSystem
 
-    /// See ``FileSystem/createDirectory(_:)``. Directories are durable as soon as they exist.
+    /// See `FileSystem.createDirectory(_:)`. Directories are durable as soon as they exist.
     public func createDirectory(_ path: String) throws(FileSystemError) {
         try state.withLock { (s: inout State) throws(FileSystemError) in
             try Self.enter(&s, .createDirectory, path)
@@ -18,12 +18,12 @@ extension SimulatedFileSystem {
         }
     }
 
-    /// See ``FileSystem/directoryExists(_:)``.
+    /// See `FileSystem.directoryExists(_:)`.
     public func directoryExists(_ path: String) -> Bool {
         state.withLock { $0.dirs.contains(Self.normalize(path)) }
     }
 
-    /// See ``FileSystem/listDirectory(_:)``.
+    /// See `FileSystem.listDirectory(_:)`.
     public func listDirectory(_ path: String) throws(FileSystemError) -> [String] {
         try state.withLock { (s: inout State) throws(FileSystemError) -> [String] in
             try Self.enter(&s, .listDirectory, path)
@@ -33,7 +33,7 @@ extension SimulatedFileSystem {
         }
     }
 
-    /// See ``FileSystem/open(_:mode:)``.
+    /// See `FileSystem.open(_:mode:)`.
     public func open(_ path: String, mode: OpenMode) throws(FileSystemError) -> any StoreFile {
         let (id, epoch) = try state.withLock { (s: inout State) throws(FileSystemError) -> (Int, Int) in
             let p = Self.normalize(path)
@@ -62,7 +62,7 @@ extension SimulatedFileSystem {
         return SimulatedFile(fs: self, inode: id, epoch: epoch, path: path, writable: mode != .readOnly)
     }
 
-    /// See ``FileSystem/rename(from:to:)``.
+    /// See `FileSystem.rename(from:to:)`.
     public func rename(from: String, to: String) throws(FileSystemError) {
         try state.withLock { (s: inout State) throws(FileSystemError) in
             try Self.enter(&s, .rename, from)
@@ -76,7 +76,7 @@ extension SimulatedFileSystem {
         }
     }
 
-    /// See ``FileSystem/unlink(_:)``.
+    /// See `FileSystem.unlink(_:)`.
     public func unlink(_ path: String) throws(FileSystemError) {
         try state.withLock { (s: inout State) throws(FileSystemError) in
             try Self.enter(&s, .unlink, path)
@@ -87,7 +87,7 @@ extension SimulatedFileSystem {
         }
     }
 
-    /// See ``FileSystem/syncDirectory(_:)``.
+    /// See `FileSystem.syncDirectory(_:)`.
     public func syncDirectory(_ path: String) throws(FileSystemError) {
         try state.withLock { (s: inout State) throws(FileSystemError) in
             try Self.enter(&s, .syncDirectory, path)
@@ -103,7 +103,7 @@ extension SimulatedFileSystem {
         }
     }
 
-    /// See ``FileSystem/lockFile(_:)``.
+    /// See `FileSystem.lockFile(_:)`.
     public func lockFile(_ path: String) throws(FileSystemError) -> any StoreLock {
         let epoch = try state.withLock { (s: inout State) throws(FileSystemError) -> Int in
             try Self.enter(&s, .lock, path)
@@ -123,7 +123,7 @@ extension SimulatedFileSystem {
         return SimulatedLock(fs: self, path: Self.normalize(path), epoch: epoch)
     }
 
-    /// See ``FileSystem/randomUInt64()``. Drawn from the seeded generator.
+    /// See `FileSystem.randomUInt64()`. Drawn from the seeded generator.
     public func randomUInt64() -> UInt64 { state.withLock { $0.rng.next() } }
 
     // MARK: Handle operations (called by SimulatedFile)

@@ -9,7 +9,7 @@ import HearthModel
 /// append-only log of events with periodic checkpoints, under a size cap.
 ///
 /// Every method is safe to call from any thread. Mutations are atomic commits
-/// (``commit(durability:_:)``, or the one-operation conveniences) that return once durable
+/// (`commit(durability:_:)`, or the one-operation conveniences) that return once durable
 /// under their tier; reads see every commit that has returned.
 ///
 /// ```swift

@@ -27,7 +27,7 @@ extension StoreBatch {
     /// and not removed by it).
     ///
     /// A write kept in a damaged chunk of the checkpoint the store was opened from reads as nil
-    /// here, and the damage then fails the whole commit: ``Store/commit(durability:_:)`` throws
+    /// here, and the damage then fails the whole commit: `Store.commit(durability:_:)` throws
     /// ``StoreError/corruptCheckpoint(file:offset:reason:)`` and commits nothing, so no caller
     /// acts on that answer. (Mutating only to note the damage.)
     public mutating func pendingWrite(_ id: Int64) -> PendingWrite? {
@@ -82,7 +82,7 @@ extension StoreBatch {
     /// What a client does when the server acknowledges write `id` (Firebase's
     /// `SyncTree.ackUserWrite` with persistence): its server values resolved against the
     /// batch's server data (timestamp = the batch's clock + the server time offset), applied to
-    /// the server cache by ``applyUserWriteToServerCache(_:at:)``, and the write removed — one
+    /// the server cache by `applyUserWriteToServerCache(_:at:)`, and the write removed — one
     /// atomic commit.
     /// - Throws: ``StoreError/unknownWrite(id:)`` when no such write is pending.
     public mutating func applyAckedWrite(_ id: Int64) throws(StoreError) {

@@ -1,7 +1,7 @@
 import HearthLog
 import HearthModel
 
-/// The mutations of one atomic commit. Build it inside ``Store/commit(durability:_:)``: the
+/// The mutations of one atomic commit. Build it inside `Store.commit(durability:_:)`: the
 /// events it collects are appended as one log record (all or nothing after a crash) and
 /// applied in order. Each method validates against the state as it stands, including the
 /// batch's own earlier mutations, and throws a ``StoreError`` for anything invalid; a batch

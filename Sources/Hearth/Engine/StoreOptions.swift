@@ -28,10 +28,10 @@ extension Store {
         public var createIfMissing: Bool = true
         /// Open without the lock and write nothing, to read the last consistent state of a store
         /// whose directory is not writable or that another process has open
-        /// (``HearthLog/Log/Options/readOnly``). Reads work as usual; commits, ``Store/compact()``
-        /// and every other write throw ``StoreError/log(_:)`` with ``LogError/readOnly(path:)``.
+        /// (`HearthLog.Log.Options.readOnly`). Reads work as usual; commits, ``Store/compact()``
+        /// and every other write throw ``StoreError/log(_:)`` with `LogError.readOnly(path:)`.
         /// The state is exactly what the log holds: no recovery writes (a torn tail is left in
-        /// place and not read, ``RecoveryReport/ignoredTornTail``), no checkpoint or pruning,
+        /// place and not read, `RecoveryReport.ignoredTornTail`), no checkpoint or pruning,
         /// and queries left active stay active (a writable open would mark them inactive).
         /// Under a live writer it is a snapshot of a prefix of that writer's commits.
         /// Damage other than a torn tail fails the open; `salvage` and `createIfMissing` are
@@ -77,7 +77,7 @@ extension Store {
         /// bytes on disk. Any level reads back the same.
         public var pendingWriteCompressionLevel: Int32 = 1
         /// zlib level for log records (1…9, or 0 to store them uncompressed;
-        /// ``HearthLog/Log/Options/compressionLevel``): a writer's choice, any level reads back
+        /// `HearthLog.Log.Options.compressionLevel`): a writer's choice, any level reads back
         /// the same (FORMAT.md §5.2). Log segments are dropped by the next checkpoint, which
         /// compresses their data again at ``compressionLevel``, so a lower level here trades
         /// transient disk (the log until the next checkpoint) for less CPU in every commit.

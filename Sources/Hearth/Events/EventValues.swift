@@ -4,7 +4,7 @@
 import HearthModel
 
 /// One child of an update (merge): a path relative to the update's location and the node to
-/// write there (``Node/empty`` deletes).
+/// write there (`Node.empty` deletes).
 public struct ChildUpdate: Sendable, Hashable {
     /// Where, relative to the update's location.
     public let path: Path

@@ -1,7 +1,7 @@
 import HearthModel
 
 /// Everything a realtime-database client keeps locally, as one immutable value: the fold of
-/// ``apply(_:)`` over the log's events.
+/// `apply(_:)` over the log's events.
 ///
 /// Copies are cheap (the server cache is a persistent tree; the other collections are
 /// copy-on-write), which is how the engine snapshots the state for a checkpoint while writers

@@ -54,7 +54,7 @@ public struct RegistrationID: Hashable, Sendable, CustomStringConvertible {
 
 /// One event raised to a listener.
 ///
-/// Events come out of the ``SyncTree`` in the order Firebase raises them: views at deeper
+/// Events come out of the `SyncTree` in the order Firebase raises them: views at deeper
 /// locations before views above them; per view `child_removed`, `child_added`, `child_moved`,
 /// `child_changed`, then `value`, each kind sorted by the query's index order.
 public struct ViewEvent: Sendable, Equatable, CustomStringConvertible {

@@ -1,6 +1,6 @@
 import HearthModel
 
-/// A location in the database: read it with ``DatabaseQuery/observe(_:with:)``, write it with
+/// A location in the database: read it with ``DatabaseQuery/observe(_:on:with:)``, write it with
 /// `setValue`, `updateChildValues`, `removeValue`.
 public struct DatabaseReference: Sendable, Hashable, CustomStringConvertible {
     /// The database this reference belongs to.

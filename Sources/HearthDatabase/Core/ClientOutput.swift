@@ -17,13 +17,13 @@ public enum ClientCommit: Sendable, Equatable {
     case serverOverwrite(Path, Node)
     /// Untagged server merge (`m`).
     case serverMerge(Path, [ChildUpdate])
-    /// Tagged server data for the listen at `location` (``StoreBatch/applyTaggedServerOverwrite(_:at:for:)``).
+    /// Tagged server data for the listen at `location` (`StoreBatch.applyTaggedServerOverwrite(_:at:for:)`).
     case taggedOverwrite(Path, Node, for: QueryLocation)
     /// Tagged server merge for the listen at `location`.
     case taggedMerge(Path, [ChildUpdate], for: QueryLocation)
     /// The listen at `location` was answered `ok`.
     case listenComplete(QueryLocation)
-    /// The server acknowledged write `id` (``StoreBatch/applyAckedWrite(_:)``).
+    /// The server acknowledged write `id` (`StoreBatch.applyAckedWrite(_:)`).
     case ackWrite(Int64)
     /// The server refused write `id`: it is reverted.
     case revertWrite(Int64)
@@ -43,7 +43,7 @@ public enum ClientCommit: Sendable, Equatable {
     /// may be unknown after a crash).
     case transactionSent(Int64)
     /// The connection dropped with operation `id` acknowledged: the server ran it, so its
-    /// effect becomes server data here (``StoreBatch/applyOnDisconnectLocally(_:)``).
+    /// effect becomes server data here (`StoreBatch.applyOnDisconnectLocally(_:)`).
     case applyOnDisconnectLocally(Int64)
 
     public static func == (lhs: ClientCommit, rhs: ClientCommit) -> Bool {

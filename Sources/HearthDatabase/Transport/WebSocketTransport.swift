@@ -10,7 +10,7 @@ import NIOWebSocket
 /// A thin adapter: it opens the connection (TCP, TLS with SNI and the system's trust roots
 /// unless told otherwise, the HTTP/1.1 upgrade to a WebSocket at
 /// ``ServerEndpoint/webSocketPath(lastSessionID:)``), splits outgoing messages into frames
-/// (``FrameSplitter``), reassembles incoming ones (``FrameAssembler``), answers pings and close
+/// (`FrameSplitter`), reassembles incoming ones (`FrameAssembler`), answers pings and close
 /// frames, and reports what happened. Request numbers, authentication, keepalives and
 /// reconnection belong to the protocol core.
 ///

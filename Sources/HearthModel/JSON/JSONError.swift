@@ -1,6 +1,6 @@
 // JSONError: why a JSON text was rejected, with the byte offset of the problem and its line and column.
 
-/// Why a JSON text was rejected by ``JSONValue/parse(_:maxDepth:)``.
+/// Why a JSON text was rejected by `JSONValue.parse(_:maxDepth:)`.
 ///
 /// Offsets are zero-based byte offsets into the UTF-8 input.
 public enum JSONError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -1,6 +1,6 @@
 // JSONValue: an in-memory JSON (RFC 8259) document that keeps strings and object keys exactly.
 
-/// A JSON value (RFC 8259), as parsed by ``JSONValue/parse(_:maxDepth:)`` and written by
+/// A JSON value (RFC 8259), as parsed by `JSONValue.parse(_:maxDepth:)` and written by
 /// ``JSONValue/serialized(sortKeys:)``.
 ///
 /// Invariants and conventions:

@@ -57,6 +57,7 @@ extension Node {
     /// - Keys are validated; the depth below the root (counting `path`) is at most
     ///   ``Path/maxDepth``; strings are at most ``maxLeafUTF8Length`` bytes.
     ///
+    /// - Parameter json: the written JSON, as the wire or a REST body carries it.
     /// - Parameter path: where the data will be written, used for the depth limit and for
     ///   error messages.
     /// - Throws: ``NodeError`` naming the offending path.

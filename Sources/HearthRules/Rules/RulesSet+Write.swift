@@ -34,7 +34,7 @@ extension RulesSet {
     /// An empty update is denied (Firebase clients never send one).
     ///
     /// - Parameters:
-    ///   - writes: Absolute locations and their new values (``Node/empty`` deletes), applied
+    ///   - writes: Absolute locations and their new values (`Node.empty` deletes), applied
     ///     in order; server values already resolved.
     ///   - oldRoot: The whole tree before the update.
     ///   - auth: The requester; `nil` when unauthenticated.

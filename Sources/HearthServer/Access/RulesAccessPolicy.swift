@@ -3,7 +3,7 @@ import HearthWire
 
 /// Firebase security rules as the server's policy (`hearth serve --rules FILE`): every read,
 /// listen, REST request, write and onDisconnect operation (queued and run) is evaluated by
-/// ``HearthRules/RulesSet``; the admin (``Principal/admin``) bypasses them, as Firebase's
+/// `HearthRules.RulesSet`; the admin (``Principal/admin``) bypasses them, as Firebase's
 /// service credentials do. A token's claims, `admin` included, reach the rules as `auth.token`.
 public struct RulesAccessPolicy: AccessPolicy {
     /// The parsed rules.

@@ -17,13 +17,15 @@ public enum FrameOutcome: Sendable {
 
 extension ServerCore {
     /// A WebSocket connection opened: the hello goes first.
+    /// - Parameter id: the new connection's id (unique for the server's life).
+    /// - Parameter now: the server's clock, in milliseconds since the epoch.
     /// - Parameter host: the `Host` header the WebSocket upgrade came with: where the client
     ///   found this server, so where it should reconnect (the hello's `h`) unless
     ///   ``Configuration/publicHost`` says otherwise. Not a host name and port (or too long):
     ///   ignored, and the bound address is sent.
     /// - Parameter lastSession: the `ls` of the upgrade's URL: the session id (`s`) of the hello
     ///   a reconnecting client had before. That connection, if still open, is closed and its
-    ///   onDisconnect operations run first (``endStaleSession(_:into:)``).
+    ///   onDisconnect operations run first (`endStaleSession(_:into:)`).
     public mutating func connect(
         _ id: ConnectionID, now: Int64, host: String? = nil, lastSession: String? = nil
     ) -> ServerOutput {

@@ -165,7 +165,7 @@ public enum DurableWrite: Sendable, Equatable {
 
 extension StoreBatch {
     /// Records a ``DurableWrite`` (what ``ServerRuntime`` and test harnesses commit).
-    /// - Throws: ``StoreError`` for an invalid path, data or writer id.
+    /// - Throws: `StoreError` for an invalid path, data or writer id.
     public mutating func apply(_ write: DurableWrite) throws(StoreError) {
         switch write {
         case let .set(path, node): try applyServerOverwrite(node, at: path)
