@@ -149,9 +149,11 @@ final class OutboundBudget: Sendable {
             channel.close(promise: nil)  // not reading its socket, or the slowest of too many
             return false
         }
-        let promise = channel.eventLoop.makePromise(of: Void.self)
-        promise.futureResult.whenComplete { [self] _ in done(bytes) }
-        channel.writeAndFlush(data, promise: promise)
+        channel.onEventLoop { [self] in
+            let promise = channel.eventLoop.makePromise(of: Void.self)
+            promise.futureResult.whenComplete { [self] _ in done(bytes) }
+            channel.writeAndFlush(data, promise: promise)
+        }
         return true
     }
 }

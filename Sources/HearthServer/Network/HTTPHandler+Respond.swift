@@ -66,7 +66,9 @@ extension HTTPHandler {
 
         func close() {
             let channel = self.channel
-            channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
+            channel.onEventLoop {
+                channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
+            }
         }
     }
 

@@ -58,10 +58,12 @@ final class WebSocketHandler: ChannelInboundHandler {
 
     /// Sends a close frame with `status`, then closes the connection.
     static func close(_ channel: any Channel, status: UInt16) {
-        var data = channel.allocator.buffer(capacity: 2)
-        data.writeInteger(status)
-        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)).whenComplete { _ in
-            channel.close(promise: nil)
+        channel.onEventLoop {
+            var data = channel.allocator.buffer(capacity: 2)
+            data.writeInteger(status)
+            channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)).whenComplete { _ in
+                channel.close(promise: nil)
+            }
         }
     }
 
