@@ -173,7 +173,7 @@ extension ServerCore {
         // Only connections that listen, and only their listens the write touches, are sorted:
         // thousands of idle connections cost a scan per write, not a sort.
         let listening = connections.compactMap { id, c in c.listens.isEmpty ? nil : id }
-        for id in listening.sorted(by: { $0.raw < $1.raw }) {
+        for id in listening.sorted(by: { $0.rawValue < $1.rawValue }) {
             // Copies of what is read, not the connection: a held copy of its listens would make
             // the first revocation below copy them all (once per revocation).
             guard let principal = connections[id]?.principal, let isEventStream = connections[id]?.isEventStream,
