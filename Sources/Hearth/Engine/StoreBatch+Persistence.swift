@@ -90,14 +90,14 @@ extension StoreBatch {
         let serverNow = Double(now) + serverTimeOffset
         switch write.operation {
         case .set(let node):
-            let resolved = StoreState.resolve(node, existing: serverValue(at: write.path), serverNow: serverNow)
+            let resolved = node.resolvingServerValues(over: serverValue(at: write.path), serverNow: serverNow)
             try applyUserWriteToServerCache(resolved, at: write.path)
         case .update(let children):
             let resolved = children.map { child in
                 ChildUpdate(
                     path: child.path,
-                    node: StoreState.resolve(
-                        child.node, existing: serverValue(at: write.path.appending(child.path)), serverNow: serverNow))
+                    node: child.node.resolvingServerValues(
+                        over: serverValue(at: write.path.appending(child.path)), serverNow: serverNow))
             }
             try applyUserWriteToServerCache(resolved, at: write.path)
         }
@@ -256,13 +256,13 @@ extension StoreBatch {
         switch op.action {
         case .set(let node):
             try applyServerOverwrite(
-                StoreState.resolve(node, existing: serverValue(at: op.path), serverNow: serverNow), at: op.path)
+                node.resolvingServerValues(over: serverValue(at: op.path), serverNow: serverNow), at: op.path)
         case .update(let children):
             let resolved = children.map { child in
                 ChildUpdate(
                     path: child.path,
-                    node: StoreState.resolve(
-                        child.node, existing: serverValue(at: op.path.appending(child.path)), serverNow: serverNow))
+                    node: child.node.resolvingServerValues(
+                        over: serverValue(at: op.path.appending(child.path)), serverNow: serverNow))
             }
             try applyServerMerge(resolved, at: op.path)
         case .remove:

@@ -97,15 +97,15 @@ final class ViewHost: @unchecked Sendable {
         switch write.operation {
         case .set(let node):
             let resolved =
-                StoreState.containsServerValue(node)
-                ? StoreState.resolve(node, existing: local(write.path), serverNow: serverNow) : node
+                node.containsServerValue
+                ? node.resolvingServerValues(over: local(write.path), serverNow: serverNow) : node
             return tree.applyUserOverwrite(resolved, at: write.path, writeID: write.id)
         case .update(let children):
             let resolved = children.map { child -> ChildUpdate in
-                guard StoreState.containsServerValue(child.node) else { return child }
+                guard child.node.containsServerValue else { return child }
                 let path = write.path.appending(child.path)
                 return ChildUpdate(
-                    path: child.path, node: StoreState.resolve(child.node, existing: local(path), serverNow: serverNow))
+                    path: child.path, node: child.node.resolvingServerValues(over: local(path), serverNow: serverNow))
             }
             return tree.applyUserMerge(resolved, at: write.path, writeID: write.id)
         }
