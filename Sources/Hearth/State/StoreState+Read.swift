@@ -116,6 +116,25 @@ extension PendingWrite.Operation {
         case .update(let children): children.contains { $0.node.containsServerValue }
         }
     }
+
+    /// The operation, written at `path`, with its server values resolved at `serverNow` against
+    /// `existing(p)`, the value at each location `p` it writes — asked only where a server value
+    /// is (``HearthModel/Node/resolvingServerValues(over:serverNow:)``).
+    func resolvingServerValues(at path: Path, serverNow: Double, existing: (Path) -> Node) -> Self {
+        switch self {
+        case .set(let node):
+            guard node.containsServerValue else { return self }
+            return .set(node.resolvingServerValues(over: existing(path), serverNow: serverNow))
+        case .update(let children):
+            return .update(
+                children.map { child in
+                    guard child.node.containsServerValue else { return child }
+                    let resolved = child.node.resolvingServerValues(
+                        over: existing(path.appending(child.path)), serverNow: serverNow)
+                    return ChildUpdate(path: child.path, node: resolved)
+                })
+        }
+    }
 }
 
 extension PendingWrite {
