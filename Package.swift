@@ -6,10 +6,11 @@
 //   CZlib        system zlib (raw DEFLATE, used by the log codec)
 //   CCRC32C      CRC32C with the processor's instruction where there is one (x86-64 SSE4.2)
 //   CFileSystemKind which file system holds a file (fstatfs's magic, Linux), for the log's mapping
-//   HearthModel  the realtime-database data model: paths, keys, nodes, JSON, hash, queries
+//   HearthModel  the realtime-database data model: paths, keys, nodes, JSON, hash, queries,
+//                server values; and the seeded generator the cores, tests and the demo share
 //   HearthLog    the durable log: file-system seam, segments, records, MANIFEST, recovery
 //   Hearth       the engine and views on top of both; the public library product
-//   HearthTesting test aids (simulated file system with power cuts and faults, seeded randomness),
+//   HearthTesting test aids (simulated file system with power cuts and faults),
 //                kept out of `import Hearth` as swift-nio keeps NIOEmbedded apart
 //   HearthWire   Firebase's WebSocket protocol v5 as values: frames, messages, queries, push ids
 //   HearthServer `hearth serve`: the sans-I/O server core, and its SwiftNIO adapter
@@ -101,7 +102,7 @@ let package = Package(
         ),
         .target(
             name: "HearthTesting",
-            dependencies: ["HearthLog"],
+            dependencies: ["HearthLog", "HearthModel"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -136,7 +137,6 @@ let package = Package(
                 "HearthRules",
                 "HearthServer",
                 "HearthDatabase",
-                "HearthTesting",
                 jwtKit,
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -179,7 +179,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HearthLogTests",
-            dependencies: ["HearthLog", "HearthTesting"],
+            dependencies: ["HearthLog", "HearthModel", "HearthTesting"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -14,13 +14,13 @@ public struct WorkloadWrite: Sendable {
 
 /// Generates the realistic data set.
 public struct Workload: Sendable {
-    private var rng: SplitMix64
+    private var rng: SeededRandom
     private var counter = 0
     static let words = ["hey", "ok", "see", "you", "at", "the", "game", "tonight", "lol", "sure", "when", "are", "we",
                         "meeting", "🎉", "great", "score", "thanks", "día", "café", "new", "level", "unlocked", "brb"]
     static let names = ["Ada", "Grace", "Linus", "Margaret", "Dennis", "Barbara", "Ken", "Frances", "Edsger", "Radia"]
 
-    public init(seed: UInt64 = 20261121) { rng = SplitMix64(seed: seed) }
+    public init(seed: UInt64 = 20261121) { rng = SeededRandom(seed: seed) }
 
     mutating func int(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
 

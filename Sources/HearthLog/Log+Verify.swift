@@ -26,44 +26,21 @@ extension Log {
         progress: ((_ bytesScanned: UInt64) -> Void)?
     ) throws(LogError) -> ScanReport {
         guard fileSystem.directoryExists(directory) else { throw .storeMissing(path: directory) }
-        var attempt = 0
-        while true {
-            attempt += 1
-            let before = manifestGeneration(directory, fileSystem)
-            let outcome: Result<ScanReport, LogError>
-            do throws(LogError) {
-                outcome = .success(
-                    try Scanner.scan(
-                        directory: directory, fileSystem: fileSystem, keepRecords: true,
-                        progress: progress))
-            } catch {
-                outcome = .failure(error)
+        return try Rescan.retrying(directory: directory, fileSystem: fileSystem) {
+            Result { () throws(LogError) in
+                try Scanner.scan(directory: directory, fileSystem: fileSystem, keepRecords: true, progress: progress)
             }
-            let failure: LogError?
+        } verdict: { outcome in
             switch outcome {
-            case .success(let report): failure = report.damage.flatMap { $0.isTornTail ? nil : $0.error }
-            case .failure(let error): failure = error
+            case .success(let report):
+                if let damage = report.damage, !damage.isTornTail { .failed(damage.error) } else { .stands }
+            case .failure(let error): .failed(error)
             }
-            if let failure, attempt < verifyAttempts,
-                Scanner.worthRescanning(failure, since: before, directory, fileSystem)
-            {
-                continue
-            }
-            return try outcome.get()
-        }
+        }.get()
     }
 
     /// How many times ``verify(directory:fileSystem:)`` scans a store whose MANIFEST keeps moving.
     public static let verifyAttempts = Scanner.rescanAttempts
-
-    /// Whether a read-only pass that failed with `error` should start again: the MANIFEST moved
-    /// on since generation `before`, or a file shrank while it was read (a writer's roll). See
-    /// ``verify(directory:fileSystem:)``.
-    package static func worthRescanning(
-        _ error: LogError?, since before: UInt64?, _ directory: String, _ fs: any FileSystem
-    ) -> Bool {
-        Scanner.worthRescanning(error, since: before, directory, fs)
-    }
 
     /// The generation of the MANIFEST on disk now, or nil when it cannot be read.
     package static func manifestGeneration(_ directory: String, _ fs: any FileSystem) -> UInt64? {

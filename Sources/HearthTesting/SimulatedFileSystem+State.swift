@@ -1,6 +1,7 @@
 // SimulatedFileSystem+State: the simulation's data — inodes with volatile and durable content and the
 // writes in between, the directory operations not yet synced, injected faults and the counters.
 import HearthLog
+import HearthModel
 import Synchronization
 
 extension SimulatedFileSystem {
@@ -21,7 +22,7 @@ extension SimulatedFileSystem {
     }
 
     struct State {
-        var rng: SplitMix64
+        var rng: SeededRandom
         var inodes: [Int: Inode] = [:]
         var nextInode = 1
         var names: [String: Int] = [:]

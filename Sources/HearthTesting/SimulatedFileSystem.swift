@@ -18,6 +18,7 @@
 // modes), +FileSystem (the FileSystem calls and the bookkeeping every call goes through), +State (the
 // simulation's data: inodes, pending writes, directory operations, faults), SimulatedFile (handles, locks).
 import HearthLog
+import HearthModel
 import Synchronization
 
 /// A deterministic, thread-safe, in-memory file system with power cuts and fault injection.
@@ -62,7 +63,7 @@ public final class SimulatedFileSystem: FileSystem {
 
     /// Creates an empty file system whose random choices (power cuts, salts, garbage) follow `seed`.
     public init(seed: UInt64) {
-        state = Mutex(State(rng: SplitMix64(seed: seed)))
+        state = Mutex(State(rng: SeededRandom(seed: seed)))
     }
 
     // MARK: Test controls

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Hearth
-import HearthTesting
 
 /// `hearth demo [DIR]`: the product documentation's offline page, played end to end with real
 /// clients over real sockets against an in-process server; `--store-only` plays the offline
@@ -166,7 +165,7 @@ struct Demo {
         try store.keepSynced(QueryLocation(path: scores, query: .default), true)
         say("scoresRef.keepSynced(true); cap \(small.cacheSizeBytes) bytes")
         // Random text barely compresses, so 3,000 articles of 600 bytes (1.8 MB) exceed the cap.
-        var rng = SplitMix64(seed: 2026)
+        var rng = SeededRandom(seed: 2026)
         let articles = 3000
         for i in 0..<articles {
             let text = (0..<600).map { _ in Character(Unicode.Scalar(UInt8(97 + rng.next() % 26))) }

@@ -38,20 +38,12 @@ struct VerifyCommand: ParsableCommand {
         // A writer may checkpoint while this reads, deleting segments it has not reached yet: a
         // file gone because the MANIFEST moved on is not damage. When a pass finds damage and the
         // MANIFEST's generation changed meanwhile, the whole check runs again (bounded).
-        var attempt = 0
-        var pass: Examination
         let progress = Progress("verify")
-        while true {
-            attempt += 1
-            let before = Log.manifestGeneration(store, POSIXFileSystem())
-            pass = try Self.examine(store, progress: progress)
-            if pass.damage != nil, attempt < Log.verifyAttempts,
-                Log.manifestGeneration(store, POSIXFileSystem()) != before
-            {
-                continue
-            }
-            break
-        }
+        let pass = try Rescan.retrying(directory: store, fileSystem: POSIXFileSystem()) {
+            Result { () throws(any Error) in try Self.examine(store, progress: progress) }
+        } verdict: { outcome in
+            if case .success(let pass) = outcome, pass.damage != nil { .failed(nil) } else { .stands }
+        }.get()
         progress.finish()
         let (report, records, damage, chunks) = (pass.scan.report, pass.scan.records, pass.damage, pass.chunks)
         let torn: (file: String, offset: UInt64, bytes: UInt64)? = {

@@ -8,6 +8,7 @@
 //   Messages/  the envelope and every request, response and push as Swift types, with their
 //              JSON codecs (ClientMessage, ServerMessage, WireQuery)
 //   Keys/      Firebase push ids (PushID)
+//   Connection/ the id each end gives a connection it holds (ConnectionID)
 //
 // Facts come from the SDKs: firebase-js-sdk packages/database/src/realtime/Connection.ts,
 // WebSocketConnection.ts, core/PersistentConnection.ts, core/view/QueryParams.ts.

@@ -14,7 +14,7 @@ import Testing
     @Test func joinsAnySplitOfAnySize() {
         var checked = 0
         for seed: UInt64 in 1...600 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             // Sizes from empty to a few thousand, often very unequal (the heights differ most).
             let n = Int(rng.next() % (seed % 10 == 0 ? 4000 : 300))
             let cut = n == 0 ? 0 : Int(rng.next() % UInt64(n + 1))

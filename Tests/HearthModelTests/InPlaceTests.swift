@@ -22,7 +22,7 @@ import Testing
     /// every snapshot still exports the JSON it had when it was taken (a structurally independent
     /// record: a persistent copy would share, and be changed with, a wrongly written subtree).
     @Test func inPlaceWritesMatchThePersistentOnesAndLeaveSnapshotsAlone() {
-        var rng = SplitMix64(seed: 0x494E_504C)
+        var rng = SeededRandom(seed: 0x494E_504C)
         for round in 0..<300 {
             var inPlace = PathCopyTests.randomNode(&rng)
             var persistent = inPlace
@@ -61,7 +61,7 @@ import Testing
     /// Large maps: inserts in ascending, descending and random order (every rotation case),
     /// with a snapshot taken now and then, stay balanced and counted.
     @Test func inPlaceInsertsKeepTheTreeBalanced() {
-        var rng = SplitMix64(seed: 0x4156_4C21)
+        var rng = SeededRandom(seed: 0x4156_4C21)
         for order in 0..<3 {
             var map = ChildMap()
             var expected = ChildMap()
@@ -96,7 +96,7 @@ import Testing
     /// untouched — and the tree written in place (its root object kept by most runs, where
     /// the persistent insert allocates a new root every time).
     @Test func sortedRunsAfterTheMapAreJoinedInPlace() {
-        var rng = SplitMix64(seed: 0x4A4F_494E)
+        var rng = SeededRandom(seed: 0x4A4F_494E)
         var rootKept = 0
         for round in 0..<20 {
             var map = ChildMap()

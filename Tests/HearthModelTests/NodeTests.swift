@@ -61,7 +61,7 @@ import HearthTesting
 
     /// Random inserts/removes on the persistent map checked against a dictionary + sort.
     @Test func childMapMatchesModel() {
-        var rng = SplitMix64(seed: 7)
+        var rng = SeededRandom(seed: 7)
         var map = ChildMap()
         var model: [String: Double] = [:]
         var snapshots: [(ChildMap, [String: Double])] = []

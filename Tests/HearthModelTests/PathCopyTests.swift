@@ -9,7 +9,7 @@ import Testing
 @Suite struct PathCopyTests {
     static let keys: [ChildKey] = ["a", "b", "c", "1", "10", "-2", "z~", "é"]
 
-    static func randomLeaf(_ rng: inout SplitMix64) -> Node {
+    static func randomLeaf(_ rng: inout SeededRandom) -> Node {
         switch rng.next() % 6 {
         case 0: .empty
         case 1: .number(Double(rng.next() % 5))
@@ -18,7 +18,7 @@ import Testing
         }
     }
 
-    static func randomPath(_ rng: inout SplitMix64, maxDepth: Int, priority: Bool) -> Path {
+    static func randomPath(_ rng: inout SeededRandom, maxDepth: Int, priority: Bool) -> Path {
         let depth = Int(rng.next() % UInt64(maxDepth + 1))
         var keys: [ChildKey] = []
         for i in 0..<depth {
@@ -33,7 +33,7 @@ import Testing
         return Path(keys: keys)
     }
 
-    static func randomNode(_ rng: inout SplitMix64) -> Node {
+    static func randomNode(_ rng: inout SeededRandom) -> Node {
         var node = Node.empty
         for _ in 0..<Int(rng.next() % 30) {
             node = node.updating(randomPath(&rng, maxDepth: 3, priority: true), with: randomLeaf(&rng))
@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func updatingValueIsSettingTheTransformedChild() {
-        var rng = SplitMix64(seed: 0x5041_5448)
+        var rng = SeededRandom(seed: 0x5041_5448)
         for _ in 0..<400 {
             var map = ChildMap()
             for _ in 0..<Int(rng.next() % 40) {
@@ -77,7 +77,7 @@ import Testing
     }
 
     @Test func mergingAtAPathIsWritingEachChildInOrder() {
-        var rng = SplitMix64(seed: 0x4D45_5247)
+        var rng = SeededRandom(seed: 0x4D45_5247)
         for _ in 0..<3000 {
             let base = Self.randomNode(&rng)
             let path = Self.randomPath(&rng, maxDepth: 3, priority: true)
@@ -110,7 +110,7 @@ import Testing
     }
 
     @Test func aSortedRunIsSettingEachPairInTurn() {
-        var rng = SplitMix64(seed: 0x534F_5254)
+        var rng = SeededRandom(seed: 0x534F_5254)
         for round in 0..<300 {
             var map = ChildMap()
             let size = Int(rng.next() % (round % 10 == 0 ? 3000 : 80))
@@ -133,7 +133,7 @@ import Testing
     }
 
     @Test func aMergeOfPlainChildWritesIsWritingEachInOrder() {
-        var rng = SplitMix64(seed: 0x504C_4149)
+        var rng = SeededRandom(seed: 0x504C_4149)
         for _ in 0..<2000 {
             let base = Self.randomNode(&rng)
             let path = Self.randomPath(&rng, maxDepth: 2, priority: false)

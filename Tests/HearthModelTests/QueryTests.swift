@@ -145,7 +145,7 @@ import HearthTesting
 
     /// The key-ordered fast path agrees with a brute-force filter + sort.
     @Test func keyWindowMatchesBruteForce() throws {
-        var rng = SplitMix64(seed: 99)
+        var rng = SeededRandom(seed: 99)
         var node = Node.empty
         for _ in 0..<300 {
             let k = rng.next() % 2 == 0 ? String(rng.next() % 200) : "k\(rng.next() % 200)"

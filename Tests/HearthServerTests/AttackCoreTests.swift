@@ -178,7 +178,7 @@ struct AttackCoreTests {
         #expect(h.core.held.heldBytes == 48_000)
         // A small message from a third connection is never held: it is answered.
         let get = h.take(h.frame(3, ClientRequest.get(path: "public", query: .default).message(number: 1)))
-        #expect(response(get.map { ($0.0.raw, $0.1) }, 1)?.status == "ok")
+        #expect(response(get.map { ($0.0.rawValue, $0.1) }, 1)?.status == "ok")
         // Connection 1 stalls: the partial message times out and its bytes are released.
         let (_, closes) = h.tick(6_000)
         #expect(closes.contains(ConnectionID(1)))

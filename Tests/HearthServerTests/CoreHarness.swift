@@ -42,7 +42,9 @@ struct CoreHarness {
 
     /// Sends request `number` from connection `n`; returns what the core sent to anyone.
     mutating func send(_ n: UInt64, _ number: Int, _ request: ClientRequest) -> [(UInt64, ServerMessage)] {
-        take(core.receive(ConnectionID(n), frame: request.message(number: number), now: now)).map { ($0.0.raw, $0.1) }
+        take(core.receive(ConnectionID(n), frame: request.message(number: number), now: now)).map {
+            ($0.0.rawValue, $0.1)
+        }
     }
 
     mutating func frame(_ n: UInt64, _ text: String) -> ServerOutput {
@@ -50,13 +52,13 @@ struct CoreHarness {
     }
 
     mutating func disconnect(_ n: UInt64) -> [(UInt64, ServerMessage)] {
-        take(core.disconnect(ConnectionID(n), now: now)).map { ($0.0.raw, $0.1) }
+        take(core.disconnect(ConnectionID(n), now: now)).map { ($0.0.rawValue, $0.1) }
     }
 
     mutating func tick(_ advance: Int64) -> (messages: [(UInt64, ServerMessage)], closes: [ConnectionID]) {
         now += advance
         let out = core.tick(now: now)
-        return (take(out).map { ($0.0.raw, $0.1) }, out.closes)
+        return (take(out).map { ($0.0.rawValue, $0.1) }, out.closes)
     }
 
     mutating func rest(

@@ -71,7 +71,7 @@ struct ServerCoreTests {
             ConnectionID(1), frame: ClientRequest.put(path: "room/m1", data: "hi", hash: nil).message(number: 2),
             now: h.now)
         #expect(out.writes == [.set("room/m1", .string("hi"))])
-        let msgs = out.renderedMessages().map { ($0.0.raw, try! ServerMessage.decode($0.1)) }
+        let msgs = out.renderedMessages().map { ($0.0.rawValue, try! ServerMessage.decode($0.1)) }
         #expect(msgs.map(\.0) == [1, 2, 1])
         #expect(msgs[0].1 == .set(path: "room/m1", data: "hi", tag: nil))
         #expect(msgs[1].1 == .set(path: "room/m1", data: "hi", tag: nil))
@@ -207,7 +207,7 @@ struct ServerCoreTests {
         _ = h.connect(1)
         let pong = h.take(h.frame(1, #"{"t":"c","d":{"t":"p","d":{}}}"#))
         #expect(pong.first?.1 == .pong)
-        let unknown = h.take(h.frame(1, #"{"t":"d","d":{"r":3,"a":"zz","b":{}}}"#)).map { ($0.0.raw, $0.1) }
+        let unknown = h.take(h.frame(1, #"{"t":"d","d":{"r":3,"a":"zz","b":{}}}"#)).map { ($0.0.rawValue, $0.1) }
         #expect(response(unknown, 3)?.status == "invalid_request")
         let bad = h.frame(1, "{not json")
         #expect(bad.closes == [ConnectionID(1)])
@@ -296,7 +296,7 @@ struct ServerAuthTests {
         #expect(h.send(1, 2, .put(path: "a", data: 1, hash: nil)).isEmpty, "waits for the check")
         let user = Principal.User(uid: "u1", claims: json(#"{"uid":"u1"}"#), expiresAt: h.now + 5000)
         let after = h.take(h.core.tokenChecked(out.tokenChecks[0].ticket, .valid(.user(user)), now: h.now)).map {
-            ($0.0.raw, $0.1)
+            ($0.0.rawValue, $0.1)
         }
         #expect(response(after, 1)?.status == "ok")
         #expect(response(after, 2)?.status == "ok")
@@ -318,7 +318,7 @@ struct ServerAuthTests {
                 ConnectionID(1),
                 frame: ClientRequest.auth(credential: "t", isJWT: true, override: nil).message(number: n), now: h.now)
             let answer = h.take(h.core.tokenChecked(out.tokenChecks[0].ticket, result, now: h.now)).map {
-                ($0.0.raw, $0.1)
+                ($0.0.rawValue, $0.1)
             }
             #expect(response(answer, n)?.status == status)
         }

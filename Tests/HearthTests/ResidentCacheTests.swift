@@ -154,7 +154,7 @@ import Testing
         o.checkpointMinimumBytes = 64 << 10
         let store = try Store.open(directory: dir.path, options: o)
         var model = Node.empty
-        var random = SplitMix64(seed: 17)
+        var random = SeededRandom(seed: 17)
         var maxDeferred = 0
         let events = 3000
         for i in 0..<events {
@@ -331,7 +331,7 @@ import Testing
         eagerOptions.maxInactiveQueries = 6
         var lazy = try Store.open(directory: lazyDir.path, options: lazyOptions)
         var eager = try Store.open(directory: eagerDir.path, options: eagerOptions)
-        var random = SplitMix64(seed: seed)
+        var random = SeededRandom(seed: seed)
         func key(_ prefix: String, _ n: Int) -> ChildKey {
             ChildKey("\(prefix)\(Int.random(in: 0..<n, using: &random))")
         }

@@ -15,16 +15,11 @@ import HearthTesting
 #endif
 
 @Suite(.serialized) struct KillNineTests {
-    /// A seeded generator (SplitMix64).
+    /// Seeded draws below a bound.
     struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var generator: SeededRandom
+        init(state: UInt64) { generator = SeededRandom(seed: state) }
+        mutating func next() -> UInt64 { generator.next() }
         mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
     }
 

@@ -258,7 +258,7 @@ extension FuzzChecks {
         }
         var ids = IDs()
         for seed in 0..<6 {
-            var rng = SplitMix64(seed: UInt64(seed))
+            var rng = SeededRandom(seed: UInt64(seed))
             var src = Source((0..<200).map { (_: Int) -> UInt8 in UInt8(truncatingIfNeeded: rng.next()) })
             add(.eventBatch, EventCodec.encode(eventBatch(&src, ids: &ids)))
         }

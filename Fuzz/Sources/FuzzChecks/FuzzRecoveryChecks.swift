@@ -244,7 +244,7 @@ extension FuzzChecks {
     }
 
     static func recoverySeeds() -> [(String, [UInt8])] {
-        var rng = SplitMix64(seed: 42)
+        var rng = SeededRandom(seed: 42)
         return (0..<16).map { i in
             let n = 40 + Int(rng.next() % 400)
             return ("program-\(i)", (0..<n).map { _ in UInt8(truncatingIfNeeded: rng.next()) })

@@ -158,7 +158,7 @@ extension FuzzChecks {
     }
 
     static func stateSeeds() -> [(String, [UInt8])] {
-        var rng = SplitMix64(seed: 7)
+        var rng = SeededRandom(seed: 7)
         return (0..<16).map { i in
             let n = 16 + Int(rng.next() % 300)
             return ("events-\(i)", (0..<n).map { _ in UInt8(truncatingIfNeeded: rng.next()) })

@@ -26,22 +26,13 @@ extension Store {
         // Read-only, perhaps under a live writer: a checkpoint of that writer may replace the
         // MANIFEST and delete a segment between the scan and the replay, and a roll shrinks the
         // active segment before it publishes a new MANIFEST. Not damage: read again.
-        var attempt = 0
-        while true {
-            attempt += 1
-            let before = Log.manifestGeneration(directory, options.fileSystem)
-            do {
-                return try openOnce(directory: directory, options: options)
-            } catch {
-                let logError: LogError? = if case .log(let e) = error { e } else { nil }
-                if attempt < Log.verifyAttempts,
-                    Log.worthRescanning(logError, since: before, directory, options.fileSystem)
-                {
-                    continue
-                }
-                throw error
-            }
-        }
+        return try Rescan.retrying(directory: directory, fileSystem: options.fileSystem) {
+            Result { () throws(StoreError) in try openOnce(directory: directory, options: options) }
+        } verdict: { outcome in
+            guard case .failure(let error) = outcome else { return .stands }
+            if case .log(let e) = error { return .failed(e) }
+            return .failed(nil)
+        }.get()
     }
 
     private static func openOnce(directory: String, options: Options) throws(StoreError) -> Store {

@@ -96,7 +96,8 @@ extension Store {
     /// from 16 writers −18% (callgrind), the 50 MiB cache fill's throughput +15–20%.
     static let rawRecordLimit = 64 << 10
 
-    /// Removes a write the server acknowledged.
+    /// Removes a write the server acknowledged, in a commit of its own
+    /// (``StoreBatch/ackWrite(_:)``: the server cache is left as it is).
     public func ackWrite(_ id: Int64, durability: Durability? = nil) throws(StoreError) {
         try commit(durability: durability) { (b: inout StoreBatch) throws(StoreError) in try b.ackWrite(id) }
     }

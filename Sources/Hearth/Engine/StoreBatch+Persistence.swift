@@ -88,18 +88,12 @@ extension StoreBatch {
     public mutating func applyAckedWrite(_ id: Int64) throws(StoreError) {
         guard let write = try storedPendingWrite(id) else { throw .unknownWrite(id: id) }
         let serverNow = Double(now) + serverTimeOffset
-        switch write.operation {
-        case .set(let node):
-            let resolved = StoreState.resolve(node, existing: serverValue(at: write.path), serverNow: serverNow)
-            try applyUserWriteToServerCache(resolved, at: write.path)
-        case .update(let children):
-            let resolved = children.map { child in
-                ChildUpdate(
-                    path: child.path,
-                    node: StoreState.resolve(
-                        child.node, existing: serverValue(at: write.path.appending(child.path)), serverNow: serverNow))
-            }
-            try applyUserWriteToServerCache(resolved, at: write.path)
+        let resolved = write.operation.resolvingServerValues(at: write.path, serverNow: serverNow) {
+            serverValue(at: $0)
+        }
+        switch resolved {
+        case .set(let node): try applyUserWriteToServerCache(node, at: write.path)
+        case .update(let children): try applyUserWriteToServerCache(children, at: write.path)
         }
         try ackWrite(id)
     }
@@ -256,13 +250,13 @@ extension StoreBatch {
         switch op.action {
         case .set(let node):
             try applyServerOverwrite(
-                StoreState.resolve(node, existing: serverValue(at: op.path), serverNow: serverNow), at: op.path)
+                node.resolvingServerValues(over: serverValue(at: op.path), serverNow: serverNow), at: op.path)
         case .update(let children):
             let resolved = children.map { child in
                 ChildUpdate(
                     path: child.path,
-                    node: StoreState.resolve(
-                        child.node, existing: serverValue(at: op.path.appending(child.path)), serverNow: serverNow))
+                    node: child.node.resolvingServerValues(
+                        over: serverValue(at: op.path.appending(child.path)), serverNow: serverNow))
             }
             try applyServerMerge(resolved, at: op.path)
         case .remove:

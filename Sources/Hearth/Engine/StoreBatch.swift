@@ -147,7 +147,10 @@ public struct StoreBatch {
         return try readingCheckpoint { () throws(CheckpointError) in try base.writes.write(id) } != nil
     }
 
-    /// Removes a write the server acknowledged.
+    /// Removes a write the server acknowledged (Firebase's `removeUserWrite`), leaving the
+    /// server cache as it is: the server's data for that location arrives on its own, from a
+    /// listen. ``applyAckedWrite(_:)``, which a sync client calls, also caches the write's value
+    /// as the server's first, and then calls this.
     public mutating func ackWrite(_ id: Int64) throws(StoreError) {
         guard try hasWrite(id) else { throw .unknownWrite(id: id) }
         writesRemoved.insert(id)

@@ -88,26 +88,14 @@ final class ViewHost: @unchecked Sendable {
             let server = (try? cache.serverValue(at: path)) ?? .empty
             return self.tree.localValue(at: path, serverValue: server)
         }
-        if plain {
-            switch write.operation {
-            case .set(let node): return tree.applyUserOverwrite(node, at: write.path, writeID: write.id)
-            case .update(let children): return tree.applyUserMerge(children, at: write.path, writeID: write.id)
-            }
-        }
-        switch write.operation {
-        case .set(let node):
-            let resolved =
-                StoreState.containsServerValue(node)
-                ? StoreState.resolve(node, existing: local(write.path), serverNow: serverNow) : node
-            return tree.applyUserOverwrite(resolved, at: write.path, writeID: write.id)
-        case .update(let children):
-            let resolved = children.map { child -> ChildUpdate in
-                guard StoreState.containsServerValue(child.node) else { return child }
-                let path = write.path.appending(child.path)
-                return ChildUpdate(
-                    path: child.path, node: StoreState.resolve(child.node, existing: local(path), serverNow: serverNow))
-            }
-            return tree.applyUserMerge(resolved, at: write.path, writeID: write.id)
+        let operation =
+            plain
+            ? write.operation
+            : write.operation.resolvingServerValues(
+                at: write.path, serverNow: serverNow, existing: local)
+        switch operation {
+        case .set(let node): return tree.applyUserOverwrite(node, at: write.path, writeID: write.id)
+        case .update(let children): return tree.applyUserMerge(children, at: write.path, writeID: write.id)
         }
     }
 

@@ -56,53 +56,15 @@ extension StoreState {
         if let rel = target.relativePath(to: path) {
             // The write covers the whole location.
             let written = node.child(at: rel)
-            return serverNow.map { resolve(written, existing: value, serverNow: $0) } ?? written
+            return serverNow.map { written.resolvingServerValues(over: value, serverNow: $0) } ?? written
         }
         if let rel = path.relativePath(to: target) {
             // The write lands below the location.
-            let written = serverNow.map { resolve(node, existing: value.child(at: rel), serverNow: $0) } ?? node
+            let written =
+                serverNow.map { node.resolvingServerValues(over: value.child(at: rel), serverNow: $0) } ?? node
             return value.updating(rel, with: written)
         }
         return value
-    }
-
-    /// Resolves server-value placeholders in `node` against the `existing` value at the same
-    /// location.
-    package static func resolve(_ node: Node, existing: Node, serverNow: Double) -> Node {
-        switch node.leafValue {
-        case .serverValue(.timestamp)?:
-            return Node(.number(serverNow.rounded(.down)), priority: node.priority)
-        case .serverValue(.increment(let delta))?:
-            return Node(increment(existing.leafValue, by: delta), priority: node.priority)
-        case .some:
-            return node
-        case nil:
-            guard !node.isEmpty, node.children.contains(where: { Self.containsServerValue($0.value) }) else {
-                return node
-            }
-            var out = node
-            for (key, child) in node.children where containsServerValue(child) {
-                out = out.updatingChild(key, resolve(child, existing: existing.child(key), serverNow: serverNow))
-            }
-            return out
-        }
-    }
-
-    /// Firebase's increment: the existing number plus `delta` — exact 64-bit integer arithmetic
-    /// when both are integers and the sum does not overflow (as the Android SDK adds two
-    /// `Long`s), a double otherwise — or `delta` when there is no number there.
-    package static func increment(_ existing: LeafValue?, by delta: Double) -> LeafValue {
-        guard let existing, let current = existing.doubleValue else { return .number(delta) }
-        if let a = existing.exactInteger, let b = Int64(exactly: delta) {
-            let (sum, overflow) = a.addingReportingOverflow(b)
-            if !overflow { return .integer(exactly: sum) }
-        }
-        return .number(current + delta)
-    }
-
-    package static func containsServerValue(_ node: Node) -> Bool {
-        if case .serverValue? = node.leafValue { return true }
-        return node.children.containsValue(where: containsServerValue)
     }
 
     /// Whether the local data for `query` at `path` is complete (a `value` event may fire):
@@ -150,8 +112,27 @@ extension PendingWrite.Operation {
     /// Whether the written data holds a server value (a placeholder resolved when read).
     var containsServerValue: Bool {
         switch self {
-        case .set(let node): StoreState.containsServerValue(node)
-        case .update(let children): children.contains { StoreState.containsServerValue($0.node) }
+        case .set(let node): node.containsServerValue
+        case .update(let children): children.contains { $0.node.containsServerValue }
+        }
+    }
+
+    /// The operation, written at `path`, with its server values resolved at `serverNow` against
+    /// `existing(p)`, the value at each location `p` it writes — asked only where a server value
+    /// is (``HearthModel/Node/resolvingServerValues(over:serverNow:)``).
+    func resolvingServerValues(at path: Path, serverNow: Double, existing: (Path) -> Node) -> Self {
+        switch self {
+        case .set(let node):
+            guard node.containsServerValue else { return self }
+            return .set(node.resolvingServerValues(over: existing(path), serverNow: serverNow))
+        case .update(let children):
+            return .update(
+                children.map { child in
+                    guard child.node.containsServerValue else { return child }
+                    let resolved = child.node.resolvingServerValues(
+                        over: existing(path.appending(child.path)), serverNow: serverNow)
+                    return ChildUpdate(path: child.path, node: resolved)
+                })
         }
     }
 }

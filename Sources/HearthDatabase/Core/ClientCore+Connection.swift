@@ -33,7 +33,7 @@ extension ClientCore {
 
     /// Starts an attempt: a token first when the app supplies them, else the connection.
     mutating func attempt(now: Int64, into out: inout ClientOutput) {
-        let id = ConnectionID(rawValue: nextConnection)
+        let id = ConnectionID(nextConnection)
         nextConnection += 1
         backoff.attempted(at: now)
         if configuration.usesTokens {

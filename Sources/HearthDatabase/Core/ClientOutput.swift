@@ -2,14 +2,6 @@ import Hearth
 import HearthModel
 import HearthWire
 
-/// Identifies one connection attempt, so that reports about an older connection that arrive
-/// late are recognised and ignored.
-public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
-    /// The attempt number, from 1.
-    public let rawValue: UInt64
-    public var description: String { "conn#\(rawValue)" }
-}
-
 /// A store mutation the core asks for. The runtime applies one output's commits as one store
 /// commit, before it delivers that output's events.
 public enum ClientCommit: Sendable, Equatable {

@@ -33,6 +33,10 @@ public enum DatabaseValue: Sendable, Hashable {
     case serverValue(ServerPlaceholder)
 
     /// A value the server computes when it applies the write.
+    ///
+    /// The app's side of the data model's `ServerValuePlaceholder`, which a write becomes: it
+    /// keeps an integer delta apart from a floating-point one, as ``DatabaseValue`` keeps
+    /// ``int(_:)`` apart from ``double(_:)``, so that a value reads back as the app wrote it.
     public enum ServerPlaceholder: Sendable, Hashable {
         /// The server's clock, in milliseconds since the Unix epoch (`{".sv": "timestamp"}`).
         case timestamp

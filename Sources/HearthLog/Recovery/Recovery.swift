@@ -46,18 +46,8 @@ enum Recovery {
     /// ``Log/verify(directory:fileSystem:)`` does.
     static func openReadOnly(directory: String, fs: any FileSystem) throws(LogError) -> RecoveredState {
         guard fs.directoryExists(directory) else { throw .storeMissing(path: directory) }
-        var attempt = 0
-        while true {
-            attempt += 1
-            let before = Scanner.manifestGeneration(directory, fs)
-            do {
-                return try readOnlyAttempt(directory: directory, fs: fs)
-            } catch {
-                if attempt < Scanner.rescanAttempts, Scanner.worthRescanning(error, since: before, directory, fs) {
-                    continue
-                }
-                throw error
-            }
+        return try Rescan.retrying(directory: directory, fileSystem: fs) { () throws(LogError) in
+            try readOnlyAttempt(directory: directory, fs: fs)
         }
     }
 

@@ -159,14 +159,13 @@ extension Node {
         }
     }
 
-    private static func convertServerValue(_ json: JSONValue, path: [ChildKey]) throws(NodeError) -> ServerValue {
-        if case .string("timestamp") = json { return .timestamp }
-        if case .object(let members) = json, members.count == 1, members[0].key == "increment",
-            let n = members[0].value.doubleValue, n.isFinite
-        {
-            return .increment(n)
+    private static func convertServerValue(
+        _ json: JSONValue, path: [ChildKey]
+    ) throws(NodeError) -> ServerValuePlaceholder {
+        guard let placeholder = ServerValuePlaceholder(json: json) else {
+            throw .invalidServerValue(path: Path(keys: path).description)
         }
-        throw .invalidServerValue(path: Path(keys: path).description)
+        return placeholder
     }
 
     // MARK: - Export

@@ -1,19 +1,3 @@
-/// A server-value placeholder, written by a client and resolved by the server (or locally,
-/// when a pending write is read back offline).
-public enum ServerValue: Sendable, Hashable, CustomStringConvertible {
-    /// `{".sv": "timestamp"}`: the server's clock in milliseconds since the epoch.
-    case timestamp
-    /// `{".sv": {"increment": n}}`: the current numeric value plus `n`.
-    case increment(Double)
-
-    public var description: String {
-        switch self {
-        case .timestamp: "{\".sv\":\"timestamp\"}"
-        case .increment(let n): "{\".sv\":{\"increment\":\(n)}}"
-        }
-    }
-}
-
 /// The value of a leaf node.
 public enum LeafValue: Sendable, CustomStringConvertible {
     /// A boolean. Never confused with a number.
@@ -28,7 +12,7 @@ public enum LeafValue: Sendable, CustomStringConvertible {
     /// A string, kept exactly (never Unicode-normalized).
     case string(String)
     /// An unresolved server value; only pending writes hold these.
-    case serverValue(ServerValue)
+    case serverValue(ServerValuePlaceholder)
 
     /// The canonical leaf for an integer: ``number(_:)`` when a `Double` holds it exactly
     /// (|value| ≤ 2^53), else ``integer(_:)``.

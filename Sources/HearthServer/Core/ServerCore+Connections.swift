@@ -155,7 +155,7 @@ extension ServerCore {
     public mutating func tick(now: Int64) -> ServerOutput {
         self.now = max(self.now, now)
         var out = ServerOutput()
-        for id in connections.keys.sorted(by: { $0.raw < $1.raw }) {
+        for id in connections.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             // A copy of the connection without its listens: one holding them would make each
             // revocation below copy them all.
             guard var c = connections[id] else { continue }

@@ -53,20 +53,24 @@ extension ServerCore {
         return out.map(JSONValue.object)
     }
 
-    /// The value a priority server value stands for, or nil when `value` is not one. The
-    /// increment is the store's (exact when both are integers); a priority is a `Double`.
+    /// The value a priority server value stands for, or nil when `value` is not one. What the
+    /// placeholder means is the model's resolver's (the increment exact when both are integers);
+    /// a priority is a `Double`.
     private static func resolvedPriority(_ value: JSONValue, existing: () -> Priority?, now: Int64) -> JSONValue? {
-        guard case .object(let members) = value, members.count == 1, members[0].key == ".sv" else { return nil }
-        switch members[0].value {
-        case .string("timestamp"): return .number(Double(now))
-        case .object(let op) where op.count == 1 && op[0].key == "increment":
-            guard let delta = op[0].value.doubleValue else { return nil }
-            guard case .number(let old)? = existing() else { return .number(delta) }
-            // An overflow is left as the server value, which `Node(json:)` refuses.
-            guard let sum = StoreState.increment(.number(old), by: delta).doubleValue, sum.isFinite else { return nil }
-            return .number(sum)
-        default: return nil
-        }
+        guard case .object(let members) = value, members.count == 1, members[0].key == ".sv",
+            let placeholder = ServerValuePlaceholder(json: members[0].value)
+        else { return nil }
+        let resolved = placeholder.resolved(
+            over: existing().map { priority -> LeafValue in
+                switch priority {
+                case .number(let n): .number(n)
+                case .string(let s): .string(s)
+                }
+            },
+            serverNow: Double(now))
+        // An overflow is left as the server value, which `Node(json:)` refuses.
+        guard let number = resolved.doubleValue, number.isFinite else { return nil }
+        return .number(number)
     }
 
     /// Converts a merge's children, validating each.
@@ -114,8 +118,8 @@ extension ServerCore {
 
     /// Resolves server values in `node` against what is at `path` in `base`.
     func resolve(_ node: Node, at path: Path, in base: Node) -> Node {
-        guard StoreState.containsServerValue(node) else { return node }
-        return StoreState.resolve(node, existing: base.child(at: path), serverNow: Double(now))
+        guard node.containsServerValue else { return node }
+        return node.resolvingServerValues(over: base.child(at: path), serverNow: Double(now))
     }
 
     /// Applies a set: resolves, records the durable write, pushes to listeners. `weight`: the
@@ -173,7 +177,7 @@ extension ServerCore {
         // Only connections that listen, and only their listens the write touches, are sorted:
         // thousands of idle connections cost a scan per write, not a sort.
         let listening = connections.compactMap { id, c in c.listens.isEmpty ? nil : id }
-        for id in listening.sorted(by: { $0.raw < $1.raw }) {
+        for id in listening.sorted(by: { $0.rawValue < $1.rawValue }) {
             // Copies of what is read, not the connection: a held copy of its listens would make
             // the first revocation below copy them all (once per revocation).
             guard let principal = connections[id]?.principal, let isEventStream = connections[id]?.isEventStream,

@@ -110,7 +110,7 @@ extension ServerCore {
         self.now = max(self.now, now)
         self.policy = policy
         var out = ServerOutput()
-        for id in connections.keys.sorted(by: { $0.raw < $1.raw }) { revokeListens(id, into: &out) }
+        for id in connections.keys.sorted(by: { $0.rawValue < $1.rawValue }) { revokeListens(id, into: &out) }
         return out
     }
 

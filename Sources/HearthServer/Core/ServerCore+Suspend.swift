@@ -30,7 +30,7 @@ extension ServerCore {
         let deferred = deferredOnDisconnect
         deferredOnDisconnect = []
         for (session, ops) in deferred { endSession(session, ops, into: &out) }
-        for id in connections.keys.sorted(by: { $0.raw < $1.raw }) where connections[id]!.awaitingWrites {
+        for id in connections.keys.sorted(by: { $0.rawValue < $1.rawValue }) where connections[id]!.awaitingWrites {
             connections[id]!.awaitingWrites = false
             drainQueue(id, into: &out)
         }

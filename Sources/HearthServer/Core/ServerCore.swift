@@ -141,15 +141,6 @@ public struct ServerCore: Sendable {
     public var connectionCount: Int { connections.count }
 }
 
-/// Identifies one WebSocket connection or event stream; the adapter chooses the values.
-public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
-    /// The adapter's number for it.
-    public let raw: UInt64
-    /// An id.
-    public init(_ raw: UInt64) { self.raw = raw }
-    public var description: String { "#\(raw)" }
-}
-
 /// A write the adapter must make durable (in the server's Hearth store) before the messages
 /// returned with it go out.
 public enum DurableWrite: Sendable, Equatable {

@@ -161,7 +161,7 @@ extension ServerRuntime {
             s.core.suspendWrites(reason, durable: durable.data, writerWatermarks: durable.marks)
             requeueEnded(dropped, durableMarks: durable.marks, &s)
             let now = clock()
-            for id in affected.sorted(by: { $0.raw < $1.raw }) {
+            for id in affected.sorted(by: { $0.rawValue < $1.rawValue }) {
                 if let d = s.deliveries.removeValue(forKey: id) { doomed.append(d) }
                 let out = s.core.disconnect(id, now: now)
                 if !out.isEmpty { s.queue.append(.output(out)) }

@@ -16,7 +16,7 @@ import Testing
     struct Driver {
         var core: ClientCore
         var now: Int64 = 1_000
-        var link: HearthDatabase.ConnectionID?
+        var link: ConnectionID?
 
         init(writes: [PendingWrite] = [], writers: WriterIdentities = WriterIdentities()) {
             core = ClientCore(pendingWrites: writes, writers: writers, token: nil, seed: 1, hash: { _ in "" })

@@ -1,5 +1,6 @@
 import Hearth
 import HearthModel
+import HearthWire
 @testable import HearthDatabase
 
 /// Something that happens at a time in the simulated world.
@@ -49,7 +50,7 @@ enum SentRequest: Sendable {
 struct SimConnection {
     let id: UInt64
     let client: Int
-    let link: HearthDatabase.ConnectionID
+    let link: ConnectionID
     /// The server incarnation that accepted it (set on accept).
     var incarnation = -1
     /// The transport is up: neither side closed it and the network did not drop it.

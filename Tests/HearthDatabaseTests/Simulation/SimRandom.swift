@@ -1,11 +1,11 @@
-import HearthTesting
+import HearthWire
 
 /// The simulator's seeded choices: every decision of a run (workload, faults, delays) is drawn
 /// from one of these, so a seed replays the same run.
 struct SimRandom: RandomNumberGenerator {
-    private var generator: SplitMix64
+    private var generator: SeededRandom
 
-    init(seed: UInt64) { generator = SplitMix64(seed: seed) }
+    init(seed: UInt64) { generator = SeededRandom(seed: seed) }
 
     /// 64 random bits.
     mutating func next() -> UInt64 { generator.next() }

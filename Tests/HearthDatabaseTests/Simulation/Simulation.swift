@@ -250,7 +250,7 @@ final class Simulation {
                 let open = Set(connections.values.filter(\.serverOpen).map(\.id))
                 let out = server.core.tick(now: now)
                 // Idle connections it closed ran their onDisconnect operations.
-                let lost = out.closes.map(\.raw).filter { open.contains($0) }
+                let lost = out.closes.map(\.rawValue).filter { open.contains($0) }
                 serverOutput(out, applied: attribute(out, before: server.core.data, lost: lost))
                 continue
             }
@@ -294,7 +294,7 @@ final class Simulation {
             c.incarnation = server.incarnation
             c.serverOpen = true
             connections[id] = c
-            serverOutput(server.core.connect(HearthServer.ConnectionID(id), now: now), applied: [])
+            serverOutput(server.core.connect(ConnectionID(id), now: now), applied: [])
         case let .opened(id):
             guard let c = connections[id], clients[c.client].conn == id else { return }
             apply(c.client, clients[c.client].core.connectionOpened(c.link, now: now))
@@ -306,7 +306,7 @@ final class Simulation {
             guard var c = connections[id], c.serverOpen, c.incarnation == server.incarnation else { return }
             c.serverOpen = false
             connections[id] = c
-            let out = server.core.disconnect(HearthServer.ConnectionID(id), now: now)
+            let out = server.core.disconnect(ConnectionID(id), now: now)
             serverOutput(out, applied: attribute(out, before: server.core.data, lost: [id]))
         case let .release(incarnation):
             guard incarnation == server.incarnation, !server.outbox.isEmpty else { return }
@@ -339,7 +339,7 @@ final class Simulation {
         if configuration.traceWire { note("  c\(c.client) → \(text)") }
         let before = server.core.data
         var out = ServerOutput()
-        let sc = HearthServer.ConnectionID(c.id)
+        let sc = ConnectionID(c.id)
         for frame in FrameSplitter.frames(for: text) { out.append(server.core.receive(sc, frame: frame, now: now)) }
         if !out.closes.isEmpty { fail("the server closed \(out.closes) on receiving c\(c.client)'s \(text)") }
         serverOutput(out, applied: attribute(out, before: before, lost: []))
@@ -356,7 +356,8 @@ final class Simulation {
         var data = before
         var clientWrites = 0
         for (to, reply) in out.renderedMessages() {
-            guard var c = connections[to.raw], case let .response(n, status, body)? = try? ServerMessage.decode(reply),
+            guard var c = connections[to.rawValue],
+                case let .response(n, status, body)? = try? ServerMessage.decode(reply),
                 let sent = c.requests[n]
             else { continue }
             let client = clients[c.client]
@@ -388,7 +389,7 @@ final class Simulation {
                 } else {
                     c.armed.append(op)
                 }
-                connections[to.raw] = c
+                connections[to.rawValue] = c
             }
         }
         var expectedPaths: [Path] = []
@@ -425,7 +426,7 @@ final class Simulation {
     /// writes to be durable (released in order).
     func serverOutput(_ out: ServerOutput, applied: [SimApplied]) {
         guard !out.isEmpty else { return }
-        for sc in out.closes { connections[sc.raw]?.serverOpen = false }
+        for sc in out.closes { connections[sc.rawValue]?.serverOpen = false }
         for check in out.tokenChecks {
             network.schedule(
                 .tokenCheck(incarnation: server.incarnation, ticket: check.ticket, credential: check.credential),
@@ -445,17 +446,17 @@ final class Simulation {
         }
         checks.durablyApplied(r.applied, in: self)
         for (sc, text) in r.output.renderedMessages() {
-            guard var c = connections[sc.raw], c.up else { continue }
+            guard var c = connections[sc.rawValue], c.up else { continue }
             c.lastToClient = max(now + latency(), c.lastToClient)
-            connections[sc.raw] = c
+            connections[sc.rawValue] = c
             network.schedule(.toClient(conn: c.id, text: text), at: c.lastToClient)
         }
         for sc in r.output.closes {
-            guard var c = connections[sc.raw], c.up else { continue }
+            guard var c = connections[sc.rawValue], c.up else { continue }
             // The server closes after its messages: they still arrive; the client's in-flight
             // messages are lost.
             c.up = false
-            connections[sc.raw] = c
+            connections[sc.rawValue] = c
             network.drop(conn: c.id) { if case .toServer = $0 { true } else { false } }
             network.schedule(.clientClosed(conn: c.id), at: max(now + latency(), c.lastToClient) + 1)
         }
@@ -534,7 +535,7 @@ final class Simulation {
     }
 
     /// The client's transport opens a connection: it fails when the client is partitioned.
-    func open(_ i: Int, _ link: HearthDatabase.ConnectionID) {
+    func open(_ i: Int, _ link: ConnectionID) {
         let id = nextConnection
         nextConnection += 1
         connections[id] = SimConnection(id: id, client: i, link: link)

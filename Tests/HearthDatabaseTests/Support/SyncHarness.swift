@@ -31,8 +31,8 @@ final class SyncHarness {
         var core: ClientCore
         let store: Store
         let dir: String
-        var link: HearthDatabase.ConnectionID?
-        var serverConnection: HearthServer.ConnectionID?
+        var link: ConnectionID?
+        var serverConnection: ConnectionID?
         var events: [ClientEvent] = []
         var opened = 0
         var tokenRequests: [Bool] = []
@@ -43,8 +43,8 @@ final class SyncHarness {
     }
 
     enum Delivery {
-        case toServer(client: Int, link: HearthDatabase.ConnectionID, text: String)
-        case toClient(client: Int, link: HearthDatabase.ConnectionID, text: String)
+        case toServer(client: Int, link: ConnectionID, text: String)
+        case toClient(client: Int, link: ConnectionID, text: String)
     }
 
     var server: ServerCore
@@ -134,7 +134,7 @@ final class SyncHarness {
         if let id = out.open {
             clients[i].opened += 1
             clients[i].link = id
-            let sc = HearthServer.ConnectionID(nextServerConnection)
+            let sc = ConnectionID(nextServerConnection)
             nextServerConnection += 1
             clients[i].serverConnection = sc
             route(server.connect(sc, now: now))

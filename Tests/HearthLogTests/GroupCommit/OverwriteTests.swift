@@ -9,6 +9,7 @@
 //   backwards, read back by pread at once and after close, and kept by its sync.
 import Testing
 @_spi(HearthInternals) @testable import HearthLog
+import HearthModel
 @testable import HearthTesting
 
 #if canImport(Glibc)
@@ -122,7 +123,7 @@ import Darwin
         #expect(!posix.mapsOverwrites)
         #endif
         var expected = [UInt8](repeating: 0, count: size)
-        var g = SplitMix64(seed: 0x0E_0005)
+        var g = SeededRandom(seed: 0x0E_0005)
         // Forwards inside a window, across a boundary, at the very end, then backwards.
         let spots: [(offset: Int, count: Int)] = [
             (16, 100), (4000, 200), ((1 << 20) - 50, 100), ((2 << 20) + 7, 70_000), (size - 33, 33),

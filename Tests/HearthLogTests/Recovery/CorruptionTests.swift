@@ -3,6 +3,7 @@
 // a silently shortened history.
 import Testing
 @_spi(HearthInternals) @testable import HearthLog
+import HearthModel
 import HearthTesting
 
 /// Builds a store with a checkpoint and several segments; returns the fs and the full history.
@@ -27,7 +28,7 @@ func buildCorruptionStore(seed: UInt64) throws -> (SimulatedFileSystem, [[UInt8]
         let names = base.fileNames(in: storeDir).filter { $0 != "LOCK" }
         let segments = names.filter { $0.hasPrefix("seg-") }.sorted()
         #expect(segments.count >= 4 && names.contains { $0.hasPrefix("ckpt-") })
-        var g = SplitMix64(seed: seed)
+        var g = SeededRandom(seed: seed)
         var outcomes: [String: Int] = [:]
         for iteration in 0..<240 {
             let (fs, _) = try buildCorruptionStore(seed: seed)
@@ -69,7 +70,7 @@ func buildCorruptionStore(seed: UInt64) throws -> (SimulatedFileSystem, [[UInt8]
 
     @Test func salvageKeepsValidPrefixAndMovesDamagedFilesAside() throws {
         let seed: UInt64 = 0x5A17
-        var g = SplitMix64(seed: seed)
+        var g = SeededRandom(seed: seed)
         for iteration in 0..<40 {
             let (fs, history) = try buildCorruptionStore(seed: seed)
             let segments = fs.fileNames(in: storeDir).filter { $0.hasPrefix("seg-") }.sorted()
@@ -217,7 +218,7 @@ func buildCorruptionStore(seed: UInt64) throws -> (SimulatedFileSystem, [[UInt8]
     /// typed error or a consistent store, and never crash, hang or allocate unboundedly.
     @Test func arbitraryFileContentsNeverCrash() throws {
         let seed: UInt64 = 0xF022
-        var g = SplitMix64(seed: seed)
+        var g = SeededRandom(seed: seed)
         var outcomes: [String: Int] = [:]
         for iteration in 0..<150 {
             let (fs, history) = try buildCorruptionStore(seed: seed)

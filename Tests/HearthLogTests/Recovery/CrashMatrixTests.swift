@@ -11,6 +11,7 @@
 // - the read-only verifier reports a clean store after recovery.
 import Testing
 @_spi(HearthInternals) @testable import HearthLog
+import HearthModel
 import Synchronization
 import HearthTesting
 
@@ -253,7 +254,7 @@ func checkHistory(_ history: [[UInt8]], _ model: AckModel, processCrashOnly: Boo
         var crashed = 0, durableSeen = 0
         for iteration in 0..<30 {
             let seed = base &+ UInt64(iteration)
-            var g = SplitMix64(seed: seed)
+            var g = SeededRandom(seed: seed)
             let fs = SimulatedFileSystem(seed: seed)
             let mode = SimulatedFileSystem.PowerCutMode.all[Int(g.next() % 8)]
             let crashAt = 20 + Int(g.next() % 200)

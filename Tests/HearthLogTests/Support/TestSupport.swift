@@ -1,13 +1,14 @@
 // Shared helpers for the HearthLog tests: deterministic payloads, store setup, model reads.
 import Testing
 @_spi(HearthInternals) @testable import HearthLog
+import HearthModel
 import HearthTesting
 
 let storeDir = "/store"
 
 /// A JSON-like payload (what the engine will log), deterministic from `seed`/`i`.
 func jsonPayload(_ i: Int, seed: UInt64 = 1, extra: Int = 0) -> [UInt8] {
-    var g = SplitMix64(seed: seed &* 1_000_003 &+ UInt64(i))
+    var g = SeededRandom(seed: seed &* 1_000_003 &+ UInt64(i))
     let ops = ["set", "update", "remove", "merge"]
     let keys = ["users", "rooms", "messages", "presence", "settings"]
     var s = "{\"op\":\"\(ops[Int(g.next() % 4)])\",\"path\":\"/\(keys[Int(g.next() % 5)])/u\(g.next() % 1000)\","
@@ -20,7 +21,7 @@ func jsonPayload(_ i: Int, seed: UInt64 = 1, extra: Int = 0) -> [UInt8] {
 
 /// Random bytes (incompressible), deterministic.
 func randomBytes(_ n: Int, seed: UInt64) -> [UInt8] {
-    var g = SplitMix64(seed: seed)
+    var g = SeededRandom(seed: seed)
     return (0..<n).map { _ in UInt8(truncatingIfNeeded: g.next()) }
 }
 

@@ -11,7 +11,7 @@ import HearthTesting
     @Test(.enabled(if: ProcessInfo.processInfo.environment["HEARTH_CKPT_BENCH"] == "1"))
     func phases() throws {
         // ~10 MiB raw: 60,000 chat messages in 40 rooms and 5,000 profiles.
-        var rng = SplitMix64(seed: 1)
+        var rng = SeededRandom(seed: 1)
         var state = StoreState()
         let words = ["hey", "ok", "see", "you", "at", "the", "game", "tonight", "lol", "sure", "café", "🎉"]
         for i in 0..<60_000 {

@@ -156,7 +156,7 @@ import Testing
         }
         var lazy = try Store.open(directory: lazyDir.path, options: storeOptions(lazyClock, lazy: true))
         var eager = try Store.open(directory: eagerDir.path, options: storeOptions(eagerClock, lazy: false))
-        var random = SplitMix64(seed: seed)
+        var random = SeededRandom(seed: seed)
         func key(_ prefix: String, _ n: Int) -> ChildKey {
             ChildKey("\(prefix)\(Int.random(in: 0..<n, using: &random))")
         }

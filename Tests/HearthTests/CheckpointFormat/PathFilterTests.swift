@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func theEntriesAreThoseOfEachPathOnItsOwn() {
-        var rng = SplitMix64(seed: 29)
+        var rng = SeededRandom(seed: 29)
         let keys: [ChildKey] = ["a", "b", "outbox", "m-Nx1", "é", "0", "10", "\u{1F600}"]
         for _ in 0..<300 {
             let path = Path(keys: (0..<rng.int(0...6)).map { _ in keys[rng.int(0...(keys.count - 1))] })

@@ -138,7 +138,7 @@ struct BackpressureTests {
         let options = Self.options(fs)
         // ~3.3 MiB of values that hardly compress (random letters and digits), checkpointed at
         // close: a checkpoint of about 0.3 of the cap.
-        var rng = SplitMix64(seed: 7)
+        var rng = SeededRandom(seed: 7)
         let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
         var store = try Store.open(directory: "/s", options: options)
         for i in 0..<3300 {

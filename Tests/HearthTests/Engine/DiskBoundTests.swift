@@ -19,7 +19,7 @@ struct DiskBoundTests {
         options.cacheSizeBytes = cap
         options.backgroundMaintenance = background
         let store = try Store.open(directory: "/s", options: options)
-        var rng = SplitMix64(seed: seed)
+        var rng = SeededRandom(seed: seed)
         var written = 0
         var i = 0
         while written < megabytes << 20 {

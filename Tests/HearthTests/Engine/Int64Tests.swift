@@ -78,12 +78,12 @@ import HearthLog
     }
 
     @Test func incrementsStayExact() throws {
-        #expect(StoreState.increment(.integer((1 << 53) + 1), by: 1) == .integer((1 << 53) + 2))
-        #expect(StoreState.increment(.number(9_007_199_254_740_992), by: 1) == .integer((1 << 53) + 1))
-        #expect(StoreState.increment(.integer(.max), by: 1) == .number(Double(Int64.max) + 1))  // overflow: a double
-        #expect(StoreState.increment(.integer(long), by: 0.5) == .number(Double(long) + 0.5))
-        #expect(StoreState.increment(.string("x"), by: 3) == .number(3))
-        #expect(StoreState.increment(nil, by: 3) == .number(3))
+        #expect(ServerValuePlaceholder.increment(.integer((1 << 53) + 1), by: 1) == .integer((1 << 53) + 2))
+        #expect(ServerValuePlaceholder.increment(.number(9_007_199_254_740_992), by: 1) == .integer((1 << 53) + 1))
+        #expect(ServerValuePlaceholder.increment(.integer(.max), by: 1) == .number(Double(Int64.max) + 1))  // overflow: a double
+        #expect(ServerValuePlaceholder.increment(.integer(long), by: 0.5) == .number(Double(long) + 0.5))
+        #expect(ServerValuePlaceholder.increment(.string("x"), by: 3) == .number(3))
+        #expect(ServerValuePlaceholder.increment(nil, by: 3) == .number(3))
         let dir = TempDir()
         let store = try Store.open(directory: dir.path, options: options())
         try store.applyServerOverwrite(Node(.integer(long)), at: "n")

@@ -12,7 +12,7 @@ import Testing
 @Suite struct LogCompressionLevelTests {
     /// `fields` chat-like messages of JSON (~90 bytes each) that deflate well, and differently at
     /// levels 1 and 9.
-    static func message(_ i: Int, _ rng: inout SplitMix64, fields count: Int) -> Node {
+    static func message(_ i: Int, _ rng: inout SeededRandom, fields count: Int) -> Node {
         let words = ["hey", "ok", "see", "you", "at", "the", "game", "tonight", "lol", "sure", "score", "level"]
         var fields: [String] = []
         for j in 0..<count {
@@ -35,7 +35,7 @@ import Testing
         var o = options(cap: 100 << 20)
         o.logCompressionLevel = level
         o.checkpointMinimumBytes = 64 << 20
-        var rng = SplitMix64(seed: 7)
+        var rng = SeededRandom(seed: 7)
         var expected = Node.empty
         let store = try Store.open(directory: dir.path, options: o)
         for i in 0..<count {
@@ -78,7 +78,7 @@ import Testing
         #expect(small.value == small.expected)
         #expect(small.bytes == raw.bytes, "level 9: \(small.bytes) bytes, level 0: \(raw.bytes)")
         let limit = Store.rawRecordLimit
-        var rng = SplitMix64(seed: 7)
+        var rng = SeededRandom(seed: 7)
         let below = EventCodec.encode([
             .serverOverwrite(path: "rooms/r0", node: Self.message(0, &rng, fields: 40), at: 0)
         ])

@@ -58,11 +58,11 @@ extension StoreState {
 enum PruneWorld {
     static let keys: [ChildKey] = ["a", "b", "c", "d", "e", "f", "1", "2"]
 
-    static func path(_ rng: inout SplitMix64, maxDepth: Int = 3) -> Path {
+    static func path(_ rng: inout SeededRandom, maxDepth: Int = 3) -> Path {
         Path(keys: (0..<rng.int(1...maxDepth)).map { _ in rng.pick(keys) })
     }
 
-    static func state(_ rng: inout SplitMix64, events: Int) -> StoreState {
+    static func state(_ rng: inout SeededRandom, events: Int) -> StoreState {
         var s = StoreState()
         var nextQuery: Int64 = 1
         for _ in 0..<events {
@@ -251,7 +251,7 @@ enum PruneWorld {
 
     @Test func aPassMatchesRoundByRoundPruningOnRandomStates() {
         for seed: UInt64 in 1...300 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             let s =
                 seed % 3 == 0
                 ? {
@@ -286,7 +286,7 @@ enum PruneWorld {
 
     @Test func applyPruneMatchesTheReferenceReducerOnRandomResults() {
         for seed: UInt64 in 1...400 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             var s = StoreState()
             for _ in 0..<30 { s.apply(SmallWorld.event(&rng, state: s)) }
             let pruned = (0..<rng.int(0...4)).map { _ in SmallWorld.path(&rng, maxDepth: 2) }
@@ -369,7 +369,7 @@ enum PruneWorld {
 
     // MARK: - The store
 
-    func blob(_ i: Int, _ rng: inout SplitMix64) -> Node {
+    func blob(_ i: Int, _ rng: inout SeededRandom) -> Node {
         let words = ["hey", "ok", "see", "you", "at", "the", "game", "tonight", "lol", "sure", "café", "🎉"]
         let text = (0..<(10 + Int(rng.next() % 30))).map { _ in words[Int(rng.next() % 12)] }.joined(separator: " ")
         return Node(children: [
@@ -404,7 +404,7 @@ enum PruneWorld {
         let cap = Store.minimumCacheSize
         let store = try Store.open(directory: "/db", options: options(fs, clock: clock, cap: cap))
         try seedProtectedData(store)
-        var rng = SplitMix64(seed: 5)
+        var rng = SeededRandom(seed: 5)
         var written = 0
         var i = 0
         var maxFootprint: UInt64 = 0
@@ -455,7 +455,7 @@ enum PruneWorld {
         big.checkpointMinimumBytes = 1 << 30
         let writer = try Store.open(directory: "/db", options: big)
         try seedProtectedData(writer)
-        var rng = SplitMix64(seed: 6)
+        var rng = SeededRandom(seed: 6)
         for i in 0..<12_000 {
             clock.advance(1)
             try writer.applyServerOverwrite(
@@ -490,7 +490,7 @@ enum PruneWorld {
     /// measurement, not a test): `HEARTH_PRUNE_BENCH=1 swift test -c release --filter PruneCost`.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["HEARTH_PRUNE_BENCH"] == "1"))
     func pruneCost() {
-        var rng = SplitMix64(seed: 3)
+        var rng = SeededRandom(seed: 3)
         var s = StoreState()
         for i in 0..<100_000 {
             s.apply(

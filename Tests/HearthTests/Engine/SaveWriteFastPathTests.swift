@@ -10,7 +10,7 @@ import HearthTesting
 @Suite struct SaveWriteFastPathTests {
     @Test func aBodyWithItsIdIsTheBatchOfTheOneEvent() throws {
         for seed: UInt64 in 1...300 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             guard case .writeSaved(let random) = Gen.event(&rng, kind: 2) else {
                 Issue.record("kind 2 is writeSaved")
                 return

@@ -13,7 +13,7 @@ import Testing
     /// by other events, for random overwrites and merges.
     @Test func theOneWalkWritesTheBatchBytes() {
         for seed: UInt64 in 1...500 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             let at = Int64(rng.next() % 1_000_000)
             let event: StoreEvent =
                 rng.next() % 2 == 0
@@ -51,7 +51,7 @@ import Testing
     @Test func theDirectCallsLeaveWhatBatchesLeave() throws {
         let filteredQuery = try QuerySpec(orderBy: .key).limitToFirst(2)
         for (seed, query) in [(UInt64(1), QuerySpec.default), (2, filteredQuery), (3, filteredQuery)] {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             let (directDir, batchDir) = (TempDir(), TempDir())
             let clock = TestClock()
             var direct = try Store.open(directory: directDir.path, options: options(clock: clock))

@@ -159,7 +159,7 @@ func json(_ text: String) -> Node { try! Node(jsonText: text) }
         let dir = TempDir()
         let clock = TestClock()
         var model = StoreState()
-        var rng = SplitMix64(seed: 11)
+        var rng = SeededRandom(seed: 11)
         let store = try Store.open(directory: dir.path, options: options(clock: clock))
         for i in 0..<400 {
             clock.advance(1)
@@ -279,7 +279,7 @@ func json(_ text: String) -> Node { try! Node(jsonText: text) }
         let store = try Store.open(directory: dir.path, options: options(clock: clock, cap: cap))
         func blob(_ i: Int) -> Node {
             var pairs: [(key: ChildKey, value: Node)] = []
-            var rng = SplitMix64(seed: UInt64(bitPattern: Int64(i)))
+            var rng = SeededRandom(seed: UInt64(bitPattern: Int64(i)))
             for j in 0..<40 {
                 pairs.append(
                     (

@@ -41,7 +41,7 @@ import Testing
     /// where the separate search does, for sets and merges, with and without server values.
     @Test func theEncodingWalkFindsWhatTheInspectionFinds() throws {
         for seed: UInt64 in 1...500 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             let values = rng.next() % 2 == 0
             let operation: PendingWrite.Operation =
                 rng.next() % 3 == 0

@@ -14,7 +14,7 @@ import HearthTesting
         for kind in 0..<Gen.eventKinds {
             for round: UInt64 in 0..<40 {
                 let seed = UInt64(kind) << 32 | round
-                var rng = SplitMix64(seed: seed)
+                var rng = SeededRandom(seed: seed)
                 let event = Gen.event(&rng, kind: kind)
                 let bytes = EventCodec.encode([event])
                 let decoded = try EventCodec.decode(bytes)
@@ -25,7 +25,7 @@ import HearthTesting
 
     @Test func randomBatchesRoundTrip() throws {
         for seed: UInt64 in 1...300 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             let batch = (0..<rng.int(0...12)).map { _ in Gen.event(&rng) }
             let bytes = EventCodec.encode(batch)
             let decoded = try EventCodec.decode(bytes)
@@ -62,7 +62,7 @@ import HearthTesting
 
     @Test func everyTruncationIsRejected() {
         for seed: UInt64 in 1...40 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             let batch = (0..<rng.int(1...4)).map { _ in Gen.event(&rng) }
             let bytes = EventCodec.encode(batch)
             for n in 0..<bytes.count {
@@ -76,7 +76,7 @@ import HearthTesting
     @Test func bitFlipsYieldErrorOrValidBatch() {
         var accepted = 0, rejected = 0
         for seed: UInt64 in 1...150 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             let batch = (0..<rng.int(1...4)).map { _ in Gen.event(&rng) }
             let bytes = EventCodec.encode(batch)
             for _ in 0..<20 {

@@ -32,7 +32,7 @@ func nodeProblem(_ node: Node, at path: String = "/") -> String? {
     /// nodes nested four deep with short and long strings and priorities (where a string or a
     /// last number ends past the limit with no node after it to notice).
     @Test func anEncodingUpToALimitIsTheWholeOrNothing() {
-        var rng = SplitMix64(seed: 0x5550_544F)
+        var rng = SeededRandom(seed: 0x5550_544F)
         func node(_ depth: Int) -> Node {
             if depth >= 4 || rng.next() % 10 < 3 {
                 let priority: Priority? = rng.next() % 4 == 0 ? .string("p") : nil
@@ -101,7 +101,7 @@ func nodeProblem(_ node: Node, at path: String = "/") -> String? {
 
     @Test func randomNodesRoundTripExactly() throws {
         for seed: UInt64 in 1...400 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             let node = Gen.node(&rng, depth: rng.int(0...6))
             let bytes = NodeCodec.encode(node)
             let decoded = try NodeCodec.decode(bytes)
@@ -123,7 +123,7 @@ func nodeProblem(_ node: Node, at path: String = "/") -> String? {
             "é", "e\u{301}", "日本", "🎉", "café", "cafe",
         ]
         pool += (0..<60).map { "k\($0)" }
-        var rng = SplitMix64(seed: 3401)
+        var rng = SeededRandom(seed: 3401)
         var siblings: [(key: ChildKey, value: Node)] = []
         for i in 0..<400 {
             var children: [(key: ChildKey, value: Node)] = []
@@ -200,7 +200,7 @@ func nodeProblem(_ node: Node, at path: String = "/") -> String? {
 
     @Test func everyTruncationIsRejected() {
         for seed: UInt64 in 1...50 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             let bytes = NodeCodec.encode(Gen.node(&rng, depth: 3))
             // The encoding is prefix-free: no proper prefix is a whole node.
             for n in 0..<bytes.count {
@@ -216,7 +216,7 @@ func nodeProblem(_ node: Node, at path: String = "/") -> String? {
     @Test func bitFlipsYieldErrorOrValidNode() {
         var accepted = 0, rejected = 0
         for seed: UInt64 in 1...150 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             let bytes = NodeCodec.encode(Gen.node(&rng, depth: 4))
             for _ in 0..<20 {
                 var flipped = bytes

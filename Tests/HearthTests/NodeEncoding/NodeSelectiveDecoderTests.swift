@@ -9,7 +9,7 @@ import Testing
 @Suite struct NodeSelectiveDecoderTests {
     /// A children node with up to `n` random children (keys mixing integers, strings and
     /// Firebase's tricky keys: canonically equivalent, astral, integer-like).
-    func children(_ rng: inout SplitMix64, _ n: Int) -> Node {
+    func children(_ rng: inout SeededRandom, _ n: Int) -> Node {
         var byKey: [ChildKey: Node] = [:]
         for i in 0..<n {
             let key =
@@ -29,7 +29,7 @@ import Testing
     /// decoder's, in key order.
     @Test func keptChildrenEqualTheFullDecode() throws {
         for seed: UInt64 in 1...300 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             let node = children(&rng, rng.int(1...40))
             let bytes = NodeCodec.encode(node)
             let full = try NodeCodec.decode(bytes)
@@ -48,7 +48,7 @@ import Testing
     /// Skipping a node moves past exactly its encoding, whatever it holds.
     @Test func skipMovesPastExactlyOneNode() throws {
         for seed: UInt64 in 1...300 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             let node = Gen.node(&rng, depth: rng.int(0...5))
             let bytes = NodeCodec.encode(node) + [0xAB]
             var r = ByteReader(bytes)
@@ -81,7 +81,7 @@ import Testing
     /// decode agrees with it.
     @Test func damagedBytesGiveTypedErrors() throws {
         for seed: UInt64 in 1...60 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             let node = children(&rng, rng.int(1...12))
             let bytes = NodeCodec.encode(node)
             let keys = Set(node.children.map(\.key).filter { _ in rng.int(0...1) == 0 })
@@ -124,7 +124,7 @@ import Testing
         let parent: Path = "chats/r/messages"
         let reader = try CheckpointReader(checkpoint)
         #expect(reader.directory.chunks.count { $0.path == parent } >= 4)
-        var rng = SplitMix64(seed: 7)
+        var rng = SeededRandom(seed: 7)
         for round in 0..<3 {
             if round == 2 { _ = try reader.fullCache() }  // every chunk decoded whole now
             for _ in 0..<20 {

@@ -10,7 +10,7 @@
 // complete tracked query and that, for a query that loads all data, the persisted node at its
 // path equals the server's.
 //
-// Here the same generator (same probabilities and shapes, driven by `SplitMix64` with fixed
+// Here the same generator (same probabilities and shapes, driven by `SeededRandom` with fixed
 // seeds) feeds the calls a sync client makes on Hearth, each one commit:
 //
 // | SDK (`SyncTree` → `PersistenceManager`)                   | Hearth                                   |
@@ -102,7 +102,7 @@ import HearthTesting
         static let maxPrioValues = 10
         static let maxKeyValues = 100
 
-        var rng: SplitMix64
+        var rng: SeededRandom
         /// The server's true state.
         private(set) var server: Node = .empty
         /// User writes the server has not answered, oldest first.
@@ -112,7 +112,7 @@ import HearthTesting
         private var writeForLastUpdate: Operation?
 
         init(seed: UInt64) {
-            rng = SplitMix64(seed: seed)
+            rng = SeededRandom(seed: seed)
             server = randomNode(0, Self.maxDepth)
         }
 

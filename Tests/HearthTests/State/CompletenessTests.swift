@@ -87,7 +87,7 @@ import HearthTesting
         // The rule, stated naively: a pending set (or update child) at or above; a complete
         // default tracked query at or above; the exact tracked query complete.
         for seed: UInt64 in 1...200 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             var s = StoreState()
             for _ in 0..<rng.int(0...8) {
                 switch rng.int(0..<4) {

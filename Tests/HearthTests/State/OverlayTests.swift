@@ -50,7 +50,7 @@ import HearthTesting
 
     /// Read paths near the written ones: the paths themselves, their ancestors, a child
     /// below, a sibling, and random ones.
-    static func readPaths(_ s: StoreState, _ rng: inout SplitMix64) -> [Path] {
+    static func readPaths(_ s: StoreState, _ rng: inout SeededRandom) -> [Path] {
         var out: Set<Path> = [.root]
         for w in s.pendingWrites {
             for p in w.touchedPaths {
@@ -63,7 +63,7 @@ import HearthTesting
         return out.sorted()
     }
 
-    func check(_ s: StoreState, now: Int64, seed: UInt64, rng: inout SplitMix64) {
+    func check(_ s: StoreState, now: Int64, seed: UInt64, rng: inout SeededRandom) {
         let full = Self.materialize(s, now: now)
         for p in Self.readPaths(s, &rng) {
             let expected = full.child(at: p)
@@ -74,7 +74,7 @@ import HearthTesting
 
     @Test func randomWritesMatchTheMaterializedTree() {
         for seed: UInt64 in 1...400 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             var s = StoreState()
             s.apply(.serverOverwrite(path: .root, node: SmallWorld.node(&rng), at: 0))
             for _ in 0..<rng.int(0...3) {
@@ -94,7 +94,7 @@ import HearthTesting
 
     @Test func incrementsStackAcrossPendingWrites() {
         for seed: UInt64 in 1...150 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             var s = StoreState()
             let base: Node = rng.pick([
                 .number(5), .string("x"), .bool(true), .empty, Node(children: [("q", .number(1))]),

@@ -4,7 +4,7 @@ import HearthTesting
 
 /// `PathTrie` against a plain dictionary with linear scans.
 @Suite struct PathTrieTests {
-    static func path(_ rng: inout SplitMix64) -> Path { SmallWorld.path(&rng, maxDepth: 4) }
+    static func path(_ rng: inout SeededRandom) -> Path { SmallWorld.path(&rng, maxDepth: 4) }
 
     /// The first difference between the trie and the dictionary model, or nil.
     func mismatch(_ trie: PathTrie<Int>, _ model: [Path: Int], _ probes: [Path]) -> String? {
@@ -35,7 +35,7 @@ import HearthTesting
 
     @Test func randomOperationsMatchADictionary() {
         for seed: UInt64 in 1...100 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             var trie = PathTrie<Int>()
             var model: [Path: Int] = [:]
             for step in 0..<40 {

@@ -7,19 +7,19 @@ import HearthTesting
 enum SmallWorld {
     static let keyPool = ["a", "b", "c", "1", "01", "\u{E9}", "e\u{301}"]
 
-    static func key(_ rng: inout SplitMix64) -> ChildKey { ChildKey(rng.pick(keyPool)) }
+    static func key(_ rng: inout SeededRandom) -> ChildKey { ChildKey(rng.pick(keyPool)) }
 
-    static func path(_ rng: inout SplitMix64, maxDepth: Int = 3, priority: Bool = false) -> Path {
+    static func path(_ rng: inout SeededRandom, maxDepth: Int = 3, priority: Bool = false) -> Path {
         var p = Gen.path(&rng, maxDepth: maxDepth, keys: key)
         if priority, !p.isRoot, rng.chance(0.05) { p = p.child(".priority") }
         return p
     }
 
-    static func node(_ rng: inout SplitMix64, serverValues: Bool = false) -> Node {
+    static func node(_ rng: inout SeededRandom, serverValues: Bool = false) -> Node {
         Gen.node(&rng, depth: 3, keys: key, serverValues: serverValues, emptyChance: 0.15, maxChildren: 3)
     }
 
-    static func children(_ rng: inout SplitMix64, serverValues: Bool = false) -> [ChildUpdate] {
+    static func children(_ rng: inout SeededRandom, serverValues: Bool = false) -> [ChildUpdate] {
         (0..<rng.int(0...3)).map { _ in
             var p = path(&rng, maxDepth: 2)
             if p.isRoot { p = Path(keys: [key(&rng)]) }
@@ -34,22 +34,22 @@ enum SmallWorld {
         try! QuerySpec(orderBy: .child("b")).startAt(.number(1)),
     ]
 
-    static func location(_ rng: inout SplitMix64) -> QueryLocation {
+    static func location(_ rng: inout SeededRandom) -> QueryLocation {
         QueryLocation(path: path(&rng, maxDepth: 2), query: rng.pick(queries))
     }
 
-    static func id(_ rng: inout SplitMix64) -> Int64 { Int64(rng.int(1...12)) }
+    static func id(_ rng: inout SeededRandom) -> Int64 { Int64(rng.int(1...12)) }
 
-    static func time(_ rng: inout SplitMix64) -> Int64 { Int64(rng.int(0...1000)) }
+    static func time(_ rng: inout SeededRandom) -> Int64 { Int64(rng.int(0...1000)) }
 
-    static func trackedQuery(_ rng: inout SplitMix64) -> TrackedQuery {
+    static func trackedQuery(_ rng: inout SeededRandom) -> TrackedQuery {
         TrackedQuery(
             id: id(&rng), location: location(&rng), complete: rng.chance(0.5), active: rng.chance(0.5),
             lastUse: time(&rng), keys: rng.chance(0.5) ? [key(&rng)] : nil)
     }
 
     /// A random event, weighted towards server writes and tracked queries.
-    static func event(_ rng: inout SplitMix64, state: StoreState) -> StoreEvent {
+    static func event(_ rng: inout SeededRandom, state: StoreState) -> StoreEvent {
         switch rng.int(0..<28) {
         case 0...3: return .serverOverwrite(path: path(&rng, priority: true), node: node(&rng), at: time(&rng))
         case 4, 5: return .serverMerge(path: path(&rng), children: children(&rng), at: time(&rng))
@@ -119,7 +119,7 @@ enum SmallWorld {
 @Suite struct ReducerModelTests {
     @Test func randomSequencesMatchTheNaiveModel() {
         for seed: UInt64 in 1...150 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             var state = StoreState()
             var model = NaiveState()
             for step in 0..<60 {
@@ -147,7 +147,7 @@ enum SmallWorld {
     @Test func replayingAnEncodedLogGivesTheSameState() throws {
         // Applying events one by one and applying the decoded batch yield equal states.
         for seed: UInt64 in 1...40 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             var live = StoreState()
             var events: [StoreEvent] = []
             for _ in 0..<40 {

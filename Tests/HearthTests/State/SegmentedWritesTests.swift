@@ -14,7 +14,7 @@ import Testing
 
     @Test(arguments: [1, 2, 3, 4])
     func matchesASortedArray(seed: UInt64) {
-        var rng = SplitMix64(seed: seed)
+        var rng = SeededRandom(seed: seed)
         var model: [PendingWrite] = []
         var subject = SegmentedWrites()
         var snapshots: [(SegmentedWrites, [PendingWrite])] = []

@@ -103,7 +103,7 @@ import HearthTesting
 
     @Test func randomSequencesKeepAnAntichainBoundedByWrittenLocations() {
         for seed: UInt64 in 1...100 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             var s = StoreState()
             var model = NaiveState()
             var written = Set<Path>()

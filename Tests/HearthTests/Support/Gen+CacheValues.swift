@@ -9,7 +9,7 @@ extension Gen {
     /// A random cache value: 1 in `kinds` empty, 1 a number, 1 a string of up to
     /// `maxRepeats` × 4 bytes, the rest a children node of 1..<`maxChildren` strings.
     static func cacheValue(
-        _ rng: inout SplitMix64, kinds: Int, maxRepeats: Int, maxChildren: Int
+        _ rng: inout SeededRandom, kinds: Int, maxRepeats: Int, maxChildren: Int
     ) -> Node {
         switch rng.int(0..<kinds) {
         case 0: return .empty

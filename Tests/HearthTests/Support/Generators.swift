@@ -2,9 +2,9 @@
 import HearthTesting
 
 // Seeded random generators shared by the engine tests. Everything is driven by a
-// `SplitMix64`, so a failure message that names the seed reproduces the case exactly.
+// `SeededRandom`, so a failure message that names the seed reproduces the case exactly.
 
-extension SplitMix64 {
+extension SeededRandom {
     /// A uniform integer in `range`.
     mutating func int(_ range: ClosedRange<Int>) -> Int { Int.random(in: range, using: &self) }
     mutating func int(_ range: Range<Int>) -> Int { Int.random(in: range, using: &self) }
@@ -29,7 +29,7 @@ enum Gen {
     ]
 
     /// A random valid key: usually a tricky one, sometimes random text.
-    static func key(_ rng: inout SplitMix64) -> ChildKey {
+    static func key(_ rng: inout SeededRandom) -> ChildKey {
         if rng.chance(0.8) { return ChildKey(rng.pick(trickyKeys)) }
         if rng.chance(0.05) { return ChildKey(String(repeating: "x", count: ChildKey.maxUTF8Length)) }
         let alphabet: [Character] = ["a", "b", "0", "9", "-", " ", "é", "😀", "\u{301}", "Ω", "_"]
@@ -47,7 +47,7 @@ enum Gen {
         9_007_199_254_740_992, 9_007_199_254_740_994, 123_456_789.125, .pi, 1e21, 4_294_967_296,
     ]
 
-    static func double(_ rng: inout SplitMix64) -> Double {
+    static func double(_ rng: inout SeededRandom) -> Double {
         if rng.chance(0.6) { return rng.pick(specialDoubles) }
         if rng.chance(0.5) { return Double(rng.int(-1_000_000...1_000_000)) }
         while true {
@@ -56,7 +56,7 @@ enum Gen {
         }
     }
 
-    static func string(_ rng: inout SplitMix64) -> String {
+    static func string(_ rng: inout SeededRandom) -> String {
         switch rng.int(0..<5) {
         case 0: return ""
         case 1: return rng.pick(trickyKeys)
@@ -70,11 +70,11 @@ enum Gen {
         }
     }
 
-    static func priority(_ rng: inout SplitMix64) -> Priority {
+    static func priority(_ rng: inout SeededRandom) -> Priority {
         rng.chance(0.5) ? .number(double(&rng)) : .string(string(&rng))
     }
 
-    static func leaf(_ rng: inout SplitMix64, serverValues: Bool = true) -> LeafValue {
+    static func leaf(_ rng: inout SeededRandom, serverValues: Bool = true) -> LeafValue {
         switch rng.int(0..<(serverValues ? 6 : 4)) {
         case 0: return .bool(rng.chance(0.5))
         case 1:
@@ -92,7 +92,7 @@ enum Gen {
     /// A random node: leaves of every kind (server values included unless disabled),
     /// priorities on leaves and children nodes, nesting up to `depth` levels.
     static func node(
-        _ rng: inout SplitMix64, depth: Int = 6, keys: (inout SplitMix64) -> ChildKey = Gen.key,
+        _ rng: inout SeededRandom, depth: Int = 6, keys: (inout SeededRandom) -> ChildKey = Gen.key,
         serverValues: Bool = true, emptyChance: Double = 0.05, maxChildren: Int = 4
     ) -> Node {
         if rng.chance(emptyChance) { return .empty }
@@ -112,13 +112,14 @@ enum Gen {
 
     // MARK: - Paths and queries
 
-    static func path(_ rng: inout SplitMix64, maxDepth: Int = 4, keys: (inout SplitMix64) -> ChildKey = Gen.key) -> Path
-    {
+    static func path(
+        _ rng: inout SeededRandom, maxDepth: Int = 4, keys: (inout SeededRandom) -> ChildKey = Gen.key
+    ) -> Path {
         Path(keys: (0..<rng.int(0...maxDepth)).map { _ in keys(&rng) })
     }
 
     /// A key valid in a query bound or orderByChild path (no tricky non-validating keys).
-    static func boundValue(_ rng: inout SplitMix64, for index: QueryIndex) -> Node {
+    static func boundValue(_ rng: inout SeededRandom, for index: QueryIndex) -> Node {
         switch index {
         case .key: return .string(rng.pick(["a", "b", "07", "-0", "\u{E9}", "e\u{301}", "😀"]))
         case .priority:
@@ -138,10 +139,10 @@ enum Gen {
     }
 
     /// A random query built through the validating builders (so it is always valid).
-    static func query(_ rng: inout SplitMix64) -> QuerySpec {
+    static func query(_ rng: inout SeededRandom) -> QuerySpec {
         let index: QueryIndex = rng.pick([.priority, .key, .value, .child("score"), .child("a/b"), .child("\u{E9}")])
         var q = QuerySpec(orderBy: index)
-        func boundKey(_ rng: inout SplitMix64) -> ChildKey? {
+        func boundKey(_ rng: inout SeededRandom) -> ChildKey? {
             index == .key || rng.chance(0.5) ? nil : ChildKey(rng.pick(["k", "07", "-0", "😀", "e\u{301}"]))
         }
         if rng.chance(0.2) {
@@ -166,13 +167,13 @@ enum Gen {
         return q
     }
 
-    static func location(_ rng: inout SplitMix64, keys: (inout SplitMix64) -> ChildKey = Gen.key) -> QueryLocation {
+    static func location(_ rng: inout SeededRandom, keys: (inout SeededRandom) -> ChildKey = Gen.key) -> QueryLocation {
         QueryLocation(path: path(&rng, maxDepth: 3, keys: keys), query: rng.chance(0.4) ? .default : query(&rng))
     }
 
     // MARK: - Events
 
-    static func int64(_ rng: inout SplitMix64) -> Int64 {
+    static func int64(_ rng: inout SeededRandom) -> Int64 {
         switch rng.int(0..<4) {
         case 0: return rng.pick([0, 1, -1, .max, .min, 1_700_000_000_000])
         case 1: return Int64(bitPattern: rng.next())
@@ -180,12 +181,12 @@ enum Gen {
         }
     }
 
-    static func id(_ rng: inout SplitMix64) -> Int64 {
+    static func id(_ rng: inout SeededRandom) -> Int64 {
         rng.chance(0.1) ? rng.pick([0, Int64.max, Int64(Int32.max) + 1]) : Int64(rng.int(0...1000))
     }
 
     static func children(
-        _ rng: inout SplitMix64, keys: (inout SplitMix64) -> ChildKey = Gen.key, depth: Int = 3
+        _ rng: inout SeededRandom, keys: (inout SeededRandom) -> ChildKey = Gen.key, depth: Int = 3
     ) -> [ChildUpdate] {
         (0..<rng.int(0...4)).map { _ in
             var p = path(&rng, maxDepth: 3, keys: keys)
@@ -195,7 +196,7 @@ enum Gen {
     }
 
     /// One random event of the given case number (0..<eventKinds, in `StoreEvent` declaration order).
-    static func event(_ rng: inout SplitMix64, kind: Int) -> StoreEvent {
+    static func event(_ rng: inout SeededRandom, kind: Int) -> StoreEvent {
         switch kind {
         case 0:
             return .serverOverwrite(path: path(&rng), node: node(&rng, depth: 3, serverValues: false), at: int64(&rng))
@@ -256,12 +257,12 @@ enum Gen {
     }
 
     /// A writer id: any non-empty string the store accepts (1…256 UTF-8 bytes).
-    static func writer(_ rng: inout SplitMix64) -> String {
+    static func writer(_ rng: inout SeededRandom) -> String {
         let s = string(&rng)
         return s.isEmpty ? "w" : s
     }
 
     static let eventKinds = 22
 
-    static func event(_ rng: inout SplitMix64) -> StoreEvent { event(&rng, kind: rng.int(0..<eventKinds)) }
+    static func event(_ rng: inout SeededRandom) -> StoreEvent { event(&rng, kind: rng.int(0..<eventKinds)) }
 }

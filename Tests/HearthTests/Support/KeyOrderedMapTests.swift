@@ -10,7 +10,7 @@ import HearthTesting
     /// A key from a space of about `spread` keys: integer-like, push-id-like, short words, or
     /// keys whose ranks tie or stop early (a shared eight-byte prefix; U+E000 and U+1F600, whose
     /// UTF-16 order differs from their bytes').
-    static func key(_ rng: inout SplitMix64, spread: Int) -> ChildKey {
+    static func key(_ rng: inout SeededRandom, spread: Int) -> ChildKey {
         let n = Int(rng.next() % UInt64(spread))
         switch n % 5 {
         case 0: return ChildKey("\(n - spread / 2)")
@@ -34,7 +34,7 @@ import HearthTesting
 
     @Test func randomOperationsMatchASortedDictionary() {
         for seed: UInt64 in 1...24 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             let spread = [10, 200, 3000][Int(seed % 3)]
             var map = KeyOrderedMap<Int>()
             var model: [ChildKey: Int] = [:]

@@ -6,16 +6,11 @@ import Testing
 import HearthModel
 
 @Suite struct EventGeneratorKindsTests {
-    /// A small deterministic generator (SplitMix64).
+    /// Seeded draws below a bound.
     struct Random {
-        var state: UInt64
-        mutating func next(_ bound: Int) -> Int {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Int((z ^ (z >> 31)) % UInt64(bound))
-        }
+        var generator: SeededRandom
+        init(state: UInt64) { generator = SeededRandom(seed: state) }
+        mutating func next(_ bound: Int) -> Int { Int(generator.next() % UInt64(bound)) }
     }
 
     static let kindSets: [ViewEventKinds] = [

@@ -261,7 +261,7 @@ import HearthTesting
     /// order index stays consistent.
     @Test(arguments: Array(UInt64(1)...16))
     func randomOperationsMatchModel(seed: UInt64) throws {
-        var rng = SplitMix64(seed: seed)
+        var rng = SeededRandom(seed: seed)
         let keys: [ChildKey] = ["a", "b", "c", "d", "e", "1", "2", "10"]
         let queries: [QuerySpec] = [
             .default,

@@ -9,7 +9,7 @@ import Testing
     /// against a counting dictionary: `overlaps` is "some indexed path at, above or below".
     @Test func randomOperationsMatchACountingModel() {
         for seed: UInt64 in 1...100 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             var index = WriteIndex()
             var model: [Path: Int] = [:]
             for step in 0..<300 {
@@ -39,7 +39,7 @@ import Testing
     /// `addingWrite` (root-most value looked up, then set), write after write.
     @Test func addWriteInPlaceEqualsTheFunctionalForm() {
         for seed: UInt64 in 1...200 {
-            var rng = SplitMix64(seed: seed)
+            var rng = SeededRandom(seed: seed)
             var inPlace = CompoundWrite.empty
             var functional = CompoundWrite.empty
             for step in 0..<40 {

@@ -1,9 +1,12 @@
-/// SplitMix64: a small, fast generator that is deterministic for a seed. The protocol cores
-/// (server and client) draw push ids, session ids and reconnect jitter from it, so that a
-/// simulator that fixes the seed replays them exactly.
+/// SplitMix64: a small, fast generator that is deterministic for a seed.
+///
+/// The protocol cores (server and client) draw push ids, session ids and reconnect jitter from
+/// it, so that a simulator that fixes the seed replays them exactly; tests, fuzzers and
+/// benchmarks draw from it so that a failure replays from the seed it names. The same seed
+/// always yields the same sequence, on every platform.
 public struct SeededRandom: RandomNumberGenerator, Sendable {
     /// The generator's whole state.
-    public var state: UInt64
+    private var state: UInt64
 
     /// A generator starting from `seed`.
     public init(seed: UInt64) { state = seed }
