@@ -19,7 +19,8 @@ Edges:
     in a module the file imports (or that one re-exports with `@_exported import`). A type is a
     `struct`/`class`/`enum`/`protocol`/`actor`/`typealias` declared at the top level of a file and not
     `private`/`fileprivate`; a nested type counts as its outermost declaration (`Log.Options` is a
-    reference to `Log`); an `extension` declares nothing (naming the extended type is a reference).
+    reference to `Log`); an `extension` declares nothing (naming the extended type is a reference), nor
+    does an import of one declaration (`@_exported import typealias M.T` names M's `T`).
     Internal (default-access) types are visible only inside their own module, as in Swift.
 
 Before identifiers are scanned, comments (nested block comments too) and string literals (plain,
@@ -48,6 +49,7 @@ IMPORT = re.compile(
 DECL = re.compile(r"\b(struct|class|enum|protocol|actor|typealias|extension)\b[ \t\n]+`?([A-Za-z_]\w*)")
 PRIVATE = re.compile(r"\b(private|fileprivate)\b")
 EXPORTED = re.compile(r"\b(public|open|package)\b")
+IMPORT_KIND = re.compile(r"\bimport[ \t]+$")
 
 
 def strip_swift(text):
@@ -170,7 +172,8 @@ def scan_declarations(sf):
             continue
         line_start = code.rfind("\n", 0, m.start()) + 1
         prefix = code[line_start : m.start()]
-        if PRIVATE.search(prefix):
+        # `import struct M.T` (`@_exported` or not) names a type another module declares.
+        if PRIVATE.search(prefix) or IMPORT_KIND.search(prefix):
             continue
         sf.decls.append((name, bool(EXPORTED.search(prefix))))
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Self-check of scripts/layers.py on the fixture trees in scripts/testdata/:
-#   acyclic/  must exit 0, with exactly its three folder edges (names in comments, strings, private
-#             types and nested types make none);
+#   acyclic/  must exit 0, with exactly its four folder edges (names in comments, strings, private
+#             types, nested types and `@_exported import typealias M.T` lines make none);
 #   cyclic/   must exit 1 and name its folder cycle (Core/Events, Core/State) and module cycle (App, Core).
 # Usage: scripts/test_layers.sh   (exit 1 on the first failed expectation)
 set -uo pipefail
@@ -11,7 +11,7 @@ fail() { echo "test_layers: FAIL: $*" >&2; exit 1; }
 out=$(python3 layers.py --root testdata/acyclic 2>/dev/null); rc=$?
 [ "$rc" -eq 0 ] || fail "acyclic fixture exited $rc, expected 0"$'\n'"$out"
 edges=$(printf '%s\n' "$out" | grep -E '^  \S+ -> \S+ ' | sed -E 's/^  (\S+ -> \S+) .*/\1/')
-expected=$'App -> Core\nApp/. -> Core/.\nCore/. -> Core/High\nCore/High -> Core/Low'
+expected=$'App -> Core\nCore -> Base\nApp/. -> Core/.\nCore/. -> Base/.\nCore/. -> Core/High\nCore/High -> Core/Low'
 [ "$edges" = "$expected" ] || fail "acyclic fixture edges:"$'\n'"$edges"$'\n'"expected:"$'\n'"$expected"
 
 out=$(python3 layers.py --root testdata/cyclic 2>/dev/null); rc=$?

@@ -10,9 +10,9 @@ struct ConnectCommand: ParsableCommand {
         abstract:
             "A sync client on a store: JSON-line commands on stdin, every event, ack and connection change as a JSON line on stdout.",
         discussion: """
-            URL: ws://HOST:PORT?ns=NS (or wss://, http://, https://), e.g. a `hearth \
-            serve`. The store keeps pending writes, cached data and keepSynced queries \
-            across runs.
+            URL: http://HOST:PORT?ns=NS (or https://, ws://, wss://), e.g. the database \
+            URL a `hearth serve` prints. The store keeps pending writes, cached data and \
+            keepSynced queries across runs.
 
             Commands, one JSON object per line (P a path, V a JSON value, Q a query; any
             command may carry "id", echoed in its replies):
@@ -65,7 +65,7 @@ struct ConnectCommand: ParsableCommand {
     @Argument(help: "The client's store directory (created if missing).")
     var store: String
 
-    @Argument(help: "The server's URL, e.g. ws://127.0.0.1:9000?ns=demo.")
+    @Argument(help: "The database URL, e.g. http://127.0.0.1:9000?ns=default (what `hearth serve` prints).")
     var url: String
 
     @Option(

@@ -33,20 +33,23 @@ struct ToolError: Error, CustomStringConvertible {
 }
 
 extension ExitCodes {
-    /// Maps any error escaping a command to its exit code, writing its one-line message (or
-    /// the usage text, for usage errors) to stderr. The only place errors become exit codes.
+    /// What every error the tool reports starts with, whichever subcommand and layer found it
+    /// (the exit code tells a usage error from a failure; notes start with `hearth: note: `).
+    static let errorPrefix = "hearth: error: "
+
+    /// Maps any error escaping a command to its exit code, writing its one-line message (or,
+    /// for a command line ArgumentParser refused, that line and the usage text) to stderr. The
+    /// only place errors become exit codes.
     static func report(_ error: any Error) -> Int32 {
         switch error {
         case let e as ToolError:
-            if !e.message.isEmpty {
-                Output.stderr("hearth: \(e.code == usage ? "usage error" : "error"): \(e.message)")
-            }
+            if !e.message.isEmpty { Output.stderr(errorPrefix + e.message) }
             return e.code
         case let e as StoreError:
-            Output.stderr("hearth: error: \(describe(e))")
+            Output.stderr(errorPrefix + describe(e))
             return failure
         case let e as LogError:
-            Output.stderr("hearth: error: \(describe(.log(e)))")
+            Output.stderr(errorPrefix + describe(.log(e)))
             return failure
         default:
             // ArgumentParser: help and --version exit 0 (printed on stdout); parse and
@@ -54,13 +57,18 @@ extension ExitCodes {
             let code = HearthCommand.exitCode(for: error)
             if code == .success { HearthCommand.exit(withError: error) }
             if code == .validationFailure {
-                Output.stderr(HearthCommand.fullMessage(for: error))
+                Output.stderr(prefixed(HearthCommand.fullMessage(for: error)))
                 return usage
             }
             let message = HearthCommand.message(for: error)
-            if !message.isEmpty { Output.stderr("hearth: error: \(message)") }
+            if !message.isEmpty { Output.stderr(prefixed(message)) }
             return code.rawValue == 0 ? failure : code.rawValue
         }
+    }
+
+    /// ArgumentParser's message with the tool's prefix in place of its own `Error: `.
+    static func prefixed(_ message: String) -> String {
+        errorPrefix + (message.hasPrefix("Error: ") ? message.dropFirst("Error: ".count) : message[...])
     }
 
     /// A one-line description of a store error that names the file and offset when known.

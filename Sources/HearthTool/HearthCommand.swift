@@ -42,7 +42,8 @@ enum HearthMain {
         let first = CommandLine.arguments[1]
         let names = HearthCommand.configuration.subcommands.map { $0._commandName } + ["help"]
         if !first.hasPrefix("-") && !names.contains(first) {
-            Output.stderr("hearth: error: unknown subcommand '\(first)' (one of: \(names.joined(separator: ", ")))")
+            Output.stderr(
+                ExitCodes.errorPrefix + "unknown subcommand '\(first)' (one of: \(names.joined(separator: ", ")))")
             exit(ExitCodes.usage)
         }
         do {

@@ -29,6 +29,8 @@ struct ServeCommand: AsyncParsableCommand {
             database of its own — its own data, rules, sessions and onDisconnect operations — \
             kept in DATA_DIR/namespaces/NAME/ (a Hearth store) and opened when first named; a \
             request without `ns`, or naming --namespace, reaches the store in DATA_DIR itself. \
+            The database URL printed at startup, http://HOST:PORT?ns=NAME with --namespace's NAME, \
+            is what Firebase's clients and `hearth connect` take. \
             Each starts with the --rules file's rules; the admin reads and replaces a \
             namespace's rules with GET and PUT /.settings/rules.json?ns=NAME until the server stops.
             """
@@ -87,7 +89,7 @@ struct ServeCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "The name of the database in DATA_DIR itself, which requests without `ns` reach: `ns=NAME` reaches it too.",
             valueName: "NAME"))
-    var namespace: String?
+    var namespace = "default"
 
     @Option(
         name: .customLong("max-namespaces"),
@@ -113,7 +115,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard rulesStepBudget > 0 else { throw ValidationError("--rules-step-budget must be positive") }
         guard maxNamespaces >= 0 else { throw ValidationError("--max-namespaces must not be negative") }
-        if let namespace, !Databases.isValidName(namespace) {
+        if !Databases.isValidName(namespace) {
             throw ValidationError("--namespace \(namespace): 1 to 63 lowercase letters, digits and '-'")
         }
         var secret: String?
@@ -133,7 +135,19 @@ struct ServeCommand: AsyncParsableCommand {
             policy = RulesAccessPolicy(rules: set)
             rulesText = text
         }
-        // Checked before the store is opened (so a bad secret leaves no store behind).
+        let verifier: FirebaseTokenVerifier
+        do { verifier = try await FirebaseTokenVerifier(secret: secret, emulator: emulator) } catch {
+            throw ToolError.usage("\(secretFile ?? "the secret file"): \(error)")
+        }
+        // Everything that can refuse the command line, the port included, is checked before
+        // the store is opened: a refused start leaves no store behind.
+        let socket: BoundSocket
+        do { socket = try BoundSocket.bind(host: host, port: port) } catch {
+            if case .portInUse = error {
+                throw ToolError.failed("\(error) (choose another --port, or --port 0 for a free one)")
+            }
+            throw ToolError.failed("\(error)")
+        }
         var options = Store.Options()
         options.authoritative = true
         options.segmentSize = 16 << 20
@@ -144,10 +158,6 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.idleTimeoutMs = Int64(idleTimeout) * 1000
         configuration.publicHost = publicHost
         limits.apply(to: &configuration)
-        let verifier: FirebaseTokenVerifier
-        do { verifier = try await FirebaseTokenVerifier(secret: secret, emulator: emulator) } catch {
-            throw ToolError.usage("\(secretFile ?? "the secret file"): \(error)")
-        }
         // After a failed commit (a full disk) the runtime reopens the store to serve reads from
         // what it holds, read-only if it cannot be opened for writing yet, and retries writes.
         let storeOptions = options
@@ -173,14 +183,13 @@ struct ServeCommand: AsyncParsableCommand {
             return try runtime(in: directory, store: try Store.open(directory: directory, options: storeOptions))
         }
         let fileLimit = NetworkServer.raiseFileDescriptorLimit()
-        let server = try await NetworkServer.start(
-            host: host, port: port, databases: databases, limits: limits.limits)
+        let server = try await NetworkServer.start(listening: socket, databases: databases, limits: limits.limits)
         if let portFile {
             try String(server.port).write(toFile: portFile, atomically: true, encoding: .utf8)
         }
         FileHandle.standardError.write(
             Data(
-                "hearth serve: listening on \(host):\(server.port) (ws://\(host):\(server.port)/.ws, http://\(host):\(server.port)/.json)\(emulator ? ", emulator mode" : "")\n"
+                "hearth serve: listening on \(host):\(server.port), database URL \(Self.databaseURL(host: host, port: server.port, namespace: namespace))\(emulator ? ", emulator mode" : "")\n"
                     .utf8))
         FileHandle.standardError.write(
             Data(
@@ -225,6 +234,12 @@ extension ServeCommand {
         do { return (try RulesSet.parse(source: text, limits: limits), text) } catch {
             throw .usage("the rules file is refused: \(error.located(in: file))")
         }
+    }
+
+    /// The URL of the database in DATA_DIR, in the form Firebase's clients take
+    /// (`http://HOST:PORT?ns=NAME`; an IPv6 address in brackets).
+    static func databaseURL(host: String, port: Int, namespace: String) -> String {
+        "http://\(host.contains(":") ? "[\(host)]" : host):\(port)?ns=\(namespace)"
     }
 
     /// What emulator mode trusts, said once at startup on stderr: anyone who can reach the port

@@ -177,8 +177,8 @@ struct ServeProcessTests {
         #expect(run.status == 2, "\(run)")
         let expected =
             bad.text == nil
-            ? "hearth: usage error: cannot read the rules file \(file)\n"
-            : "hearth: usage error: the rules file is refused: \(file)\(bad.says)\n"
+            ? "hearth: error: cannot read the rules file \(file)\n"
+            : "hearth: error: the rules file is refused: \(file)\(bad.says)\n"
         #expect(run.stderr.hasPrefix(expected), "\(run)")
         #expect(run.stderr == expected, "the message is the only output: no usage text after it")
         #expect(!run.stderr.contains("Usage") && !run.stderr.contains("USAGE") && !run.stderr.contains("--help"))
@@ -199,7 +199,7 @@ struct ServeProcessTests {
         try "\n".write(toFile: empty, atomically: true, encoding: .utf8)
         for (file, says) in [(dir + ".missing", "cannot read the secret file"), (empty, "is empty")] {
             let run = try Tool.run(["serve", dir, "--port", "0", "--secret-file", file])
-            #expect(run.status == 2 && run.stderr.hasPrefix("hearth: usage error: ") && run.stderr.contains(says))
+            #expect(run.status == 2 && run.stderr.hasPrefix("hearth: error: ") && run.stderr.contains(says))
             #expect(run.stderr.split(separator: "\n").count == 1, "one line, no usage text: \(run)")
             #expect(!FileManager.default.fileExists(atPath: dir), "no store is created")
         }

@@ -202,7 +202,7 @@ struct ServeTokenTests {
             }
             let lines = text.split(separator: "\n").map(String.init)
             let listening =
-                "hearth serve: listening on 127.0.0.1:\(port) (ws://127.0.0.1:\(port)/.ws, http://127.0.0.1:\(port)/.json)"
+                "hearth serve: listening on 127.0.0.1:\(port), database URL http://127.0.0.1:\(port)?ns=default"
                 + (emulator ? ", emulator mode" : "")
             #expect(lines.contains(listening), "\(lines)")
             let warnings = lines.filter { $0.contains("local development only") }

@@ -40,6 +40,17 @@ public final class NetworkServer: Sendable {
     public static func start(
         host: String, port: Int, databases: Databases, limits: Limits = Limits(), threads: Int = System.coreCount
     ) async throws -> NetworkServer {
+        try await start(
+            listening: try BoundSocket.bind(host: host, port: port), databases: databases, limits: limits,
+            threads: threads)
+    }
+
+    /// Starts serving `databases` within `limits` on a socket already bound.
+    package static func start(
+        listening socket: consuming BoundSocket, databases: Databases, limits: Limits = Limits(),
+        threads: Int = System.coreCount
+    ) async throws -> NetworkServer {
+        let host = socket.host
         let shared = databases.primary.state.withLock { s in
             NetworkShared(
                 limits: limits, maxBodyBytes: s.core.configuration.maxRESTBodyBytes,
@@ -77,8 +88,6 @@ public final class NetworkServer: Sendable {
         decoderLimits.maxHeaderListSize = limits.maxHeadBytes
         let headLimits = decoderLimits
         let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     // Out of descriptors after all (something else took them): accept again a
@@ -103,13 +112,18 @@ public final class NetworkServer: Sendable {
                     try channel.pipeline.syncOperations.addHandler(http)
                 }
             }
-        let channel = try await bootstrap.bind(host: host, port: port).get()
-        databases.setHost("\(host):\(channel.localAddress?.port ?? port)")
+        let descriptor = socket.release()
+        let channel = try await bootstrap.withBoundSocket(descriptor).get()
+        // NIO listens on an adopted socket with its default backlog (128) before any option
+        // applies; listening again raises it for bursts of connections (a thousand listeners).
+        _ = listen(descriptor, 256)
+        let port = channel.localAddress?.port ?? 0
+        databases.setHost("\(host):\(port)")
         let ticker = group.next().scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in
             for runtime in databases.all { runtime.tick() }
         }
         return NetworkServer(
-            port: channel.localAddress?.port ?? port, channel: channel, group: group, databases: databases,
+            port: port, channel: channel, group: group, databases: databases,
             ticker: ticker, shared: shared)
     }
 
