@@ -130,45 +130,57 @@ struct OnDisconnectDurableTests {
         }
     }
 
-    @Test("a runtime that stops with a connection open runs its operations when the next one starts, once")
-    func runtimeRestart() async throws {
-        var rig: RuntimeRig? = try await RuntimeRig()
-        let fs = try #require(rig?.fs)
-        let options = try #require(rig?.options)
-        let sink = try #require(rig?.connect(1))
-        rig?.send(1, 1, .put(path: "n", data: 5, hash: nil))
+    /// A runtime on the simulated file system where connection 1 wrote `n` = 5 and queued an
+    /// onDisconnect increment of it (both acknowledged).
+    static func incrementQueued() async throws -> RuntimeRig {
+        let rig = try await RuntimeRig()
+        let sink = rig.connect(1)
+        rig.send(1, 1, .put(path: "n", data: 5, hash: nil))
         #expect(sink.response(1)?.status == "ok")
-        #expect(!fs.directoryExists("/server/ondisconnect"), "no journal before the first operation")
-        rig?.send(1, 2, .onDisconnectPut(path: "n", data: json(#"{".sv": {"increment": 1}}"#)))
+        #expect(!rig.fs.directoryExists("/server/ondisconnect"), "no journal before the first operation")
+        rig.send(1, 2, .onDisconnectPut(path: "n", data: json(#"{".sv": {"increment": 1}}"#)))
         #expect(sink.response(2)?.status == "ok")
-        #expect(fs.directoryExists("/server/ondisconnect"), "journaled before its ok")
+        #expect(rig.fs.directoryExists("/server/ondisconnect"), "journaled before its ok")
+        return rig
+    }
+
+    /// Stops `rig`'s runtime and lets it go (its journal with it), then starts a new one on its
+    /// store: `n` once that one has recovered (no onDisconnect marker may be left then).
+    static func restarted(_ rig: inout RuntimeRig?) async throws -> Node {
+        let options = try #require(rig?.options)
         rig?.runtime.stop()
         try rig?.runtime.currentStore?.close()
         rig = nil
-        for expected in [6, 6] {
-            let store = try Store.open(directory: "/server", options: options)
-            var c = ServerCore.Configuration()
-            c.emulator = true
-            let runtime = try ServerRuntime(
-                store: store, configuration: c, verifier: try await FirebaseTokenVerifier(secret: nil, emulator: true))
-            #expect(try store.serverValue(at: "n") == node(String(expected)))
-            #expect(store.writerWatermarks().keys.allSatisfy { ServerCore.markedSession($0) == nil })
+        return try await restarted(options)
+    }
+
+    /// A runtime started on the store at `/server` and stopped: `n` after its recovery.
+    static func restarted(_ options: Store.Options) async throws -> Node {
+        let store = try Store.open(directory: "/server", options: options)
+        var c = ServerCore.Configuration()
+        c.emulator = true
+        let runtime = try ServerRuntime(
+            store: store, configuration: c, verifier: try await FirebaseTokenVerifier(secret: nil, emulator: true))
+        defer {
             runtime.stop()
-            try store.close()
+            try? store.close()
         }
-        _ = fs
+        #expect(store.writerWatermarks().keys.allSatisfy { ServerCore.markedSession($0) == nil })
+        return try store.serverValue(at: "n")
+    }
+
+    @Test("a runtime that stops with a connection open runs its operations when the next one starts, once")
+    func runtimeRestart() async throws {
+        var rig: RuntimeRig? = try await Self.incrementQueued()
+        let options = try #require(rig?.options)
+        #expect(try await Self.restarted(&rig) == node("6"))
+        #expect(try await Self.restarted(options) == node("6"), "a second restart runs nothing again")
     }
 
     @Test("a session that ends while the disk is full runs its operations once writes resume, and never again")
     func endedDuringFailedCommit() async throws {
-        var rig: RuntimeRig? = try await RuntimeRig()
+        var rig: RuntimeRig? = try await Self.incrementQueued()
         let fs = try #require(rig?.fs)
-        let options = try #require(rig?.options)
-        let sink = try #require(rig?.connect(1))
-        rig?.send(1, 1, .put(path: "n", data: 5, hash: nil))
-        #expect(sink.response(1)?.status == "ok")
-        rig?.send(1, 2, .onDisconnectPut(path: "n", data: json(#"{".sv": {"increment": 1}}"#)))
-        #expect(sink.response(2)?.status == "ok")
         // The disk fills up; the connection ends: the commit of its operation fails.
         fs.injectFault(.write, .noSpace, sticky: true)
         fs.injectFault(.sync, .noSpace, sticky: true)
@@ -182,18 +194,7 @@ struct OnDisconnectDurableTests {
         rig?.clock.advance(60_000)
         rig?.runtime.tick()
         #expect(Self.waitFor { (try? rig?.runtime.currentStore?.serverValue(at: "n")) == node("6") })
-        rig?.runtime.stop()
-        try rig?.runtime.currentStore?.close()
-        rig = nil
-        // A restart finds the session ended: the increment is not applied twice.
-        let store = try Store.open(directory: "/server", options: options)
-        var c = ServerCore.Configuration()
-        c.emulator = true
-        let runtime = try ServerRuntime(
-            store: store, configuration: c, verifier: try await FirebaseTokenVerifier(secret: nil, emulator: true))
-        #expect(try store.serverValue(at: "n") == node("6"))
-        runtime.stop()
-        try store.close()
+        #expect(try await Self.restarted(&rig) == node("6"), "a restart finds the session ended: not run twice")
     }
 
     /// Polls `condition` (30 s at most: a hang guard, not a timing assumption).
