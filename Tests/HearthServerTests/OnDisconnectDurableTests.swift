@@ -177,6 +177,21 @@ struct OnDisconnectDurableTests {
         #expect(try await Self.restarted(options) == node("6"), "a second restart runs nothing again")
     }
 
+    @Test("stopping a runtime twice returns: the second stop does not wait for the ended commit thread")
+    func stopTwice() async throws {
+        let runtime = try await Self.incrementQueued().runtime
+        let stopped = DispatchSemaphore(value: 0)
+        // On a thread of its own, so that a stop that never returns fails this test (30 s: a
+        // hang guard) instead of hanging the suite.
+        Thread.detachNewThread {
+            runtime.stop()
+            runtime.stop()
+            stopped.signal()
+        }
+        try #require(stopped.wait(timeout: .now() + 30) == .success, "the second stop hangs")
+        try runtime.currentStore?.close()
+    }
+
     @Test("a session that ends while the disk is full runs its operations once writes resume, and never again")
     func endedDuringFailedCommit() async throws {
         var rig: RuntimeRig? = try await Self.incrementQueued()

@@ -241,14 +241,17 @@ public final class ServerRuntime: Sendable {
     }
 
     /// Stops: closes every connection, lets the commit thread finish, closes nothing else
-    /// (the caller closes the store).
+    /// (the caller closes the store). Stopping again returns at once.
     public func stop() {
         let deliveries = state.withLock { s -> [Delivery] in
             s.stopped = true
             return Array(s.deliveries.values)
         }
         wake.signal()
+        // The commit thread signals `done` once, as it ends; signalled again here, every later
+        // stop's wait returns at once instead of waiting for a thread that is gone.
         done.wait()
+        done.signal()
         journal.close()
         for delivery in deliveries { delivery.close() }
         for delivery in deliveries { delivery.drain() }
