@@ -45,6 +45,16 @@ struct MemoryRun: Codable {
     var privateDirtyBytesPerConnection: Double
 }
 
+/// One `hearth serve` process with `idle` idle connections: a writer's acknowledged puts.
+struct IdleWritesRun: Codable {
+    var idle: Int
+    var writes: Int
+    var load: [Double]
+    /// put sent → its `ok` read, ms.
+    var p50Ms: Double
+    var p99Ms: Double
+}
+
 /// Everything one ServerBench invocation measured.
 struct Results: Codable {
     var date: String
@@ -54,6 +64,7 @@ struct Results: Codable {
     var writes: [WritesRun] = []
     var fanOut: [FanOutRun] = []
     var memory: [MemoryRun] = []
+    var idleWrites: [IdleWritesRun] = []
     var hashListen: [String: Int]?
     var restartSeconds: [Double]?
 }

@@ -11,8 +11,9 @@ import NIOPosix
 import Synchronization
 
 /// The command line: `--seconds S` (throughput runs), `--runs N` (repetitions of each row),
-/// `--rounds N` (fan-out rounds per run), `--only a,b` (writes, fanout, hash, restart, memory),
-/// `--connections`, `--listeners`, `--idle` (comma-separated counts), `--json PATH`, `--hearth PATH`.
+/// `--rounds N` (fan-out rounds per run; idle writes time 5 × N puts), `--only a,b` (writes,
+/// fanout, hash, restart, memory, idlewrites), `--connections`, `--listeners`, `--idle`,
+/// `--idle-writes` (comma-separated counts), `--json PATH`, `--hearth PATH`.
 struct Options: Sendable {
     let seconds: Double
     let runs: Int
@@ -21,6 +22,7 @@ struct Options: Sendable {
     let connections: [Int]
     let listeners: [Int]
     let idle: [Int]
+    let idleWriters: [Int]
     let json: String?
     let hearth: String
 
@@ -39,6 +41,7 @@ struct Options: Sendable {
         connections = counts("--connections", [1, 16, 64])
         listeners = counts("--listeners", [10, 100, 1000])
         idle = counts("--idle", [100, 1000, 5000])
+        idleWriters = counts("--idle-writes", [1000, 10000])
         json = option("--json")
         // The root package's release build, or this package's (`swift build -c release --product hearth` here).
         hearth = option("--hearth") ?? ["../.build/release/hearth", ".build/release/hearth"]

@@ -3,7 +3,8 @@
 // loopback WebSocket echo), fan-out latency to 10, 100 and 1,000 listeners against a raw
 // broadcast of the same bytes, the bytes a matching-hash listen costs on a 10 MiB location,
 // the time from `hearth serve` process start to accepting connections over a 100 MiB database,
-// and the memory a `hearth serve` process spends per idle connection.
+// the memory a `hearth serve` process spends per idle connection, and a write's round trip
+// beside 0, 1,000 and 10,000 idle connections.
 // Run: `swift run -c release ServerBench [--json PATH] [--runs N] [--only writes,fanout,…]`
 // (options: Support.swift).
 import Foundation
@@ -74,6 +75,50 @@ if options.wants("memory") {
         let rs = results.memory.filter { $0.connections == n && $0.listening == listening }
         report(String(format: "memory, %4d connections%@, median of %d: %.0f bytes RSS, %.0f bytes Private_Dirty per connection",
                       n, listening ? " each with one listen" : "", rs.count, median(rs.map(\.rssBytesPerConnection)), median(rs.map(\.privateDirtyBytesPerConnection))))
+    }
+}
+if options.wants("idlewrites") {
+    // Each run visits every count in turn, so a change of load hits every row alike.
+    var limit = rlimit()
+    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    limit.rlim_cur = limit.rlim_max
+    setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    let counts = [0] + options.idleWriters.filter { $0 > 0 && $0 + 256 <= Int(limit.rlim_cur) }
+    for n in options.idleWriters where n + 256 > Int(limit.rlim_cur) { report("idle writes: \(n) connections skipped, open files limit \(limit.rlim_cur)") }
+    for run in 1...options.runs {
+        for n in counts {
+            let r = try idleWrites(idle: n, writes: options.rounds * 5)
+            results.idleWrites.append(r)
+            report(String(format: "idle writes run %d, %5d idle connections: %d acknowledged puts, p50 %.3f ms, p99 %.3f ms (%@)",
+                          run, n, r.writes, r.p50Ms, r.p99Ms, loadText(r.load)))
+        }
+        try save()
+    }
+    let base = results.idleWrites.filter { $0.idle == 0 }
+    let b50 = median(base.map(\.p50Ms)), b99 = median(base.map(\.p99Ms))
+    for n in counts {
+        let rs = results.idleWrites.filter { $0.idle == n }
+        let p50 = median(rs.map(\.p50Ms)), p99 = median(rs.map(\.p99Ms))
+        report(String(format: "idle writes, %5d idle connections, median of %d runs: p50 %.3f ms (%.2f× no idle), p99 %.3f ms (%.2f× no idle)",
+                      n, rs.count, p50, p50 / b50, p99, p99 / b99))
+    }
+}
+if options.wants("idlecore") {
+    // Runs interleave the counts; each figure is the median over runs of the per-run median.
+    let counts = [0] + options.idleWriters
+    var rows: [Int: [(Double, Double)]] = [:]
+    for run in 1...options.runs {
+        for n in counts {
+            let r = idleCore(idle: n, writes: options.rounds * 50)
+            rows[n, default: []].append(r)
+            report(String(format: "idle core run %d, %5d idle connections: a put %.2f µs, a tick %.1f µs", run, n, r.writeMicros, r.tickMicros))
+        }
+    }
+    let base = median(rows[0]!.map(\.0))
+    for n in counts {
+        let w = median(rows[n]!.map(\.0)), t = median(rows[n]!.map(\.1))
+        report(String(format: "idle core, %5d idle connections, median of %d runs: a put %.2f µs (%.2f× no idle), a tick %.1f µs",
+                      n, rows[n]!.count, w, w / base, t))
     }
 }
 if options.wants("hash") {

@@ -174,9 +174,9 @@ extension ServerCore {
         // A merge's pushes carry its children's values after it: found once, for every listener.
         let merged = merge.map { at, children in (at, children.map { ($0.path, new.child(at: at.appending($0.path))) })
         }
-        // Only connections that listen, and only their listens the write touches, are sorted:
-        // thousands of idle connections cost a scan per write, not a sort.
-        let listening = connections.compactMap { id, c in c.listens.isEmpty ? nil : id }
+        // Only connections that listen are visited (the core keeps their set as listens come and
+        // go), and only their listens the write touches are sorted: idle connections cost a
+        // write nothing.
         for id in listening.sorted(by: { $0.rawValue < $1.rawValue }) {
             // Copies of what is read, not the connection: a held copy of its listens would make
             // the first revocation below copy them all (once per revocation).

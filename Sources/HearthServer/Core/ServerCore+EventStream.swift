@@ -28,6 +28,7 @@ extension ServerCore {
         let listen = Listen(path: request.path, query: listenQuery(query), tag: nil)
         c.listens[ListenKey(path: listen.path, query: listen.query)] = listen
         connections[id] = c
+        listening.insert(id)
         held.listens += 1
         var out = ServerOutput()
         let node = data.child(at: request.path)

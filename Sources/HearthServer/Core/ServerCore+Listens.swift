@@ -37,6 +37,7 @@ extension ServerCore {
         let isTagged = tag != nil && !query.loadsAllData
         let listen = Listen(path: path, query: key.query, tag: isTagged ? tag : nil)
         connections[id]!.listens[key] = listen
+        listening.insert(id)
         let node = data.child(at: path)
         // A matching hash means the client has this data already: send none.
         out.send(id) {
@@ -52,7 +53,9 @@ extension ServerCore {
     }
 
     mutating func unlisten(_ id: ConnectionID, _ key: ListenKey) {
-        if connections[id]?.listens.removeValue(forKey: key) != nil { held.listens -= 1 }
+        guard connections[id]?.listens.removeValue(forKey: key) != nil else { return }
+        held.listens -= 1
+        if connections[id]?.listens.isEmpty == true { listening.remove(id) }
     }
 
     /// What a listen at `path` with `query` sees now: the data there, or the query's window.

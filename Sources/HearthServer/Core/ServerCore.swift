@@ -95,6 +95,10 @@ public struct ServerCore: Sendable {
     var policy: any AccessPolicy
 
     var connections: [ConnectionID: Connection] = [:]
+    /// The connections that hold at least one listen: a write visits these, so idle
+    /// connections cost it nothing (`notify`). Invariant: exactly the ids in ``connections``
+    /// whose `listens` is not empty (checked by ``checkBudget()``).
+    var listening: Set<ConnectionID> = []
     /// What all connections hold against the totals in ``Configuration`` (`Budget`).
     var held = Budget()
     /// Why writes are suspended (a failed commit), if they are: see ``suspendWrites(_:durable:writerWatermarks:)``.
