@@ -167,7 +167,9 @@ struct PageDemo {
         // Every outcome is reported on the database's callback queue, in the order the client
         // learns it (the server answers a connection's writes in the order they were sent).
         let results = Lines()
-        app.observeWriteResults { r in results.add("  write \(r.id.rawValue): \(r.error.map { "\($0)" } ?? "acknowledged")") }
+        app.observeWriteResults { r in
+            results.add("  write \(r.id.rawValue): \(r.error.map { "\($0)" } ?? "acknowledged")")
+        }
         app.observeTransactionResults { r in
             results.add(
                 "  transaction \(r.id): \(r.committed ? "committed" : "not committed \(r.error.map { "\($0)" } ?? "")")"

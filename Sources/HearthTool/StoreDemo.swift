@@ -112,7 +112,10 @@ struct StoreDemo {
         say("store closed and reopened:")
         check(
             DemoExpectations.storeRestart,
-            show(["  tracked queries: \(try store.stats().trackedQueries)", "  pending writes: \(store.pendingWrites().count)"]))
+            show([
+                "  tracked queries: \(try store.stats().trackedQueries)",
+                "  pending writes: \(store.pendingWrites().count)",
+            ]))
 
         // 4. Offline queries.
         heading(4, "Offline queries against the persisted cache")
@@ -193,7 +196,9 @@ extension StoreDemo {
                 pruned && newestKept
                     ? "news: some of the \(articles) articles pruned, the least recently written"
                     : "news: \(news.childCount) of \(articles) articles cached, the newest kept: \(newestKept)",
-                allScores ? "scores: all \(DemoExpectations.scores.count) still cached" : "scores: \(cachedScores.plainJSONString())",
+                allScores
+                    ? "scores: all \(DemoExpectations.scores.count) still cached"
+                    : "scores: \(cachedScores.plainJSONString())",
             ])
         let stats = try store.stats()
         try store.close()

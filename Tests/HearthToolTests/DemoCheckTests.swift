@@ -9,7 +9,8 @@ struct DemoCheckTests {
         var checklist = Checklist()
         let page = DemoExpectations.offlineLastTwo
         // What the step prints (padded columns) is what the page says.
-        let shown = checklist.check(page, seen: page.expected.map { "  " + $0.replacingOccurrences(of: " The", with: "  The") })
+        let shown = checklist.check(
+            page, seen: page.expected.map { "  " + $0.replacingOccurrences(of: " The", with: "  The") })
         #expect(shown.shown && shown.lines == ["✓ \(page.claim)"])
         // A value event the page says does not fire, and the children in another order.
         let seen = [page.expected[1], page.expected[0], "value 2 children: {}"]

@@ -61,7 +61,8 @@ struct TransactionTests {
                 ids.append(id)
             }
             try db.reference(withPath: "blocks/c\(i)").runTransactionBlock(
-                { _ in .success(withValue: 1) }, andCompletionBlock: { _, committed, _ in completions.add(committed ? i : -1) })
+                { _ in .success(withValue: 1) },
+                andCompletionBlock: { _, committed, _ in completions.add(committed ? i : -1) })
         }
         db.goOnline()
         #expect(await eventually { outcomes.all.count == 30 && completions.all.count == 30 })
