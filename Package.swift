@@ -154,7 +154,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HearthToolTests",
-            dependencies: ["Hearth", "HearthLog", "HearthTesting"],
+            dependencies: ["Hearth", "HearthLog", "HearthTesting", "HearthTool"],
             exclude: ["Python"],
             swiftSettings: swiftSettings
         ),

@@ -2,16 +2,24 @@ import Foundation
 import Hearth
 import HearthDatabase
 import HearthServer
-import JWTKit
 import Synchronization
 
 /// The whole documentation page ("Offline capabilities"), played with real clients over real
 /// sockets against an in-process `hearth serve`: every line printed is something a client's
-/// observer or completion actually received.
+/// observer or completion actually received, and each step compares what it saw with what the
+/// page says (``DemoExpectations``).
+///
+/// The output is the same on every run: nothing printed depends on the machine, the port or the
+/// clock, and what several handlers report arrives on one serial queue (the database's callback
+/// queue) in the order the client produced it.
 struct PageDemo {
     let directory: String
-    /// A client process for the presence section (`hearth connect`), if the binary is known.
-    let connectBinary: String?
+    /// What the steps saw, compared with the page.
+    var checklist = Checklist()
+
+    init(directory: String) {
+        self.directory = directory
+    }
 
     func say(_ s: String = "") {
         print(s)
@@ -22,6 +30,11 @@ struct PageDemo {
         say()
         say("\(n). \(title)")
         say(String(repeating: "─", count: title.count + 3))
+    }
+
+    /// Compares what a step saw with the page and prints the verdict.
+    mutating func check(_ behaviour: Behaviour, _ seen: [String]) {
+        for line in checklist.check(behaviour, seen: seen).lines { say(line) }
     }
 
     /// Lines collected from handlers on other threads.
@@ -37,7 +50,8 @@ struct PageDemo {
         var last: String? { lines.withLock { $0.last } }
     }
 
-    /// Sleeps (the demo paces itself; a synchronous pause is fine in a command-line tool).
+    /// Sleeps: a window in which something the page says must not happen could show up
+    /// (a value event, a held write sent). Only a wrong outcome depends on its length.
     func pause(_ seconds: Double) { Thread.sleep(forTimeInterval: seconds) }
 
     /// Waits (bounded) until `condition` holds. The bound is generous: on a loaded machine a
@@ -68,17 +82,36 @@ struct PageDemo {
             "  \(kind.padding(toLength: 12, withPad: " ", startingAt: 0)) The \(snap.key ?? "?") dinosaur's score is \(snap.databaseValue)\(prev)"
     }
 
-    /// Observes child_added and value on `limitToLast(n)` and prints what arrives.
-    func observeTop(_ db: Database, _ n: Int, _ lines: Lines) {
+    /// Observes child_added and value on `limitToLast(n)` and collects what arrives (both
+    /// handlers run on the database's callback queue, so in the order the client raised them).
+    @discardableResult
+    func observeTop(_ db: Database, _ n: Int, _ lines: Lines) -> DatabaseQuery {
         let q = db.reference(withPath: "scores").queryOrderedByValue().queryLimited(toLast: n)
         q.observe(
             .childAdded, andPreviousSiblingKeyWith: { snap, prev in lines.add(describe(snap, "child_added", prev)) })
         q.observe(.value) { snap in lines.add("  value        \(snap.childrenCount) children: \(snap.databaseValue)") }
+        return q
     }
 
-    func run() async throws {
+    /// Prints the lines and returns them, for the check.
+    func show(_ lines: [String]) -> [String] {
+        for l in lines { say(l) }
+        return lines
+    }
+
+    /// The "increment" function of the demo's transactions.
+    static let increment: TransactionFunction = { current, argument in
+        .success(withValue: .int((current.int64Value ?? 0) + (argument.int64Value ?? 1)))
+    }
+
+    /// The server's value at `path`, read by `db` (online): what the server holds now.
+    func serverValue(_ db: Database, _ path: String) async throws -> String {
+        "server \(path) = \(try await db.reference(withPath: path).getData().databaseValue)"
+    }
+
+    /// Plays the page; returns what the steps saw, compared.
+    mutating func run() async throws -> Checklist {
         say("Hearth demo — the Realtime Database documentation's offline page, with real clients over real sockets")
-        say("working directory: \(directory)")
         // The server: `hearth serve` in-process, emulator mode, with the demo's secret: section 7's
         // tokens are signed with it, as a signed token's expiry is always enforced.
         var storeOptions = Store.Options()
@@ -92,14 +125,12 @@ struct PageDemo {
             verifier: try await FirebaseTokenVerifier(secret: PageDemo.secret, emulator: true))
         let server = try await NetworkServer.start(host: "127.0.0.1", port: 0, runtime: runtime)
         let url = "ws://127.0.0.1:\(server.port)?ns=demo"
-        say("hearth serve listening on \(url)")
+        say("hearth serve listening on a loopback port (namespace demo, emulator mode)")
 
         // Seed the scores through an admin client.
         let admin = try open("admin", url: url, online: true)
-        try await admin.reference(withPath: "scores").setValue([
-            "bruhathkayosaurus": 55, "lambeosaurus": 21, "linhenykus": 80, "pterodactyl": 93, "stegosaurus": 5,
-            "triceratops": 22,
-        ])
+        try await admin.reference(withPath: "scores").setValue(
+            .object(Dictionary(uniqueKeysWithValues: DemoExpectations.scores.map { ($0.key, .int(Int64($0.score))) })))
 
         heading(1, "Online: the last four scores")
         var app = try open("app", url: url, online: true)
@@ -107,50 +138,58 @@ struct PageDemo {
         observeTop(app, 4, top4)
         wait { top4.count >= 5 }
         say("scoresRef.queryOrderedByValue().queryLimited(toLast: 4).observe(.childAdded)")
-        for l in top4.take() { say(l) }
+        check(DemoExpectations.onlineLastFour, show(top4.take()))
 
         heading(2, "The connection is lost and the app restarts, offline")
         try app.close()
         app = try open("app", url: url, online: false)
-        app.registerTransactionFunction("increment") { current, argument in
-            .success(withValue: .int((current.int64Value ?? 0) + (argument.int64Value ?? 1)))
-        }
+        app.registerTransactionFunction("increment", PageDemo.increment)
         let two = Lines()
         observeTop(app, 2, two)
         wait(30) { two.count >= 2 }  // the two cached children…
         wait(1) { two.count >= 3 }  // …and, for a second, nothing more (no value event)
         say("queryLimited(toLast: 2), offline, from the cache:")
-        for l in two.take() { say(l) }
-        say("  → no value event: the app never ran this query online")
+        check(DemoExpectations.offlineLastTwo, show(two.take()))
         let six = Lines()
         observeTop(app, 6, six)
         wait(30) { six.count >= 4 }
         wait(1) { six.count >= 5 }
         say("queryLimited(toLast: 6), offline: the four cached children")
-        for l in six.take() { say(l) }
+        check(DemoExpectations.offlineLastSix, show(six.take()))
 
         heading(3, "Offline writes and a transaction, kept across another restart")
-        let results = Lines()
         try app.reference(withPath: "players/ada").setValue(["name": "Ada", "best": 97]) { _, _ in }
         try app.reference(withPath: "visits").runTransaction(named: "increment", argument: 1)
         try app.reference(withPath: "visits").runTransaction(named: "increment", argument: 1)
         say("set players/ada; two `increment` transactions on visits (a registered function) — queued, durable")
         try app.close()
         app = try open("app", url: url, online: false)
-        app.observeWriteResults { r in results.add("  write \(r.id): \(r.error.map { "\($0)" } ?? "acknowledged")") }
+        // Every outcome is reported on the database's callback queue, in the order the client
+        // learns it (the server answers a connection's writes in the order they were sent).
+        let results = Lines()
+        app.observeWriteResults { r in
+            results.add("  write \(r.id.rawValue): \(r.error.map { "\($0)" } ?? "acknowledged")")
+        }
         app.observeTransactionResults { r in
             results.add(
                 "  transaction \(r.id): \(r.committed ? "committed" : "not committed \(r.error.map { "\($0)" } ?? "")")"
             )
         }
-        app.registerTransactionFunction("increment") { current, argument in
-            .success(withValue: .int((current.int64Value ?? 0) + (argument.int64Value ?? 1)))
+        // The queued transactions run again on the local data when their function is known.
+        app.registerTransactionFunction("increment", PageDemo.increment)
+        let local = Lines()
+        local.add("  pending writes: \(app.pendingWriteIDs.count)")
+        for path in ["players/ada", "visits"] {
+            let before = local.count
+            app.reference(withPath: path).observeSingleEvent(of: .value) {
+                local.add("  local \(path) = \($0.databaseValue)")
+            }
+            wait { local.count > before }
         }
-        say(
-            "after the restart, still offline: \(app.pendingWriteIDs.count) pending writes (the set, and the two transactions' results run again on the local data)"
-        )
+        say("after the restart, still offline (the set, and the two transactions run again on the local data):")
+        check(DemoExpectations.queueSurvivesRestart, show(local.take()))
         let sixAgain = Lines()
-        observeTop(app, 6, sixAgain)
+        let sixQuery = observeTop(app, 6, sixAgain)
         wait(30) { sixAgain.count >= 4 }
         wait(1) { sixAgain.count >= 5 }
         _ = sixAgain.take()
@@ -158,117 +197,22 @@ struct PageDemo {
         heading(4, "Back online")
         app.goOnline()
         wait { sixAgain.count >= 3 && results.count >= 3 }
-        wait(2) { sixAgain.count >= 3 }
         say("queryLimited(toLast: 6): the final child_added events and the value")
-        for l in sixAgain.take() { say(l) }
+        check(DemoExpectations.reconnectLastSix, show(sixAgain.take()))
+        sixQuery.removeAllObservers()
         say("the queued work, delivered in order:")
-        for l in results.take() { say(l) }
-        say("  server: visits = \(try await admin.reference(withPath: "visits").getData().databaseValue)")
+        check(DemoExpectations.queueDeliveredInOrder, show(results.take()))
+        let applied = [try await serverValue(admin, "players/ada"), try await serverValue(admin, "visits")]
+        check(DemoExpectations.transactionsApplied, show(applied.map { "  " + $0 }))
 
-        heading(5, "keepSynced: a location kept fresh with no listener")
-        let scoresRef = app.reference(withPath: "scores")
-        try scoresRef.keepSynced(true)
-        try await admin.reference(withPath: "scores/stegosaurus").setValue(6)
-        wait { app.isConnected }
-        pause(0.3)
-        try app.close()
-        app = try open("app", url: url, online: false)
-        let cached = Lines()
-        app.reference(withPath: "scores/stegosaurus").observe(.value) {
-            cached.add("  offline after a restart: stegosaurus = \($0.databaseValue)")
-        }
-        wait { cached.count >= 1 }
-        for l in cached.take() { say(l) }
-
-        heading(6, "Presence: onDisconnect, .info/connected, server timestamps")
-        let watcher = Lines()
-        admin.reference(withPath: "users/morgan").observe(.value) { snap in
-            let connections = snap.childSnapshot(forPath: "connections").childrenCount
-            let last = snap.childSnapshot(forPath: "lastOnline").databaseValue
-            watcher.add("  second client sees: \(connections) connection(s), lastOnline = \(last)")
-        }
-        try await presence(url: url, watcher: watcher)
-
-        heading(7, "An expired token pauses writes until the user signs in again")
-        // The provider hands out tokens that expire at `expiry` (seconds): 2 s from now at first.
-        let expiry = Mutex(Int64(Date().timeIntervalSince1970) + 2)
-        let tokens: @Sendable (Bool) async throws -> String? = { _ in
-            try await PageDemo.signedToken(uid: "ada", expires: expiry.withLock { $0 })
-        }
-        let authed = try open("authed", url: url, online: true, tokens: tokens)
-        let paused = Lines()
-        authed.observeWritesPaused { paused.add("  writes paused: \($0)") }
-        wait { authed.isConnected }
-        wait(5) { authed.writesPaused }
-        say("the token expired (writesPaused = \(authed.writesPaused))")
-        let acked = Lines()
-        try authed.reference(withPath: "notes/ada").setValue("written while the token was expired") { e, _ in
-            acked.add("  write: \(e.map { "\($0)" } ?? "acknowledged")")
-        }
-        pause(0.5)
-        say("a write made now: \(acked.count == 0 ? "held in the store, not sent" : "sent?!")")
-        say("the user signs in again")
-        expiry.withLock { $0 = Int64(Date().timeIntervalSince1970) + 3_600 }
-        authed.updateAuthToken(try await PageDemo.signedToken(uid: "ada", expires: expiry.withLock { $0 }))
-        wait { acked.count >= 1 }
-        pause(0.1)
-        for l in paused.take() { say(l) }
-        for l in acked.take() { say(l) }
-        try authed.close()
+        try await keepSynced(&app, admin: admin, url: url)
+        try await presence(admin: admin, url: url)
+        try await expiredToken(admin: admin, url: url)
 
         try app.close()
         try admin.close()
         try await server.stop()
         try serverStore.close()
-        say()
-        say("done.")
-    }
-
-    /// The page's presence example in its own client; the client then dies (a `hearth connect`
-    /// process killed with SIGKILL when available, else its connection dropped), and the
-    /// server runs its onDisconnect operations.
-    func presence(url: String, watcher: Lines) async throws {
-        let morgan = try open("morgan", url: url, online: true)
-        let myConnectionsRef = morgan.reference(withPath: "users/morgan/connections")
-        let lastOnlineRef = morgan.reference(withPath: "users/morgan/lastOnline")
-        let registered = Lines()
-        morgan.reference(withPath: ".info/connected").observe(.value) { snapshot in
-            guard let connected = snapshot.value as? Bool, connected else { return }
-            let con = myConnectionsRef.childByAutoId()
-            _ = try? con.setValue(true) { _, _ in }
-            try? con.onDisconnectRemoveValue { _, _ in registered.add("") }
-            try? lastOnlineRef.onDisconnectSetValue(ServerValue.timestamp()) { _, _ in registered.add("") }
-        }
-        wait(30) { registered.count >= 2 }
-        wait(30) { watcher.count >= 1 }
-        say("morgan's client connected and registered its onDisconnect operations")
-        if let last = watcher.take().last { say(last) }
-        say("morgan's client goes away (its connection drops)")
-        try morgan.close()
-        // Both operations ran: the connection gone and lastOnline a server timestamp (they may
-        // arrive as two events).
-        wait { watcher.last.map { $0.contains("0 connection(s)") && !$0.hasSuffix("null") } ?? false }
-        if let last = watcher.take().last { say(last) }
-    }
-
-    /// The demo server's HS256 secret (at least 32 bytes, as the verifier requires). Fixed and
-    /// public: it guards nothing but this throwaway server on a loopback port.
-    static let secret = "hearth demo: a public HS256 secret for a throwaway server"
-
-    /// A token's claims: the user and its times, in seconds since the epoch.
-    struct Claims: JWTPayload {
-        let uid: String
-        let iat: Int64
-        let exp: Int64
-        func verify(using algorithm: some JWTAlgorithm) async throws {}
-    }
-
-    /// A JWT for `uid` signed HS256 with ``secret`` (by JWTKit, as the server verifies it),
-    /// expiring at `expires` (seconds since the epoch). Signed: an emulator-mode server need not
-    /// enforce an unsigned token's expiry (Firebase's emulator does not).
-    static func signedToken(uid: String, expires: Int64) async throws -> String {
-        let keys = JWTKeyCollection()
-        await keys.add(hmac: HMACKey(from: secret), digestAlgorithm: .sha256)
-        return try await keys.sign(Claims(uid: uid, iat: Int64(Date().timeIntervalSince1970) - 1, exp: expires))
+        return checklist
     }
 }

@@ -51,16 +51,20 @@ enum Tool {
         return FileManager.default.fileExists(atPath: url.path, isDirectory: &d) && d.boolValue
     }
 
-    /// Runs `hearth args…`, feeding `stdin`, and waits for it.
-    static func run(_ args: [String], stdin: String = "") throws -> ToolRun {
-        try run(args, stdinBytes: Array(stdin.utf8))
+    /// Runs `hearth args…`, feeding `stdin`, and waits for it; `environment` adds to (or
+    /// replaces) the test's own variables.
+    static func run(_ args: [String], stdin: String = "", environment: [String: String] = [:]) throws -> ToolRun {
+        try run(args, stdinBytes: Array(stdin.utf8), environment: environment)
     }
 
     /// Runs `hearth args…`, feeding `stdinBytes` (any bytes, not necessarily UTF-8).
-    static func run(_ args: [String], stdinBytes: [UInt8]) throws -> ToolRun {
+    static func run(_ args: [String], stdinBytes: [UInt8], environment: [String: String] = [:]) throws -> ToolRun {
         let process = Process()
         process.executableURL = binary!
         process.arguments = args
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-out-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }

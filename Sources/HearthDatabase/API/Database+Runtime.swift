@@ -231,14 +231,15 @@ extension Database {
             updateInfo { $0.serverTimeOffset = ms }
         case .authenticated(let yes):
             updateInfo { $0.authenticated = yes }
-        // Transactions continue off the sync queue: a retry takes the write lock and steps
-        // the core, and ending one removes its listener.
+        // Transactions continue off the sync queue (a retry takes the write lock and steps
+        // the core, and ending one removes its listener), on one serial queue: answers are
+        // handled, and outcomes reported, in the order the server gave them.
         case let .writeCompleted(id, error) where state.withLock({ $0.transactions.contains(id) }):
-            DispatchQueue.global().async { [weak self] in
+            transactionSteps.async { [weak self] in
                 self?.transactionAnswered(writeID: id, error: error, interrupted: false)
             }
         case .conditionalWriteInterrupted(let id):
-            DispatchQueue.global().async { [weak self] in
+            transactionSteps.async { [weak self] in
                 self?.transactionAnswered(writeID: id, error: nil, interrupted: true)
             }
         case let .writeCompleted(id, error):

@@ -63,6 +63,9 @@ public final class Database: Sendable {
     let work = DispatchQueue(label: "hearth.database.sync")
     /// Handlers' default queue.
     let callbacks: DispatchQueue
+    /// Where the server's answers to transactions are handled, one at a time in the order they
+    /// came: off the sync queue, and serial, so their outcomes reach ``callbacks`` in that order.
+    let transactionSteps = DispatchQueue(label: "hearth.database.transactions")
     let transport: any Transport
     let state: Mutex<RuntimeState>
     /// Held across saving a write and handing it to the core, so writes reach the core in

@@ -45,6 +45,34 @@ struct TransactionTests {
         try await server.stop()
     }
 
+    /// Outcomes reach the app in the order the server answered (a connection's writes are
+    /// answered in the order they were sent): queued transactions and their completion blocks
+    /// report in the order they were made, as the demo's "delivered in order" shows.
+    @Test func outcomesArriveInTheOrderTheServerAnswered() async throws {
+        let server = try await TransportTestServer()
+        let db = try open(server, TempDir().path, online: false)
+        db.registerTransactionFunction("increment", Self.increment)
+        let outcomes = Collected<Int64>()
+        let completions = Collected<Int>()
+        db.observeTransactionResults { outcomes.add($0.committed ? $0.id : -$0.id) }
+        var ids: [Int64] = []
+        for i in 0..<30 {
+            if let id = try db.reference(withPath: "named/c\(i)").runTransaction(named: "increment", argument: 1) {
+                ids.append(id)
+            }
+            try db.reference(withPath: "blocks/c\(i)").runTransactionBlock(
+                { _ in .success(withValue: 1) },
+                andCompletionBlock: { _, committed, _ in completions.add(committed ? i : -1) })
+        }
+        db.goOnline()
+        #expect(await eventually { outcomes.all.count == 30 && completions.all.count == 30 })
+        #expect(ids.count == 30)
+        #expect(outcomes.all == ids, "named transactions' outcomes, in the order reported")
+        #expect(completions.all == Array(0..<30), "completion blocks, in the order run")
+        try db.close()
+        try await server.stop()
+    }
+
     /// Two clients increment the same counter at once: compare-and-set failures (`datastale`)
     /// re-run the function on the newer data; every increment counts once.
     @Test func concurrentIncrementsRetryOnStaleData() async throws {
