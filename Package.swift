@@ -18,7 +18,8 @@
 //   hearth       the command-line tool
 //   HearthRules  Firebase security rules: parse once, evaluate reads/writes (pure, no I/O)
 //   HearthDatabase the sync client: Firebase's Database/DatabaseReference/observe API on a store,
-//                its sans-I/O protocol core, and a WebSocket transport (SwiftNIO, TLS by NIOSSL)
+//                its sans-I/O protocol core, and a WebSocket transport: URLSessionWebSocketTask
+//                (system TLS) on Apple platforms, SwiftNIO with NIOSSL on Linux
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -34,6 +35,20 @@ let nioWebSocket: [Target.Dependency] = [
 ]
 /// TLS for `wss://` (the client's transport).
 let nioSSL: Target.Dependency = .product(name: "NIOSSL", package: "swift-nio-ssl")
+/// The client's transport on Linux, where FoundationNetworking's `URLSessionWebSocketTask` fails
+/// ("WebSockets not supported by libcurl"). Apple platforms use `URLSessionWebSocketTask` and
+/// system TLS instead, so an app embedding `HearthDatabase` links neither SwiftNIO nor BoringSSL.
+let clientNIO: [Target.Dependency] = [
+    .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux])),
+    .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux])),
+    .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux])),
+    .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(platforms: [.linux])),
+    .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: [.linux])),
+]
+/// Compiles the SwiftNIO transport exactly where `clientNIO` links it. A define rather than
+/// `canImport(NIOPosix)`: in a build that also builds the server, NIO's modules sit in the
+/// shared module directory and `canImport` would find them on Apple platforms too.
+let nioTransport: SwiftSetting = .define("HEARTH_NIO_TRANSPORT", .when(platforms: [.linux]))
 let jwtKit: Target.Dependency = .product(name: "JWTKit", package: "jwt-kit")
 
 let package = Package(
@@ -122,8 +137,8 @@ let package = Package(
         ),
         .target(
             name: "HearthDatabase",
-            dependencies: ["Hearth", "HearthWire", nioSSL] + nioWebSocket,
-            swiftSettings: swiftSettings
+            dependencies: ["Hearth", "HearthWire"] + clientNIO,
+            swiftSettings: swiftSettings + [nioTransport]
         ),
         .target(
             name: "HearthRules",
@@ -170,7 +185,7 @@ let package = Package(
             name: "HearthDatabaseTests",
             dependencies: ["HearthDatabase", "HearthServer", "HearthWire", "Hearth", "HearthTesting", nioSSL]
                 + nioWebSocket,
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings + [nioTransport]
         ),
         .testTarget(
             name: "HearthRulesTests",

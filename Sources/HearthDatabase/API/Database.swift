@@ -38,7 +38,8 @@ public final class Database: Sendable {
         /// Where observer and completion handlers run when a call does not name a queue.
         /// Default: one serial queue per database (handlers run one at a time, in order).
         public var callbackQueue: DispatchQueue?
-        /// The connection maker; default ``WebSocketTransport``.
+        /// The connection maker; default: SwiftNIO on Linux (`WebSocketTransport`),
+        /// `URLSessionWebSocketTask` on Apple platforms (`URLSessionTransport`).
         public var transport: (any Transport)?
         /// Seeds push ids and reconnect jitter; default random.
         public var seed: UInt64?
@@ -82,7 +83,7 @@ public final class Database: Sendable {
         do { endpoint = try ServerEndpoint(url: url) } catch { throw .invalidValue("\(error)") }
         self.options = options
         self.callbacks = options.callbackQueue ?? DispatchQueue(label: "hearth.database.callbacks")
-        self.transport = options.transport ?? WebSocketTransport()
+        self.transport = options.transport ?? PlatformTransport.make()
         var storeOptions = Store.Options()
         storeOptions.cacheSizeBytes = options.cacheSizeBytes
         storeOptions.durability = options.durability

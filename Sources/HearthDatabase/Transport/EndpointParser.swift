@@ -1,4 +1,10 @@
-import NIOCore
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Parses database URLs into ``ServerEndpoint`` values (see ``ServerEndpoint/init(url:)``).
 enum EndpointParser {
@@ -99,7 +105,12 @@ enum EndpointParser {
         guard valid else { throw .invalidNamespace(namespace) }
     }
 
+    /// Whether `text` is an IPv4 address in dotted-decimal form or an IPv6 address (no zone,
+    /// no brackets): what `inet_pton` accepts, on every platform the client runs on. Such a host
+    /// names no namespace and is not sent as the TLS server name.
     static func isIPAddress(_ text: String) -> Bool {
-        (try? SocketAddress(ipAddress: text, port: 0)) != nil
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        return text.withCString { inet_pton(AF_INET, $0, &v4) == 1 || inet_pton(AF_INET6, $0, &v6) == 1 }
     }
 }

@@ -48,6 +48,14 @@ public struct ServerEndpoint: Sendable, Hashable {
         return path
     }
 
+    /// The URL of the WebSocket handshake: `ws://` or `wss://` (for `http://` and `https://`
+    /// database URLs too), ``hostHeader``, then ``webSocketPath(lastSessionID:)``. What a
+    /// transport that takes a whole URL (`URLSessionWebSocketTask`) is given; the SwiftNIO one
+    /// sends the same host and path.
+    func webSocketURL(lastSessionID: String?) -> String {
+        (secure ? "wss://" : "ws://") + hostHeader + webSocketPath(lastSessionID: lastSessionID)
+    }
+
     /// The `Host` header's value: the host (an IPv6 address in brackets), with the port unless
     /// it is the scheme's default.
     var hostHeader: String {

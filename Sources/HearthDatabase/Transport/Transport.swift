@@ -18,8 +18,9 @@ public protocol TransportConnection: Sendable {
     func close()
 }
 
-/// Opens connections. The seam between the database runtime and the network: the real one is
-/// ``WebSocketTransport``; tests may supply their own.
+/// Opens connections. The seam between the database runtime and the network: the real ones are
+/// ``WebSocketTransport`` (SwiftNIO, on Linux) and `URLSessionTransport` (Apple platforms);
+/// tests may supply their own.
 public protocol Transport: Sendable {
     /// Starts connecting to `endpoint`. `events` receives `.opened`, then messages, then exactly
     /// one `.closed` (or only `.closed` when the connection fails), one call at a time.

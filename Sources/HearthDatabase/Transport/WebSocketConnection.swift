@@ -1,3 +1,4 @@
+#if HEARTH_NIO_TRANSPORT
 import HearthWire
 import NIOCore
 import NIOWebSocket
@@ -21,20 +22,14 @@ final class WebSocketConnection: TransportConnection {
     }
 }
 
-/// One connection's state, confined to its event loop: where it stands, the channel once
-/// connected, and the reason to report when it closes. Delivers each event exactly once and
-/// nothing after `.closed`.
+/// One connection on its event loop: the ``ConnectionState``, the channel once connected, and
+/// the connect timeout.
 final class WebSocketSession {
-    enum Phase { case connecting, open, finished }
-
     private let events: @Sendable (TransportEvent) -> Void
-    private(set) var phase = Phase.connecting
-    /// Whether the WebSocket handshake finished (frames may be written to the channel).
-    private var upgraded = false
+    private var state = ConnectionState()
+    var phase: ConnectionState.Phase { state.phase }
     /// The connected channel (nil while connecting).
     private var channel: (any Channel)?
-    /// The first specific reason the connection failed, reported when the channel closes.
-    private var reason: String?
     /// The connect timeout, cancelled once the connection opens or ends.
     var timer: Scheduled<Void>?
 
@@ -46,7 +41,7 @@ final class WebSocketSession {
 
     /// The TCP connection is up (the handshake follows).
     func connected(_ channel: any Channel) {
-        guard phase != .finished else {
+        guard state.phase != .finished else {
             channel.close(promise: nil)  // closed or timed out meanwhile
             return
         }
@@ -55,18 +50,16 @@ final class WebSocketSession {
 
     /// The WebSocket handshake finished.
     func opened(_ channel: any Channel) {
-        guard owns(channel), phase == .connecting else { return }
-        phase = .open
-        upgraded = true
+        guard owns(channel), let event = state.open() else { return }
         timer?.cancel()
         timer = nil
-        events(.opened)
+        events(event)
     }
 
     /// A whole message arrived.
     func received(_ message: String, on channel: any Channel) {
-        guard owns(channel), phase == .open else { return }
-        events(.message(message))
+        guard owns(channel), let event = state.deliver(message) else { return }
+        events(event)
     }
 
     /// Something went wrong on `channel` (or, with nil, before there was one): remember why and
@@ -76,7 +69,7 @@ final class WebSocketSession {
             channel.close(promise: nil)  // an address ClientBootstrap tried and gave up on
             return
         }
-        if self.reason == nil { self.reason = reason }
+        state.recordFailure(reason)
         if let open = self.channel {
             open.close(promise: nil)
         } else {
@@ -87,24 +80,20 @@ final class WebSocketSession {
     /// The channel closed: report why.
     func channelClosed(_ channel: any Channel) {
         guard owns(channel) else { return }
-        finish(
-            reason: reason
-                ?? (upgraded
-                    ? "the connection was lost" : "the connection closed before the WebSocket handshake finished"))
+        finish(reason: state.closingReason)
     }
 
     /// Delivers `.closed` unless it already was.
     func finish(reason: String) {
-        guard phase != .finished else { return }
-        phase = .finished
+        guard let event = state.finish(reason: reason) else { return }
         timer?.cancel()
         timer = nil
-        events(.closed(reason: reason))
+        events(event)
     }
 
     /// Writes one message, split into frames, if the connection is open.
     func send(_ message: String) {
-        guard phase == .open, let channel else { return }
+        guard state.phase == .open, let channel else { return }
         for frame in FrameSplitter.frames(for: message) {
             let data = channel.allocator.buffer(string: frame)
             channel.write(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: data), promise: nil)
@@ -115,10 +104,10 @@ final class WebSocketSession {
     /// `close()`: reports `.closed` now, sends a close frame if the WebSocket is open, and
     /// closes the socket.
     func closeLocally() {
-        guard phase != .finished else { return }
-        finish(reason: "closed by the client")
+        guard state.phase != .finished else { return }
+        finish(reason: CloseReason.closedByClient)
         guard let channel else { return }  // still connecting: connected(_:) closes it
-        if upgraded { Self.writeCloseFrame(code: .normalClosure, on: channel) }
+        if state.upgraded { Self.writeCloseFrame(code: .normalClosure, on: channel) }
         channel.close(promise: nil)
     }
 
@@ -130,3 +119,4 @@ final class WebSocketSession {
             WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: data), promise: nil)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if HEARTH_NIO_TRANSPORT
 import HearthWire
 import NIOCore
 import NIOHTTP1
@@ -34,14 +35,13 @@ final class UpgradeRequester: ChannelInboundHandler, RemovableChannelHandler, Se
         // Only a response that refused the upgrade gets here.
         if case .head(let head) = unwrapInboundIn(data) {
             box.value.fail(
-                reason:
-                    "the server refused the WebSocket upgrade: HTTP \(head.status.code) \(head.status.reasonPhrase)",
+                reason: CloseReason.refusedUpgrade(status: Int(head.status.code), phrase: head.status.reasonPhrase),
                 on: context.channel)
         }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        box.value.fail(reason: "opening the connection failed: \(error)", on: context.channel)
+        box.value.fail(reason: CloseReason.openingFailed("\(error)"), on: context.channel)
     }
 }
 
@@ -53,12 +53,12 @@ final class FrameHandler: ChannelInboundHandler {
     typealias OutboundOut = WebSocketFrame
 
     private let box: NIOLoopBoundBox<WebSocketSession>
-    private var assembler: FrameAssembler
+    private var inbound: InboundFrames
     private var closing = false
 
     init(box: NIOLoopBoundBox<WebSocketSession>, maxMessageBytes: Int) {
         self.box = box
-        self.assembler = FrameAssembler(maxMessageLength: maxMessageBytes)
+        self.inbound = InboundFrames(maxMessageBytes: maxMessageBytes)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -66,22 +66,15 @@ final class FrameHandler: ChannelInboundHandler {
         guard !closing else { return }
         switch frame.opcode {
         case .text:
-            guard let text = String(validating: frame.unmaskedData.readableBytesView, as: UTF8.self) else {
-                refuse(
-                    context: context, code: .dataInconsistentWithMessage,
-                    reason: "the server sent a text frame that is not UTF-8")
-                return
-            }
-            do {
-                if let message = try assembler.receive(text) { box.value.received(message, on: context.channel) }
+            do throws(InboundFrames.Refusal) {
+                if let message = try inbound.text(utf8: frame.unmaskedData.readableBytesView) {
+                    box.value.received(message, on: context.channel)
+                }
             } catch {
-                refuse(
-                    context: context, code: .messageTooLarge, reason: "the server sent too large a message: \(error)")
+                refuse(context: context, error)
             }
         case .binary:
-            refuse(
-                context: context, code: .unacceptableData,
-                reason: "the server sent a binary frame (protocol v5 is text)")
+            refuse(context: context, InboundFrames.binaryRefusal)
         case .ping:
             let pong = WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)
             context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
@@ -89,12 +82,12 @@ final class FrameHandler: ChannelInboundHandler {
             var data = frame.unmaskedData
             let code = data.readWebSocketErrorCode()
             let text = data.readString(length: data.readableBytes) ?? ""
-            let described =
-                code.map { " (code \(UInt16(webSocketErrorCode: $0))\(text.isEmpty ? "" : ": \(text)"))" } ?? ""
             closing = true
             // Echo the code (RFC 6455 section 5.5.1), then close the socket.
             WebSocketSession.writeCloseFrame(code: code ?? .normalClosure, on: context.channel)
-            box.value.fail(reason: "the server closed the connection\(described)", on: context.channel)
+            box.value.fail(
+                reason: CloseReason.serverClosed(code: code.map { UInt16(webSocketErrorCode: $0) }, text: text),
+                on: context.channel)
         default:
             break  // pong: nothing to do; continuation: joined by the aggregator
         }
@@ -107,19 +100,24 @@ final class FrameHandler: ChannelInboundHandler {
                 case .accumulatedFrameSizeIsTooLarge, .tooManyFragments: .messageTooLarge
                 default: .protocolError
                 }
-            refuse(context: context, code: code, reason: "the server sent an unacceptable fragmented message: \(error)")
+            refuse(
+                context: context,
+                .init(
+                    code: UInt16(webSocketErrorCode: code),
+                    reason: "the server sent an unacceptable fragmented message: \(error)"))
         } else {
             // NIOWebSocketError: WebSocketProtocolErrorHandler already sent the close frame.
             closing = true
-            box.value.fail(reason: "the connection failed: \(error)", on: context.channel)
+            box.value.fail(reason: CloseReason.failed("\(error)"), on: context.channel)
         }
     }
 
-    /// Fails the connection with a close frame carrying `code`.
-    private func refuse(context: ChannelHandlerContext, code: WebSocketErrorCode, reason: String) {
+    /// Fails the connection with a close frame carrying the refusal's code.
+    private func refuse(context: ChannelHandlerContext, _ refusal: InboundFrames.Refusal) {
         guard !closing else { return }
         closing = true
-        WebSocketSession.writeCloseFrame(code: code, on: context.channel)
-        box.value.fail(reason: reason, on: context.channel)  // closes the socket
+        WebSocketSession.writeCloseFrame(code: WebSocketErrorCode(codeNumber: Int(refusal.code)), on: context.channel)
+        box.value.fail(reason: refusal.reason, on: context.channel)  // closes the socket
     }
 }
+#endif

@@ -1,11 +1,13 @@
+#if HEARTH_NIO_TRANSPORT
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import NIOWebSocket
 
-/// The real ``Transport``: protocol v5 over a WebSocket on SwiftNIO, with TLS by NIOSSL for
-/// secure endpoints.
+/// The ``Transport`` on Linux: protocol v5 over a WebSocket on SwiftNIO, with TLS by NIOSSL
+/// for secure endpoints. (On Apple platforms the client uses `URLSessionWebSocketTask` and
+/// links no SwiftNIO; FoundationNetworking's on Linux has no WebSocket support.)
 ///
 /// A thin adapter: it opens the connection (TCP, TLS with SNI and the system's trust roots
 /// unless told otherwise, the HTTP/1.1 upgrade to a WebSocket at
@@ -33,7 +35,7 @@ public struct WebSocketTransport: Transport {
 
     /// The default ``maxMessageBytes``: 256 MiB, at least Firebase's documented limit on the
     /// size of a single response served by the database (256 MB).
-    public static let defaultMaxMessageBytes = 256 << 20
+    public static let defaultMaxMessageBytes = InboundFrames.defaultMaxMessageBytes
 
     /// A transport.
     /// - Parameters:
@@ -51,7 +53,7 @@ public struct WebSocketTransport: Transport {
     ) {
         self.group = group
         self.connectTimeout = connectTimeout
-        self.maxMessageBytes = min(max(1, maxMessageBytes), Int(UInt32.max))
+        self.maxMessageBytes = InboundFrames.clampedLimit(maxMessageBytes)
         self.tlsConfiguration = tlsConfiguration
     }
 
@@ -79,7 +81,7 @@ public struct WebSocketTransport: Transport {
                 loop: loop, endpoint: endpoint, lastSessionID: lastSessionID, tls: tls, box: box)
             let timer = loop.scheduleTask(in: timeout) {
                 guard box.value.phase == .connecting else { return }
-                box.value.fail(reason: "timed out after \(timeout.nanoseconds / 1_000_000) ms opening the connection")
+                box.value.fail(reason: CloseReason.timedOut(milliseconds: timeout.nanoseconds / 1_000_000))
             }
             box.value.timer = timer
             bootstrap.connect(host: endpoint.host, port: endpoint.port).whenComplete { result in
@@ -88,7 +90,8 @@ public struct WebSocketTransport: Transport {
                     box.value.connected(channel)
                     channel.closeFuture.whenComplete { _ in box.value.channelClosed(channel) }
                 case .failure(let error):
-                    box.value.finish(reason: "could not connect to \(endpoint.host):\(endpoint.port): \(error)")
+                    box.value.finish(
+                        reason: CloseReason.couldNotConnect(host: endpoint.host, port: endpoint.port, "\(error)"))
                 }
             }
         }
@@ -142,3 +145,4 @@ public struct WebSocketTransport: Transport {
             }
     }
 }
+#endif

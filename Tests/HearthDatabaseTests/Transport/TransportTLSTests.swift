@@ -1,3 +1,6 @@
+// The SwiftNIO transport's TLS (its `TLSConfiguration`, custom trust roots): Linux only. The
+// URLSession transport uses the system's TLS and trust settings.
+#if HEARTH_NIO_TRANSPORT
 import Foundation
 @testable import HearthDatabase
 import NIOCore
@@ -183,3 +186,4 @@ struct TransportTLSTests {
         try await server.channel.close()
     }
 }
+#endif

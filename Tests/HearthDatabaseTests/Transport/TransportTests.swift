@@ -6,13 +6,29 @@ import NIOCore
 import NIOPosix
 import Testing
 
-@Suite("WebSocketTransport against a real hearth serve", .serialized)
+/// Runs against the transport `Database` uses on the platform the tests run on: SwiftNIO's on
+/// Linux, URLSession's on Apple platforms. Only through ``Transport``, so one set of tests holds
+/// both to the same behaviour.
+@Suite("the platform's transport against a real hearth serve", .serialized)
 struct TransportTests {
-    /// The transport's own event loop, not NIO's shared singleton: the rest of the suite's
-    /// clients run on the singleton's loops, and on a loaded machine their work there delayed
-    /// these connections' events past the recorder's deadline.
+    /// The SwiftNIO transport's own event loop, not NIO's shared singleton: the rest of the
+    /// suite's clients run on the singleton's loops, and on a loaded machine their work there
+    /// delayed these connections' events past the recorder's deadline.
     static let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-    let transport = WebSocketTransport(group: TransportTests.loop, connectTimeout: .seconds(10))
+    let transport = TransportTests.makeTransport()
+
+    /// This platform's transport with the given limits.
+    static func makeTransport(
+        connectTimeout: Duration = .seconds(10), maxMessageBytes: Int = InboundFrames.defaultMaxMessageBytes
+    ) -> any Transport {
+        #if HEARTH_NIO_TRANSPORT
+        WebSocketTransport(
+            group: loop, connectTimeout: .nanoseconds(Int64(connectTimeout / .nanoseconds(1))),
+            maxMessageBytes: maxMessageBytes)
+        #else
+        URLSessionTransport(connectTimeout: connectTimeout, maxMessageBytes: maxMessageBytes)
+        #endif
+    }
 
     @Test("connect: .opened, then the server's hello; a listen gets its data push and ok")
     func helloAndListen() async throws {
@@ -148,7 +164,7 @@ struct TransportTests {
         // 40,000 characters: the server sends it as a count frame and three segments of at most
         // 16,384, each under the 20,000-byte limit, so the refusal comes from reassembly.
         let big = String(repeating: "z", count: 40_000)
-        let small = WebSocketTransport(group: Self.loop, connectTimeout: .seconds(10), maxMessageBytes: 20_000)
+        let small = Self.makeTransport(maxMessageBytes: 20_000)
         let events = EventRecorder()
         let reader = small.connect(to: server.endpoint, lastSessionID: nil, events: events.handler)
         #expect(await events.next() == .opened)
@@ -178,7 +194,7 @@ struct TransportTests {
             .bind(host: "127.0.0.1", port: 0).get()
         let port = try #require(silent.localAddress?.port)
         let events = EventRecorder()
-        let quick = WebSocketTransport(group: Self.loop, connectTimeout: .milliseconds(300))
+        let quick = Self.makeTransport(connectTimeout: .milliseconds(300))
         let endpoint = ServerEndpoint(secure: false, host: "127.0.0.1", port: port, namespace: "test")
         _ = quick.connect(to: endpoint, lastSessionID: nil, events: events.handler)
         guard case .closed(let reason)? = await events.next(timeout: 5) else {
