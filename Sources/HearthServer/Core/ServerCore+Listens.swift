@@ -37,6 +37,9 @@ extension ServerCore {
         let isTagged = tag != nil && !query.loadsAllData
         let listen = Listen(path: path, query: key.query, tag: isTagged ? tag : nil)
         connections[id]!.listens[key] = listen
+        assert(
+            connections[id]!.listens.count <= configuration.maxListensPerConnection
+                && held.listens <= configuration.maxListensTotal, "a listen was granted past its bounds")
         let node = data.child(at: path)
         // A matching hash means the client has this data already: send none.
         out.send(id) {
@@ -53,6 +56,7 @@ extension ServerCore {
 
     mutating func unlisten(_ id: ConnectionID, _ key: ListenKey) {
         if connections[id]?.listens.removeValue(forKey: key) != nil { held.listens -= 1 }
+        assert(held.listens >= 0, "more listens released than held")
     }
 
     /// What a listen at `path` with `query` sees now: the data there, or the query's window.
@@ -65,6 +69,7 @@ extension ServerCore {
             return ServerOutput()
         }
         var out = ServerOutput()
+        assert(connections[id]!.awaitingTicket == ticket, "a token check answers the one its connection waits for")
         connections[id]!.awaitingTicket = nil
         switch result {
         case .valid(var principal):
