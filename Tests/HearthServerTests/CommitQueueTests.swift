@@ -68,7 +68,7 @@ struct CommitQueueTests {
         for n in 1...3 {
             #expect(data.child(at: try! Path(validating: "c\(n)")).childCount == writes, "nothing dropped")
         }
-        #expect(rig.runtime.commitQueueBytes == 0)
+        #expect(waitFor { rig.runtime.commitQueueBytes == 0 }, "its room given back after the answer went out")
         #expect(rig.runtime.state.withLock { $0.parked.isEmpty && $0.budget.line.isEmpty })
         rig.runtime.stop()
     }
@@ -110,8 +110,27 @@ struct CommitQueueTests {
         }
         #expect(next.response(1)?.status == "ok")
         #expect(waiter.messages.allSatisfy { if case .response = $0 { false } else { true } })
-        #expect(rig.runtime.commitQueueBytes == 0)
+        #expect(waitFor { rig.runtime.commitQueueBytes == 0 }, "its room given back after the answer went out")
         rig.runtime.stop()
+    }
+
+    @Test(
+        "over real sockets with a one-byte bound: each message waits, unread, for the one before it; all are answered")
+    func realSocketsSmallestBound() async throws {
+        // One byte: every message goes alone into an empty queue, so the connection stops being
+        // read after each one until its commit is released, however the threads interleave.
+        let live = try await LiveServer(configure: { $0.maxCommitQueueBytes = 1 })
+        let a = try live.client()
+        _ = a.receive()
+        let writes = 100
+        for i in 1...writes {
+            let put = ClientRequest.put(path: try Path(validating: "n/k\(i)"), data: .string("v\(i)"), hash: nil)
+            try a.send(put.message(number: i))
+        }
+        for i in 1...writes { #expect(a.response(i).status == "ok", "write \(i)") }
+        #expect(live.runtime.state.withLock { $0.core.data.child(at: "n").childCount } == writes)
+        #expect(waitFor { live.runtime.commitQueueBytes == 0 }, "its room given back after the answer went out")
+        try await live.stop()
     }
 
     /// Waits (a hang guard, not a verdict) until `condition` holds.
