@@ -90,4 +90,6 @@ final class CountingConnection: TransportConnection {
     }
 
     func close() { inner.close() }
+
+    func setReading(_ reading: Bool) { inner.setReading(reading) }
 }

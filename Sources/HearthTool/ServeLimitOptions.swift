@@ -141,6 +141,13 @@ struct ServeLimitOptions: ParsableArguments {
             valueName: "BYTES"))
     var maxWaitingBytes = core.maxWaitingBytesTotal
 
+    @Option(
+        name: .customLong("max-commit-queue-bytes"),
+        help: ArgumentHelp(
+            "Bytes of WebSocket messages and REST requests taken in and not yet committed; past it a WebSocket is not read until there is room (first come, first served) and a REST request is answered 503.",
+            valueName: "BYTES"))
+    var maxCommitQueueBytes = core.maxCommitQueueBytes
+
     func validate() throws {
         for (flag, value) in [
             ("--max-message-bytes", maxMessageBytes), ("--max-held-bytes", maxHeldBytes),
@@ -149,7 +156,7 @@ struct ServeLimitOptions: ParsableArguments {
             ("--max-ondisconnect-bytes-per-connection", maxOnDisconnectBytesPerConnection),
             ("--max-ondisconnect-bytes", maxOnDisconnectBytes),
             ("--max-waiting-bytes-per-connection", maxWaitingBytesPerConnection),
-            ("--max-waiting-bytes", maxWaitingBytes),
+            ("--max-waiting-bytes", maxWaitingBytes), ("--max-commit-queue-bytes", maxCommitQueueBytes),
         ] where value <= 0 {
             throw ValidationError("\(flag) must be positive")
         }
@@ -196,5 +203,6 @@ struct ServeLimitOptions: ParsableArguments {
         configuration.maxOnDisconnectBytesTotal = maxOnDisconnectBytes
         configuration.maxWaitingBytesPerConnection = maxWaitingBytesPerConnection
         configuration.maxWaitingBytesTotal = maxWaitingBytes
+        configuration.maxCommitQueueBytes = maxCommitQueueBytes
     }
 }

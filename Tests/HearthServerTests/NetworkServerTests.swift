@@ -20,7 +20,8 @@ final class LiveServer {
 
     init(
         emulator: Bool = true, idleTimeoutMs: Int64 = 120_000, maxBuffered: Int = 64 << 20, directory: String? = nil,
-        limits: NetworkServer.Limits = LiveServer.patient, maxRESTBodyBytes: Int = 64 << 20
+        limits: NetworkServer.Limits = LiveServer.patient, maxRESTBodyBytes: Int = 64 << 20,
+        configure: (inout ServerCore.Configuration) -> Void = { _ in }
     ) async throws {
         self.directory =
             directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID().uuidString)").path
@@ -32,6 +33,7 @@ final class LiveServer {
         c.idleTimeoutMs = idleTimeoutMs
         c.maxBufferedBytesPerConnection = maxBuffered
         c.maxRESTBodyBytes = maxRESTBodyBytes
+        configure(&c)
         runtime = try ServerRuntime(
             store: store, configuration: c,
             verifier: try await FirebaseTokenVerifier(secret: String(repeating: "k", count: 32), emulator: emulator))

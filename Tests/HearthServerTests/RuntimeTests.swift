@@ -26,6 +26,14 @@ final class RecordingSink: ConnectionSink {
         arrived.signal()
     }
 
+    /// Every ``ConnectionSink/setReading(_:)`` call, in order.
+    let reading = Mutex<[Bool]>([])
+
+    func setReading(_ on: Bool) {
+        reading.withLock { $0.append(on) }
+        arrived.signal()
+    }
+
     var messages: [ServerMessage] { texts.withLock { $0 }.compactMap { try? ServerMessage.decode($0) } }
 
     /// Waits (a hang guard, not a verdict) until a message satisfies `match`; returns it.

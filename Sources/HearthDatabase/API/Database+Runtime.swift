@@ -35,8 +35,8 @@ struct RuntimeState: Sendable {
     var getWaiters: [UInt64: @Sendable (Result<Node, DatabaseError>) -> Void] = [:]
     var nextGet: UInt64 = 1
     /// Transport reports not yet given to the core (drained together: one store commit for
-    /// a burst of messages).
-    var inbox: [(ConnectionID, TransportEvent)] = []
+    /// a burst of messages), within ``Database/Options/maxInboxBytes``.
+    var inbox: Inbox
     /// The last store failure while applying the server's data (the data stays as it was;
     /// nothing acknowledged is lost — an ack that failed to commit is re-sent next run).
     var lastStorageError: DatabaseError?
@@ -122,42 +122,6 @@ extension Database {
             return s.connection?.link
         }
         old?.close()
-    }
-
-    /// A transport report: queued, and the queue drained on ``work`` in one step.
-    private func received(_ event: TransportEvent, on id: ConnectionID) {
-        let first = state.withLock { s in
-            s.inbox.append((id, event))
-            return s.inbox.count == 1
-        }
-        guard first else { return }
-        work.async { [weak self] in self?.drainInbox() }
-    }
-
-    private func drainInbox() {
-        let batch = state.withLock { s in
-            defer { s.inbox = [] }
-            return s.inbox
-        }
-        step { (core, now) in
-            var out = ClientOutput()
-            for (id, event) in batch {
-                switch event {
-                case .opened: out.append(core.connectionOpened(id, now: now))
-                case .message(let text): out.append(core.received(text, on: id, now: now))
-                case .closed: out.append(core.connectionClosed(id, now: now))
-                }
-            }
-            return out
-        }
-        let closedLinks: [ConnectionID] = batch.compactMap {
-            if case .closed = $0.1 { return $0.0 } else { return nil }
-        }
-        if !closedLinks.isEmpty {
-            state.withLock { s in
-                if let c = s.connection, closedLinks.contains(c.id) { s.connection = nil }
-            }
-        }
     }
 
     private func fetchToken(force: Bool) {

@@ -48,6 +48,12 @@ public final class Database: Sendable {
         /// Connect as soon as the database is opened (default). When false, the database
         /// stays offline until ``Database/goOnline()``.
         public var connectAtOpen = true
+        /// The most bytes of server messages (their UTF-8 text, plus 64 bytes each) received and
+        /// not yet applied. When messages arrive faster than they are applied and the inbox
+        /// reaches this bound, the connection stops reading (``TransportConnection/setReading(_:)``)
+        /// until they are applied; none is dropped. It may pass the bound by what the transport
+        /// had already read when told to stop. Default 16 MiB.
+        public var maxInboxBytes: Int = 16 << 20
 
         /// Default options: memory only, 10 MiB, full durability, no auth.
         public init() {}
@@ -81,6 +87,7 @@ public final class Database: Sendable {
     ///   ``DatabaseError/storage(_:)`` when the store cannot be opened.
     public init(url: String, options: Options = Options()) throws(DatabaseError) {
         do { endpoint = try ServerEndpoint(url: url) } catch { throw .invalidValue("\(error)") }
+        guard options.maxInboxBytes > 0 else { throw .invalidValue("maxInboxBytes must be positive") }
         self.options = options
         self.callbacks = options.callbackQueue ?? DispatchQueue(label: "hearth.database.callbacks")
         self.transport = options.transport ?? PlatformTransport.make()
@@ -125,7 +132,8 @@ public final class Database: Sendable {
         )
         state = Mutex(
             RuntimeState(
-                core: core, pushIDs: PushIDGenerator(), random: SeededRandom(seed: seed ^ 0x5DEE_CE66_D1CE_4E5B)))
+                core: core, pushIDs: PushIDGenerator(), random: SeededRandom(seed: seed ^ 0x5DEE_CE66_D1CE_4E5B),
+                inbox: Inbox(limit: options.maxInboxBytes)))
         state.withLock { s in
             s.info.serverTimeOffset = store.serverTimeOffset()
             s.restoredTransactions = restored.queued

@@ -33,6 +33,7 @@ extension ClientCore {
 
     /// Starts an attempt: a token first when the app supplies them, else the connection.
     mutating func attempt(now: Int64, into out: inout ClientOutput) {
+        assert(currentConnection == nil, "an attempt starts only when no connection is open or opening")
         let id = ConnectionID(nextConnection)
         nextConnection += 1
         backoff.attempted(at: now)
@@ -206,6 +207,12 @@ extension ClientCore {
         _ id: ConnectionID, timestamp: Int64, sessionID: String, extensions: [String], now: Int64,
         into out: inout ClientOutput
     ) {
+        assert(phase == .connecting(id), "a hello is taken only on the connection being opened")
+        // Every request, write and operation in flight belonged to the last connection and was
+        // forgotten with it (dropConnectionState): this one starts clean.
+        assert(requests.isEmpty, "a new connection starts with no request in flight")
+        assert(sentWrites.isEmpty && lastSentWriteID == .min, "a new connection starts with no write sent")
+        assert(sentOnDisconnects.isEmpty, "a new connection starts with no onDisconnect operation sent")
         phase = .connected(id)
         stampsWrites = extensions.contains(ServerMessage.writeIDsExtension)
         lastSend = now

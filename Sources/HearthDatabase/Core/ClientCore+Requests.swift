@@ -80,12 +80,14 @@ extension ClientCore {
         }
         var tag: Int?
         if !key.query.loadsAllData {
+            assert(tags[nextTag] == nil, "a tag names one query")
             tag = nextTag
             tags[nextTag] = key
             nextTag += 1
         }
         listens[key] = Listen(count: 1, tag: tag, order: nextListenOrder)
         nextListenOrder += 1
+        assert(listens.count <= configuration.maxListens, "listens within their bound")
         if isConnected { sendListen(key, tag: tag, now: now, into: &out) }
         return out
     }
@@ -100,6 +102,7 @@ extension ClientCore {
             listens[key] = listen
             return out
         }
+        assert(listen.count == 0, "a listen's listeners never count below zero")
         listens[key] = nil
         if let tag = listen.tag { tags[tag] = nil }
         if isConnected {
@@ -123,6 +126,7 @@ extension ClientCore {
     mutating func send(_ request: ClientRequest, as kind: Request, now: Int64, into out: inout ClientOutput) {
         let number = nextRequest
         nextRequest += 1
+        assert(requests[number] == nil, "a request number names one request")
         requests[number] = kind
         out.messages.append(request.message(number: number))
         lastSend = now
@@ -150,7 +154,8 @@ extension ClientCore {
         case .update(let children):
             request = .merge(path: write.path, data: children.map { ($0.path, $0.node.exportJSON()) }, stamp: stamp)
         }
-        sentWrites.insert(write.id)
+        let inserted = sentWrites.insert(write.id).inserted
+        assert(inserted, "a write is sent once per connection")
         send(request, as: .write(write.id), now: now, into: &out)
     }
 
@@ -163,7 +168,8 @@ extension ClientCore {
         case .remove: request = .onDisconnectPut(path: op.path, data: .null)
         case .cancel: request = .onDisconnectCancel(path: op.path)
         }
-        sentOnDisconnects.insert(op.id)
+        let inserted = sentOnDisconnects.insert(op.id).inserted
+        assert(inserted, "an onDisconnect operation is sent once per connection")
         send(request, as: .onDisconnect(op.id), now: now, into: &out)
     }
 
@@ -287,6 +293,8 @@ extension ClientCore {
             // follows it with the current data of this connection's listens there, which
             // replaces the write's value where later writes changed it.
             guard writes.removeValue(forKey: id) != nil else { return }
+            // Only sendWrite makes a write request, and a dropped connection forgets both.
+            assert(sentWrites.contains(id), "an answered write was sent on this connection")
             writerIDs[id] = nil
             conditions[id] = nil
             if ok {

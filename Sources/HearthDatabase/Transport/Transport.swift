@@ -16,6 +16,12 @@ public protocol TransportConnection: Sendable {
     func send(_ message: String)
     /// Closes the connection; a `.closed` event follows unless one already did.
     func close()
+    /// Stops (false) or resumes (true) reading from the network: the database stops a
+    /// connection whose messages arrive faster than it applies them (``Database/Options/maxInboxBytes``),
+    /// so what the server sends meanwhile waits in the network, not in memory. Messages already
+    /// read when reading stops are still delivered; none may be dropped. A transport that pulls
+    /// messages one at a time stops pulling.
+    func setReading(_ reading: Bool)
 }
 
 /// Opens connections. The seam between the database runtime and the network: the real ones are

@@ -71,6 +71,10 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
     /// Frames not yet handed to the task; the first is being sent. One send at a time keeps
     /// their order without relying on the task to.
     private var outbox: [String] = []
+    /// Whether the database asked reading to stop (``setReading(_:)``): no receive is started.
+    private var paused = false
+    /// Whether a receive is under way: at most one, so messages stay in order.
+    private var receiving = false
 
     init(endpoint: ServerEndpoint, maxMessageBytes: Int, events: @escaping @Sendable (TransportEvent) -> Void) {
         self.endpoint = endpoint
@@ -117,6 +121,15 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
         queue.async { [self] in end(CloseReason.closedByClient, code: .normalClosure) }
     }
 
+    /// URLSession delivers a message only when asked (`receive`): stopping is not asking for
+    /// the next one; the one under way is still delivered.
+    func setReading(_ reading: Bool) {
+        queue.async { [self] in
+            paused = !reading
+            if reading, state.phase == .open { receiveNext() }
+        }
+    }
+
     private func sendNext() {
         guard let frame = outbox.first, let task else { return }
         task.send(.string(frame)) { [self] error in
@@ -131,7 +144,9 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
     }
 
     private func receiveNext() {
-        task?.receive { [self] result in
+        guard !paused, !receiving, let task else { return }
+        receiving = true
+        task.receive { [self] result in
             let received: Received
             switch result {
             case .success(let message):
@@ -139,7 +154,10 @@ final class URLSessionConnection: NSObject, TransportConnection, URLSessionWebSo
             case .failure(let error):
                 received = .failed("\(error)")
             }
-            queue.async { [self] in handle(received) }
+            queue.async { [self] in
+                receiving = false
+                handle(received)
+            }
         }
     }
 

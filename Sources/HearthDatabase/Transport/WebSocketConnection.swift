@@ -20,6 +20,11 @@ final class WebSocketConnection: TransportConnection {
         let box = self.box
         box.eventLoop.execute { box.value.closeLocally() }
     }
+
+    func setReading(_ reading: Bool) {
+        let box = self.box
+        box.eventLoop.execute { box.value.setReading(reading) }
+    }
 }
 
 /// One connection on its event loop: the ``ConnectionState``, the channel once connected, and
@@ -99,6 +104,12 @@ final class WebSocketSession {
             channel.write(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: data), promise: nil)
         }
         channel.flush()
+    }
+
+    /// Turns NIO's `autoRead` off or on: off, the socket is not read after the read under way.
+    func setReading(_ reading: Bool) {
+        guard let channel else { return }
+        try? channel.syncOptions?.setOption(ChannelOptions.autoRead, value: reading)
     }
 
     /// `close()`: reports `.closed` now, sends a close frame if the WebSocket is open, and

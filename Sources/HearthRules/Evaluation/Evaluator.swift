@@ -181,6 +181,7 @@ struct Evaluator {
     private mutating func chain(
         _ terms: [Expr], stopsAt stop: Bool, _ c: EvaluationContext
     ) throws(EvaluationError) -> RuleValue {
+        assert(terms.count >= 2, "the parser makes a chain only of two terms or more")
         for term in terms {
             guard case .bool(let b) = try evaluate(term, c) else {
                 throw fail("'\(stop ? "||" : "&&")' needs booleans")

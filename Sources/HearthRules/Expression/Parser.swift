@@ -44,6 +44,10 @@ struct ExpressionParser {
             throw ExpressionError(message: "empty expression", offset: 0)
         }
         let (expr, type) = try parser.parseConditional()
+        assert(parser.depth == 0, "every level of recursion the parse entered it left")
+        assert(
+            expr.height <= max(1, limits.maxDepth),
+            "the tree is no higher than the limit the evaluator's recursion relies on")
         guard case .end = parser.current.token else {
             throw ExpressionError(
                 message: "unexpected \(parser.describe(parser.current.token)) after the expression",

@@ -96,6 +96,7 @@ private struct StateSet {
     }
 
     mutating func insert(_ pc: Int) {
+        assert(!contains(pc) && count < dense.count, "a state is added once, within the program's size")
         sparse[pc] = count
         dense[count] = pc
         count += 1

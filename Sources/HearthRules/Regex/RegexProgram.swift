@@ -38,6 +38,18 @@ struct RegexProgram: Sendable {
         anchoredStart = syntax.anchoredStart
         anchoredEnd = syntax.anchoredEnd
         self.ignoresCase = ignoresCase
+        // The matcher takes the last instruction as the accepting state and follows every jump
+        // and split without a bounds check.
+        assert(instructions.count <= maxStates && instructions.last == .match, "a program ends in its one accept")
+        assert(
+            instructions.allSatisfy { instruction in
+                switch instruction {
+                case .jump(let t): t >= 0 && t < instructions.count
+                case .split(let a, let b): a >= 0 && a < instructions.count && b >= 0 && b < instructions.count
+                case .set(let index): index >= 0 && index < sets.count
+                case .scalar, .match: true
+                }
+            }, "every jump, split and set of a program is within it")
     }
 
     private struct Compiler {

@@ -22,12 +22,14 @@ struct StepBudget {
     /// Spends `steps`, or throws when fewer than `steps` are left (and spends what was left,
     /// so that `used` reports the whole budget).
     mutating func charge(_ steps: Int) throws(BudgetExhausted) {
+        assert(steps >= 0, "a charge is a count of work, never negative")
         if steps > limit - used || isExhausted {
             used = limit
             isExhausted = true
             throw BudgetExhausted()
         }
         used += steps
+        assert(used <= limit, "the steps spent stay within the budget")
     }
 }
 

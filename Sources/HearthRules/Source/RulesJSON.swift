@@ -84,6 +84,7 @@ struct RulesJSONParser {
     }
 
     private mutating func parseValue(depth: Int) throws(RulesError) -> RulesJSON {
+        assert(depth <= Self.maxDepth, "arrays and objects refuse to nest past the limit before recursing")
         guard i < s.count else { throw fail("the file ended where a value was expected") }
         let start = source.position(of: i)
         switch s[i] {

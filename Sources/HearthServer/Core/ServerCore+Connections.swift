@@ -57,6 +57,7 @@ extension ServerCore {
         pendingChecks = pendingChecks.filter { $0.value.0 != id }
         held.listens -= connection.listens.count
         held.heldBytes -= connection.assemblingBytes + connection.queuedBytes
+        assert(held.listens >= 0 && held.heldBytes >= 0, "a closed connection released more than was held")
         if sessions[connection.sessionID] == id { sessions[connection.sessionID] = nil }
         var out = ServerOutput()
         if writesSuspended != nil {
@@ -97,6 +98,7 @@ extension ServerCore {
         do { message = try assembler.receive(frame) } catch { return .pending(refuse(id, reason: error.description)) }
         let bytes = assembler.bufferedByteCount
         held.heldBytes += bytes - connection.assemblingBytes
+        assert(held.heldBytes >= 0, "held bytes never count below zero")
         connection.assemblingBytes = bytes
         connection.assemblingSince = assembler.isAssembling ? (connection.assemblingSince ?? now) : nil
         connection.kind = .webSocket(assembler)
@@ -126,6 +128,10 @@ extension ServerCore {
         connections[id]!.queued.append((message, bytes))
         connections[id]!.queuedBytes += bytes
         held.heldBytes += bytes
+        assert(
+            connections[id]!.queued.count <= configuration.maxQueuedWhileAuthenticating
+                && connections[id]!.queuedBytes <= configuration.maxQueuedBytesPerConnection,
+            "a waiting connection queued past its bounds")
         return ServerOutput()
     }
 
@@ -136,6 +142,7 @@ extension ServerCore {
             connections[id]!.queued.removeFirst()
             connections[id]!.queuedBytes -= first.bytes
             held.heldBytes -= first.bytes
+            assert(connections[id]!.queuedBytes >= 0 && held.heldBytes >= 0, "a queue handed out more than it held")
             out.append(handle(id, first.message, bytes: first.bytes))
         }
     }

@@ -38,6 +38,9 @@ extension ServerCore {
         let listen = Listen(path: path, query: key.query, tag: isTagged ? tag : nil)
         connections[id]!.listens[key] = listen
         listening.insert(id)
+        assert(
+            connections[id]!.listens.count <= configuration.maxListensPerConnection
+                && held.listens <= configuration.maxListensTotal, "a listen was granted past its bounds")
         let node = data.child(at: path)
         // A matching hash means the client has this data already: send none.
         out.send(id) {
@@ -55,6 +58,7 @@ extension ServerCore {
     mutating func unlisten(_ id: ConnectionID, _ key: ListenKey) {
         guard connections[id]?.listens.removeValue(forKey: key) != nil else { return }
         held.listens -= 1
+        assert(held.listens >= 0, "more listens released than held")
         if connections[id]?.listens.isEmpty == true { listening.remove(id) }
     }
 
@@ -68,6 +72,7 @@ extension ServerCore {
             return ServerOutput()
         }
         var out = ServerOutput()
+        assert(connections[id]!.awaitingTicket == ticket, "a token check answers the one its connection waits for")
         connections[id]!.awaitingTicket = nil
         switch result {
         case .valid(var principal):

@@ -72,6 +72,7 @@ extension ServerCore {
         }
         connections[id]?.onDisconnect.append(op)
         held.onDisconnectBytes += bytes
+        assert(connections[id]!.onDisconnect.count <= limit, "onDisconnect operations queued past their bound")
         out.onDisconnect.append(.registered(session: c.session, op))
         out.send(id, .response(number: r, status: "ok", data: nil))
     }
@@ -81,6 +82,7 @@ extension ServerCore {
         let cancelled = c.onDisconnect.filter { path.contains($0.path) }
         if !cancelled.isEmpty {
             held.onDisconnectBytes -= cancelled.reduce(0) { $0 + $1.bytes }
+            assert(held.onDisconnectBytes >= 0, "cancelled more onDisconnect bytes than were held")
             connections[id]?.onDisconnect.removeAll { path.contains($0.path) }
             out.onDisconnect.append(.cancelled(session: c.session, path: path))
         }
@@ -102,6 +104,7 @@ extension ServerCore {
         guard !ops.isEmpty else { return }
         for op in ops {
             held.onDisconnectBytes -= op.bytes
+            assert(held.onDisconnectBytes >= 0, "ran more onDisconnect bytes than were held")
             guard let children = try? validatedChildren(op), mayWrite(op.path, children, as: op.principal).allowed
             else { continue }
             switch op.action {

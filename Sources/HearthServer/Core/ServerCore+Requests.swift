@@ -94,8 +94,11 @@ extension ServerCore {
         case let .onDisconnectCancel(path):
             cancelOnDisconnect(id, number: r, path: path, into: &out)
         case let .auth(credential, isJWT, override):
+            // Messages queue while a check is pending, so an `auth` is handled only when none is.
+            assert(connections[id]!.awaitingTicket == nil, "a connection waits for one token check at a time")
             let ticket = nextCheck
             nextCheck += 1
+            assert(pendingChecks[ticket] == nil, "a ticket names one token check")
             pendingChecks[ticket] = (id, r, override)
             connections[id]!.awaitingTicket = ticket
             out.tokenChecks.append(TokenCheckRequest(ticket: ticket, credential: credential, isJWT: isJWT))

@@ -72,6 +72,12 @@ public struct ServerCore: Sendable {
         /// The most bytes of messages waiting to be rendered across all connections; past it,
         /// the connection with the most waiting is disconnected.
         public var maxWaitingBytesTotal: Int = 512 << 20
+        /// The most bytes of WebSocket messages and REST requests (their UTF-8 text, plus 256
+        /// bytes each) taken in and not yet committed and released by ``ServerRuntime``'s commit
+        /// thread. A message that finds no room waits, first come first served, and its
+        /// connection is not read meanwhile; a REST request is answered `503`. One message larger
+        /// than the bound is taken alone into an empty queue.
+        public var maxCommitQueueBytes: Int = 64 << 20
         /// How often an event stream gets a `keep-alive` event (ms).
         public var keepAliveIntervalMs: Int64 = 30_000
         /// The most writers whose watermark the server remembers for exactly-once writes

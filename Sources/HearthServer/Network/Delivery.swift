@@ -7,6 +7,10 @@ protocol ConnectionSink: Sendable {
     func send(_ text: String)
     /// Closes the connection after what was sent.
     func close()
+    /// Stops (false) or resumes (true) reading the connection's socket: the runtime stops a
+    /// connection whose message waits for room in the commit queue, so the bytes it sends
+    /// meanwhile stay in the network (the peer's TCP window closes) rather than in the server.
+    func setReading(_ reading: Bool)
 }
 
 /// One connection's outbound messages, rendered (``OutboundMessage/render()``) and handed to

@@ -70,6 +70,9 @@ extension HTTPHandler {
                 channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
             }
         }
+
+        /// An event stream sends no messages to the core, so it never waits for the commit queue.
+        func setReading(_ reading: Bool) {}
     }
 
     func openStream(_ context: ChannelHandlerContext, _ request: RESTRequest, runtime: ServerRuntime) {

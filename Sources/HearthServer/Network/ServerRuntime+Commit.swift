@@ -24,7 +24,11 @@ extension ServerRuntime {
                 defer { s.queue.removeAll(keepingCapacity: true) }
                 return (s.queue, s.queue.isEmpty ? [:] : s.deliveries, s.stopped)
             }
-            if !items.isEmpty { release(items, deliveries) }
+            if !items.isEmpty {
+                release(items, deliveries)
+                let freed = items.reduce(0) { $0 + $1.weight }
+                if freed > 0 { resume(state.withLock { $0.release(freed) }) }
+            }
             if stopped && state.withLock({ $0.queue.isEmpty }) {
                 done.signal()
                 return
@@ -85,7 +89,7 @@ extension ServerRuntime {
                     input { $0.tokenChecked(check.ticket, result, now: now) }
                 }
             }
-            if case .rest(_, let reply, let respond) = item {
+            if case .rest(_, let reply, let respond, _) = item {
                 DispatchQueue.global().async { respond(reply.render()) }
             }
         }
@@ -138,10 +142,13 @@ extension ServerRuntime {
         }
         var refused: [@Sendable (RESTResponse) -> Void] = []
         var doomed: [Delivery] = []
+        var admitted: [ConnectionID] = []
         state.withLock { s in
             let dropped = items + s.queue
+            // The batch's own room is given back by the commit loop; the queued outputs' here.
+            admitted = s.release(s.queue.reduce(0) { $0 + $1.weight })
             s.queue.removeAll()
-            for case .rest(_, _, let respond) in dropped { refused.append(respond) }
+            for case .rest(_, _, let respond, _) in dropped { refused.append(respond) }
             guard let durable else {
                 // Nothing to serve reads from: stop, as a server that cannot read its store.
                 s.failure = reason
@@ -171,6 +178,7 @@ extension ServerRuntime {
             s.retryAt = now + s.retryInterval
         }
         for d in doomed { d.abort() }
+        resume(admitted)
         for respond in refused { respond(.error(503, "writes are suspended: \(reason); try again later")) }
         wake.signal()
     }

@@ -25,13 +25,22 @@ import Synchronization
 /// and send again). Reads go on; writes wait and are retried, with a growing interval, until a
 /// commit succeeds.
 public final class ServerRuntime: Sendable {
+    /// One input's output on its way to the commit thread, with the weight it holds in the
+    /// commit queue's ``CommitBudget`` (0 for what is not taken from a client's request: a
+    /// connection opening or closing, a tick, a token check's result).
     enum Item: Sendable {
-        case output(ServerOutput)
-        case rest(ServerOutput, RESTReply, @Sendable (RESTResponse) -> Void)
+        case output(ServerOutput, weight: Int = 0)
+        case rest(ServerOutput, RESTReply, @Sendable (RESTResponse) -> Void, weight: Int = 0)
 
         var output: ServerOutput {
             switch self {
-            case .output(let o), .rest(let o, _, _): o
+            case .output(let o, _), .rest(let o, _, _, _): o
+            }
+        }
+
+        var weight: Int {
+            switch self {
+            case .output(_, let w), .rest(_, _, _, let w): w
             }
         }
     }
@@ -39,6 +48,10 @@ public final class ServerRuntime: Sendable {
     struct State: ~Copyable {
         var core: ServerCore
         var queue: [Item] = []
+        /// The bound on ``queue`` (``ServerCore/Configuration/maxCommitQueueBytes``).
+        var budget: CommitBudget
+        /// Connections not read while they wait for room in the commit queue (``Parked``).
+        var parked: [ConnectionID: Parked] = [:]
         var deliveries: [ConnectionID: Delivery] = [:]
         var stopped = false
         var failure: String?
@@ -114,7 +127,8 @@ public final class ServerRuntime: Sendable {
         journal = try OnDisconnectJournal(
             directory: OnDisconnectJournal.directory(inStore: store.directory), fileSystem: store.options.fileSystem)
         try Self.recoverOnDisconnect(&core, store: store, journal: journal, now: clock())
-        state = Mutex(State(core: core, rulesText: rulesText))
+        state = Mutex(
+            State(core: core, budget: CommitBudget(limit: configuration.maxCommitQueueBytes), rulesText: rulesText))
         let thread = Thread { [self] in self.commitLoop() }
         thread.name = "hearth-commit"
         thread.start()
@@ -134,16 +148,24 @@ public final class ServerRuntime: Sendable {
     /// A fresh connection id.
     func makeID() -> ConnectionID { ConnectionID(nextID.add(1, ordering: .relaxed).oldValue) }
 
-    /// Runs `body` on the core and queues the output it returns, under one lock.
+    /// Runs `body` on the core and queues the output it returns, under one lock. `weight` is
+    /// room already taken in the commit queue for the input: it goes with the output, or is
+    /// given back at once when there is none.
     @discardableResult
-    func input<T>(_ body: (inout ServerCore) -> (ServerOutput, T)) -> T? {
+    func input<T>(weight: Int = 0, _ body: (inout ServerCore) -> (ServerOutput, T)) -> T? {
+        var admitted: [ConnectionID] = []
         let result = state.withLock { s -> T? in
             guard !s.stopped else { return nil }
             let (out, result) = body(&s.core)
-            if !out.isEmpty { s.queue.append(.output(out)) }
+            if !out.isEmpty {
+                s.queue.append(.output(out, weight: weight))
+            } else if weight > 0 {
+                admitted = s.release(weight)
+            }
             return result
         }
         wake.signal()
+        resume(admitted)
         return result
     }
 
@@ -159,37 +181,51 @@ public final class ServerRuntime: Sendable {
         input { $0.connect(id, now: now, host: host, lastSession: lastSession) }
     }
 
-    /// A text frame arrived: assembled under the lock, a whole message decoded outside it.
+    /// A text frame arrived: assembled under the lock, a whole message decoded outside it and
+    /// handled once it has room in the commit queue. Without room, the message and the frames
+    /// after it are kept, the connection is no longer read (``ConnectionSink/setReading(_:)``)
+    /// and waits its turn (``CommitBudget``).
     func received(_ id: ConnectionID, _ frame: String) {
-        let outcome = input { core -> (ServerOutput, String?) in
-            switch core.receiveFrame(id, frame, now: clock()) {
-            case .pending(let out): (out, nil)
-            case .complete(let text): (ServerOutput(), text)
+        let (step, sink) = state.withLock { s -> (Assembled, (any ConnectionSink)?) in
+            guard !s.stopped else { return (.pending, nil) }
+            if s.parked[id] != nil {
+                s.parked[id]?.frames.append(frame)
+                return (.pending, nil)
             }
+            let step = assemble(id, frame, &s)
+            return (step, step == .waiting ? s.deliveries[id]?.sink : nil)
         }
-        guard let text = outcome ?? nil else { return }
-        let decoded = Result { () throws(WireError) -> ClientMessage in try ClientMessage.decode(text) }
-        let now = clock()
-        input { $0.receive(id, message: decoded, bytes: text.utf8.count, now: now) }
+        switch step {
+        case .pending: wake.signal()
+        case .waiting: sink?.setReading(false)
+        case let .taken(text, weight): handle(id, text, weight: weight)
+        }
     }
 
     /// A connection closed (by the peer or by us).
     func closed(_ id: ConnectionID) {
         let now = clock()
+        let admitted = state.withLock { s in unpark(id, &s) }
+        resume(admitted)
         input { $0.disconnect(id, now: now) }
         state.withLock { _ = $0.deliveries.removeValue(forKey: id) }
     }
 
     /// Answers a REST request (after its writes are durable). The body is parsed here, before
-    /// the lock.
+    /// the lock. Answered `503` at once, with nothing applied, when the commit queue has no room
+    /// for it (``CommitBudget``): an HTTP client retries, and no connection is kept waiting.
     func rest(_ request: RESTRequest, respond: @escaping @Sendable (RESTResponse) -> Void) {
         var request = request
+        let weight = CommitBudget.weight(ofBytes: request.body?.utf8.count ?? 0)
         request.parseBody()
         let now = clock()
         state.withLock { s in
             guard !s.stopped else { return respond(.error(503, "the server is stopping")) }
+            guard s.budget.take(weight) else {
+                return respond(.error(503, "the server is busy: its commit queue is full; try again later"))
+            }
             let (reply, out) = s.core.rest(request, now: now)
-            s.queue.append(.rest(out, reply, respond))
+            s.queue.append(.rest(out, reply, respond, weight: weight))
         }
         wake.signal()
     }

@@ -54,6 +54,12 @@ final class WebSocketHandler: ChannelInboundHandler {
         }
 
         func close() { WebSocketHandler.close(channel, status: 1000) }
+
+        /// NIO's `autoRead` off: no more reads from the socket once the one under way ends.
+        func setReading(_ reading: Bool) {
+            let channel = self.channel
+            channel.onEventLoop { try? channel.syncOptions?.setOption(ChannelOptions.autoRead, value: reading) }
+        }
     }
 
     /// Sends a close frame with `status`, then closes the connection.
