@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import Hearth
 
-/// `hearth demo` — the README's main command — end to end on a real store.
+/// `hearth demo` — the README's first command — end to end on a real store.
 @Suite(.enabled(if: Tool.binary != nil, "the hearth binary was not found next to the tests"))
 struct DemoTests {
     @Test func demoPlaysTheDocumentationStory() throws {
