@@ -1,6 +1,6 @@
 import Hearth
 
-/// One operation of `hearth apply`, parsed from one JSON line (README, "hearth apply").
+/// One operation of `hearth apply`, parsed from one JSON line (Hearth's DocC article "The hearth tool", `hearth apply`).
 enum ApplyOperation: Sendable {
     case serverSet(Path, Node)
     case serverUpdate(Path, [ChildUpdate])

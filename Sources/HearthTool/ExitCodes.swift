@@ -7,7 +7,7 @@ import Glibc
 import Darwin
 #endif
 
-/// The tool's exit codes (README, "The `hearth` tool").
+/// The tool's exit codes (Hearth's DocC article "The hearth tool").
 enum ExitCodes {
     /// Everything went fine.
     static let ok: Int32 = 0

@@ -69,7 +69,7 @@ final class Output {
     }
 }
 
-// MARK: - JSON rendering (stable; documented in README.md)
+// MARK: - JSON rendering (stable; documented in Hearth's DocC article "The hearth tool")
 
 /// How secrets (the auth token) are shown.
 enum Secrets {

@@ -4,7 +4,7 @@ import Hearth
 import HearthWire
 import Testing
 
-/// Exactly-once writes on the server (README "Exactly-once writes"): the hello offers them,
+/// Exactly-once writes on the server (HearthDatabase's article "Exactly-once writes"): the hello offers them,
 /// a stamped write at or below its writer's watermark is answered `ok` + `seen` without being
 /// applied again, the watermark is committed with the write and survives a restart, refused
 /// writes do not advance it, and the table is bounded.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import Hearth
 
-/// `hearth demo` — the README's main command — end to end: every behaviour it checks is shown,
+/// `hearth demo` — the README's first command — end to end: every behaviour it checks is shown,
 /// the summary comes last, and the stores it made in a temporary directory are removed unless
 /// `--keep` (a directory given on the command line is kept).
 @Suite(.enabled(if: Tool.binary != nil, "the hearth binary was not found next to the tests"))

@@ -3,25 +3,27 @@ import Testing
 
 /// `hearth <cmd> --help` is the whole reference a reader of the terminal (or of `hearth.1`, which
 /// `swift package generate-manual` builds from the same texts) gets: it must not send them to the
-/// README, and every operation the README documents for `apply` and `connect` must be listed.
+/// README, and every operation the DocC articles document for `apply` (Hearth's *The hearth
+/// tool*) and `connect` (HearthDatabase's *hearth connect*) must be listed.
 @Suite(.enabled(if: Tool.binary != nil, Tool.missingMessage))
 struct HelpTextTests {
     static let subcommands = [
         "dump", "verify", "salvage", "stats", "state", "get", "apply", "compact", "demo", "serve", "connect",
     ]
 
-    static func readme() throws -> String {
+    static func document(_ path: String) throws -> String {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
-        return try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        return try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
     }
 
-    /// The `"op"` names in the README table that follows `heading`.
-    static func documentedOps(after heading: String) throws -> Set<String> {
-        let text = try readme()
+    /// The `"op"` names in the section of `document` that `heading` begins (up to the next
+    /// heading of any level).
+    static func documentedOps(in document: String, after heading: String) throws -> Set<String> {
+        let text = try Self.document(document)
         guard let start = text.range(of: heading) else { return [] }
         let section = text[start.upperBound...]
-        let end = section.range(of: "\n## ")?.lowerBound ?? section.endIndex
+        let end = section.range(of: "\n#")?.lowerBound ?? section.endIndex
         let body = section[..<end]
         var ops: Set<String> = []
         var rest = body[...]
@@ -52,8 +54,9 @@ struct HelpTextTests {
     }
 
     @Test func applyHelpListsEveryDocumentedOperation() throws {
-        let ops = try Self.documentedOps(after: "### `hearth apply STORE")
-        #expect(ops.count >= 14, "README's apply table: \(ops.sorted())")
+        let ops = try Self.documentedOps(
+            in: "Sources/Hearth/Hearth.docc/CommandLineTool.md", after: "### `hearth apply STORE")
+        #expect(ops.count >= 14, "the article's apply table: \(ops.sorted())")
         let help = try Tool.run(["apply", "--help"]).stdout
         for op in ops.sorted() {
             #expect(help.contains(#"{"op":"\#(op)""#), "hearth apply --help misses \(op)")
@@ -61,8 +64,9 @@ struct HelpTextTests {
     }
 
     @Test func connectHelpListsEveryDocumentedCommand() throws {
-        let ops = try Self.documentedOps(after: "## `hearth connect`")
-        #expect(ops.count >= 15, "README's connect table: \(ops.sorted())")
+        let ops = try Self.documentedOps(
+            in: "Sources/HearthDatabase/HearthDatabase.docc/CommandLineClient.md", after: "## Commands")
+        #expect(ops.count >= 15, "the article's connect table: \(ops.sorted())")
         let help = try Tool.run(["connect", "--help"]).stdout
         for op in ops.sorted() {
             #expect(help.contains(#"{"op":"\#(op)""#), "hearth connect --help misses \(op)")

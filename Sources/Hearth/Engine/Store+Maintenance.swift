@@ -10,7 +10,7 @@ import HearthModel
 // record what it did. The log switches the MANIFEST to the new checkpoint and deletes the
 // segments it covers only after the checkpoint is durable.
 
-// The disk bound (README "The size cap", FORMAT.md §8.5). With cap K, the store's files hold
+// The disk bound (the article "The engine API", FORMAT.md §8.5). With cap K, the store's files hold
 // at most 1.25 K at every instant — not only between checkpoints — as long as pruning can
 // remove enough (data that active queries, pins and pending writes hold is never pruned; the
 // store then reports `capExceededByUnprunableData`). The largest moment is a checkpoint install:

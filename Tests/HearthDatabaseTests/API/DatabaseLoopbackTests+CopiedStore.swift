@@ -4,7 +4,7 @@ import HearthModel
 import Testing
 @testable import HearthDatabase
 
-/// The Database runtime's writer ids (README "Exactly-once writes"): a fresh one per opening of
+/// The Database runtime's writer ids (the article "Exactly-once writes"): a fresh one per opening of
 /// the store, committed with its first write, so a store restored from a backup or copied to
 /// another device loses none of its writes. Every wait is on a state the test then checks (the
 /// deadline only guards a hang).

@@ -5,7 +5,7 @@ import HearthWire
 import Testing
 @testable import HearthDatabase
 
-/// The client core's side of exactly-once writes (README "Exactly-once writes"): stamps only
+/// The client core's side of exactly-once writes (the article "Exactly-once writes"): stamps only
 /// for a server that offers them, each write with the writer id it was created under, a fresh
 /// writer id per incarnation of a store, transactions given up at a drop, and a recognised
 /// re-send that does not overwrite a listen's newer data.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @_spi(HearthInternals) @testable import Hearth
 
-/// What protects the auth token at rest (README, "The auth token at rest"):
+/// What protects the auth token at rest (the article "The hearth tool", "The auth token at rest"):
 /// the store's permissions, and that signing out followed by a compaction removes the token's
 /// bytes from every file of the store.
 @Suite struct AuthAtRestTests {

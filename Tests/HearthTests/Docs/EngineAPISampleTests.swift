@@ -1,11 +1,12 @@
 import Testing
 import Hearth
 
-/// The README's library samples, verbatim between the `doc-sample` markers (DocSampleTests in
-/// HearthToolTests checks that): if the documented API changes, this stops compiling.
-@Suite struct ReadmeSampleTests {
+/// The samples of the engine API article (Hearth.docc/TheEngineAPI.md), verbatim between the
+/// `doc-sample` markers (DocSampleTests in HearthToolTests checks that): if the documented API
+/// changes, this stops compiling.
+@Suite struct EngineAPISampleTests {
     @Test func modelSample() throws {
-        // doc-sample: README.md
+        // doc-sample: Sources/Hearth/Hearth.docc/TheEngineAPI.md
         // Data in plain or Firebase export format (.value / .priority / .sv), validated as Firebase
         // validates it; errors name the offending path.
         let scores = try Node(jsonText: #"{"stegosaurus":5,"lambeosaurus":21,"triceratops":22,"pterodactyl":93}"#)
@@ -31,7 +32,7 @@ import Hearth
         let scores = try Node(jsonText: #"{"stegosaurus":5,"lambeosaurus":21,"triceratops":22,"pterodactyl":93}"#)
         let log = EventLog()
 
-        // doc-sample: README.md
+        // doc-sample: Sources/Hearth/Hearth.docc/TheEngineAPI.md
         // doc-sample-replace: "/path/to/store" => dir.path
         let store = try Store.open(directory: dir.path)  // Options: cap, durability, …
 

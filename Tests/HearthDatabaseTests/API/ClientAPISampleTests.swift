@@ -2,10 +2,11 @@ import Foundation
 import Testing
 import HearthDatabase
 
-/// The README's client sample, compiled and run against a server, verbatim between the
-/// `doc-sample` markers but for the port (DocSampleTests in HearthToolTests checks that).
-@Suite("README client sample", .serialized)
-struct ReadmeClientSampleTests {
+/// The sample of the client API article (HearthDatabase.docc/ClientAPI.md), compiled and run
+/// against a server, verbatim between the `doc-sample` markers but for the port (DocSampleTests
+/// in HearthToolTests checks that).
+@Suite("Client API article sample", .serialized)
+struct ClientAPISampleTests {
     struct Message: Codable { var text: String }
     struct User: Codable, Equatable { var name: String; var lastOnline: Double }
 
@@ -13,7 +14,7 @@ struct ReadmeClientSampleTests {
         let server = try await TransportTestServer()
         let appSupport = TempDir().path
         let port = server.server.port
-        // doc-sample: README.md
+        // doc-sample: Sources/HearthDatabase/HearthDatabase.docc/ClientAPI.md
         // doc-sample-replace: ws://127.0.0.1:9000 => ws://127.0.0.1:\(port)
         var options = Database.Options()
         options.storeDirectory = appSupport + "/hearth"  // nil: memory only
