@@ -64,3 +64,23 @@ struct Checklist: Sendable {
     /// The tool's exit code for the run: 0 when every behaviour was shown, else 1 (a failure).
     var exitCode: Int32 { allShown ? ExitCodes.ok : ExitCodes.failure }
 }
+
+/// What both demos tell their story with: numbered headings and a verdict per behaviour, each
+/// printed through the demo's own `say`.
+protocol DemoNarrator {
+    var checklist: Checklist { get set }
+    func say(_ s: String)
+}
+
+extension DemoNarrator {
+    func heading(_ n: Int, _ title: String) {
+        say("")
+        say("\(n). \(title)")
+        say(String(repeating: "─", count: title.count + 3))
+    }
+
+    /// Compares what a step saw with the page and prints the verdict.
+    mutating func check(_ behaviour: Behaviour, _ seen: [String]) {
+        for line in checklist.check(behaviour, seen: seen).lines { say(line) }
+    }
+}

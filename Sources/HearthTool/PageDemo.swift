@@ -12,7 +12,7 @@ import Synchronization
 /// The output is the same on every run: nothing printed depends on the machine, the port or the
 /// clock, and what several handlers report arrives on one serial queue (the database's callback
 /// queue) in the order the client produced it.
-struct PageDemo {
+struct PageDemo: DemoNarrator {
     let directory: String
     /// What the steps saw, compared with the page.
     var checklist = Checklist()
@@ -24,17 +24,6 @@ struct PageDemo {
     func say(_ s: String = "") {
         print(s)
         fflush(nil)
-    }
-
-    func heading(_ n: Int, _ title: String) {
-        say()
-        say("\(n). \(title)")
-        say(String(repeating: "─", count: title.count + 3))
-    }
-
-    /// Compares what a step saw with the page and prints the verdict.
-    mutating func check(_ behaviour: Behaviour, _ seen: [String]) {
-        for line in checklist.check(behaviour, seen: seen).lines { say(line) }
     }
 
     /// Lines collected from handlers on other threads.

@@ -4,7 +4,7 @@ import Hearth
 /// The offline story on one bare store (`hearth demo --store-only`), step by step. Every event
 /// printed is one a listener actually received, and each step compares what it saw with what
 /// the page says (``DemoExpectations``). Nothing printed depends on the machine or the clock.
-struct StoreDemo {
+struct StoreDemo: DemoNarrator {
     let directory: String
     let scores: Path = "scores"
     let byValue = QuerySpec(orderBy: .value)
@@ -16,17 +16,6 @@ struct StoreDemo {
     }
 
     func say(_ s: String = "") { print(s) }
-
-    func heading(_ n: Int, _ title: String) {
-        say()
-        say("\(n). \(title)")
-        say(String(repeating: "─", count: title.count + 3))
-    }
-
-    /// Compares what a step saw with the page and prints the verdict.
-    mutating func check(_ behaviour: Behaviour, _ seen: [String]) {
-        for line in checklist.check(behaviour, seen: seen).lines { say(line) }
-    }
 
     /// Prints the lines and returns them, for the check.
     func show(_ lines: [String]) -> [String] {
