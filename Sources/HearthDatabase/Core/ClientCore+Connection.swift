@@ -90,10 +90,11 @@ extension ClientCore {
         case .connected:
             if let token {
                 send(
-                    .auth(credential: token.token, isJWT: ClientCore.isJWT(token.token), override: nil), as: .auth,
+                    .auth(credential: token.token, isJWT: ClientCore.isJWT(token.token), override: nil),
+                    as: .auth(token.token),
                     now: now, into: &out)
             } else {
-                send(.unauth, as: .auth, now: now, into: &out)
+                send(.unauth, as: .auth(nil), now: now, into: &out)
             }
             flush(now: now, into: &out)
         case .offline, .waiting, .connecting:
@@ -245,7 +246,8 @@ extension ClientCore {
         out.events.append(.serverTimeOffset(serverTimeOffsetMs))
         if let token {
             send(
-                .auth(credential: token.token, isJWT: ClientCore.isJWT(token.token), override: nil), as: .auth,
+                .auth(credential: token.token, isJWT: ClientCore.isJWT(token.token), override: nil),
+                as: .auth(token.token),
                 now: now, into: &out)
         }
         for (location, listen) in listens.sorted(by: { $0.value.order < $1.value.order }) {

@@ -71,7 +71,8 @@ public struct ClientCore: Sendable {
 
     /// One request in flight on the current connection.
     enum Request: Sendable {
-        case auth
+        /// An `auth` with this credential (`nil`: an `unauth`).
+        case auth(String?)
         case listen(QueryLocation)
         case unlisten
         case write(Int64)

@@ -79,4 +79,26 @@ import Testing
         #expect(pauses(h, c).isEmpty)
         #expect(h.actions(c) == ["gauth"])
     }
+
+    /// The server's refusal of a token the app has replaced since (its `auth` crossed the
+    /// app's newer token on the wire) is about the older token: it is ignored, as Firebase's
+    /// `tryAuth` does — the newer token is neither forgotten nor its connection closed.
+    @Test func refusalOfAReplacedTokenIsIgnored() throws {
+        let h = SyncHarness()
+        let c = try tokenClient(h)
+        h.call(c) { core, now in core.goOnline(now: now) }
+        let fetch = try #require(h.clients[c].lastTokenFetch).number
+        h.call(c) { core, now in core.tokenFetched(AuthToken(token: "unknown", expiresAt: .max), fetch: fetch, now: now)
+        }
+        h.run(maxSteps: 1)  // the hello: the client sends `auth` with the token the server will refuse
+        #expect(h.actions(c) == ["gauth"])
+        let newer = AuthToken(token: "owner", expiresAt: .max)
+        h.call(c) { core, now in core.authTokenUpdated(newer, now: now) }
+        h.run()
+        #expect(h.actions(c) == ["gauth", "gauth"])
+        #expect(h.clients[c].core.isConnected && h.clients[c].opened == 1, "the connection stays open")
+        #expect(h.clients[c].core.token == newer)
+        #expect(h.clients[c].store.auth() == newer)
+        #expect(h.clients[c].core.isAuthenticated)
+    }
 }
