@@ -4,11 +4,12 @@ import Hearth
 extension Database {
     /// Gives the database a new token (`nil`: sign out) without waiting for the next
     /// connection: it is kept in the store, sent at once when connected, and writes held while
-    /// the old one was expired go out, in order. Apps with a ``Options/tokenProvider`` rarely
+    /// the old one was expired go out, in order. It is newer than any answer still due from
+    /// the ``Options/tokenProvider``: such an answer is dropped. Apps with a provider rarely
     /// need this: the provider is asked before every connection and when a token expires.
     public func updateAuthToken(_ token: String?) {
         let auth = token.map { AuthToken(token: $0, expiresAt: Database.expiry(ofJWT: $0) ?? Int64.max) }
-        work.sync { step { (core, now) in core.tokenFetched(auth, now: now) } }
+        work.sync { step { (core, now) in core.authTokenUpdated(auth, now: now) } }
     }
 
     /// Whether writes are held because the auth token expired (until a new token arrives).

@@ -102,7 +102,7 @@ extension Database {
             link?.close()
         }
         if let id = out.open { open(id) }
-        if let force = out.fetchToken { fetchToken(force: force) }
+        if let request = out.fetchToken { fetchToken(request) }
         if !out.commits.isEmpty { commit(out.commits) }
         if !out.messages.isEmpty {
             let link = state.withLock { s in s.connection.flatMap { $0.id == s.core.currentConnection ? $0.link : nil }
@@ -124,17 +124,19 @@ extension Database {
         old?.close()
     }
 
-    private func fetchToken(force: Bool) {
+    private func fetchToken(_ request: TokenFetch) {
         guard let provider = options.tokenProvider else { return }
         Task { [weak self] in
             do {
-                let token = try await provider(force)
+                let token = try await provider(request.force)
                 let auth = token.map { AuthToken(token: $0, expiresAt: Database.expiry(ofJWT: $0) ?? Int64.max) }
                 guard let self else { return }
-                self.work.async { self.step { (core, now) in core.tokenFetched(auth, now: now) } }
+                self.work.async {
+                    self.step { (core, now) in core.tokenFetched(auth, fetch: request.number, now: now) }
+                }
             } catch {
                 guard let self else { return }
-                self.work.async { self.step { (core, now) in core.tokenFetchFailed(now: now) } }
+                self.work.async { self.step { (core, now) in core.tokenFetchFailed(fetch: request.number, now: now) } }
             }
         }
     }

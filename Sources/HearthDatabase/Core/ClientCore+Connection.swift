@@ -39,18 +39,39 @@ extension ClientCore {
         backoff.attempted(at: now)
         if configuration.usesTokens {
             phase = .fetchingToken(id)
-            out.fetchToken = forceTokenRefresh
+            requestToken(force: forceTokenRefresh, into: &out)
         } else {
             phase = .connecting(id)
             out.open = id
         }
     }
 
-    /// A token arrived (`nil`: no user signed in): from the provider before a connection
-    /// attempt — the connection opens — or at any other time (a refresh the core asked for,
-    /// or the app signing in again). On an open connection it is sent at once (`auth`), and
-    /// writes held while the old one was expired go out, in order.
-    public mutating func tokenFetched(_ token: AuthToken?, now: Int64) -> ClientOutput {
+    /// Asks the token provider for a token, numbering the request.
+    mutating func requestToken(force: Bool, into out: inout ClientOutput) {
+        tokenFetches += 1
+        out.fetchToken = TokenFetch(force: force, number: tokenFetches)
+    }
+
+    /// The token provider answered request `fetch` (``ClientOutput/fetchToken``; `nil`: no
+    /// user signed in). An answer to a request made before the token was last set is stale
+    /// and dropped: the token set since is newer (see ``token``).
+    public mutating func tokenFetched(_ token: AuthToken?, fetch: Int64, now: Int64) -> ClientOutput {
+        guard fetch > tokenFetchesBeforeToken else { return ClientOutput() }
+        tokenFetchesBeforeToken = fetch
+        return setToken(token, now: now)
+    }
+
+    /// The app handed over a token (`nil`: signed out): it is newer than every answer still
+    /// due from the provider, which are dropped when they arrive.
+    public mutating func authTokenUpdated(_ token: AuthToken?, now: Int64) -> ClientOutput {
+        tokenFetchesBeforeToken = tokenFetches
+        return setToken(token, now: now)
+    }
+
+    /// A new token: before a connection attempt the connection opens; on an open connection
+    /// it is sent at once (`auth`), and writes held while the old one was expired go out, in
+    /// order.
+    mutating func setToken(_ token: AuthToken?, now: Int64) -> ClientOutput {
         var out = ClientOutput()
         forceTokenRefresh = false
         refreshingToken = false
@@ -69,10 +90,11 @@ extension ClientCore {
         case .connected:
             if let token {
                 send(
-                    .auth(credential: token.token, isJWT: ClientCore.isJWT(token.token), override: nil), as: .auth,
+                    .auth(credential: token.token, isJWT: ClientCore.isJWT(token.token), override: nil),
+                    as: .auth(token.token),
                     now: now, into: &out)
             } else {
-                send(.unauth, as: .auth, now: now, into: &out)
+                send(.unauth, as: .auth(nil), now: now, into: &out)
             }
             flush(now: now, into: &out)
         case .offline, .waiting, .connecting:
@@ -85,10 +107,11 @@ extension ClientCore {
         token.split(separator: ".", omittingEmptySubsequences: false).count == 3
     }
 
-    /// The token provider failed: retry later, as after a failed connection.
-    public mutating func tokenFetchFailed(now: Int64) -> ClientOutput {
+    /// The token provider failed request `fetch`: retry later, as after a failed connection.
+    /// Only the failure of the last request ends a connection attempt's wait.
+    public mutating func tokenFetchFailed(fetch: Int64, now: Int64) -> ClientOutput {
         var out = ClientOutput()
-        guard case .fetchingToken = phase else { return out }
+        guard case .fetchingToken = phase, fetch == tokenFetches else { return out }
         scheduleRetry(now: now, into: &out)
         return out
     }
@@ -197,7 +220,7 @@ extension ClientCore {
         out.events.append(.writesPaused(true))
         if isConnected && configuration.usesTokens && !refreshingToken {
             refreshingToken = true
-            out.fetchToken = true
+            requestToken(force: true, into: &out)
         }
     }
 
@@ -223,7 +246,8 @@ extension ClientCore {
         out.events.append(.serverTimeOffset(serverTimeOffsetMs))
         if let token {
             send(
-                .auth(credential: token.token, isJWT: ClientCore.isJWT(token.token), override: nil), as: .auth,
+                .auth(credential: token.token, isJWT: ClientCore.isJWT(token.token), override: nil),
+                as: .auth(token.token),
                 now: now, into: &out)
         }
         for (location, listen) in listens.sorted(by: { $0.value.order < $1.value.order }) {

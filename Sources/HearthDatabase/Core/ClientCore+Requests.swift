@@ -271,7 +271,10 @@ extension ClientCore {
     ) {
         let ok = status == "ok"
         switch request {
-        case .auth:
+        case .auth(let credential):
+            // An answer about a token replaced since is not about the token in use (Firebase's
+            // `tryAuth` compares too): the newer token's own answer follows.
+            guard credential == token?.token else { return }
             if ok {
                 invalidTokens = 0
                 isAuthenticated = true

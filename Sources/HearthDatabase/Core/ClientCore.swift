@@ -71,7 +71,8 @@ public struct ClientCore: Sendable {
 
     /// One request in flight on the current connection.
     enum Request: Sendable {
-        case auth
+        /// An `auth` with this credential (`nil`: an `unauth`).
+        case auth(String?)
         case listen(QueryLocation)
         case unlisten
         case write(Int64)
@@ -145,7 +146,19 @@ public struct ClientCore: Sendable {
     /// A fresh token was asked for while connected.
     var refreshingToken = false
     /// The token in use, if any.
+    ///
+    /// A token comes from the app (``authTokenUpdated(_:now:)``) or as the provider's answer
+    /// to a numbered request (``tokenFetched(_:fetch:now:)``), and answers can arrive late: a
+    /// refresh asked for because the token expired may finish after the app handed over a
+    /// newer token. The newest token wins: an answer to a request made before the token was
+    /// last set is dropped (see `tokenFetchesBeforeToken`), so a late answer never replaces
+    /// a newer token and never pauses writes again.
     public internal(set) var token: AuthToken?
+    /// The number of the last token request made (requests are numbered from 1).
+    var tokenFetches: Int64 = 0
+    /// Requests numbered up to this one were made before ``token`` was set: their answers
+    /// are stale. The app's token sets it to `tokenFetches`; an answer, to its number.
+    var tokenFetchesBeforeToken: Int64 = 0
     var forceTokenRefresh = false
     var invalidTokens = 0
     /// Whether the server accepted the current token on this connection.

@@ -87,9 +87,10 @@ public struct ClientOutput: Sendable {
     public var open: ConnectionID?
     /// Close this connection.
     public var close: ConnectionID?
-    /// Ask the app's token provider for a token (`true`: force a refresh), then call
-    /// ``ClientCore/tokenFetched(_:now:)``.
-    public var fetchToken: Bool?
+    /// Ask the app's token provider for a token, then hand its answer to
+    /// ``ClientCore/tokenFetched(_:fetch:now:)`` (or a failure to
+    /// ``ClientCore/tokenFetchFailed(fetch:now:)``) with this request's number.
+    public var fetchToken: TokenFetch?
 
     /// Nothing to do.
     public init() {}
@@ -144,5 +145,20 @@ extension ClientCommit {
         case .applyOnDisconnectLocally(let id):
             if b.onDisconnectOperation(id) != nil { try b.applyOnDisconnectLocally(id) }
         }
+    }
+}
+
+/// A request for a token from the app's token provider.
+public struct TokenFetch: Equatable, Sendable {
+    /// Whether the provider must refresh the token rather than return a cached one.
+    public var force: Bool
+    /// The request's number (increasing): its answer carries it back, so that the core can
+    /// drop an answer that a newer token overtook.
+    public var number: Int64
+
+    /// A request numbered `number`.
+    public init(force: Bool, number: Int64) {
+        self.force = force
+        self.number = number
     }
 }

@@ -46,7 +46,8 @@ import Testing
         h.call(c) { core, now in core.goOnline(now: now) }
         #expect(h.clients[c].tokenRequests == [false])
         #expect(h.clients[c].opened == 0, "the token comes before the connection")
-        h.call(c) { core, now in core.tokenFetched(AuthToken(token: "owner", expiresAt: .max), now: now) }
+        let fetch = try #require(h.clients[c].lastTokenFetch).number
+        h.call(c) { core, now in core.tokenFetched(AuthToken(token: "owner", expiresAt: .max), fetch: fetch, now: now) }
         #expect(h.clients[c].opened == 1)
         h.run()
         #expect(h.actions(c) == ["gauth", "q", "p", "g"])
@@ -198,8 +199,9 @@ import Testing
             configuration: config, pendingWrites: [], token: AuthToken(token: "old", expiresAt: 1_000), seed: 1,
             hash: { _ in "" })
         var out = core.goOnline(now: 0)
-        #expect(out.fetchToken == false)
-        out = core.tokenFetched(AuthToken(token: "old", expiresAt: 1_000), now: 0)
+        let fetch = try #require(out.fetchToken)
+        #expect(!fetch.force)
+        out = core.tokenFetched(AuthToken(token: "old", expiresAt: 1_000), fetch: fetch.number, now: 0)
         let link = try #require(out.open)
         out = core.received(ServerMessage.hello(timestamp: 0, host: "h", sessionID: "s").text, on: link, now: 0)
         #expect(out.messages.first?.contains("\"gauth\"") == true)
@@ -214,7 +216,7 @@ import Testing
         #expect(out.close == link)
         #expect(out.events.contains(.connected(false)))
         if out.fetchToken == nil { out = core.tick(now: 60_000) }
-        #expect(out.fetchToken == true)
+        #expect(out.fetchToken?.force == true)
     }
 
     /// A client restarted mid-flight re-sends what the server had not acknowledged; the

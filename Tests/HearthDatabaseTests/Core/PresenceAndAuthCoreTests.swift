@@ -75,7 +75,10 @@ import Testing
         config.usesTokens = true
         let c = try h.addClient(configuration: config)
         h.call(c) { core, now in core.goOnline(now: now) }
-        h.call(c) { core, now in core.tokenFetched(AuthToken(token: "owner", expiresAt: now + 1_000), now: now) }
+        let first = try #require(h.clients[c].lastTokenFetch).number
+        h.call(c) { core, now in
+            core.tokenFetched(AuthToken(token: "owner", expiresAt: now + 1_000), fetch: first, now: now)
+        }
         h.run()
         try h.write(c, .set(node("1")), at: "w/1")
         h.run()
@@ -89,7 +92,10 @@ import Testing
         h.run()
         #expect(h.actions(c) == ["gauth", "p"], "nothing sent while the token is expired")
         #expect(h.clients[c].store.pendingWrites().count == 2)
-        h.call(c) { core, now in core.tokenFetched(AuthToken(token: "owner", expiresAt: now + 3_600_000), now: now) }
+        let refresh = try #require(h.clients[c].lastTokenFetch).number
+        h.call(c) { core, now in
+            core.tokenFetched(AuthToken(token: "owner", expiresAt: now + 3_600_000), fetch: refresh, now: now)
+        }
         h.run()
         #expect(h.actions(c) == ["gauth", "p", "gauth", "p", "p", "o"])
         #expect(h.clients[c].events.contains(.writesPaused(false)))

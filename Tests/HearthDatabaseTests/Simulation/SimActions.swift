@@ -169,11 +169,11 @@ extension Simulation {
 
     /// The token provider answers client `i`: a fresh token (registered with its expiry for
     /// the server's verifier), or a failure during an outage.
-    func tokenAnswer(_ i: Int) {
+    func tokenAnswer(_ i: Int, fetch: Int64) {
         let client = clients[i]
         if now < client.providerDownUntil {
             note("c\(i) token fetch failed (provider down)")
-            apply(i, client.core.tokenFetchFailed(now: now))
+            apply(i, client.core.tokenFetchFailed(fetch: fetch, now: now))
             return
         }
         client.tokensIssued += 1
@@ -183,7 +183,7 @@ extension Simulation {
         let expiresAt = now + (rng.chance(0.3) ? rng.ms(5_000...30_000) : rng.ms(30_000...300_000))
         tokens[credential] = (i, expiresAt)
         note("c\(i) token \(credential) until t=\(expiresAt - start)")
-        apply(i, client.core.tokenFetched(AuthToken(token: credential, expiresAt: expiresAt), now: now))
+        apply(i, client.core.tokenFetched(AuthToken(token: credential, expiresAt: expiresAt), fetch: fetch, now: now))
     }
 
     /// The runtime's write: saved in the store (durable, `.full`), then handed to the core.

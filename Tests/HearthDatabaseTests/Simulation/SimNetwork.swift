@@ -19,9 +19,9 @@ enum SimEvent: Sendable {
     case serverClosed(conn: UInt64)
     /// The server's oldest unreleased output becomes durable and is released.
     case release(incarnation: Int)
-    /// Client `client`'s token provider answers (a fetch of its `generation`: a restart makes
-    /// older answers moot).
-    case tokenAnswer(client: Int, generation: Int)
+    /// Client `client`'s token provider answers request `fetch` (made in its `generation`: a
+    /// restart makes older answers moot).
+    case tokenAnswer(client: Int, generation: Int, fetch: Int64)
     /// The server's token verifier answers a check.
     case tokenCheck(incarnation: Int, ticket: UInt64, credential: String)
 

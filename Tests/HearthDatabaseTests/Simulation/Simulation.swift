@@ -311,9 +311,9 @@ final class Simulation {
         case let .release(incarnation):
             guard incarnation == server.incarnation, !server.outbox.isEmpty else { return }
             release(server.outbox.removeFirst())
-        case let .tokenAnswer(i, generation):
+        case let .tokenAnswer(i, generation, fetch):
             guard generation == clients[i].tokenGeneration else { return }
-            tokenAnswer(i)
+            tokenAnswer(i, fetch: fetch)
         case let .tokenCheck(incarnation, ticket, credential):
             guard incarnation == server.incarnation else { return }
             let result: TokenCheck
@@ -473,9 +473,11 @@ final class Simulation {
             if let id = client.conn { clientClose(i, id) }
             open(i, link)
         }
-        if out.fetchToken != nil {
+        if let fetch = out.fetchToken {
             if client.usesTokens {
-                network.schedule(.tokenAnswer(client: i, generation: client.tokenGeneration), at: now + rng.ms(1...300))
+                network.schedule(
+                    .tokenAnswer(client: i, generation: client.tokenGeneration, fetch: fetch.number),
+                    at: now + rng.ms(1...300))
             } else {
                 fail("c\(i) asked for a token without a token provider")
             }

@@ -36,6 +36,8 @@ final class SyncHarness {
         var events: [ClientEvent] = []
         var opened = 0
         var tokenRequests: [Bool] = []
+        /// The last token request the core made.
+        var lastTokenFetch: TokenFetch?
         /// This incarnation's writer id (`nil`: writes are saved and sent without one).
         var writerID: String?
         /// Which incarnation of the client this is: 1, then one more per restart.
@@ -140,7 +142,10 @@ final class SyncHarness {
             route(server.connect(sc, now: now))
             apply(i, clients[i].core.connectionOpened(id, now: now))
         }
-        if let force = out.fetchToken { clients[i].tokenRequests.append(force) }
+        if let fetch = out.fetchToken {
+            clients[i].tokenRequests.append(fetch.force)
+            clients[i].lastTokenFetch = fetch
+        }
         if !out.commits.isEmpty {
             let commits = out.commits
             _ = try! clients[i].store.commit { (b: inout StoreBatch) throws(StoreError) in
