@@ -3,8 +3,9 @@
 // loopback WebSocket echo), fan-out latency to 10, 100 and 1,000 listeners against a raw
 // broadcast of the same bytes, the bytes a matching-hash listen costs on a 10 MiB location,
 // the time from `hearth serve` process start to accepting connections over a 100 MiB database,
-// the memory a `hearth serve` process spends per idle connection, and a write's round trip
-// beside 0, 1,000 and 10,000 idle connections.
+// the memory a `hearth serve` process spends per idle connection, a write's round trip
+// beside 0, 1,000 and 10,000 idle connections, and reads per second (WebSocket `g`, REST `GET`)
+// against the echo.
 // Run: `swift run -c release ServerBench [--json PATH] [--runs N] [--only writes,fanout,…]`
 // (options: Support.swift).
 import Foundation
@@ -75,6 +76,26 @@ if options.wants("memory") {
         let rs = results.memory.filter { $0.connections == n && $0.listening == listening }
         report(String(format: "memory, %4d connections%@, median of %d: %.0f bytes RSS, %.0f bytes Private_Dirty per connection",
                       n, listening ? " each with one listen" : "", rs.count, median(rs.map(\.rssBytesPerConnection)), median(rs.map(\.privateDirtyBytesPerConnection))))
+    }
+}
+if options.wants("reads") {
+    // Runs interleave WebSocket, REST and the echo floor at each connection count.
+    var rows: [Int: [(ws: Double, rest: Double, echo: Double)]] = [:]
+    for run in 1...options.runs {
+        for c in options.connections {
+            let echo = try await echoRoundTrips(connections: c)
+            let ws = try await webSocketReads(connections: c)
+            let rest = try await restReads(connections: c)
+            rows[c, default: []].append((ws, rest, echo))
+            report(String(format: "reads run %d, %2d connection(s): WebSocket g %.0f/s, REST GET %.0f/s; raw WebSocket echo %.0f round trips/s (%@)",
+                          run, c, ws, rest, echo, loadText(loadAverage())))
+        }
+    }
+    for c in options.connections {
+        let r = rows[c]!
+        let ws = median(r.map(\.ws)), rest = median(r.map(\.rest)), echo = median(r.map(\.echo))
+        report(String(format: "reads, %2d connection(s), median of %d: WebSocket g %.0f/s (%.0f%% of echo), REST GET %.0f/s (%.0f%% of echo); echo %.0f/s",
+                      c, r.count, ws, 100 * ws / echo, rest, 100 * rest / echo, echo))
     }
 }
 if options.wants("idlewrites") {
