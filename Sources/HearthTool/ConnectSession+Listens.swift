@@ -25,19 +25,17 @@ extension ConnectSession {
             throw ConnectLineError("the tag \"\(chosen ?? "")\" is in use (unlisten it first)")
         }
         let (tag, serial) = registered
-        // Handlers run on `queue` after this command: `listening` comes first.
-        var handles: [DatabaseHandle] = []
-        for type in types {
-            handles.append(
-                query.observe(
-                    type, on: queue,
-                    andPreviousSiblingKeyWith: { [self] snap, previous in
-                        event(tag: tag, serial: serial, type, snap, previous, withKeys: withKeys)
-                    },
-                    withCancel: { [self] error in
-                        cancelled(tag: tag, serial: serial, error)
-                    }))
-        }
+        // Handlers run on `queue` after this command: `listening` comes first. The types are
+        // one registration, so every change's events (the initial ones too) come out in
+        // Firebase's type order — child events before `value` — whatever order they are listed in.
+        let handles = database.observe(
+            query, types, queue: queue,
+            handler: { [self] type, snap, previous in
+                event(tag: tag, serial: serial, type, snap, previous, withKeys: withKeys)
+            },
+            cancel: { [self] error in
+                cancelled(tag: tag, serial: serial, error)
+            })
         state.withLock { s in if s.listens[tag]?.serial == serial { s.listens[tag]!.handles = handles } }
         out.emit(
             "listening",

@@ -13,6 +13,20 @@ public enum DataEventType: Sendable, Hashable, CaseIterable {
     /// A child moved within the window's order (with the key of the child now before it).
     case childMoved
 
+    /// Firebase's order of event types within one change.
+    static let raiseOrder: [DataEventType] = [.childRemoved, .childAdded, .childMoved, .childChanged, .value]
+
+    /// The type of a view event.
+    init(_ kind: ViewEvent.Kind) {
+        switch kind {
+        case .value: self = .value
+        case .childAdded: self = .childAdded
+        case .childChanged: self = .childChanged
+        case .childRemoved: self = .childRemoved
+        case .childMoved: self = .childMoved
+        }
+    }
+
     var viewKind: ViewEventKinds {
         switch self {
         case .value: .value

@@ -9,38 +9,65 @@ extension Database {
         _ query: DatabaseQuery, _ kind: DataEventType, queue: DispatchQueue?,
         handler: @escaping @Sendable (DataSnapshot, String?) -> Void, cancel: (@Sendable (DatabaseError) -> Void)?
     ) -> DatabaseHandle {
+        let handles = observe(
+            query, [kind], queue: queue, handler: { _, snap, previous in handler(snap, previous) }, cancel: cancel)
+        assert(handles.count == 1, "one event type, one observer")
+        return handles[0]
+    }
+
+    /// Registers one observer for several event types at once, as one listener of the store:
+    /// the events of each change — the initial ones too — reach `handler` in Firebase's order
+    /// (`child_removed`, `child_added`, `child_moved`, `child_changed`, `value`) whatever the
+    /// order of `kinds`. Observing the types one by one cannot promise that: the data may
+    /// arrive from the server between two registrations, or already be complete, so a `value`
+    /// observer registered first raises `value` before a later one raises `child_added`.
+    ///
+    /// Returns the handles to remove: one, or for `.info` one per type.
+    package func observe(
+        _ query: DatabaseQuery, _ kinds: [DataEventType], queue: DispatchQueue?,
+        handler: @escaping @Sendable (DataEventType, DataSnapshot, String?) -> Void,
+        cancel: (@Sendable (DatabaseError) -> Void)?
+    ) -> [DatabaseHandle] {
         let q = queue ?? callbacks
-        func fail(_ error: DatabaseError) -> DatabaseHandle {
+        func fail(_ error: DatabaseError) -> [DatabaseHandle] {
             if let cancel { q.async { cancel(error) } }
-            return state.withLock { $0.newHandle() }
+            return [state.withLock { $0.newHandle() }]
         }
         if let invalid = query.invalid { return fail(invalid) }
         if state.withLock({ $0.closed }) { return fail(.closed) }
         if query.ref.path.keys.first == Database.infoKey {
-            return observeInfo(query.ref, kind, queue: q, handler: handler)
+            return DataEventType.raiseOrder.filter(kinds.contains).map { kind in
+                observeInfo(query.ref, kind, queue: q) { snap, previous in handler(kind, snap, previous) }
+            }
         }
+        // The store's view is the query's own, in the query's order (its child_moved and
+        // previous keys follow that order); the server listen is the location's, where a
+        // query that loads all data is the default query.
         let location = QueryLocation(path: query.ref.path, query: query.spec)
         let ref = query.ref
         let index = query.spec.index
+        let viewKinds = kinds.reduce(into: ViewEventKinds()) { $0.formUnion($1.viewKind) }
         let token: ListenerToken
         do {
-            token = try store.addListener(at: location.path, query: location.query, kinds: kind.viewKind) { event in
+            token = try store.addListener(at: location.path, query: query.spec, kinds: viewKinds) { event in
                 let snapRef =
                     event.childKey.map { DatabaseReference(database: ref.database, path: ref.path.child($0)) } ?? ref
                 let snap = DataSnapshot(ref: snapRef, node: event.node, index: index)
                 let previous = event.previousChildKey?.string
-                q.async { handler(snap, previous) }
+                let kind = DataEventType(event.kind)
+                q.async { handler(kind, snap, previous) }
             }
         } catch {
             return fail(DatabaseError(error))
         }
         let handle = state.withLock { s in
             let h = s.newHandle()
-            s.registrations[h] = Registration(token: token, location: location, cancel: cancel, queue: q)
+            s.registrations[h] = Registration(
+                token: token, location: location, spec: query.spec, cancel: cancel, queue: q)
             return h
         }
         work.sync { step { (core, now) in core.listen(location, now: now) } }
-        return handle
+        return [handle]
     }
 
     /// Removes one observer (of data or of `.info`); the last one on a query unlistens.
@@ -58,7 +85,7 @@ extension Database {
     func removeAllObservers(at path: Path, query: QuerySpec?) {
         let handles: [DatabaseHandle] = state.withLock { s in
             var h = s.registrations.filter {
-                $0.value.location.path == path && (query == nil || $0.value.location.query == query)
+                $0.value.location.path == path && (query == nil || $0.value.spec == query)
             }.map(\.key)
             h += s.infoObservers.filter { Path(keys: [Database.infoKey] + $0.value.path.keys) == path }.map(\.key)
             return h

@@ -60,6 +60,9 @@ struct Registration: Sendable {
     let token: ListenerToken
     /// The location as the store tracks it, and as the core listens to it.
     let location: QueryLocation
+    /// The query as observed (its view's order; ``location`` folds a query that loads all
+    /// data into the default query).
+    let spec: QuerySpec
     let cancel: (@Sendable (DatabaseError) -> Void)?
     let queue: DispatchQueue
 }
