@@ -7,6 +7,11 @@ import HearthWire
 /// What the runtime keeps beside the core, under ``Database/state``.
 struct RuntimeState: Sendable {
     var core: ClientCore
+    /// Where the connections go (the URL's host, or an emulator's).
+    var endpoint: ServerEndpoint
+    /// Whether the app has used the database (a reference, goOnline/goOffline): settings that
+    /// must precede the first use are refused after it.
+    var started = false
     var connection: (id: ConnectionID, link: any TransportConnection)?
     var closed = false
     var timer: TimerSource?
@@ -116,7 +121,7 @@ extension Database {
     }
 
     private func open(_ id: ConnectionID) {
-        let session = state.withLock { $0.core.lastSessionID }
+        let (session, endpoint) = state.withLock { ($0.core.lastSessionID, $0.endpoint) }
         let link = transport.connect(to: endpoint, lastSessionID: session) { [weak self] event in
             self?.received(event, on: id)
         }
