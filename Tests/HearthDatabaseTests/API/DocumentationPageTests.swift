@@ -127,6 +127,8 @@ struct DocumentationPageTests {
             try db.close()
         }
         let db = try open(server, dir.path, online: true)
+        // The app's first reference connects; the kept writes go out then.
+        _ = db.reference(withPath: "notes")
         #expect(await eventually { db.pendingWriteIDs.isEmpty })
         #expect(try server.store.value(at: "notes").children.count == 3)
         try db.close()

@@ -79,11 +79,13 @@ struct TransactionTests {
         let server = try await TransportTestServer()
         let a = try open(server, TempDir().path)
         let b = try open(server, TempDir().path)
+        // Each connects at its first use.
+        let hits = [a.reference(withPath: "hits"), b.reference(withPath: "hits")]
         #expect(await eventually { a.isConnected && b.isConnected })
         let done = Collected<Bool>()
         for _ in 0..<10 {
-            for db in [a, b] {
-                try db.reference(withPath: "hits").runTransactionBlock(
+            for ref in hits {
+                try ref.runTransactionBlock(
                     { current in
                         .success(withValue: .int((current.int64Value ?? 0) + 1))
                     }, andCompletionBlock: { error, committed, _ in done.add(error == nil && committed) })
