@@ -116,8 +116,10 @@ extension Database {
     }
 
     private func open(_ id: ConnectionID) {
-        let session = state.withLock { $0.core.lastSessionID }
-        let link = transport.connect(to: endpoint, lastSessionID: session) { [weak self] event in
+        let (session, host) = state.withLock { ($0.core.lastSessionID, $0.core.host) }
+        // The core accepts only hosts that parse (ServerEndpoint.isValidHost).
+        let target = host.flatMap(endpoint.redirected(to:)) ?? endpoint
+        let link = transport.connect(to: target, lastSessionID: session) { [weak self] event in
             self?.received(event, on: id)
         }
         let old: (any TransportConnection)? = state.withLock { s in
@@ -232,8 +234,10 @@ extension Database {
                 return Array(s.writesPausedObservers.values)
             }
             for o in observers { o.queue.async { o.handler(paused) } }
-        case .protocolWarning:
-            break
+        case .protocolWarning(let text), .notice(let text):
+            Database.logger(options)(text)
+        case .hostChanged(let host):
+            keepHost(host)
         }
     }
 

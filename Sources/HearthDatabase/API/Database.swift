@@ -55,6 +55,11 @@ public final class Database: Sendable {
         /// had already read when told to stop. Default 16 MiB.
         public var maxInboxBytes: Int = 16 << 20
 
+        /// Where the database's warnings go (what Firebase's clients log: a server error, a
+        /// shutdown, security debug output, a query without an index, a host cache file that
+        /// could not be read). `nil` (default): standard error, prefixed `[Hearth]`.
+        public var logHandler: (@Sendable (String) -> Void)?
+
         /// Default options: memory only, 10 MiB, full durability, no auth.
         public init() {}
     }
@@ -79,6 +84,8 @@ public final class Database: Sendable {
     /// write-id order.
     let writeLock = Mutex(())
     let temporaryDirectory: String?
+    /// Where a persistent store keeps the host a server redirected it to (`nil`: memory only).
+    let hostCache: HostCache?
 
     /// Opens (or creates) the store and, unless ``Options/connectAtOpen`` is false, starts
     /// connecting. Writes left pending by an earlier run are sent again; keepSynced queries
@@ -108,6 +115,11 @@ public final class Database: Sendable {
         let seed = options.seed ?? UInt64.random(in: .min ... .max)
         var configuration = ClientCore.Configuration()
         configuration.usesTokens = options.tokenProvider != nil
+        configuration.host = endpoint.hostHeader
+        hostCache =
+            temporaryDirectory == nil ? HostCache(fs: POSIXFileSystem(), directory: directory, endpoint: endpoint) : nil
+        let log = Database.logger(options)
+        let cachedHost = hostCache?.load(warn: log)
         let store = self.store
         // The connection of the last run is gone, so the server ran the onDisconnect
         // operations it had acknowledged: their effect is server data now.
@@ -127,7 +139,7 @@ public final class Database: Sendable {
         writerID = WriterIdentity.make { system.next() }
         let core = ClientCore(
             configuration: configuration, pendingWrites: store.pendingWrites(), writers: store.writerIdentities(),
-            onDisconnect: store.onDisconnectOperations(), token: store.auth(), seed: seed,
+            onDisconnect: store.onDisconnectOperations(), token: store.auth(), seed: seed, host: cachedHost,
             hash: { location in Database.cachedHash(store, location) }
         )
         state = Mutex(
