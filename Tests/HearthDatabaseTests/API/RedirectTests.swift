@@ -52,7 +52,9 @@ struct RedirectTests {
             try await db.reference(withPath: "dinosaurs/stegosaurus").setValue(.int(5))
             let read = try await db.reference(withPath: "dinosaurs").getData()
             #expect(read.childSnapshot(forPath: "stegosaurus").databaseValue == 5)
-            #expect(transport.all.prefix(2) == [front.server.port, owner.server.port])
+            // The front first, the owner last (an attempt whose reset is lost with its socket is
+            // retried at the front).
+            #expect(transport.all.first == front.server.port && transport.all.last == owner.server.port)
             try db.close()
         }
         #expect(try owner.store.value(at: "dinosaurs/stegosaurus") == Node(.number(5)), "written at the owner")
@@ -84,7 +86,7 @@ struct RedirectTests {
         let db = try open(front, dir.path, transport, log: log)
         #expect(log.all.contains { $0.contains("damaged") })
         try await db.reference(withPath: "a").setValue(.int(1))
-        #expect(transport.all.prefix(2) == [front.server.port, owner.server.port])
+        #expect(transport.all.first == front.server.port && transport.all.last == owner.server.port)
         #expect(try String(contentsOfFile: cacheFile(dir.path), encoding: .utf8).contains("\(owner.server.port)"))
         try db.close()
         try await front.stop()
