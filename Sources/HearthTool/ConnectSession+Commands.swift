@@ -63,7 +63,7 @@ extension ConnectSession {
             guard let members = try f.required("values").objectMembers else {
                 throw ConnectLineError("field \"values\": expected an object of relative paths to values")
             }
-            var values: [String: DatabaseValue] = [:]
+            var values = DatabaseValue.Object()
             for m in members { values[m.key] = ConnectJSON.databaseValue(m.value) }
             saved("update", ref, try ref.updateChildValues(values), echo: echo)
         case "remove":
@@ -164,7 +164,7 @@ extension ConnectSession {
                 guard let members = try f.required("values").objectMembers else {
                     throw ConnectLineError("field \"values\": expected an object of relative paths to values")
                 }
-                var values: [String: DatabaseValue] = [:]
+                var values = DatabaseValue.Object()
                 for m in members { values[m.key] = ConnectJSON.databaseValue(m.value) }
                 try ref.onDisconnectUpdateChildValues(values, on: queue, withCompletionBlock: done)
             case "remove": try ref.onDisconnectRemoveValue(on: queue, withCompletionBlock: done)

@@ -73,13 +73,14 @@ enum ConnectJSON {
         case .string(let s): return .string(s)
         case .array(let a): return .array(a.map(databaseValue))
         case .object(let members):
-            var o: [String: DatabaseValue] = [:]
+            var o = DatabaseValue.Object()
             for m in members { o[m.key] = databaseValue(m.value) }
             return .object(o)
         }
     }
 
-    /// A database value as JSON (object members sorted by key, so output is deterministic).
+    /// A database value as JSON (object members in the database's key order, so output is
+    /// deterministic; keys that differ only in Unicode normalization stay two members).
     static func json(_ value: DatabaseValue) -> JSONValue {
         switch value {
         case .null: return .null
@@ -88,7 +89,7 @@ enum ConnectJSON {
         case .double(let d): return .number(d)
         case .string(let s): return .string(s)
         case .array(let a): return .array(a.map(json))
-        case .object(let o): return .object(o.keys.sorted().map { JSONMember(key: $0, value: json(o[$0]!)) })
+        case .object(let o): return .object(o.map { JSONMember(key: $0.key, value: json($0.value)) })
         case .serverValue(.timestamp): return [".sv": "timestamp"]
         case .serverValue(.increment(let n)): return [".sv": ["increment": .integer(exactly: n)]]
         case .serverValue(.incrementDouble(let n)): return [".sv": ["increment": .number(n)]]

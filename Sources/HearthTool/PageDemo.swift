@@ -119,7 +119,7 @@ struct PageDemo: DemoNarrator {
         // Seed the scores through an admin client.
         let admin = try open("admin", url: url, online: true)
         try await admin.reference(withPath: "scores").setValue(
-            .object(Dictionary(uniqueKeysWithValues: DemoExpectations.scores.map { ($0.key, .int(Int64($0.score))) })))
+            .object(DatabaseValue.Object(DemoExpectations.scores.map { (key: $0.key, value: .int(Int64($0.score))) })))
 
         heading(1, "Online: the last four scores")
         var app = try open("app", url: url, online: true)

@@ -27,6 +27,9 @@ final class ConnectProcess: Sendable {
         let received = Mutex<[JSONValue]>([])
         /// Lines that were not JSON (there must be none).
         let garbage = Mutex<[String]>([])
+        /// Signalled once the reader has read to the end of the output (the process exited or
+        /// closed its stdout): after it, the lines are every line the process printed.
+        let ended = DispatchSemaphore(value: 0)
     }
 
     init(store: String, url: String, arguments: [String] = []) throws {
@@ -48,7 +51,10 @@ final class ConnectProcess: Sendable {
             var buffer: [UInt8] = []
             while true {
                 let chunk = output.availableData
-                if chunk.isEmpty { break }
+                if chunk.isEmpty {
+                    sink.ended.signal()
+                    break
+                }
                 buffer += chunk
                 while let nl = buffer.firstIndex(of: 0x0A) {
                     let line = Array(buffer[..<nl])
@@ -95,7 +101,7 @@ final class ConnectProcess: Sendable {
         while Date() < deadline {
             if condition(lines) { return true }
             if !process.isRunning {
-                usleep(100_000)  // the reader may still hold the last lines
+                waitForOutputEnd()  // the reader may still hold the last lines
                 return condition(lines)
             }
             usleep(20_000)
@@ -109,7 +115,18 @@ final class ConnectProcess: Sendable {
         while process.isRunning && Date() < deadline { usleep(20_000) }
         if process.isRunning { kill9(); return nil }
         process.waitUntilExit()
+        waitForOutputEnd()
         return process.terminationStatus
+    }
+
+    /// Waits until the reader has read the output to its end, so ``lines`` is complete; call it
+    /// once the process has exited (its end of the pipe closed). A descendant still holding the
+    /// pipe open would delay the end: after `seconds` it gives up (false).
+    @discardableResult
+    func waitForOutputEnd(_ seconds: Double = 60) -> Bool {
+        guard sink.ended.wait(timeout: .now() + seconds) == .success else { return false }
+        sink.ended.signal()  // for the next caller
+        return true
     }
 
     func kill9() {

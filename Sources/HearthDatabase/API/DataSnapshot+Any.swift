@@ -6,13 +6,20 @@ extension DataSnapshot {
     /// or `[Any]` when they look like an array (gaps are `NSNull()`); `Bool`, `String`; `Int`
     /// for integers that fit (`Int64` on 32-bit platforms beyond `Int`), `Double` otherwise.
     /// Priorities are left out. Prefer ``databaseValue`` or ``data(as:)`` for typed access.
+    ///
+    /// The database keeps keys that differ only in Unicode normalization (`"é"` and
+    /// `"e\u{301}"`) as two children, but a `[String: Any]` cannot hold both: Swift's `String`
+    /// finds them equal. An object with such keys is given, at whatever depth, as a
+    /// ``DatabaseValue/Object`` (typed values, every child kept) instead of a `[String: Any]`,
+    /// so a cast to `[String: Any]` fails rather than silently dropping a child.
     public var value: Any? {
         let v = databaseValue
         return v.isNull ? nil : v.anyValue
     }
 
     /// The data in Firebase's export format as untyped values (see ``exportedDatabaseValue``),
-    /// or `nil` when absent.
+    /// or `nil` when absent. An object whose keys `String` would merge is a
+    /// ``DatabaseValue/Object``, as in ``value``.
     public var valueInExportFormat: Any? {
         let v = exportedDatabaseValue
         return v.isNull ? nil : v.anyValue
@@ -29,7 +36,14 @@ extension DatabaseValue {
         case .double(let d): return d
         case .string(let s): return s
         case .array(let a): return a.map(\.anyValue)
-        case .object(let o): return o.mapValues(\.anyValue)
+        case .object(let o):
+            var members: [String: Any] = [:]
+            members.reserveCapacity(o.count)
+            for (key, value) in o.members where members.updateValue(value.anyValue, forKey: key.string) != nil {
+                // Two distinct keys that String compares as equal: keep every child, typed.
+                return o
+            }
+            return members
         case .serverValue(let p): return DatabaseValue(serverPlaceholderObject: p).anyValue
         }
     }

@@ -8,6 +8,7 @@ extension Database {
     /// the ``Options/tokenProvider``: such an answer is dropped. Apps with a provider rarely
     /// need this: the provider is asked before every connection and when a token expires.
     public func updateAuthToken(_ token: String?) {
+        startIfNeeded()
         let auth = token.map { AuthToken(token: $0, expiresAt: Database.expiry(ofJWT: $0) ?? Int64.max) }
         work.sync { step { (core, now) in core.authTokenUpdated(auth, now: now) } }
     }
@@ -21,6 +22,7 @@ extension Database {
     public func observeWritesPaused(
         on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (Bool) -> Void
     ) -> DatabaseHandle {
+        startIfNeeded()
         let q = queue ?? callbacks
         let (handle, now) = state.withLock { s in
             let h = s.newHandle()

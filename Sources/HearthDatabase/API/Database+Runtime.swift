@@ -7,6 +7,14 @@ import HearthWire
 /// What the runtime keeps beside the core, under ``Database/state``.
 struct RuntimeState: Sendable {
     var core: ClientCore
+    /// Where the connections go (the URL's host, or an emulator's).
+    var endpoint: ServerEndpoint
+    /// Where a persistent store keeps the host a server redirected ``endpoint`` to (`nil`:
+    /// memory only).
+    var hostCache: HostCache?
+    /// Whether the app has used the database (a reference, goOnline/goOffline): settings that
+    /// must precede the first use are refused after it.
+    var started = false
     var connection: (id: ConnectionID, link: any TransportConnection)?
     var closed = false
     var timer: TimerSource?
@@ -116,7 +124,7 @@ extension Database {
     }
 
     private func open(_ id: ConnectionID) {
-        let (session, host) = state.withLock { ($0.core.lastSessionID, $0.core.host) }
+        let (session, host, endpoint) = state.withLock { ($0.core.lastSessionID, $0.core.host, $0.endpoint) }
         // The core accepts only hosts that parse (ServerEndpoint.isValidHost).
         let target = host.flatMap(endpoint.redirected(to:)) ?? endpoint
         let link = transport.connect(to: target, lastSessionID: session) { [weak self] event in

@@ -49,6 +49,7 @@ extension Database {
     /// their argument and run again after a restart (Firebase loses queued transactions on
     /// restart); the ones an earlier run queued for `name` start now.
     public func registerTransactionFunction(_ name: String, _ function: @escaping TransactionFunction) {
+        startIfNeeded()
         let restored: [QueuedTransaction] = state.withLock { s in
             s.transactionFunctions[name] = function
             let mine = s.restoredTransactions.filter { $0.functionName == name }
@@ -72,6 +73,7 @@ extension Database {
     public func observeTransactionResults(
         on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (TransactionOutcome) -> Void
     ) -> DatabaseHandle {
+        startIfNeeded()
         let q = queue ?? callbacks
         let (h, unknown) = state.withLock { s in
             let h = s.newHandle()

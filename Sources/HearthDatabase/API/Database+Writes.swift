@@ -59,7 +59,8 @@ extension Database {
     public func observeWriteResults(
         on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (WriteResult) -> Void
     ) -> DatabaseHandle {
-        state.withLock { s in
+        startIfNeeded()
+        return state.withLock { s in
             let h = s.newHandle()
             s.writeResultObservers[h] = WriteResultObserver(queue: queue ?? callbacks, handler: handler)
             return h

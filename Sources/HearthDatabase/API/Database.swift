@@ -45,9 +45,17 @@ public final class Database: Sendable {
         public var seed: UInt64?
         /// The clock (ms since the epoch); tests may replace it.
         public var clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
-        /// Connect as soon as the database is opened (default). When false, the database
-        /// stays offline until ``Database/goOnline()``.
+        /// Connect at the database's first use (default): the first ``Database/reference()``
+        /// — or `goOnline`, `updateAuthToken`, `registerTransactionFunction` or `observe…`
+        /// call — as Firebase's SDKs do, so that ``Database/useEmulator(withHost:port:)`` can
+        /// come between opening and using. When false, the database stays offline until
+        /// ``Database/goOnline()``.
         public var connectAtOpen = true
+        /// An emulator to connect to instead of the URL's host: `HOST:PORT` (an IPv6 address
+        /// in brackets), in the clear, the URL's namespace kept. `nil` (default): the
+        /// environment variable `FIREBASE_DATABASE_EMULATOR_HOST` when it is set, as Firebase's
+        /// SDKs read it; this option wins over it.
+        public var emulatorHost: String?
         /// The most bytes of server messages (their UTF-8 text, plus 64 bytes each) received and
         /// not yet applied. When messages arrive faster than they are applied and the inbox
         /// reaches this bound, the connection stops reading (``TransportConnection/setReading(_:)``)
@@ -64,8 +72,9 @@ public final class Database: Sendable {
         public init() {}
     }
 
-    /// Where the server is.
-    public let endpoint: ServerEndpoint
+    /// Where the server is: the URL's, or the emulator's (``Options/emulatorHost``,
+    /// ``useEmulator(withHost:port:)``).
+    public var endpoint: ServerEndpoint { state.withLock { $0.endpoint } }
     let store: Store
     /// This incarnation's writer id for exactly-once writes (``WriterIdentity``): the writes
     /// made through this instance carry it; those an earlier one left pending keep theirs.
@@ -84,16 +93,20 @@ public final class Database: Sendable {
     /// write-id order.
     let writeLock = Mutex(())
     let temporaryDirectory: String?
-    /// Where a persistent store keeps the host a server redirected it to (`nil`: memory only).
-    let hostCache: HostCache?
 
-    /// Opens (or creates) the store and, unless ``Options/connectAtOpen`` is false, starts
-    /// connecting. Writes left pending by an earlier run are sent again; keepSynced queries
-    /// listen again.
+    /// Opens (or creates) the store. The connection starts at the database's first use (the
+    /// first ``reference()``), unless ``Options/connectAtOpen`` is false; then writes left
+    /// pending by an earlier run are sent again and keepSynced queries listen again.
     /// - Throws: ``DatabaseError/invalidValue(_:)`` for a bad URL or option,
     ///   ``DatabaseError/storage(_:)`` when the store cannot be opened.
     public init(url: String, options: Options = Options()) throws(DatabaseError) {
-        do { endpoint = try ServerEndpoint(url: url) } catch { throw .invalidValue("\(error)") }
+        let endpoint: ServerEndpoint
+        do {
+            endpoint = try Database.emulated(
+                ServerEndpoint(url: url),
+                by: Database.emulatorHost(
+                    option: options.emulatorHost, environment: ProcessInfo.processInfo.environment))
+        } catch { throw .invalidValue("\(error)") }
         guard options.maxInboxBytes > 0 else { throw .invalidValue("maxInboxBytes must be positive") }
         self.options = options
         self.callbacks = options.callbackQueue ?? DispatchQueue(label: "hearth.database.callbacks")
@@ -116,7 +129,7 @@ public final class Database: Sendable {
         var configuration = ClientCore.Configuration()
         configuration.usesTokens = options.tokenProvider != nil
         configuration.host = endpoint.hostHeader
-        hostCache =
+        let hostCache =
             temporaryDirectory == nil ? HostCache(fs: POSIXFileSystem(), directory: directory, endpoint: endpoint) : nil
         let log = Database.logger(options)
         let cachedHost = hostCache?.load(warn: log)
@@ -144,14 +157,14 @@ public final class Database: Sendable {
         )
         state = Mutex(
             RuntimeState(
-                core: core, pushIDs: PushIDGenerator(), random: SeededRandom(seed: seed ^ 0x5DEE_CE66_D1CE_4E5B),
-                inbox: Inbox(limit: options.maxInboxBytes)))
+                core: core, endpoint: endpoint, hostCache: hostCache, pushIDs: PushIDGenerator(),
+                random: SeededRandom(seed: seed ^ 0x5DEE_CE66_D1CE_4E5B), inbox: Inbox(limit: options.maxInboxBytes)))
         state.withLock { s in
             s.info.serverTimeOffset = store.serverTimeOffset()
             s.restoredTransactions = restored.queued
             s.unknownTransactions = restored.unknown
         }
-        // keepSynced queries listen again; then connect.
+        // keepSynced queries listen again; the connection waits for the first use.
         let pins = store.pins()
         if !pins.isEmpty {
             do {
@@ -165,7 +178,6 @@ public final class Database: Sendable {
                 _ = state.withLock { $0.pinned.insert(location) }
                 step { (core, now) in core.listen(location, now: now) }
             }
-            if options.connectAtOpen { step { (core, now) in core.goOnline(now: now) } }
         }
     }
 
@@ -182,7 +194,10 @@ public final class Database: Sendable {
     }
 
     /// A reference to the root of the database.
-    public func reference() -> DatabaseReference { DatabaseReference(database: self, path: .root) }
+    public func reference() -> DatabaseReference {
+        startIfNeeded()
+        return DatabaseReference(database: self, path: .root)
+    }
 
     /// A reference to `path` (slash-separated) from the root.
     public func reference(withPath path: String) -> DatabaseReference { reference().child(path) }
@@ -190,11 +205,13 @@ public final class Database: Sendable {
     /// Disconnects and stays offline until ``goOnline()``: writes keep queueing (durably),
     /// listens answer from the cache.
     public func goOffline() {
+        state.withLock { $0.started = true }
         work.sync { step { (core, now) in core.goOffline(now: now) } }
     }
 
     /// Connects again after ``goOffline()``.
     public func goOnline() {
+        state.withLock { $0.started = true }
         work.sync { step { (core, now) in core.goOnline(now: now) } }
     }
 

@@ -30,7 +30,7 @@ extension DatabaseReference {
 
     /// When this client disconnects, write these children (paths relative to here).
     public func onDisconnectUpdateChildValues(
-        _ values: [String: DatabaseValue], on queue: DispatchQueue? = nil,
+        _ values: DatabaseValue.Object, on queue: DispatchQueue? = nil,
         withCompletionBlock block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)? = nil
     ) throws(DatabaseError) {
         try database.saveOnDisconnect(
@@ -39,7 +39,7 @@ extension DatabaseReference {
 
     /// ``onDisconnectUpdateChildValues(_:on:withCompletionBlock:)`` that waits until the
     /// server holds it.
-    public func onDisconnectUpdateChildValues(_ values: [String: DatabaseValue]) async throws(DatabaseError) {
+    public func onDisconnectUpdateChildValues(_ values: DatabaseValue.Object) async throws(DatabaseError) {
         let children = try childUpdates(from: values, at: path)
         try await awaitServer { done throws(DatabaseError) in
             try database.saveOnDisconnect(.update(children), at: self, queue: nil, completion: done)

@@ -51,10 +51,12 @@ extension DatabaseReference {
     }
 
     /// Writes several children at once (keys are paths relative to here; a `.null` value
-    /// removes), atomically (Firebase's `updateChildValues`).
+    /// removes), atomically (Firebase's `updateChildValues`). Paths are kept apart exactly, as
+    /// keys are: a literal `["a/b": 1, "c": 2]` reads as a ``DatabaseValue/Object``, and a
+    /// `[String: DatabaseValue]` passes as `DatabaseValue.Object(dictionary)`.
     @discardableResult
     public func updateChildValues(
-        _ values: [String: DatabaseValue], on queue: DispatchQueue? = nil,
+        _ values: DatabaseValue.Object, on queue: DispatchQueue? = nil,
         withCompletionBlock block: (@Sendable (DatabaseError?, DatabaseReference) -> Void)? = nil
     ) throws(DatabaseError) -> WriteID {
         try database.saveWrite(
@@ -62,7 +64,7 @@ extension DatabaseReference {
     }
 
     /// ``updateChildValues(_:on:withCompletionBlock:)`` that waits for the server's answer.
-    public func updateChildValues(_ values: [String: DatabaseValue]) async throws(DatabaseError) {
+    public func updateChildValues(_ values: DatabaseValue.Object) async throws(DatabaseError) {
         let children = try childUpdates(from: values, at: path)
         try await awaitServer { (done: @escaping @Sendable (DatabaseError?) -> Void) throws(DatabaseError) in
             _ = try database.saveWrite(.update(children), at: self, queue: nil, completion: done)

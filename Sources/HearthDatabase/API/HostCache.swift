@@ -108,7 +108,7 @@ extension Database {
     /// A server redirected the database (or it fell back to its configured host): a persistent
     /// store keeps the host for the next start. Failing to keep it costs only a redirect then.
     func keepHost(_ host: String?) {
-        guard let hostCache else { return }
+        guard let hostCache = state.withLock({ $0.hostCache }) else { return }
         do { try hostCache.save(host) } catch {
             Database.logger(options)("the host cache \(hostCache.path) could not be written (\(error))")
         }

@@ -105,7 +105,7 @@ public struct ClientCore: Sendable {
     }
 
     /// The configuration.
-    public let configuration: Configuration
+    public internal(set) var configuration: Configuration
     var phase: Phase = .offline
     var backoff = Backoff()
     var rng: SeededRandom
@@ -225,6 +225,15 @@ public struct ClientCore: Sendable {
             writerIDs[w.id] = writers.writer(of: w.id)
         }
         for op in onDisconnect where !op.acknowledged { onDisconnects[op.id] = op }
+    }
+
+    /// Points the core at another configured host before its first connection (an emulator
+    /// chosen after the core was made): the host a server redirected the old one to belongs
+    /// to the old one, so it is dropped.
+    mutating func reconfigure(host configured: String?) {
+        precondition(phase == .offline && nextConnection == 1, "the host changes only before the first connection")
+        configuration.host = configured
+        host = nil
     }
 
     /// Whether writes are held now: the token in use has expired. (Firebase: "If the auth

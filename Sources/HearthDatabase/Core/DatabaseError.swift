@@ -24,6 +24,9 @@ public enum DatabaseError: Error, Sendable, Hashable, CustomStringConvertible {
     case closed
     /// The local store failed (disk full, I/O error, corruption): what it said.
     case storage(String)
+    /// A setting that must come before the database's first use came after it:
+    /// ``Database/useEmulator(withHost:port:)`` once a reference was made.
+    case alreadyInUse(String)
 
     public var description: String {
         switch self {
@@ -36,6 +39,7 @@ public enum DatabaseError: Error, Sendable, Hashable, CustomStringConvertible {
         case .offline: "the client is offline and has no complete cached value"
         case .closed: "the database is closed"
         case .storage(let s): "local store: \(s)"
+        case .alreadyInUse(let s): "too late: \(s)"
         }
     }
 

@@ -37,6 +37,13 @@ enum EndpointParser {
         return ServerEndpoint(secure: secure, host: host, port: port, namespace: namespace)
     }
 
+    /// An emulator's address as `FIREBASE_DATABASE_EMULATOR_HOST` holds it: `HOST:PORT`, an
+    /// IPv6 address in brackets; no port means 80, as the SDKs' `http://HOST?ns=…` does.
+    static func parseHostAndPort(_ text: String) throws(EndpointError) -> (host: String, port: Int) {
+        let (host, portText) = try splitAuthority(Substring(text))
+        return (host, try parsePort(portText, secure: false))
+    }
+
     /// The host (lowercased, IPv6 without brackets) and the port's text, if any.
     static func splitAuthority(_ authority: Substring) throws(EndpointError) -> (String, Substring?) {
         if authority.hasPrefix("[") {

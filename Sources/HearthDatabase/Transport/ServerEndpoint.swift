@@ -37,6 +37,16 @@ public struct ServerEndpoint: Sendable, Hashable {
         self = try EndpointParser.parse(url)
     }
 
+    /// This database served by an emulator at `hostAndPort` (`HOST:PORT`, an IPv6 address in
+    /// brackets): in the clear, the same namespace — what Firebase's SDKs connect to after
+    /// `useEmulator` or with `FIREBASE_DATABASE_EMULATOR_HOST` set (`http://HOST:PORT?ns=NAMESPACE`).
+    ///
+    /// - Throws: ``EndpointError`` for a host or port that is not valid.
+    public func emulated(by hostAndPort: String) throws(EndpointError) -> ServerEndpoint {
+        let (host, port) = try EndpointParser.parseHostAndPort(hostAndPort)
+        return ServerEndpoint(secure: false, host: host, port: port, namespace: namespace)
+    }
+
     /// The request target of the WebSocket handshake: `/.ws?v=5`, then `&ls=SESSION` when a
     /// previous session is resumed, then `&ns=NAMESPACE` (the parameters and their order of
     /// firebase-js-sdk `WebSocketConnection.connectionURL_` and `repoInfoConnectionURL`, which

@@ -1,6 +1,9 @@
 /// `DatabaseValue` is `Codable` with any coder, as the JSON it stands for: objects as keyed
 /// containers, arrays as unkeyed ones, server values as their `.sv` objects. (Hearth's own
-/// node encoder and decoder take it as it is, without going through these.)
+/// node encoder and decoder take it as it is, without going through these.) Object keys reach
+/// the coder as coding keys: a coder that keeps its containers in `String`-keyed dictionaries
+/// (Foundation's JSON coders do) merges keys that differ only in Unicode normalization, which
+/// the database and ``DatabaseValue/Object`` keep apart.
 extension DatabaseValue: Codable {
     /// Encodes the value as the JSON it stands for.
     public func encode(to encoder: any Encoder) throws {
@@ -23,9 +26,9 @@ extension DatabaseValue: Codable {
         case .array(let elements):
             var c = encoder.unkeyedContainer()
             for element in elements { try c.encode(element) }
-        case .object(let members):
+        case .object(let object):
             var c = encoder.container(keyedBy: NodeCodingKey.self)
-            for (key, value) in members { try c.encode(value, forKey: NodeCodingKey(stringValue: key)) }
+            for (key, value) in object { try c.encode(value, forKey: NodeCodingKey(stringValue: key)) }
         case .serverValue(let placeholder):
             var c = encoder.container(keyedBy: NodeCodingKey.self)
             let sv = NodeCodingKey(stringValue: ".sv")
@@ -68,7 +71,7 @@ extension DatabaseValue: Codable {
             }
         }
         if let c = try? decoder.container(keyedBy: NodeCodingKey.self) {
-            var members: [String: DatabaseValue] = [:]
+            var members = Object()
             for key in c.allKeys { members[key.stringValue] = try c.decode(DatabaseValue.self, forKey: key) }
             if members.count == 1, let sv = members[".sv"], let placeholder = ServerPlaceholder(sv) {
                 self = .serverValue(placeholder)

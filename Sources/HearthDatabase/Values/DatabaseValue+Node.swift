@@ -13,8 +13,8 @@ extension DatabaseValue {
         case .double(let d): return .number(d)
         case .string(let s): return .string(s)
         case .array(let elements): return .array(elements.map(\.jsonValue))
-        case .object(let members):
-            return .object(members.map { JSONMember(key: $0.key, value: $0.value.jsonValue) })
+        case .object(let object):
+            return .object(object.members.map { JSONMember(key: $0.key.string, value: $0.value.jsonValue) })
         case .serverValue(let placeholder): return placeholder.jsonValue
         }
     }
@@ -53,10 +53,10 @@ extension DatabaseValue {
             }
             self = .array(elements)
         } else {
-            var members: [String: DatabaseValue] = [:]
+            var members: [ChildKey: DatabaseValue] = [:]
             members.reserveCapacity(children.count)
-            for (key, child) in children { members[key.string] = DatabaseValue(node: child) }
-            self = .object(members)
+            for (key, child) in children { members[key] = DatabaseValue(node: child) }
+            self = .object(Object(members: members))
         }
     }
 
@@ -74,10 +74,11 @@ extension DatabaseValue {
             self = .null
             return
         }
-        var members: [String: DatabaseValue] = [:]
-        for (key, child) in node.children { members[key.string] = DatabaseValue(exporting: child) }
-        if let priority { members[".priority"] = priority }
-        self = .object(members)
+        var members: [ChildKey: DatabaseValue] = [:]
+        members.reserveCapacity(node.childCount + 1)
+        for (key, child) in node.children { members[key] = DatabaseValue(exporting: child) }
+        if let priority { members[ChildKey(".priority")] = priority }
+        self = .object(Object(members: members))
     }
 
     /// A leaf's value: integral doubles within 64 bits read as ``int(_:)``.

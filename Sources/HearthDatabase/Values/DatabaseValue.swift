@@ -9,7 +9,10 @@
 /// - numbers are doubles; integers stay exact (as ``int(_:)``) up to the full 64-bit range;
 /// - the keys `.priority`, `.value` and `.sv` have Firebase's meanings: `[".value": 3,
 ///   ".priority": 1]` is the number 3 with priority 1, and `[".sv": "timestamp"]` is the same
-///   placeholder as ``ServerValue/timestamp()``.
+///   placeholder as ``ServerValue/timestamp()``;
+/// - keys are compared exactly, code unit by code unit: `"é"` and `"e\u{301}"` are two keys,
+///   as in Firebase, so an object's children are an ``Object`` rather than a
+///   `[String: DatabaseValue]` (whose `String` keys would merge them).
 ///
 /// Invalid values (NaN or infinite numbers, keys holding `.` `#` `$` `[` `]` `/` or control
 /// characters) are refused when written, with an error naming the path.
@@ -26,8 +29,9 @@ public enum DatabaseValue: Sendable, Hashable {
     case string(String)
     /// An array, stored as an object keyed by index.
     case array([DatabaseValue])
-    /// An object: children by key.
-    case object([String: DatabaseValue])
+    /// An object: children by key, keys compared exactly (see ``Object``: two keys that differ
+    /// only in Unicode normalization are two children, as in the database).
+    case object(Object)
     /// A placeholder the server resolves: its clock, or an increment. Make one with
     /// ``ServerValue``.
     case serverValue(ServerPlaceholder)
@@ -53,7 +57,7 @@ public enum DatabaseValue: Sendable, Hashable {
     }
 
     /// The children of an ``object(_:)``, or `nil`.
-    public var objectValue: [String: DatabaseValue]? {
+    public var objectValue: Object? {
         if case .object(let o) = self { return o }
         return nil
     }
@@ -95,8 +99,8 @@ public enum DatabaseValue: Sendable, Hashable {
         }
     }
 
-    /// The child under `key` of an ``object(_:)`` (or the element at an integer `key` of an
-    /// ``array(_:)``), or `nil`.
+    /// The child under exactly `key` of an ``object(_:)`` (or the element at an integer `key`
+    /// of an ``array(_:)``), or `nil`.
     public subscript(key: String) -> DatabaseValue? {
         switch self {
         case .object(let o): return o[key]
@@ -124,9 +128,10 @@ extension DatabaseValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral,
     public init(stringLiteral value: String) { self = .string(value) }
     /// An array literal.
     public init(arrayLiteral elements: DatabaseValue...) { self = .array(elements) }
-    /// A dictionary literal; a repeated key keeps its last value.
+    /// A dictionary literal, an ``object(_:)``; a key repeated with the same code units keeps
+    /// its last value, and keys that differ only in Unicode normalization stay two children.
     public init(dictionaryLiteral elements: (String, DatabaseValue)...) {
-        self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+        self = .object(Object(elements.lazy.map { (key: $0.0, value: $0.1) }))
     }
 }
 

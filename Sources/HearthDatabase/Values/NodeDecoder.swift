@@ -7,7 +7,9 @@ import HearthModel
 /// exactly and into `Float`/`Double`, `Date` per ``dateStrategy``, `Data` from base64, `URL`
 /// from a string, ``DatabaseValue`` as itself. Types are strict (a string never decodes as a
 /// number). One leniency: a missing or null array, set or dictionary decodes as empty, since
-/// the database stores an empty one as nothing.
+/// the database stores an empty one as nothing. A `[String: V]` cannot hold two keys that
+/// differ only in Unicode normalization (which the database keeps apart): decoding one from
+/// such children fails, naming the keys, rather than dropping a child.
 struct NodeDecoder {
     /// How dates are read.
     var dateStrategy: DateCodingStrategy = .deferredToDate
@@ -54,6 +56,16 @@ struct NodeDecodingCore {
             return empty
         }
         if let value = try primitive(node, as: T.self, codingPath: codingPath) { return value }
+        if T.self is any StringKeyedDictionary.Type, let (a, b) = NodeDecodingCore.keysStringMerges(node) {
+            // `Dictionary.init(from:)` stores by String key: one child would silently replace
+            // the other.
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: codingPath,
+                    debugDescription:
+                        "the keys \(scalars(a)) and \(scalars(b)) are two children but one String key; decode a DatabaseValue to read both"
+                ))
+        }
         return try T(from: NodeDecoderImpl(core: self, node: node, codingPath: codingPath))
     }
 
@@ -154,6 +166,35 @@ struct NodeDecodingCore {
         }
         return result as? T
     }
+}
+
+extension NodeDecodingCore {
+    /// Two distinct keys of `node`'s children that Swift's `String ==` finds equal (they differ
+    /// only in Unicode normalization), or `nil` when there are none.
+    static func keysStringMerges(_ node: Node) -> (ChildKey, ChildKey)? {
+        guard node.childCount > 1 else { return nil }
+        var seen: [String: ChildKey] = [:]
+        seen.reserveCapacity(node.childCount)
+        for (key, _) in node.children {
+            if let other = seen.updateValue(key, forKey: key.string) { return (other, key) }
+        }
+        return nil
+    }
+}
+
+/// Dictionaries keyed by `String`: `init(from:)` keeps one value per `String`, so keys that
+/// differ only in Unicode normalization cannot all be decoded into one.
+protocol StringKeyedDictionary {}
+
+extension Dictionary: StringKeyedDictionary where Key == String {}
+
+/// A key quoted with its Unicode scalars, which tell apart keys that print alike.
+func scalars(_ key: ChildKey) -> String {
+    let codes = key.string.unicodeScalars.map { scalar in
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+    }
+    return "\"\(key.string)\" (\(codes.joined(separator: " ")))"
 }
 
 /// How a node is described in decoding errors.

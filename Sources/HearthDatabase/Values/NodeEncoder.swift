@@ -60,7 +60,7 @@ final class EncodingSlot {
         switch content {
         case .unset: .null
         case .value(let v): v
-        case .object(let box): .object(box.members.mapValues(\.resolved))
+        case .object(let box): .object(DatabaseValue.Object(members: box.members.mapValues(\.resolved)))
         case .array(let box): .array(box.elements.map(\.resolved))
         }
     }
@@ -82,12 +82,14 @@ final class EncodingSlot {
     }
 }
 
-/// An object under construction.
+/// An object under construction, keyed exactly as the database keys children (coding keys
+/// that differ only in Unicode normalization are two members).
 final class ObjectBox {
-    var members: [String: EncodingSlot] = [:]
+    var members: [ChildKey: EncodingSlot] = [:]
 
     /// The slot for `key`, created empty on first use.
     func slot(_ key: String) -> EncodingSlot {
+        let key = ChildKey(key)
         if let slot = members[key] { return slot }
         let slot = EncodingSlot()
         members[key] = slot

@@ -36,10 +36,11 @@ func node(encoding value: some Encodable, at path: Path) throws(DatabaseError) -
 ///
 /// - Throws: ``DatabaseError/invalidPath(_:)`` for a bad key or overlapping paths,
 ///   ``DatabaseError/invalidValue(_:)`` for a bad value.
-func childUpdates(from values: [String: DatabaseValue], at path: Path) throws(DatabaseError) -> [ChildUpdate] {
+func childUpdates(from values: DatabaseValue.Object, at path: Path) throws(DatabaseError) -> [ChildUpdate] {
     var updates: [ChildUpdate] = []
     updates.reserveCapacity(values.count)
-    for (pathString, value) in values {
+    for (pathKey, value) in values.members {
+        let pathString = pathKey.string
         let segments = Path.segments(of: pathString)
         for (i, segment) in segments.enumerated() {
             if segment == ".priority" && i == segments.count - 1 { continue }

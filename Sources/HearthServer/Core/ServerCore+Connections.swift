@@ -177,24 +177,26 @@ extension ServerCore {
         var out = ServerOutput()
         // Only the connections the clock reached are sorted and visited: ten thousand idle
         // connections cost a tick one scan, not a sort and a copy each under the core's lock.
-        let due = connections.compactMap { id, c in isDue(c, now: now) ? id : nil }
+        let due = connections.compactMap { id, c in tickAction(c, now: now) == nil ? nil : id }
         for id in due.sorted(by: { $0.rawValue < $1.rawValue }) {
-            // A copy of the connection without its listens: one holding them would make each
-            // revocation below copy them all.
-            guard var c = connections[id] else { continue }
-            c.listens = [:]
-            if !c.isEventStream, now - c.lastHeard > configuration.idleTimeoutMs {
+            // Asked again at the visit, as an earlier visit's writes may have reached this
+            // connection. Only the action and the flag outlive the expression: a copy of the
+            // connection held across the visit would share its listens and make each revocation
+            // below copy them all.
+            guard
+                let (action, isEventStream) = connections[id].flatMap({ c in
+                    tickAction(c, now: now).map { ($0, c.isEventStream) }
+                })
+            else { continue }
+            switch action {
+            case .idleClose:
                 out.closes.append(id)
                 out.append(disconnect(id, now: now))
-                continue
-            }
-            if let since = c.assemblingSince, now - since > configuration.partialMessageTimeoutMs {
+            case .slowMessage:
                 out.append(refuse(id, reason: "a message took too long to arrive", .temporary))
-                continue
-            }
-            if let expires = c.principal.expiresAt, expires <= now {
+            case .tokenExpired:
                 connections[id]!.principal = .unauthenticated
-                if c.isEventStream {
+                if isEventStream {
                     out.send(id) { EventStreamFormat.event("auth_revoked", "credential is no longer valid") }
                     out.closes.append(id)
                     out.append(disconnect(id, now: now))
@@ -202,9 +204,7 @@ extension ServerCore {
                     out.send(id, .authRevoked(status: "expired_token", reason: "Auth token is expired."))
                     revokeListens(id, into: &out)
                 }
-                continue
-            }
-            if c.isEventStream, now - c.lastSent >= configuration.keepAliveIntervalMs {
+            case .keepAlive:
                 connections[id]!.lastSent = now
                 out.send(id) { EventStreamFormat.event("keep-alive", "null") }
             }
@@ -212,12 +212,26 @@ extension ServerCore {
         return out
     }
 
-    /// Whether `tick` has anything to do for `c` at `now`: exactly the conditions its visit tests.
-    private func isDue(_ c: Connection, now: Int64) -> Bool {
-        if !c.isEventStream, now - c.lastHeard > configuration.idleTimeoutMs { return true }
-        if let since = c.assemblingSince, now - since > configuration.partialMessageTimeoutMs { return true }
-        if let expires = c.principal.expiresAt, expires <= now { return true }
-        return c.isEventStream && now - c.lastSent >= configuration.keepAliveIntervalMs
+    /// What the clock asks of a connection, the first that applies in this order.
+    enum TickAction {
+        /// A WebSocket heard nothing for ``Configuration/idleTimeoutMs``: closed.
+        case idleClose
+        /// A message's frames took longer than ``Configuration/partialMessageTimeoutMs``: refused.
+        case slowMessage
+        /// The credential expired: revoked.
+        case tokenExpired
+        /// An event stream sent nothing for ``Configuration/keepAliveIntervalMs``: a keep-alive.
+        case keepAlive
+    }
+
+    /// What `tick` does for `c` at `now`, or `nil`: one function for the scan and the visit, so
+    /// that a connection is visited exactly when something is due.
+    private func tickAction(_ c: Connection, now: Int64) -> TickAction? {
+        if !c.isEventStream, now - c.lastHeard > configuration.idleTimeoutMs { return .idleClose }
+        if let since = c.assemblingSince, now - since > configuration.partialMessageTimeoutMs { return .slowMessage }
+        if let expires = c.principal.expiresAt, expires <= now { return .tokenExpired }
+        if c.isEventStream, now - c.lastSent >= configuration.keepAliveIntervalMs { return .keepAlive }
+        return nil
     }
 
     /// Checks `Budget`'s invariant — every total is the sum over the connections — and that the

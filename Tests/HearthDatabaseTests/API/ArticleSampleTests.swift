@@ -36,6 +36,24 @@ struct ArticleSampleTests {
         try await server.stop()
     }
 
+    @Test func gettingStartedEmulator() async throws {
+        let server = try await TransportTestServer()
+        let port = server.server.port
+        var options = Database.Options()
+        options.storeDirectory = TempDir().path
+        // doc-sample: Sources/HearthDatabase/HearthDatabase.docc/GettingStarted.md
+        // doc-sample-replace: port: 9000 => port: port
+        let production = try Database(url: "https://demo.firebaseio.com", options: options)
+        production.useEmulator(withHost: "127.0.0.1", port: port)  // before the first reference
+        // doc-sample end
+        #expect(production.endpoint.port == port && !production.endpoint.secure)
+        try await production.reference(withPath: "scores/ada").setValue(5)
+        let snapshot = try await production.reference(withPath: "scores/ada").getData()
+        #expect(snapshot.databaseValue.int64Value == 5)
+        try production.close()
+        try await server.stop()
+    }
+
     @Test func offlineBehaviour() async throws {
         let server = try await TransportTestServer()
         var options = Database.Options()

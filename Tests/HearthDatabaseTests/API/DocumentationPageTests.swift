@@ -9,7 +9,7 @@ import Testing
 /// `hearth serve`, with app restarts in between.
 @Suite("Documentation page", .serialized)
 struct DocumentationPageTests {
-    static let dinosaurs: [String: DatabaseValue] = [
+    static let dinosaurs: DatabaseValue.Object = [
         "bruhathkayosaurus": 55, "lambeosaurus": 21, "linhenykus": 80, "pterodactyl": 93, "stegosaurus": 5,
         "triceratops": 22,
     ]

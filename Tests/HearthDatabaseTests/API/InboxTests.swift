@@ -88,6 +88,7 @@ struct InboxTests {
         options.maxInboxBytes = 1_024
         let db = try Database(url: "ws://127.0.0.1:9?ns=inbox", options: options)
         defer { try? db.close() }
+        db.goOnline()  // connects now (the first use), so that the transport has its handler
         transport.deliver(.opened)
         transport.deliver(.message(ServerMessage.hello(timestamp: 0, host: "h", sessionID: "s").text))
         let writes = 50

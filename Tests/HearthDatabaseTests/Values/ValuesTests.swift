@@ -158,13 +158,13 @@ import Testing
 
     /// js-sdk validateFirebaseMergePaths: no path may contain another.
     @Test(arguments: [
-        ["a": 1, "a/b": 2] as [String: DatabaseValue],
+        ["a": 1, "a/b": 2] as DatabaseValue.Object,
         ["a/b/c": 1, "a": 2],
         ["a": 1, "/a/": 2],
         ["x/y": 1, "x//y": 2],
         ["": 1, "a": 2],
     ])
-    func overlappingUpdatePathsAreRefused(values: [String: DatabaseValue]) {
+    func overlappingUpdatePathsAreRefused(values: DatabaseValue.Object) {
         #expect(throws: DatabaseError.self) { try childUpdates(from: values, at: .root) }
     }
 
