@@ -137,7 +137,7 @@ let package = Package(
         ),
         .target(
             name: "HearthDatabase",
-            dependencies: ["Hearth", "HearthWire"] + clientNIO,
+            dependencies: ["Hearth", "HearthLog", "HearthWire"] + clientNIO,
             swiftSettings: swiftSettings + [nioTransport]
         ),
         .target(

@@ -99,6 +99,13 @@ struct ServeCommand: AsyncParsableCommand {
     var maxNamespaces = Databases.defaultMaxNamespaces
 
     @Option(
+        name: .customLong("redirect"),
+        help: ArgumentHelp(
+            "Send a namespace's WebSocket clients to the instance that serves it (a reset in place of the hello; clients keep the host for their next start); REST requests for it are answered 421. Repeat for more namespaces.",
+            valueName: "NAMESPACE=HOST[:PORT]"))
+    var redirect: [String] = []
+
+    @Option(
         name: .customLong("port-file"),
         help: ArgumentHelp(
             "Write the bound port to this file once listening (for scripts using --port 0).", valueName: "FILE"))
@@ -117,6 +124,11 @@ struct ServeCommand: AsyncParsableCommand {
         guard maxNamespaces >= 0 else { throw ValidationError("--max-namespaces must not be negative") }
         if !Databases.isValidName(namespace) {
             throw ValidationError("--namespace \(namespace): 1 to 63 lowercase letters, digits and '-'")
+        }
+        let redirects: Redirects
+        do { redirects = try Redirects(arguments: redirect) } catch { throw ValidationError("--redirect: \(error)") }
+        if redirects.host(for: namespace) != nil {
+            throw ValidationError("--redirect: the namespace \(namespace) is the one DATA_DIR holds")
         }
         var secret: String?
         if let secretFile {
@@ -175,7 +187,8 @@ struct ServeCommand: AsyncParsableCommand {
         if emulator { FileHandle.standardError.write(Data((Self.emulatorWarning + "\n").utf8)) }
         let namespaces = (dataDirectory as NSString).appendingPathComponent("namespaces")
         let databases = Databases(
-            primary: try runtime(in: dataDirectory, store: store), defaultName: namespace, maxNamespaces: maxNamespaces
+            primary: try runtime(in: dataDirectory, store: store), defaultName: namespace, maxNamespaces: maxNamespaces,
+            redirects: redirects
         ) { name in
             // Each namespace is a store of its own; `namespaces/` is made on first use.
             try FileManager.default.createDirectory(atPath: namespaces, withIntermediateDirectories: true)

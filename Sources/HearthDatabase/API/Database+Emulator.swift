@@ -32,6 +32,11 @@ extension Database {
                     "call useEmulator(withHost:port:) before creating a database reference or going online")
             }
             s.endpoint = emulated
+            // The emulator's redirects are its own: not the URL's host's, kept under its key.
+            // A redirect an earlier run kept for it is not read here (that is I/O on the
+            // caller's thread); it costs the first connection one redirect.
+            s.hostCache = s.hostCache.map { HostCache(fs: $0.fs, directory: $0.directory, endpoint: emulated) }
+            s.core.reconfigure(host: emulated.hostHeader)
         }
     }
 

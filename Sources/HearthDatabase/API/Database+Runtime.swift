@@ -9,6 +9,9 @@ struct RuntimeState: Sendable {
     var core: ClientCore
     /// Where the connections go (the URL's host, or an emulator's).
     var endpoint: ServerEndpoint
+    /// Where a persistent store keeps the host a server redirected ``endpoint`` to (`nil`:
+    /// memory only).
+    var hostCache: HostCache?
     /// Whether the app has used the database (a reference, goOnline/goOffline): settings that
     /// must precede the first use are refused after it.
     var started = false
@@ -121,8 +124,10 @@ extension Database {
     }
 
     private func open(_ id: ConnectionID) {
-        let (session, endpoint) = state.withLock { ($0.core.lastSessionID, $0.endpoint) }
-        let link = transport.connect(to: endpoint, lastSessionID: session) { [weak self] event in
+        let (session, host, endpoint) = state.withLock { ($0.core.lastSessionID, $0.core.host, $0.endpoint) }
+        // The core accepts only hosts that parse (ServerEndpoint.isValidHost).
+        let target = host.flatMap(endpoint.redirected(to:)) ?? endpoint
+        let link = transport.connect(to: target, lastSessionID: session) { [weak self] event in
             self?.received(event, on: id)
         }
         let old: (any TransportConnection)? = state.withLock { s in
@@ -237,8 +242,10 @@ extension Database {
                 return Array(s.writesPausedObservers.values)
             }
             for o in observers { o.queue.async { o.handler(paused) } }
-        case .protocolWarning:
-            break
+        case .protocolWarning(let text), .notice(let text):
+            Database.logger(options)(text)
+        case .hostChanged(let host):
+            keepHost(host)
         }
     }
 

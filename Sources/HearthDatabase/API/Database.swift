@@ -63,6 +63,11 @@ public final class Database: Sendable {
         /// had already read when told to stop. Default 16 MiB.
         public var maxInboxBytes: Int = 16 << 20
 
+        /// Where the database's warnings go (what Firebase's clients log: a server error, a
+        /// shutdown, security debug output, a query without an index, a host cache file that
+        /// could not be read). `nil` (default): standard error, prefixed `[Hearth]`.
+        public var logHandler: (@Sendable (String) -> Void)?
+
         /// Default options: memory only, 10 MiB, full durability, no auth.
         public init() {}
     }
@@ -123,6 +128,11 @@ public final class Database: Sendable {
         let seed = options.seed ?? UInt64.random(in: .min ... .max)
         var configuration = ClientCore.Configuration()
         configuration.usesTokens = options.tokenProvider != nil
+        configuration.host = endpoint.hostHeader
+        let hostCache =
+            temporaryDirectory == nil ? HostCache(fs: POSIXFileSystem(), directory: directory, endpoint: endpoint) : nil
+        let log = Database.logger(options)
+        let cachedHost = hostCache?.load(warn: log)
         let store = self.store
         // The connection of the last run is gone, so the server ran the onDisconnect
         // operations it had acknowledged: their effect is server data now.
@@ -142,12 +152,12 @@ public final class Database: Sendable {
         writerID = WriterIdentity.make { system.next() }
         let core = ClientCore(
             configuration: configuration, pendingWrites: store.pendingWrites(), writers: store.writerIdentities(),
-            onDisconnect: store.onDisconnectOperations(), token: store.auth(), seed: seed,
+            onDisconnect: store.onDisconnectOperations(), token: store.auth(), seed: seed, host: cachedHost,
             hash: { location in Database.cachedHash(store, location) }
         )
         state = Mutex(
             RuntimeState(
-                core: core, endpoint: endpoint, pushIDs: PushIDGenerator(),
+                core: core, endpoint: endpoint, hostCache: hostCache, pushIDs: PushIDGenerator(),
                 random: SeededRandom(seed: seed ^ 0x5DEE_CE66_D1CE_4E5B), inbox: Inbox(limit: options.maxInboxBytes)))
         state.withLock { s in
             s.info.serverTimeOffset = store.serverTimeOffset()

@@ -6,9 +6,11 @@ import HearthWire
 // attempt, the hello, restoring state, and the end of a connection.
 extension ClientCore {
     /// The app wants to be online (also the first call after creating the core): connect now
-    /// unless a connection is already opening or open.
+    /// unless a connection is already opening or open. It also ends a server's shutdown
+    /// (``shutdownReason``): the app asked again.
     public mutating func goOnline(now: Int64) -> ClientOutput {
         var out = ClientOutput()
+        shutdownReason = nil
         switch phase {
         case .offline, .waiting:
             backoff.reset()
@@ -37,6 +39,8 @@ extension ClientCore {
         let id = ConnectionID(nextConnection)
         nextConnection += 1
         backoff.attempted(at: now)
+        currentOpened = false
+        resetsInAttempt = 0
         if configuration.usesTokens {
             phase = .fetchingToken(id)
             requestToken(force: forceTokenRefresh, into: &out)
@@ -119,7 +123,8 @@ extension ClientCore {
     /// The transport reported the connection open (the WebSocket handshake finished). The
     /// core waits for the server's hello before it sends anything.
     public mutating func connectionOpened(_ id: ConnectionID, now: Int64) -> ClientOutput {
-        ClientOutput()
+        if currentConnection == id { currentOpened = true }
+        return ClientOutput()
     }
 
     /// The transport reported the connection gone. A report about an older connection is
@@ -128,6 +133,7 @@ extension ClientCore {
         var out = ClientOutput()
         guard currentConnection == id else { return out }
         let wasConnected = isConnected
+        if case .connecting = phase, !currentOpened { connectFailed(into: &out) }
         dropConnectionState(now: now, into: &out)
         if wasConnected { out.events.append(.connected(false)) }
         scheduleRetry(now: now, into: &out)
@@ -227,9 +233,12 @@ extension ClientCore {
     /// The server's hello: the connection is up. Records the server time offset, then
     /// restores state in Firebase's order: auth, listens, writes, gets.
     mutating func helloReceived(
-        _ id: ConnectionID, timestamp: Int64, sessionID: String, extensions: [String], now: Int64,
+        _ id: ConnectionID, timestamp: Int64, host: String, sessionID: String, extensions: [String], now: Int64,
         into out: inout ClientOutput
     ) {
+        // Firebase's clients take the hello's host for every later connection
+        // (`onHandshake_` sets `repoInfo.host`) without reconnecting now.
+        if !host.isEmpty { follow(host, into: &out) }
         assert(phase == .connecting(id), "a hello is taken only on the connection being opened")
         // Every request, write and operation in flight belonged to the last connection and was
         // forgotten with it (dropConnectionState): this one starts clean.
@@ -237,6 +246,7 @@ extension ClientCore {
         assert(sentWrites.isEmpty && lastSentWriteID == .min, "a new connection starts with no write sent")
         assert(sentOnDisconnects.isEmpty, "a new connection starts with no onDisconnect operation sent")
         phase = .connected(id)
+        resetsInAttempt = 0
         stampsWrites = extensions.contains(ServerMessage.writeIDsExtension)
         lastSend = now
         backoff.established(at: now)

@@ -193,10 +193,11 @@ extension ClientCore {
             return out
         }
         switch message {
-        case let .hello(timestamp, _, sessionID, extensions):
+        case let .hello(timestamp, host, sessionID, extensions):
             if case .connecting = phase {
                 helloReceived(
-                    id, timestamp: timestamp, sessionID: sessionID, extensions: extensions, now: now, into: &out)
+                    id, timestamp: timestamp, host: host, sessionID: sessionID, extensions: extensions, now: now,
+                    into: &out)
             }
         case let .response(number, status, data):
             guard let request = requests.removeValue(forKey: number) else {
@@ -227,11 +228,8 @@ extension ClientCore {
             tokenRefused(status: status, now: now, into: &out)
         case .pong:
             break
-        case .shutdown(let reason):
-            // Firebase's clients stop for good on `s` (a disabled database); Hearth's servers
-            // send it when they stop, so this client retries with backoff instead.
-            out.events.append(.protocolWarning("server shutdown: \(reason)"))
-            closeAndRetry(now: now, into: &out)
+        case .shutdown, .reset, .serverError, .securityDebug, .appCheckRevoked:
+            controlReceived(message, now: now, into: &out)
         }
         return out
     }
@@ -283,6 +281,7 @@ extension ClientCore {
                 tokenRefused(status: status, now: now, into: &out)
             }
         case .listen(let key):
+            warnOfListenWarnings(data, at: key, into: &out)
             guard listens[key] != nil else { return }  // unlistened meanwhile
             if ok {
                 out.commits.append(.listenComplete(key))

@@ -16,7 +16,7 @@ import HearthWire
 /// **What it relies on** (the runtime's side of the contract):
 /// - every write it is given is already in the store (`saveWrite` committed), so a write
 ///   sent is a write that survives a crash — and the restored
-///   ``init(configuration:pendingWrites:writers:onDisconnect:token:seed:hash:)`` list is the
+///   ``init(configuration:pendingWrites:writers:onDisconnect:token:seed:host:hash:)`` list is the
 ///   store's pending writes in id order, with the writer id each was created under;
 /// - an output's commits are applied, in order, before its events are delivered; its messages
 ///   go out on the connection it was produced for, in order.
@@ -52,6 +52,14 @@ public struct ClientCore: Sendable {
         public var invalidTokenThreshold = 3
         /// Listens one client may hold.
         public var maxListens = 100_000
+        /// The host the database URL names (`HOST[:PORT]`, as in a `Host` header). When set,
+        /// the core follows the servers' redirects (a reset, a hello naming another host) and
+        /// keeps the host they name in ``ClientCore/host``; `nil`: every connection goes to
+        /// the configured host.
+        public var host: String?
+        /// Resets one connection attempt may follow before it counts as failed (and the next
+        /// waits the backoff): servers that redirect to each other cannot make the client loop.
+        public var maxResetsPerAttempt = 8
         /// Default configuration.
         public init() {}
     }
@@ -97,7 +105,7 @@ public struct ClientCore: Sendable {
     }
 
     /// The configuration.
-    public let configuration: Configuration
+    public internal(set) var configuration: Configuration
     var phase: Phase = .offline
     var backoff = Backoff()
     var rng: SeededRandom
@@ -169,6 +177,17 @@ public struct ClientCore: Sendable {
     var newestWriteID: Int64 = .min
     /// The last session id, sent as `ls` when reconnecting.
     public internal(set) var lastSessionID: String?
+    /// Where connections go when not the configured host (Firebase's `RepoInfo.internalHost`):
+    /// the host a server redirected the client to, `HOST[:PORT]`. `nil`: the configured one.
+    public internal(set) var host: String?
+    /// Why the server shut the connection down (control `s`): no attempt follows until
+    /// ``goOnline(now:)``.
+    public internal(set) var shutdownReason: String?
+    /// Whether the transport reported the current connection open (a connection that never
+    /// opened is a failed connect: the cached host is dropped).
+    var currentOpened = false
+    /// Resets followed in the current attempt (bounded by ``Configuration/maxResetsPerAttempt``).
+    var resetsInAttempt = 0
     var lastSend: Int64 = 0
     /// The hash of the cached data for a listen (`""` for none).
     let hash: @Sendable (QueryLocation) -> String
@@ -185,12 +204,19 @@ public struct ClientCore: Sendable {
     /// `writers` says which writer id each pending write was created under (the store's
     /// `Store.writerIdentities()`): to a server that offers exactly-once writes, those
     /// writes carry `WriteStamp`s with it.
+    ///
+    /// `host` is the host a server redirected an earlier run to (``host``), if it was kept:
+    /// the first connection goes there (when ``Configuration/host`` is set and it is a valid
+    /// `HOST[:PORT]`).
     public init(
         configuration: Configuration = Configuration(), pendingWrites: [PendingWrite],
         writers: WriterIdentities = WriterIdentities(), onDisconnect: [OnDisconnectOperation] = [],
-        token: AuthToken?, seed: UInt64, hash: @escaping @Sendable (QueryLocation) -> String
+        token: AuthToken?, seed: UInt64, host: String? = nil, hash: @escaping @Sendable (QueryLocation) -> String
     ) {
         self.configuration = configuration
+        if let configured = configuration.host, let host, host != configured, ServerEndpoint.isValidHost(host) {
+            self.host = host
+        }
         self.rng = SeededRandom(seed: seed)
         self.token = token
         self.hash = hash
@@ -199,6 +225,15 @@ public struct ClientCore: Sendable {
             writerIDs[w.id] = writers.writer(of: w.id)
         }
         for op in onDisconnect where !op.acknowledged { onDisconnects[op.id] = op }
+    }
+
+    /// Points the core at another configured host before its first connection (an emulator
+    /// chosen after the core was made): the host a server redirected the old one to belongs
+    /// to the old one, so it is dropped.
+    mutating func reconfigure(host configured: String?) {
+        precondition(phase == .offline && nextConnection == 1, "the host changes only before the first connection")
+        configuration.host = configured
+        host = nil
     }
 
     /// Whether writes are held now: the token in use has expired. (Firebase: "If the auth

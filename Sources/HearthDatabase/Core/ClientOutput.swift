@@ -70,6 +70,12 @@ public enum ClientEvent: Sendable, Equatable {
     case writesPaused(Bool)
     /// The server said something the core could not use (logged, otherwise ignored).
     case protocolWarning(String)
+    /// Something Firebase's clients log: a server error, security debug output, a shutdown, a
+    /// query the server filters without an index, a fall back to the configured host.
+    case notice(String)
+    /// The host connections go to changed (``ClientCore/host``; `nil`: the configured one
+    /// again): the runtime keeps it for the next start.
+    case hostChanged(String?)
 }
 
 /// What the runtime must do after one call into ``ClientCore``, in this order: open or close

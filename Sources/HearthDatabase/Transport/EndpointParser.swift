@@ -45,7 +45,7 @@ enum EndpointParser {
     }
 
     /// The host (lowercased, IPv6 without brackets) and the port's text, if any.
-    private static func splitAuthority(_ authority: Substring) throws(EndpointError) -> (String, Substring?) {
+    static func splitAuthority(_ authority: Substring) throws(EndpointError) -> (String, Substring?) {
         if authority.hasPrefix("[") {
             guard let close = authority.firstIndex(of: "]") else { throw .invalidHost(String(authority)) }
             let address = authority[authority.index(after: authority.startIndex)..<close]
@@ -73,7 +73,7 @@ enum EndpointParser {
         }
     }
 
-    private static func parsePort(_ text: Substring?, secure: Bool) throws(EndpointError) -> Int {
+    static func parsePort(_ text: Substring?, secure: Bool) throws(EndpointError) -> Int {
         guard let text else { return secure ? 443 : 80 }
         guard !text.isEmpty, text.utf8.count <= 5, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
             let port = Int(text), (1...65_535).contains(port)

@@ -66,9 +66,25 @@ public struct ServerEndpoint: Sendable, Hashable {
         (secure ? "wss://" : "ws://") + hostHeader + webSocketPath(lastSessionID: lastSessionID)
     }
 
+    /// This endpoint moved to `host` (`HOST[:PORT]`, as a server names it in a reset or a
+    /// hello; an IPv6 address in brackets): the same scheme and namespace, the port the
+    /// scheme's default when none is given. `nil` when `host` is not of that form.
+    public func redirected(to host: String) -> ServerEndpoint? {
+        guard let (name, portText) = try? EndpointParser.splitAuthority(Substring(host)),
+            let port = try? EndpointParser.parsePort(portText, secure: secure)
+        else { return nil }
+        return ServerEndpoint(secure: secure, host: name, port: port, namespace: namespace)
+    }
+
+    /// Whether `host` is a `HOST[:PORT]` a client may be redirected to (``redirected(to:)``).
+    public static func isValidHost(_ host: String) -> Bool {
+        host.utf8.count <= 300
+            && ServerEndpoint(secure: false, host: "", port: 80, namespace: "").redirected(to: host) != nil
+    }
+
     /// The `Host` header's value: the host (an IPv6 address in brackets), with the port unless
     /// it is the scheme's default.
-    var hostHeader: String {
+    public var hostHeader: String {
         let name = host.contains(":") ? "[\(host)]" : host
         return port == (secure ? 443 : 80) ? name : "\(name):\(port)"
     }

@@ -45,6 +45,31 @@ final class UpgradeRequester: ChannelInboundHandler, RemovableChannelHandler, Se
     }
 }
 
+/// Holds back the end of the server's input by one turn of the event loop, then passes it on
+/// and closes the channel.
+///
+/// A server may send its 101 response, a first frame and its FIN together — a front's reset
+/// (`r`) and close, say. The upgrade removes the HTTP decoder, and NIO finishes that removal one
+/// turn later (`ByteToMessageHandler` defers it with `execute`); only then does the decoder hand
+/// on the bytes behind the 101, and only if it has not seen the end of input: told of the FIN
+/// first, it drops them (`HTTPDecoder.decodeLast` forwards left-over bytes only without EOF).
+/// Passed on one turn later, the end of input reaches a pipeline whose removal has finished and
+/// whose frames have been delivered; before an upgrade it completes a refusal read to its end.
+final class EndOfInputGuard: ChannelInboundHandler {
+    typealias InboundIn = NIOAny
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard case .inputClosed? = event as? ChannelEvent else {
+            return context.fireUserInboundEventTriggered(event)
+        }
+        let loop = context.eventLoop.assumeIsolated()
+        loop.execute {
+            context.fireUserInboundEventTriggered(event)
+            context.close(promise: nil)
+        }
+    }
+}
+
 /// After the upgrade: whole WebSocket messages (fragments joined by NIOWebSocketFrameAggregator)
 /// in; protocol v5 messages (count-prefixed frames joined by ``FrameAssembler``) out to the
 /// session. Answers pings and close frames.

@@ -109,12 +109,16 @@ public struct WebSocketTransport: Transport {
         return ClientBootstrap(group: loop)
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            // The server's FIN reaches the pipeline as an event (EndOfInputGuard) rather than
+            // closing the channel at once; the guard closes it.
+            .channelOption(.allowRemoteHalfClosure, value: true)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     if let tls {
                         try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName))
                     }
+                    try sync.addHandler(EndOfInputGuard())
                     let requester = UpgradeRequester(box: box, target: target, host: hostHeader)
                     let upgrader = NIOWebSocketClientUpgrader(
                         maxFrameSize: maxMessageBytes,

@@ -92,10 +92,13 @@ extension ServerCore {
         }
         connection.lastHeard = now
         if assembler.isAssembling, held.heldBytes + frame.utf8.count > configuration.maxHeldBytesTotal {
-            return .pending(refuse(id, reason: "the server holds too much unfinished data; try again later"))
+            return .pending(
+                refuse(id, reason: "the server holds too much unfinished data; try again later", .temporary))
         }
         let message: String?
-        do { message = try assembler.receive(frame) } catch { return .pending(refuse(id, reason: error.description)) }
+        do { message = try assembler.receive(frame) } catch {
+            return .pending(refuse(id, reason: error.description, .permanent))
+        }
         let bytes = assembler.bufferedByteCount
         held.heldBytes += bytes - connection.assemblingBytes
         assert(held.heldBytes >= 0, "held bytes never count below zero")
@@ -120,10 +123,10 @@ extension ServerCore {
             queued < configuration.maxQueuedWhileAuthenticating,
             queuedBytes + bytes <= configuration.maxQueuedBytesPerConnection
         else {
-            return refuse(id, reason: "too many messages while the connection waited")
+            return refuse(id, reason: "too many messages while the connection waited; try again later", .temporary)
         }
         guard held.heldBytes + bytes <= configuration.maxHeldBytesTotal else {
-            return refuse(id, reason: "the server holds too much unfinished data; try again later")
+            return refuse(id, reason: "the server holds too much unfinished data; try again later", .temporary)
         }
         connections[id]!.queued.append((message, bytes))
         connections[id]!.queuedBytes += bytes
@@ -147,11 +150,20 @@ extension ServerCore {
         }
     }
 
-    /// Closes a connection for a protocol violation or a limit: a shutdown message, then the
-    /// close (and its onDisconnect operations).
-    mutating func refuse(_ id: ConnectionID, reason: String) -> ServerOutput {
+    /// Closes a connection for a protocol violation or a limit: the reason, then the close (and
+    /// its onDisconnect operations). A ``Refusal/permanent`` refusal sends the reason as a
+    /// shutdown (`s`), after which Firebase's clients never reconnect on their own
+    /// (firebase-js-sdk `core/PersistentConnection.ts` `onKill_` interrupts with
+    /// `server_kill`; firebase-android-sdk logs "Will not attempt reconnect"); a
+    /// ``Refusal/temporary`` one sends it as a server error (`e`), which those clients log and
+    /// nothing more (`realtime/Connection.ts` `onControl_`), so the close that follows is a lost
+    /// connection and they reconnect after their backoff.
+    mutating func refuse(_ id: ConnectionID, reason: String, _ refusal: Refusal) -> ServerOutput {
         var out = ServerOutput()
-        out.send(id, .shutdown(reason: reason))
+        switch refusal {
+        case .permanent: out.send(id, .shutdown(reason: reason))
+        case .temporary: out.send(id, .serverError(reason))
+        }
         out.closes.append(id)
         out.append(disconnect(id, now: now))
         return out
@@ -181,7 +193,7 @@ extension ServerCore {
                 out.closes.append(id)
                 out.append(disconnect(id, now: now))
             case .slowMessage:
-                out.append(refuse(id, reason: "a message took too long to arrive"))
+                out.append(refuse(id, reason: "a message took too long to arrive", .temporary))
             case .tokenExpired:
                 connections[id]!.principal = .unauthenticated
                 if isEventStream {
@@ -239,6 +251,17 @@ extension ServerCore {
         precondition(sum == held, "the budget's totals \(held) are not the connections' sums \(sum)")
         precondition(holding == listening, "the listening set is not the connections holding a listen")
     }
+}
+
+/// Whether a refused client should come back (``ServerCore/refuse(_:reason:_:)``).
+enum Refusal {
+    /// The client broke the protocol or sent a message over the size limit: the same client
+    /// would send the same bytes again, so it is told to stop (`s`).
+    case permanent
+    /// A limit that lifts — the server's memory for unfinished messages, a connection that
+    /// queued too much while its token was checked, a message that arrived too slowly: the
+    /// client may retry after its backoff (`e`, then the close).
+    case temporary
 }
 
 /// Server-Sent Event text.

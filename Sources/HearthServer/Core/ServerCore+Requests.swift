@@ -10,7 +10,7 @@ extension ServerCore {
         let decoded: ClientMessage
         switch message {
         case .success(let m): decoded = m
-        case .failure(let error): return refuse(id, reason: error.description)
+        case .failure(let error): return refuse(id, reason: error.description, .permanent)
         }
         var out = ServerOutput()
         switch decoded {

@@ -31,6 +31,8 @@ public final class Databases: Sendable {
     let opening = Mutex<Void>(())
     /// The host the hello names (`h`), once the port is known; given to databases opened later.
     let host = Mutex<String?>(nil)
+    /// Namespaces served by other instances: their clients are sent there.
+    public let redirects: Redirects
 
     /// The default number of namespaces besides the default database (``maxNamespaces``).
     public static let defaultMaxNamespaces = 100
@@ -40,13 +42,15 @@ public final class Databases: Sendable {
     ///   - primary: the default database.
     ///   - defaultName: the default database's name, if `ns` may name it.
     ///   - maxNamespaces: how many other databases may be open at once.
+    ///   - redirects: namespaces other instances serve (never opened here).
     ///   - factory: opens (or creates) the database of a namespace; called at most once per
     ///     name, under a lock, on the thread of the first request naming it.
     public init(
         primary: ServerRuntime, defaultName: String? = nil, maxNamespaces: Int = defaultMaxNamespaces,
-        factory: @escaping @Sendable (String) throws -> ServerRuntime
+        redirects: Redirects = Redirects(), factory: @escaping @Sendable (String) throws -> ServerRuntime
     ) {
         self.primary = primary
+        self.redirects = redirects
         self.defaultName = defaultName
         self.maxNamespaces = max(0, maxNamespaces)
         self.factory = factory
@@ -57,6 +61,7 @@ public final class Databases: Sendable {
         primary = runtime
         defaultName = nil
         maxNamespaces = 0
+        redirects = Redirects()
         factory = nil
     }
 
@@ -68,6 +73,8 @@ public final class Databases: Sendable {
         case tooMany(Int)
         /// The database could not be opened (500).
         case unavailable(String)
+        /// Another instance serves the namespace, at this host (421, Misdirected Request).
+        case redirected(String)
 
         /// The HTTP status that answers it.
         public var status: Int {
@@ -75,6 +82,7 @@ public final class Databases: Sendable {
             case .invalidName: 400
             case .tooMany: 503
             case .unavailable: 500
+            case .redirected: 421
             }
         }
 
@@ -84,6 +92,7 @@ public final class Databases: Sendable {
                 "Invalid namespace \(Self.quoted(name)): 1 to 63 lowercase letters, digits and '-'"
             case .tooMany(let n): "This server serves at most \(n) namespaces besides its default database"
             case .unavailable(let why): "The namespace's database could not be opened: \(why)"
+            case .redirected(let host): "This namespace is served at \(host)"
             }
         }
 
@@ -105,6 +114,7 @@ public final class Databases: Sendable {
     public func runtime(for namespace: String?) -> Result<ServerRuntime, Refusal> {
         guard let namespace, namespace != defaultName else { return .success(primary) }
         guard Self.isValidName(namespace) else { return .failure(.invalidName(namespace)) }
+        if let host = redirects.host(for: namespace) { return .failure(.redirected(host)) }
         guard let factory else { return .success(primary) }
         if let runtime = opened.withLock({ $0[namespace] }) { return .success(runtime) }
         // One database is opened at a time, outside `opened`'s lock: requests for databases

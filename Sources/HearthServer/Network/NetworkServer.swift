@@ -64,15 +64,22 @@ public final class NetworkServer: Sendable {
                 // Not upgraded (a wrong path, or a namespace that cannot be served): the request
                 // goes on as plain HTTP, and RESTTarget answers it with the reason.
                 let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
+                let namespace = RESTTarget.namespace(inTarget: head.uri)
                 let upgrade =
                     (path == "/.ws" || path == "/.ws/")
-                    && (try? databases.runtime(for: RESTTarget.namespace(inTarget: head.uri)).get()) != nil
+                    && (databases.redirects.host(for: namespace) != nil
+                        || (try? databases.runtime(for: namespace).get()) != nil)
                 return channel.eventLoop.makeSucceededFuture(upgrade ? HTTPHeaders() : nil)
             },
             upgradePipelineHandler: { channel, head in
                 channel.eventLoop.makeCompletedFuture {
-                    let runtime = try databases.runtime(for: RESTTarget.namespace(inTarget: head.uri)).get()
+                    let namespace = RESTTarget.namespace(inTarget: head.uri)
                     let pipeline = channel.pipeline.syncOperations
+                    if let reset = databases.redirects.reset(for: namespace) {
+                        try pipeline.addHandler(RedirectHandler(message: reset))
+                        return
+                    }
+                    let runtime = try databases.runtime(for: namespace).get()
                     // The meter goes just ahead of the decoder the upgrader added, so it sees every
                     // byte the decoder does (bytes that came with the upgrade request included).
                     let decoder = try pipeline.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)

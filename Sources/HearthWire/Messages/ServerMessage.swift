@@ -24,8 +24,19 @@ public enum ServerMessage: Sendable, Equatable {
     case authRevoked(status: String, reason: String)
     /// Control `o`: the answer to a ping.
     case pong
-    /// Control `s`: the server is closing the connection, and why.
+    /// Control `s`: the server is closing the connection for good, and why (Firebase's
+    /// clients stop reconnecting: `onKill_` in firebase-js-sdk `realtime/Connection.ts`).
     case shutdown(reason: String)
+    /// Control `r` (reset): connect to `host` (`HOST[:PORT]`) instead — Firebase's front ends
+    /// send it in place of the hello to a client that reached the wrong server.
+    case reset(host: String)
+    /// Control `e`: an error the server reports (Firebase's clients log it).
+    case serverError(String)
+    /// Push `sd`: security debug output (Firebase's clients log its `msg`).
+    case securityDebug(message: String)
+    /// Push `apc`: the connection's App Check token was revoked (Firebase's clients log it and
+    /// keep the connection).
+    case appCheckRevoked(status: String, reason: String)
 
     public static func == (lhs: ServerMessage, rhs: ServerMessage) -> Bool { lhs.text == rhs.text }
 
@@ -78,6 +89,14 @@ public enum ServerMessage: Sendable, Equatable {
             return control("o", .object([]))
         case .shutdown(let reason):
             return control("s", .string(reason))
+        case .reset(let host):
+            return control("r", .string(host))
+        case .serverError(let text):
+            return control("e", .string(text))
+        case .securityDebug(let message):
+            return push("sd", [m("msg", .string(message))])
+        case let .appCheckRevoked(status, reason):
+            return push("apc", [m("s", .string(status)), m("d", .string(reason))])
         }
     }
 
@@ -104,7 +123,12 @@ public enum ServerMessage: Sendable, Equatable {
                     extensions: extensions)
             case "o"?: return .pong
             case "s"?: return .shutdown(reason: d["d"]?.stringValue ?? "")
-            default: throw .badEnvelope("unknown control message")
+            case "r"?:
+                guard let host = d["d"]?.stringValue else { throw .badEnvelope("a reset needs a host") }
+                return .reset(host: host)
+            case "e"?: return .serverError(d["d"]?.stringValue ?? d["d"]?.serialized() ?? "")
+            case let other?: throw .badEnvelope("unknown control message \"\(other)\"")
+            case nil: throw .badEnvelope("unknown control message")
             }
         }
         guard t == "d" else { throw .badEnvelope("unknown message type \"\(t)\"") }
@@ -124,6 +148,8 @@ public enum ServerMessage: Sendable, Equatable {
             return .merge(path: path, data: children, tag: tag)
         case "c": return .listenRevoked(path: path, query: try WireQuery.decode(b["q"]))
         case "ac": return .authRevoked(status: b["s"]?.stringValue ?? "", reason: b["d"]?.stringValue ?? "")
+        case "apc": return .appCheckRevoked(status: b["s"]?.stringValue ?? "", reason: b["d"]?.stringValue ?? "")
+        case "sd": return .securityDebug(message: b["msg"]?.stringValue ?? "")
         default: throw .badEnvelope("unknown push \"\(a)\"")
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HearthLog
 import Synchronization
 import Testing
 
@@ -138,6 +139,26 @@ struct EmulatorTests {
         }
         #expect(db.endpoint.host == "::1", "unchanged")
         #expect(throws: DatabaseError.self) { try db.useEmulator(host: "no such host", port: 9000) }
+    }
+
+    @Test("useEmulator after opening: the host a server redirected the URL's host to is not the emulator's")
+    func useEmulatorDropsTheURLsRedirect() throws {
+        let dir = TempDir()
+        try FileManager.default.createDirectory(atPath: dir.path, withIntermediateDirectories: true)
+        let production = try ServerEndpoint(url: "https://demo.firebaseio.com")
+        try HostCache(fs: POSIXFileSystem(), directory: dir.path, endpoint: production).save(
+            "s-usc1a-nss-1.firebaseio.com")
+        let (db, recorder) = try open { $0.storeDirectory = dir.path }
+        db.useEmulator(withHost: "127.0.0.1", port: 9000)
+        _ = db.reference()
+        #expect(
+            dialed(db, recorder) == [ServerEndpoint(secure: false, host: "127.0.0.1", port: 9000, namespace: "demo")])
+        try db.close()
+        // Without the emulator the kept redirect is used again: it was not replaced.
+        let (again, second) = try open { $0.storeDirectory = dir.path }
+        defer { try? again.close() }
+        _ = again.reference()
+        #expect(dialed(again, second).map(\.host) == ["s-usc1a-nss-1.firebaseio.com"])
     }
 
     @Test("the emulatorHost option: the database connects to it from the start")

@@ -213,6 +213,10 @@ final class SimChecks {
             sim.fail("c\(i)'s listen \(location) was revoked: \(error)")
         case let .protocolWarning(why):
             sim.fail("c\(i) protocol warning: \(why)")
+        case .notice:
+            break
+        case let .hostChanged(host):
+            sim.fail("c\(i) was sent to \(host ?? "its configured host"), by a server that redirects no one")
         case .writesPaused(let paused):
             if paused { sim.stats.writesPaused += 1 }
             if paused, !client.usesTokens { sim.fail("c\(i) paused its writes without tokens") }

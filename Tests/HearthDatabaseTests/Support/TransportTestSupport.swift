@@ -15,7 +15,9 @@ final class TransportTestServer {
     let runtime: ServerRuntime
     let server: NetworkServer
 
-    init() async throws {
+    /// A server; with `redirects`, a front that sends those namespaces' clients elsewhere and
+    /// serves every other namespace from its one store.
+    init(redirects: Redirects = Redirects()) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("transport-\(UUID().uuidString)").path
         var options = Store.Options()
         options.authoritative = true
@@ -25,7 +27,13 @@ final class TransportTestServer {
         runtime = try ServerRuntime(
             store: store, configuration: configuration,
             verifier: try await FirebaseTokenVerifier(secret: String(repeating: "k", count: 32), emulator: true))
-        server = try await NetworkServer.start(host: "127.0.0.1", port: 0, runtime: runtime, threads: 1)
+        if redirects.isEmpty {
+            server = try await NetworkServer.start(host: "127.0.0.1", port: 0, runtime: runtime, threads: 1)
+        } else {
+            let runtime = self.runtime
+            let databases = Databases(primary: runtime, redirects: redirects) { _ in runtime }
+            server = try await NetworkServer.start(host: "127.0.0.1", port: 0, databases: databases, threads: 1)
+        }
     }
 
     var endpoint: ServerEndpoint {
