@@ -42,7 +42,7 @@ public struct ServerEndpoint: Sendable, Hashable {
     /// `useEmulator` or with `FIREBASE_DATABASE_EMULATOR_HOST` set (`http://HOST:PORT?ns=NAMESPACE`).
     ///
     /// - Throws: ``EndpointError`` for a host or port that is not valid.
-    public func emulated(by hostAndPort: String) throws(EndpointError) -> ServerEndpoint {
+    func emulated(by hostAndPort: String) throws(EndpointError) -> ServerEndpoint {
         let (host, port) = try EndpointParser.parseHostAndPort(hostAndPort)
         return ServerEndpoint(secure: false, host: host, port: port, namespace: namespace)
     }
@@ -69,7 +69,7 @@ public struct ServerEndpoint: Sendable, Hashable {
     /// This endpoint moved to `host` (`HOST[:PORT]`, as a server names it in a reset or a
     /// hello; an IPv6 address in brackets): the same scheme and namespace, the port the
     /// scheme's default when none is given. `nil` when `host` is not of that form.
-    public func redirected(to host: String) -> ServerEndpoint? {
+    func redirected(to host: String) -> ServerEndpoint? {
         guard let (name, portText) = try? EndpointParser.splitAuthority(Substring(host)),
             let port = try? EndpointParser.parsePort(portText, secure: secure)
         else { return nil }
@@ -77,14 +77,14 @@ public struct ServerEndpoint: Sendable, Hashable {
     }
 
     /// Whether `host` is a `HOST[:PORT]` a client may be redirected to (``redirected(to:)``).
-    public static func isValidHost(_ host: String) -> Bool {
+    static func isValidHost(_ host: String) -> Bool {
         host.utf8.count <= 300
             && ServerEndpoint(secure: false, host: "", port: 80, namespace: "").redirected(to: host) != nil
     }
 
     /// The `Host` header's value: the host (an IPv6 address in brackets), with the port unless
     /// it is the scheme's default.
-    public var hostHeader: String {
+    var hostHeader: String {
         let name = host.contains(":") ? "[\(host)]" : host
         return port == (secure ? 443 : 80) ? name : "\(name):\(port)"
     }
