@@ -183,7 +183,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HearthDatabaseTests",
-            dependencies: ["HearthDatabase", "HearthServer", "HearthWire", "Hearth", "HearthTesting", nioSSL]
+            dependencies: ["HearthDatabase", "HearthServer", "HearthWire", "Hearth", "HearthTesting", nioSSL, jwtKit]
                 + nioWebSocket,
             swiftSettings: swiftSettings + [nioTransport]
         ),

@@ -52,6 +52,13 @@ struct ServeCommand: AsyncParsableCommand {
             valueName: "FILE"))
     var secretFile: String?
 
+    @Option(
+        name: .customLong("app-check-key-file"),
+        help: ArgumentHelp(
+            "Enforce App Check (a test mode of Firebase's enforcement): a file holding the HS256 key (at least 32 bytes) App Check tokens are signed with. A WebSocket client's reads and writes are refused until it sends a valid, unexpired token; an invalid one shuts its connection down.",
+            valueName: "FILE"))
+    var appCheckKeyFile: String?
+
     @Flag(
         help:
             "Emulator mode, for local development only: accept unsigned tokens and the admin credential `owner`; without --rules, allow everything."
@@ -114,6 +121,16 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Limits")
     var limits: ServeLimitOptions
 
+    /// The key in `file` (surrounding white space trimmed); `what` names the file in errors.
+    static func readKey(_ file: String, _ what: String) throws -> String {
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+            throw ToolError.usage("cannot read \(what) \(file)")
+        }
+        let key = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !key.isEmpty else { throw ToolError.usage("\(what) \(file) is empty") }
+        return key
+    }
+
     func run() async throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port \(port) is not a port number (0…65535)") }
         guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
@@ -130,14 +147,7 @@ struct ServeCommand: AsyncParsableCommand {
         if redirects.host(for: namespace) != nil {
             throw ValidationError("--redirect: the namespace \(namespace) is the one DATA_DIR holds")
         }
-        var secret: String?
-        if let secretFile {
-            guard let text = try? String(contentsOfFile: secretFile, encoding: .utf8) else {
-                throw ToolError.usage("cannot read the secret file \(secretFile)")
-            }
-            secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !(secret ?? "").isEmpty else { throw ToolError.usage("the secret file \(secretFile) is empty") }
-        }
+        let secret = try secretFile.map { try Self.readKey($0, "the secret file") }
         var policy: (any AccessPolicy)? = nil
         var rulesText: String?
         var ruleLimits = RulesSet.Limits()
@@ -150,6 +160,13 @@ struct ServeCommand: AsyncParsableCommand {
         let verifier: FirebaseTokenVerifier
         do { verifier = try await FirebaseTokenVerifier(secret: secret, emulator: emulator) } catch {
             throw ToolError.usage("\(secretFile ?? "the secret file"): \(error)")
+        }
+        var appCheckVerifier: AppCheckVerifier?
+        if let appCheckKeyFile {
+            let key = try Self.readKey(appCheckKeyFile, "the App Check key file")
+            do { appCheckVerifier = try await AppCheckVerifier(key: key) } catch {
+                throw ToolError.usage("\(appCheckKeyFile): \(error)")
+            }
         }
         // Everything that can refuse the command line, the port included, is checked before
         // the store is opened: a refused start leaves no store behind.
@@ -169,11 +186,13 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.emulator = emulator
         configuration.idleTimeoutMs = Int64(idleTimeout) * 1000
         configuration.publicHost = publicHost
+        configuration.enforcesAppCheck = appCheckVerifier != nil
         limits.apply(to: &configuration)
         // After a failed commit (a full disk) the runtime reopens the store to serve reads from
         // what it holds, read-only if it cannot be opened for writing yet, and retries writes.
         let storeOptions = options
         let policyInForce = policy, textInForce = rulesText, limitsInForce = ruleLimits, settings = configuration
+        let appCheckInForce = appCheckVerifier
         @Sendable func runtime(in directory: String, store: Store) throws(StoreError) -> ServerRuntime {
             let reopen: @Sendable (Bool) throws(StoreError) -> Store = { readOnly in
                 var again = storeOptions
@@ -181,7 +200,8 @@ struct ServeCommand: AsyncParsableCommand {
                 return try Store.open(directory: directory, options: again)
             }
             return try ServerRuntime(
-                store: store, configuration: settings, verifier: verifier, policy: policyInForce, reopen: reopen,
+                store: store, configuration: settings, verifier: verifier, appCheckVerifier: appCheckInForce,
+                policy: policyInForce, reopen: reopen,
                 rulesText: textInForce, rulesLimits: limitsInForce)
         }
         if emulator { FileHandle.standardError.write(Data((Self.emulatorWarning + "\n").utf8)) }

@@ -13,6 +13,15 @@ extension Database {
         work.sync { step { (core, now) in core.authTokenUpdated(auth, now: now) } }
     }
 
+    /// Gives the database a new App Check token (`nil`: none) — what an App Check token
+    /// listener calls when the token changes: it is sent at once when connected (`appcheck`,
+    /// or `unappcheck` for none) and used for the connections that follow. It is newer than
+    /// any answer still due from the ``Options/appCheckTokenProvider``.
+    public func updateAppCheckToken(_ token: String?) {
+        startIfNeeded()
+        work.sync { step { (core, now) in core.appCheckTokenUpdated(token.map(Database.appCheckToken), now: now) } }
+    }
+
     /// Whether writes are held because the auth token expired (until a new token arrives).
     public var writesPaused: Bool { state.withLock { $0.writesPaused } }
 

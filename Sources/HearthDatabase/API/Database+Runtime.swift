@@ -114,6 +114,7 @@ extension Database {
         }
         if let id = out.open { open(id) }
         if let request = out.fetchToken { fetchToken(request) }
+        if let request = out.fetchAppCheckToken { fetchAppCheckToken(request) }
         if !out.commits.isEmpty { commit(out.commits) }
         if !out.messages.isEmpty {
             let link = state.withLock { s in s.connection.flatMap { $0.id == s.core.currentConnection ? $0.link : nil }
@@ -152,6 +153,31 @@ extension Database {
                 self.work.async { self.step { (core, now) in core.tokenFetchFailed(fetch: request.number, now: now) } }
             }
         }
+    }
+
+    /// Asks the App Check provider (a thin adapter: the core decides what the answer means).
+    private func fetchAppCheckToken(_ request: TokenFetch) {
+        guard let provider = options.appCheckTokenProvider else { return }
+        Task { [weak self] in
+            let answer: Result<String?, any Error>
+            do { answer = .success(try await provider(request.force)) } catch { answer = .failure(error) }
+            guard let self else { return }
+            self.work.async {
+                self.step { (core, now) in
+                    switch answer {
+                    case .success(let token):
+                        core.appCheckTokenFetched(token.map(Database.appCheckToken), fetch: request.number, now: now)
+                    case .failure:
+                        core.appCheckTokenFetchFailed(fetch: request.number, now: now)
+                    }
+                }
+            }
+        }
+    }
+
+    /// An App Check token with its expiry (a JWT's `exp`; never, for any other token).
+    static func appCheckToken(_ token: String) -> AuthToken {
+        AuthToken(token: token, expiresAt: expiry(ofJWT: token) ?? Int64.max)
     }
 
     /// The `exp` claim of a JWT, in ms (nil when the token is not a JWT with one).

@@ -35,6 +35,13 @@ public final class Database: Sendable {
         /// The app's token provider: called before each connection (`true`: the last token
         /// was refused, get a fresh one); `nil` for no user. `nil` provider: no auth.
         public var tokenProvider: (@Sendable (_ forceRefresh: Bool) async throws -> String?)?
+        /// The app's App Check provider (Firebase App Check's `getToken`): called before each
+        /// connection, beside ``tokenProvider`` (`true`: the last token was refused or revoked,
+        /// or is halfway to its expiry — get a fresh one); `nil` for no token. The token goes to
+        /// the server as `appcheck` after the connection's hello; a JWT's `exp` says when it is
+        /// refreshed. Tell the database of tokens the provider refreshes on its own with
+        /// ``Database/updateAppCheckToken(_:)``. `nil` provider: no App Check.
+        public var appCheckTokenProvider: (@Sendable (_ forceRefresh: Bool) async throws -> String?)?
         /// Where observer and completion handlers run when a call does not name a queue.
         /// Default: one serial queue per database (handlers run one at a time, in order).
         public var callbackQueue: DispatchQueue?
@@ -128,6 +135,7 @@ public final class Database: Sendable {
         let seed = options.seed ?? UInt64.random(in: .min ... .max)
         var configuration = ClientCore.Configuration()
         configuration.usesTokens = options.tokenProvider != nil
+        configuration.usesAppCheck = options.appCheckTokenProvider != nil
         configuration.host = endpoint.hostHeader
         let hostCache =
             temporaryDirectory == nil ? HostCache(fs: POSIXFileSystem(), directory: directory, endpoint: endpoint) : nil

@@ -11,6 +11,7 @@ extension ClientCore {
     public mutating func goOnline(now: Int64) -> ClientOutput {
         var out = ClientOutput()
         shutdownReason = nil
+        appCheckShutdowns = 0
         switch phase {
         case .offline, .waiting:
             backoff.reset()
@@ -41,9 +42,14 @@ extension ClientCore {
         backoff.attempted(at: now)
         currentOpened = false
         resetsInAttempt = 0
-        if configuration.usesTokens {
+        if configuration.usesTokens || configuration.usesAppCheck {
+            // Both tokens are asked for at once; the connection opens when both have come
+            // (firebase-js-sdk `establishConnection_`).
             phase = .fetchingToken(id)
-            requestToken(force: forceTokenRefresh, into: &out)
+            awaitingAuth = configuration.usesTokens
+            awaitingAppCheck = configuration.usesAppCheck
+            if configuration.usesTokens { requestToken(force: forceTokenRefresh, into: &out) }
+            if configuration.usesAppCheck { requestAppCheckToken(force: forceAppCheckRefresh, into: &out) }
         } else {
             phase = .connecting(id)
             out.open = id
@@ -89,8 +95,8 @@ extension ClientCore {
         }
         switch phase {
         case .fetchingToken(let id):
-            phase = .connecting(id)
-            out.open = id
+            awaitingAuth = false
+            openIfTokensReady(id, into: &out)
         case .connected:
             if let token {
                 send(
@@ -169,6 +175,7 @@ extension ClientCore {
         stampsWrites = false
         sentOnDisconnects.removeAll()
         refreshingToken = false
+        refreshingAppCheck = false
         // The server ran the acknowledged onDisconnect operations when this connection
         // dropped: their effect becomes server data here, in order (Firebase's
         // `runOnDisconnectEvents`).
@@ -205,6 +212,7 @@ extension ClientCore {
         var out = ClientOutput()
         if case .waiting(let until) = phase, now >= until { attempt(now: now, into: &out) }
         checkPause(now: now, into: &out)
+        refreshAppCheckIfDue(now: now, into: &out)
         if isConnected && now - lastSend >= configuration.keepAliveIntervalMs {
             out.messages.append("0")
             lastSend = now
@@ -260,6 +268,7 @@ extension ClientCore {
                 as: .auth(token.token),
                 now: now, into: &out)
         }
+        sendAppCheckAfterHello(now: now, into: &out)
         for (location, listen) in listens.sorted(by: { $0.value.order < $1.value.order }) {
             sendListen(location, tag: listen.tag, now: now, into: &out)
         }

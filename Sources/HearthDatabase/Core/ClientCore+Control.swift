@@ -14,6 +14,7 @@ extension ClientCore {
         case .reset(let target):
             reset(to: target, now: now, into: &out)
         case .shutdown(let reason):
+            if retryAfterAppCheckShutdown(reason, now: now, into: &out) { return }
             // Firebase's clients warn and stop reconnecting (`interrupt(SERVER_KILL_INTERRUPT_REASON)`,
             // never resumed by the SDK): the server said this database is not to be used.
             // `.info/connected` turns false; writes stay queued. Here the app's goOnline()
@@ -31,9 +32,7 @@ extension ClientCore {
         case .securityDebug(let message):
             out.events.append(.notice("FIREBASE: " + message))
         case let .appCheckRevoked(status, reason):
-            // App Check is not supported: logged, and the connection stays (Firebase's clients
-            // keep it too: the server closes connections where App Check is enforced).
-            out.events.append(.notice("App Check token revoked: \(status)/\(reason)"))
+            appCheckRevoked(status: status, reason: reason, now: now, into: &out)
         case .hello, .response, .set, .merge, .listenRevoked, .authRevoked, .pong:
             assertionFailure("controlReceived handles only control messages and pushes without data")
         }

@@ -280,6 +280,8 @@ extension ClientCore {
             } else {
                 tokenRefused(status: status, now: now, into: &out)
             }
+        case .appCheck(let token):
+            appCheckAnswered(token, status: status, data: data, now: now, into: &out)
         case .listen(let key):
             warnOfListenWarnings(data, at: key, into: &out)
             guard listens[key] != nil else { return }  // unlistened meanwhile

@@ -21,7 +21,8 @@ import HearthWire
 /// - an output's commits are applied, in order, before its events are delivered; its messages
 ///   go out on the connection it was produced for, in order.
 ///
-/// **Reconnect order** (Firebase's `restoreState_`): `auth` first, then every listen (with the
+/// **Reconnect order** (Firebase's `restoreState_`): `auth` first, then `appcheck` (App Check:
+/// ClientCore+AppCheck.swift), then every listen (with the
 /// hash of its cached data, so the server sends nothing when it is unchanged), then every
 /// pending write in write-id order, then the unanswered gets.
 ///
@@ -47,6 +48,9 @@ public struct ClientCore: Sendable {
         public var getOfflineTimeoutMs: Int64 = 3_000
         /// The app supplies tokens: every connection attempt asks for one first.
         public var usesTokens = false
+        /// The app supplies App Check tokens: every connection attempt asks for one first
+        /// (beside the auth token), and it goes out as `appcheck` after the hello.
+        public var usesAppCheck = false
         /// After this many refused tokens in a row, reconnects wait the longest delay
         /// (Firebase: 3).
         public var invalidTokenThreshold = 3
@@ -81,6 +85,8 @@ public struct ClientCore: Sendable {
     enum Request: Sendable {
         /// An `auth` with this credential (`nil`: an `unauth`).
         case auth(String?)
+        /// An `appcheck` with this token (`nil`: an `unappcheck`).
+        case appCheck(String?)
         case listen(QueryLocation)
         case unlisten
         case write(Int64)
@@ -169,6 +175,26 @@ public struct ClientCore: Sendable {
     var tokenFetchesBeforeToken: Int64 = 0
     var forceTokenRefresh = false
     var invalidTokens = 0
+    /// The App Check token in use, if any (its expiry from the token's `exp`; see
+    /// ClientCore+AppCheck.swift). Its answers follow the same newest-wins rule as ``token``.
+    public internal(set) var appCheckToken: AuthToken?
+    /// The number of the last App Check token request made.
+    var appCheckFetches: Int64 = 0
+    /// App Check requests numbered up to this one are stale.
+    var appCheckFetchesBeforeToken: Int64 = 0
+    /// When the App Check token in use is to be refreshed (halfway to its expiry).
+    var appCheckRefreshAt: Int64?
+    /// A fresh App Check token was asked for while connected.
+    var refreshingAppCheck = false
+    var forceAppCheckRefresh = false
+    /// App Check tokens refused as invalid in a row.
+    var invalidAppCheckTokens = 0
+    /// Shutdowns for an invalid App Check token in a row.
+    var appCheckShutdowns = 0
+    /// The attempt being prepared waits for the auth token provider's answer.
+    var awaitingAuth = false
+    /// The attempt being prepared waits for the App Check provider's answer.
+    var awaitingAppCheck = false
     /// Whether the server accepted the current token on this connection.
     public internal(set) var isAuthenticated = false
     /// The server's clock minus ours (ms), from the last hello.
@@ -271,6 +297,7 @@ public struct ClientCore: Sendable {
         func consider(_ t: Int64) { d = min(d ?? t, t) }
         if case .waiting(let until) = phase { consider(until) }
         if isConnected { consider(lastSend + configuration.keepAliveIntervalMs) }
+        if isConnected && configuration.usesAppCheck && !refreshingAppCheck, let t = appCheckRefreshAt { consider(t) }
         if let t = token, !pausedReported, t.expiresAt < Int64.max { consider(t.expiresAt) }
         for g in gets.values { if let t = g.deadline { consider(t) } }
         return d

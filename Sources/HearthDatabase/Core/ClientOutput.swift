@@ -97,6 +97,10 @@ public struct ClientOutput: Sendable {
     /// ``ClientCore/tokenFetched(_:fetch:now:)`` (or a failure to
     /// ``ClientCore/tokenFetchFailed(fetch:now:)``) with this request's number.
     public var fetchToken: TokenFetch?
+    /// Ask the app's App Check provider for a token, then hand its answer to
+    /// ``ClientCore/appCheckTokenFetched(_:fetch:now:)`` (or a failure to
+    /// ``ClientCore/appCheckTokenFetchFailed(fetch:now:)``) with this request's number.
+    public var fetchAppCheckToken: TokenFetch?
 
     /// Nothing to do.
     public init() {}
@@ -104,6 +108,7 @@ public struct ClientOutput: Sendable {
     /// Whether there is nothing to do.
     public var isEmpty: Bool {
         messages.isEmpty && commits.isEmpty && events.isEmpty && open == nil && close == nil && fetchToken == nil
+            && fetchAppCheckToken == nil
     }
 
     /// Appends another output's work after this one's.
@@ -114,6 +119,7 @@ public struct ClientOutput: Sendable {
         if let o = other.open { open = o }
         if let c = other.close { close = c }
         if let f = other.fetchToken { fetchToken = f }
+        if let f = other.fetchAppCheckToken { fetchAppCheckToken = f }
     }
 }
 

@@ -28,6 +28,9 @@ struct Connection: Sendable {
     var assemblingSince: Int64?
     /// The bytes the assembler held when last counted against ``Budget/heldBytes``.
     var assemblingBytes = 0
+    /// When the connection's App Check token expires (ms), if it sent a valid one (enforced
+    /// only under ``ServerCore/Configuration/enforcesAppCheck``).
+    var appCheckExpiresAt: Int64?
     /// The token check this connection waits for; messages queue meanwhile.
     var awaitingTicket: UInt64?
     /// Whether the connection waits for writes to resume (it sent a write while they were

@@ -204,6 +204,9 @@ extension ServerCore {
                     out.send(id, .authRevoked(status: "expired_token", reason: "Auth token is expired."))
                     revokeListens(id, into: &out)
                 }
+            case .appCheckExpired:
+                connections[id]!.appCheckExpiresAt = nil
+                out.send(id, .appCheckRevoked(status: "expired_token", reason: ServerCore.appCheckExpired))
             case .keepAlive:
                 connections[id]!.lastSent = now
                 out.send(id) { EventStreamFormat.event("keep-alive", "null") }
@@ -220,6 +223,8 @@ extension ServerCore {
         case slowMessage
         /// The credential expired: revoked.
         case tokenExpired
+        /// The App Check token expired (under enforcement): revoked (`apc`).
+        case appCheckExpired
         /// An event stream sent nothing for ``Configuration/keepAliveIntervalMs``: a keep-alive.
         case keepAlive
     }
@@ -230,6 +235,7 @@ extension ServerCore {
         if !c.isEventStream, now - c.lastHeard > configuration.idleTimeoutMs { return .idleClose }
         if let since = c.assemblingSince, now - since > configuration.partialMessageTimeoutMs { return .slowMessage }
         if let expires = c.principal.expiresAt, expires <= now { return .tokenExpired }
+        if configuration.enforcesAppCheck, let expires = c.appCheckExpiresAt, expires <= now { return .appCheckExpired }
         if c.isEventStream, now - c.lastSent >= configuration.keepAliveIntervalMs { return .keepAlive }
         return nil
     }

@@ -68,6 +68,9 @@ extension ServerCore {
     /// The result of a token check the core asked for.
     public mutating func tokenChecked(_ ticket: UInt64, _ result: TokenCheck, now: Int64) -> ServerOutput {
         self.now = max(self.now, now)
+        if let (id, r) = pendingAppChecks.removeValue(forKey: ticket) {
+            return appCheckChecked(id, number: r, ticket: ticket, result)
+        }
         guard let (id, r, override) = pendingChecks.removeValue(forKey: ticket), connections[id] != nil else {
             return ServerOutput()
         }

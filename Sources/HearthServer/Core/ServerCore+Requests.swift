@@ -41,6 +41,7 @@ extension ServerCore {
         func answer(_ status: String, _ why: String) {
             out.send(id, .response(number: r, status: status, data: .string(why)))
         }
+        if request.needsAppCheck && lacksAppCheck(id) { return answer("permission_denied", "Permission denied") }
         switch request {
         case let .listen(path, query, tag, hash):
             listen(id, number: r, path: path, query: query, tag: tag, hash: hash, into: &out)
@@ -108,6 +109,11 @@ extension ServerCore {
             revokeListens(id, into: &out)
         case .stats:
             out.send(id, .response(number: r, status: "ok", data: nil))
+        case .appCheck(let token):
+            appCheckRequested(id, number: r, token: token, into: &out)
+        case .unappCheck:
+            connections[id]!.appCheckExpiresAt = nil
+            out.send(id, .response(number: r, status: "ok", data: nil))
         }
     }
 }
@@ -119,6 +125,15 @@ extension ClientRequest {
         switch self {
         case .put, .merge: true
         default: false
+        }
+    }
+
+    /// Whether the request reads or writes data, which App Check enforcement refuses to a
+    /// connection without a valid App Check token.
+    var needsAppCheck: Bool {
+        switch self {
+        case .listen, .get, .put, .merge, .onDisconnectPut, .onDisconnectMerge, .onDisconnectCancel: true
+        case .unlisten, .auth, .unauth, .appCheck, .unappCheck, .stats: false
         }
     }
 }

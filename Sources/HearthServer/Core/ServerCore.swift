@@ -27,6 +27,13 @@ public struct ServerCore: Sendable {
         public var publicHost: String? = nil
         /// Emulator mode: unsigned tokens and `owner` accepted; the default policy allows all.
         public var emulator: Bool = false
+        /// App Check enforcement (`hearth serve --app-check-key-file`, a test mode of
+        /// Firebase's): a WebSocket connection's reads and writes are refused
+        /// (`permission_denied`) until it sends a valid App Check token (`appcheck`; checked by
+        /// the runtime's App Check verifier), an invalid one shuts the connection down
+        /// (`Invalid appcheck token`), and one that expires is revoked (`apc`). Off: `appcheck`
+        /// and `unappcheck` are acknowledged and nothing is enforced.
+        public var enforcesAppCheck: Bool = false
         /// The largest WebSocket message accepted, in UTF-8 bytes (Firebase's SDKs write at
         /// most 16 MB at once).
         public var maxMessageBytes: Int = 16 << 20
@@ -119,6 +126,8 @@ public struct ServerCore: Sendable {
     /// Per writer, the highest write id applied (as durable as the data: loaded from the store).
     public internal(set) var writerWatermarks: [String: WriterWatermark]
     var pendingChecks: [UInt64: (ConnectionID, requestNumber: Int, override: JSONValue?)] = [:]
+    /// App Check token checks in flight, by ticket (numbered with the auth checks).
+    var pendingAppChecks: [UInt64: (ConnectionID, requestNumber: Int)] = [:]
     var nextCheck: UInt64 = 1
     var pushIDs = PushIDGenerator()
     var rng: SeededRandom
@@ -186,6 +195,9 @@ public struct TokenCheckRequest: Sendable, Equatable {
     public let credential: String
     /// Whether it came as `auth` (a JWT) rather than `gauth`.
     public let isJWT: Bool
+    /// Whether it is an App Check token (`appcheck`), for the App Check verifier, rather than
+    /// an auth credential.
+    public var isAppCheck = false
 }
 
 /// What the core asks the adapter to do after one input. See the release rule on

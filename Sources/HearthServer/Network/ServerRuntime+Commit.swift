@@ -84,7 +84,10 @@ extension ServerRuntime {
             for id in out.closes { deliveries[id]?.close() }
             for check in out.tokenChecks {
                 Task { [self] in
-                    let result = await verifier.check(check.credential, now: clock())
+                    let result =
+                        check.isAppCheck
+                        ? await appCheckVerifier?.check(check.credential, now: clock()) ?? .invalid("no App Check key")
+                        : await verifier.check(check.credential, now: clock())
                     let now = clock()
                     input { $0.tokenChecked(check.ticket, result, now: now) }
                 }
@@ -162,7 +165,9 @@ extension ServerRuntime {
                 affected.formUnion(out.messages.map(\.0))
                 affected.formUnion(out.closes)
                 for check in out.tokenChecks {
-                    if let id = s.core.pendingChecks[check.ticket]?.0 { affected.insert(id) }
+                    if let id = s.core.pendingChecks[check.ticket]?.0 ?? s.core.pendingAppChecks[check.ticket]?.0 {
+                        affected.insert(id)
+                    }
                 }
             }
             s.core.suspendWrites(reason, durable: durable.data, writerWatermarks: durable.marks)

@@ -76,6 +76,9 @@ public final class ServerRuntime: Sendable {
     let store: Mutex<Store?>
     let reopen: (@Sendable (_ readOnly: Bool) throws(StoreError) -> Store)?
     let verifier: any TokenVerifier
+    /// Checks App Check tokens under ``ServerCore/Configuration/enforcesAppCheck`` (none:
+    /// every App Check token is invalid).
+    let appCheckVerifier: (any TokenVerifier)?
     let nextID = Atomic<UInt64>(1)
     let clock: @Sendable () -> Int64
     let done = DispatchSemaphore(value: 0)
@@ -99,6 +102,8 @@ public final class ServerRuntime: Sendable {
     ///   - store: the database, opened authoritative; the runtime commits every write to it.
     ///   - configuration: the core's limits and modes.
     ///   - verifier: checks credentials, off the lock.
+    ///   - appCheckVerifier: checks App Check tokens when the configuration enforces App Check
+    ///     (``AppCheckVerifier``).
     ///   - policy: who may read and write what; ``DefaultAccessPolicy`` when nil.
     ///   - clock: milliseconds since 1970, for server timestamps, token expiry and timeouts.
     ///   - reopen: opens the store again (read-only when asked), after a commit failed:
@@ -109,7 +114,8 @@ public final class ServerRuntime: Sendable {
     ///     run within.
     public init(
         store: Store, configuration: ServerCore.Configuration, verifier: any TokenVerifier,
-        policy: (any AccessPolicy)? = nil, clock: @escaping @Sendable () -> Int64 = Store.systemClock,
+        appCheckVerifier: (any TokenVerifier)? = nil, policy: (any AccessPolicy)? = nil,
+        clock: @escaping @Sendable () -> Int64 = Store.systemClock,
         reopen: (@Sendable (_ readOnly: Bool) throws(StoreError) -> Store)? = nil,
         rulesText: String? = nil, rulesLimits: RulesSet.Limits = RulesSet.Limits()
     ) throws(StoreError) {
@@ -117,6 +123,7 @@ public final class ServerRuntime: Sendable {
         self.rulesLimits = rulesLimits
         self.reopen = reopen
         self.verifier = verifier
+        self.appCheckVerifier = appCheckVerifier
         self.clock = clock
         let data = try store.serverValue(at: .root)
         var system = SystemRandomNumberGenerator()

@@ -66,6 +66,11 @@ public enum ClientRequest: Sendable, Equatable {
     case auth(credential: String, isJWT: Bool, override: JSONValue?)
     /// `unauth`.
     case unauth
+    /// `appcheck`: the client's App Check token (firebase-js-sdk `tryAppCheck`), sent after
+    /// the hello and whenever the token changes.
+    case appCheck(token: String)
+    /// `unappcheck`: the app no longer has an App Check token.
+    case unappCheck
     /// `s`: client statistics (acknowledged, otherwise ignored).
     case stats
 
@@ -82,7 +87,8 @@ public enum ClientRequest: Sendable, Equatable {
             a == e && b.elementsEqual(f, by: { $0.0 == $1.0 && $0.1 == $1.1 })
         case let (.onDisconnectCancel(a), .onDisconnectCancel(b)): a == b
         case let (.auth(a, b, c), .auth(e, f, g)): a == e && b == f && c == g
-        case (.unauth, .unauth), (.stats, .stats): true
+        case let (.appCheck(a), .appCheck(b)): a == b
+        case (.unauth, .unauth), (.stats, .stats), (.unappCheck, .unappCheck): true
         default: false
         }
     }
@@ -146,6 +152,13 @@ public enum ClientRequest: Sendable, Equatable {
             return .auth(credential: cred, isJWT: action == "auth", override: b["authvar"])
         case "unauth":
             return .unauth
+        case "appcheck":
+            guard let token = b["token"]?.stringValue else {
+                throw .badRequest(action: action, reason: "\"token\" must be a string")
+            }
+            return .appCheck(token: token)
+        case "unappcheck":
+            return .unappCheck
         case "s":
             return .stats
         default:
@@ -186,6 +199,10 @@ public enum ClientRequest: Sendable, Equatable {
             return (isJWT ? "auth" : "gauth", obj([("cred", .string(cred)), ("authvar", override)]))
         case .unauth:
             return ("unauth", .object([]))
+        case .appCheck(let token):
+            return ("appcheck", obj([("token", .string(token))]))
+        case .unappCheck:
+            return ("unappcheck", .object([]))
         case .stats:
             return ("s", obj([("c", .object([]))]))
         }

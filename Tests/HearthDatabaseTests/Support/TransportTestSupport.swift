@@ -17,16 +17,22 @@ final class TransportTestServer {
 
     /// A server; with `redirects`, a front that sends those namespaces' clients elsewhere and
     /// serves every other namespace from its one store.
-    init(redirects: Redirects = Redirects()) async throws {
+    ///
+    /// `appCheckKey`: App Check enforced, with tokens signed by that key.
+    init(redirects: Redirects = Redirects(), appCheckKey: String? = nil) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("transport-\(UUID().uuidString)").path
         var options = Store.Options()
         options.authoritative = true
         store = try Store.open(directory: directory, options: options)
         var configuration = ServerCore.Configuration()
         configuration.emulator = true
+        configuration.enforcesAppCheck = appCheckKey != nil
+        var appCheck: AppCheckVerifier?
+        if let appCheckKey { appCheck = try await AppCheckVerifier(key: appCheckKey) }
         runtime = try ServerRuntime(
             store: store, configuration: configuration,
-            verifier: try await FirebaseTokenVerifier(secret: String(repeating: "k", count: 32), emulator: true))
+            verifier: try await FirebaseTokenVerifier(secret: String(repeating: "k", count: 32), emulator: true),
+            appCheckVerifier: appCheck)
         if redirects.isEmpty {
             server = try await NetworkServer.start(host: "127.0.0.1", port: 0, runtime: runtime, threads: 1)
         } else {
