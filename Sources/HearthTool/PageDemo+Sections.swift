@@ -48,7 +48,7 @@ extension PageDemo {
             guard let connected = snapshot.value as? Bool, connected else { return }
             let con = myConnectionsRef.childByAutoId()
             try? con.onDisconnectRemoveValue { _, _ in registered.add("") }
-            _ = try? con.setValue(true) { _, _ in registered.add("") }
+            con.setValue(true) { _, _ in registered.add("") }
             try? lastOnlineRef.onDisconnectSetValue(ServerValue.timestamp()) { _, _ in registered.add("") }
         }
         wait { registered.count >= 3 }
@@ -80,7 +80,7 @@ extension PageDemo {
         wait { authed.isConnected }
         wait { authed.writesPaused }
         say("the token expired (writesPaused = \(authed.writesPaused))")
-        try authed.reference(withPath: "notes/ada").setValue("written while the token was expired") { e, _ in
+        authed.reference(withPath: "notes/ada").setValue("written while the token was expired") { e, _ in
             seen.add("  write: \(e.map { "\($0)" } ?? "acknowledged")")
         }
         pause(0.5)

@@ -147,7 +147,7 @@ struct PageDemo: DemoNarrator {
         check(DemoExpectations.offlineLastSix, show(six.take()))
 
         heading(3, "Offline writes and a transaction, kept across another restart")
-        try app.reference(withPath: "players/ada").setValue(["name": "Ada", "best": 97]) { _, _ in }
+        app.reference(withPath: "players/ada").setValue(["name": "Ada", "best": 97]) { _, _ in }
         try app.reference(withPath: "visits").runTransaction(named: "increment", argument: 1)
         try app.reference(withPath: "visits").runTransaction(named: "increment", argument: 1)
         say("set players/ada; two `increment` transactions on visits (a registered function) — queued, durable")

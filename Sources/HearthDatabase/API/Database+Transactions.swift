@@ -2,14 +2,41 @@ import Dispatch
 import Hearth
 import HearthModel
 
-/// What an update function returns (Firebase's `TransactionResult`).
+/// What an update function returns (Firebase's `TransactionResult`): commit a value, or
+/// abort.
 public struct TransactionResult: Sendable {
-    /// The new value, or `nil` to abort.
-    let value: DatabaseValue?
+    enum Outcome: Sendable {
+        case abort
+        case value(DatabaseValue)
+        /// A ``MutableData``'s data, validated as it was set.
+        case data(Node)
+        /// A ``MutableData`` write that was refused: the transaction ends with it.
+        case invalid(DatabaseError)
+    }
+
+    let outcome: Outcome
+
+    init(_ outcome: Outcome) { self.outcome = outcome }
+
+    /// Abort, as Firebase's `TransactionResult()` does.
+    public init() { outcome = .abort }
+
     /// Commit `value` (`.null` removes the data).
-    public static func success(withValue value: DatabaseValue) -> TransactionResult { TransactionResult(value: value) }
+    @_disfavoredOverload
+    public static func success(withValue value: DatabaseValue) -> TransactionResult { TransactionResult(.value(value)) }
+
+    /// Commit the data of the ``MutableData`` the block was given (all of it, whichever of
+    /// its children `value` is), as Firebase does; a refused write to it ends the transaction
+    /// with its error.
+    public static func success(withValue value: MutableData) -> TransactionResult {
+        switch value.root.outcome {
+        case .success(let node): TransactionResult(.data(node))
+        case .failure(let error): TransactionResult(.invalid(error))
+        }
+    }
+
     /// Abort: nothing is written; the completion reports not committed.
-    public static func abort() -> TransactionResult { TransactionResult(value: nil) }
+    public static func abort() -> TransactionResult { TransactionResult(.abort) }
 }
 
 /// The outcome of a named transaction, reported to ``Database/observeTransactionResults(on:_:)``
@@ -34,7 +61,8 @@ public typealias TransactionFunction =
 /// id (which decides its steps).
 struct RunningTransaction: Sendable {
     let ref: DatabaseReference
-    let update: @Sendable (DatabaseValue) -> TransactionResult
+    /// The block: given the data at the location (priorities included).
+    let update: @Sendable (Node) -> TransactionResult
     /// A persisted (named) transaction's store id.
     var storeID: Int64?
     var retries = 0
@@ -60,7 +88,8 @@ extension Database {
             let ref = DatabaseReference(database: self, path: tx.path)
             let argument = DatabaseValue(node: tx.argument)
             var t = RunningTransaction(
-                ref: ref, update: { function($0, argument) }, storeID: tx.id, retries: tx.retryCount, queue: callbacks,
+                ref: ref, update: { function(DatabaseValue(node: $0), argument) }, storeID: tx.id,
+                retries: tx.retryCount, queue: callbacks,
                 completion: nil)
             t.listener = ref.observe(.value) { _ in }
             run(t, persist: nil)
@@ -124,48 +153,80 @@ extension Database {
     /// argument) saves a new named transaction in the same commit.
     /// Returns the persisted transaction's id (nil for a closure, or when the function
     /// aborted at once).
+    ///
+    /// The function runs holding no lock of the database, so that it may read and write the
+    /// database itself; if the local value changed meanwhile (a write it or another thread
+    /// made), it runs again on the new value, as it would after a stale answer.
     @discardableResult
     func run(_ transaction: RunningTransaction, persist: (name: String, argument: Node)?) -> Int64? {
         var t = transaction
         let path = t.ref.path
-        return writeLock.withLock { _ -> Int64? in
-            let current: Node
-            do throws(StoreError) { current = try store.value(at: path) } catch {
+        for attempt in 0... {
+            let seen: Node
+            do throws(StoreError) { seen = try store.value(at: path) } catch {
                 finish(t, committed: false, error: DatabaseError(error))
-                return nil
-            }
-            guard let value = t.update(DatabaseValue(node: current)).value else {
-                // The function aborted: not committed, and no error (Firebase's `nodata`).
-                finish(t, committed: false, error: nil)
                 return nil
             }
             let result: Node
-            do throws(DatabaseError) { result = try HearthDatabase.node(from: value, at: path) } catch {
+            switch t.update(seen).outcome {
+            case .abort:
+                // The function aborted: not committed, and no error (Firebase's `nodata`).
+                finish(t, committed: false, error: nil)
+                return nil
+            case .invalid(let error):
                 finish(t, committed: false, error: error)
                 return nil
-            }
-            var writeID: Int64 = 0
-            do throws(StoreError) {
-                try store.commit { (b: inout StoreBatch) throws(StoreError) in
-                    writeID = try b.saveWrite(.set(result), at: path, writer: writerID)
-                    if let persist {
-                        t.storeID = try b.enqueueTransaction(
-                            at: path, functionName: persist.name, argument: persist.argument, localResult: result
-                        ).id
-                    } else if let id = t.storeID, b.transaction(id) != nil {
-                        try b.updateTransaction(id, localResult: result, retryCount: t.retries, status: .queued)
-                    }
+            case .data(let node):
+                result = node
+            case .value(let value):
+                do throws(DatabaseError) { result = try HearthDatabase.node(from: value, at: path) } catch {
+                    finish(t, committed: false, error: error)
+                    return nil
                 }
-            } catch {
-                finish(t, committed: false, error: DatabaseError(error))
-                return nil
             }
-            state.withLock { $0.transactions.sent(writeID, path: path, retries: t.retries, payload: t) }
-            let write = PendingWrite(id: writeID, path: path, operation: .set(result))
-            let condition = ClientCore.WriteCondition(hash: current.hash, transactionID: t.storeID)
-            work.sync { step { (core, now) in core.write(write, writer: writerID, condition: condition, now: now) } }
-            return t.storeID
+            let sent: Int64?? = writeLock.withLock { _ -> Int64?? in
+                let current: Node
+                do throws(StoreError) { current = try store.value(at: path) } catch {
+                    finish(t, committed: false, error: DatabaseError(error))
+                    return .some(nil)
+                }
+                // Bounded as the server's retries are: past them, the server's check decides.
+                if current != seen && attempt < TransactionQueue<RunningTransaction>.maxRetries { return nil }
+                return .some(queueResult(&t, over: seen, result: result, persist: persist))
+            }
+            if let sent { return sent }
         }
+        return nil
+    }
+
+    /// Saves a transaction's result as a write and hands it to the core as a compare-and-set
+    /// against `current`, the value the function saw. Called under the write lock.
+    private func queueResult(
+        _ t: inout RunningTransaction, over current: Node, result: Node, persist: (name: String, argument: Node)?
+    ) -> Int64? {
+        let path = t.ref.path
+        var writeID: Int64 = 0
+        do throws(StoreError) {
+            try store.commit { (b: inout StoreBatch) throws(StoreError) in
+                writeID = try b.saveWrite(.set(result), at: path, writer: writerID)
+                if let persist {
+                    t.storeID = try b.enqueueTransaction(
+                        at: path, functionName: persist.name, argument: persist.argument, localResult: result
+                    ).id
+                } else if let id = t.storeID, b.transaction(id) != nil {
+                    try b.updateTransaction(id, localResult: result, retryCount: t.retries, status: .queued)
+                }
+            }
+        } catch {
+            finish(t, committed: false, error: DatabaseError(error))
+            return nil
+        }
+        let entry = t
+        state.withLock { $0.transactions.sent(writeID, path: path, retries: entry.retries, payload: entry) }
+        let write = PendingWrite(id: writeID, path: path, operation: .set(result))
+        let condition = ClientCore.WriteCondition(hash: current.hash, transactionID: t.storeID)
+        work.sync { step { (core, now) in core.write(write, writer: writerID, condition: condition, now: now) } }
+        return t.storeID
     }
 
     /// The server answered (or the connection dropped under) a transaction's write: the
@@ -253,18 +314,23 @@ extension DatabaseReference {
     /// once on the local value, its result is shown locally and sent as a compare-and-set; if
     /// the server's data differed, `block` runs again on the newer data (up to 25 times).
     /// Lives in memory, as in Firebase; ``runTransaction(named:argument:on:andCompletionBlock:)``
-    /// survives restarts.
+    /// survives restarts. (Firebase's form, whose block takes a ``MutableData``, is preferred
+    /// where a closure fits both.)
+    @_disfavoredOverload
     public func runTransactionBlock(
         _ block: @escaping @Sendable (DatabaseValue) -> TransactionResult, on queue: DispatchQueue? = nil,
         andCompletionBlock completion: (@Sendable (DatabaseError?, Bool, DataSnapshot?) -> Void)? = nil
     ) throws(DatabaseError) {
         try check()
-        var t = RunningTransaction(ref: self, update: block, queue: queue ?? database.callbacks, completion: completion)
+        var t = RunningTransaction(
+            ref: self, update: { block(DatabaseValue(node: $0)) }, queue: queue ?? database.callbacks,
+            completion: completion)
         t.listener = observe(.value) { _ in }
         database.run(t, persist: nil)
     }
 
     /// ``runTransactionBlock(_:on:andCompletionBlock:)`` that waits for the outcome.
+    @_disfavoredOverload
     public func runTransactionBlock(
         _ block: @escaping @Sendable (DatabaseValue) -> TransactionResult
     ) async throws(DatabaseError) -> (committed: Bool, snapshot: DataSnapshot?) {
@@ -296,12 +362,14 @@ extension DatabaseReference {
         }
         let arg = try HearthDatabase.node(from: argument, at: path)
         var t = RunningTransaction(
-            ref: self, update: { function($0, argument) }, queue: queue ?? database.callbacks, completion: completion)
+            ref: self, update: { function(DatabaseValue(node: $0), argument) }, queue: queue ?? database.callbacks,
+            completion: completion)
         t.listener = observe(.value) { _ in }
         return database.run(t, persist: (name, arg))
     }
 
-    private func check() throws(DatabaseError) {
+    /// Refuses a transaction on an invalid reference or under `.info`.
+    func check() throws(DatabaseError) {
         if let invalid { throw invalid }
         if path.keys.first == Database.infoKey { throw .invalidPath("\(self) is under .info, which is read-only") }
     }

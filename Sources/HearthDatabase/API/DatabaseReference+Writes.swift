@@ -52,8 +52,10 @@ extension DatabaseReference {
 
     /// Writes several children at once (keys are paths relative to here; a `.null` value
     /// removes), atomically (Firebase's `updateChildValues`). Paths are kept apart exactly, as
-    /// keys are: a literal `["a/b": 1, "c": 2]` reads as a ``DatabaseValue/Object``, and a
-    /// `[String: DatabaseValue]` passes as `DatabaseValue.Object(dictionary)`.
+    /// keys are. A literal picks Firebase's untyped form (a `[AnyHashable: Any]`, whose keys
+    /// `String ==` compares); write `[…] as DatabaseValue.Object` for keys that differ only in
+    /// Unicode normalization, and pass a `[String: DatabaseValue]` as
+    /// `DatabaseValue.Object(dictionary)`.
     @discardableResult
     public func updateChildValues(
         _ values: DatabaseValue.Object, on queue: DispatchQueue? = nil,

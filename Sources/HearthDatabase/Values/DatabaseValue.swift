@@ -1,7 +1,11 @@
 /// A value to write to, or read from, the database: Firebase's JSON-like data, typed.
 ///
 /// Write literals directly — `["name": "Ada", "score": 3, "tags": ["a", "b"], "left": nil]` —
-/// or build values case by case. What the database keeps is what Firebase keeps:
+/// or build values case by case. (Passed straight to a write, a literal picks Firebase's untyped
+/// form, `setValue(_ value: Any?)`, to the same effect; give it a type — `let v: DatabaseValue =
+/// […]` — for the typed, throwing form, and for keys that differ only in Unicode
+/// normalization, which a Swift dictionary literal cannot hold.) What the database keeps is
+/// what Firebase keeps:
 /// - `null`, an empty ``array(_:)`` and an empty ``object(_:)`` all mean "no value" (writing one
 ///   deletes), and `null` members of objects are dropped;
 /// - an ``array(_:)`` is stored as an object keyed `"0"`, `"1"`, …, and read back as an array

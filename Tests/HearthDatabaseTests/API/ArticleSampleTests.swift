@@ -68,7 +68,7 @@ struct ArticleSampleTests {
         }
         db.goOffline()
         try db.reference(withPath: "counter").runTransaction(named: "increment", argument: 1)
-        try db.reference(withPath: "scores/ada").setValue(6) { error, _ in
+        db.reference(withPath: "scores/ada").setValue(6) { error, _ in
             print(error.map { "\($0)" } ?? "acknowledged")
             acks.add(error.map { "\($0)" } ?? "acknowledged")  // doc-sample: test
         }

@@ -30,7 +30,7 @@ struct ClientAPISampleTests {
 
         // Write: saved in the store before it is sent, re-sent after a restart until answered;
         // local observers see it at once. A completion form and an async form.
-        try scoresRef.child("stegosaurus").setValue(5) { error, _ in if let error { print(error) } }
+        scoresRef.child("stegosaurus").setValue(5) { error, _ in if let error { print(error) } }
         try await db.reference(withPath: "users/ada").setValue(["name": "Ada", "lastOnline": ServerValue.timestamp()])
         try db.reference(withPath: "chat").childByAutoId().setValue(from: Message(text: "hi")) { _, _ in }
 
@@ -48,4 +48,55 @@ struct ClientAPISampleTests {
         try db.close()
         try await server.stop()
     }
+
+    /// Firebase's star-a-post transaction, pasted unchanged (the article's second sample).
+    @Test func firebaseTransactionPastesUnchanged() async throws {
+        let server = try await TransportTestServer()
+        let db = try Database(url: "ws://127.0.0.1:\(server.server.port)?ns=demo")
+        try await db.reference(withPath: "posts/post-1").setValue(["title": "Hi", "starCount": 0])
+        // doc-sample: Sources/HearthDatabase/HearthDatabase.docc/ClientAPI.md
+        let ref = db.reference(withPath: "posts/post-1")
+        ref.runTransactionBlock({ (currentData: MutableData) -> TransactionResult in
+            if var post = currentData.value as? [String: AnyObject], let uid = Auth.auth().currentUser?.uid {
+                var stars: [String: Bool]
+                stars = post["stars"] as? [String: Bool] ?? [:]
+                var starCount = post["starCount"] as? Int ?? 0
+                if let _ = stars[uid] {
+                    // Unstar the post and remove self from stars
+                    starCount -= 1
+                    stars.removeValue(forKey: uid)
+                } else {
+                    // Star the post and add self to stars
+                    starCount += 1
+                    stars[uid] = true
+                }
+                post["starCount"] = starCount as AnyObject?
+                post["stars"] = stars as AnyObject?
+
+                // Set value and report transaction success
+                currentData.value = post
+
+                return TransactionResult.success(withValue: currentData)
+            }
+            return TransactionResult.success(withValue: currentData)
+        }) { (error, committed, snapshot) in
+            if let error = error {
+                print(error.localizedDescription)
+            }
+        }
+        // doc-sample end
+        let post = db.reference(withPath: "posts/post-1")
+        #expect(await eventually { db.pendingWriteIDs.isEmpty })
+        let snapshot = try await post.getData()
+        #expect(snapshot.databaseValue == ["title": "Hi", "starCount": 1, "stars": ["ada": true]])
+        try db.close()
+        try await server.stop()
+    }
+}
+
+/// Stands in for FirebaseAuth's `Auth` in the pasted Firebase sample.
+private struct Auth {
+    struct User { let uid: String }
+    let currentUser: User? = User(uid: "ada")
+    static func auth() -> Auth { Auth() }
 }

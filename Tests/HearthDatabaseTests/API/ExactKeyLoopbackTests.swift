@@ -21,9 +21,10 @@ struct ExactKeyLoopbackTests {
         let reader = try Database(url: url, options: options())
         let composed = ExactKeyTests.composed, decomposed = ExactKeyTests.decomposed
 
-        try await writer.reference(withPath: "k").setValue([composed: 1, decomposed: 2])
+        try await writer.reference(withPath: "k").setValue([composed: 1, decomposed: 2] as DatabaseValue)
         #expect(try server.store.value(at: "k") == (try Node(jsonText: ExactKeyTests.bothJSON)))
-        try await writer.reference(withPath: "u").updateChildValues([composed: "a", decomposed: "b"])
+        try await writer.reference(withPath: "u").updateChildValues(
+            [composed: "a", decomposed: "b"] as DatabaseValue.Object)
         #expect(try server.store.value(at: "u") == (try Node(jsonText: #"{"\u00e9":"a","e\u0301":"b"}"#)))
 
         // The value event (a listen), then get, then the child events.

@@ -69,7 +69,7 @@ struct OrderedQueryObserveTests {
         // Ordered by key, b follows a whatever its score.
         #expect(await eventually { byKey.lines.all.count == 3 })
 
-        try scores.child("c").setPriority(7)
+        try await scores.child("c").setPriority(7)
         #expect(await eventually { byKey.lines.all.count == 5 })
         #expect(byKey.lines.all == ["value", "child_changed b a", "value", "child_changed c b", "value"])
         try db.close()
@@ -81,13 +81,13 @@ struct OrderedQueryObserveTests {
     @Test func oneObserverOfSeveralTypesGetsChildEventsBeforeValue() throws {
         let db = try Database(url: "ws://127.0.0.1:1?ns=test", options: options(online: false))
         let list = db.reference().child("list")
-        try list.setValue(["b": 2, "a": 1])
+        list.setValue(["b": 2, "a": 1])
         let recorder = Recorder()
         let handles = db.observe(
             list.databaseQuery, [.value, .childAdded], queue: nil,
             handler: { type, snap, previous in recorder.add(type, snap, previous) }, cancel: nil)
         #expect(handles.count == 1)
-        try list.child("c").setValue(3)
+        list.child("c").setValue(3)
         db.store.waitForEventDelivery()
         db.callbacks.sync {}
         #expect(

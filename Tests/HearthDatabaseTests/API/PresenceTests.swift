@@ -25,7 +25,7 @@ struct PresenceTests {
         connectedRef.observe(.value) { snapshot in
             guard let connected = snapshot.value as? Bool, connected else { return }
             let con = myConnectionsRef.childByAutoId()
-            _ = try? con.setValue(true) { _, _ in }
+            con.setValue(true) { _, _ in }
             try? con.onDisconnectRemoveValue { error, _ in registered.add(error == nil) }
             try? lastOnlineRef.onDisconnectSetValue(ServerValue.timestamp()) { error, _ in registered.add(error == nil)
             }

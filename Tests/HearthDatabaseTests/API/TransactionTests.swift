@@ -60,7 +60,7 @@ struct TransactionTests {
             if let id = try db.reference(withPath: "named/c\(i)").runTransaction(named: "increment", argument: 1) {
                 ids.append(id)
             }
-            try db.reference(withPath: "blocks/c\(i)").runTransactionBlock(
+            db.reference(withPath: "blocks/c\(i)").runTransactionBlock(
                 { _ in .success(withValue: 1) },
                 andCompletionBlock: { _, committed, _ in completions.add(committed ? i : -1) })
         }
@@ -105,12 +105,12 @@ struct TransactionTests {
         let server = try await TransportTestServer()
         let db = try open(server, TempDir().path, online: false)
         let outcome = Collected<String>()
-        try db.reference(withPath: "x").runTransactionBlock(
+        db.reference(withPath: "x").runTransactionBlock(
             { _ in .success(withValue: 1) },
             andCompletionBlock: { error, committed, _ in
                 outcome.add("\(committed) \(error.map { "\($0)" } ?? "nil")")
             })
-        try db.reference(withPath: "x").setValue(5) { _, _ in }
+        db.reference(withPath: "x").setValue(5) { _, _ in }
         #expect(await eventually { outcome.all.count == 1 })
         #expect(outcome.all.first?.hasPrefix("false server error set") == true, "\(outcome.all)")
         db.goOnline()
