@@ -25,6 +25,8 @@ func coldStartChild(_ query: ColdQuery, dir: String) throws -> Never {
         o.storeDirectory = dir
         o.cacheSizeBytes = 100 << 20
         o.connectAtOpen = false
+        // This thread waits for the handlers: they run on a queue of their own, not on main.
+        o.callbackQueue = DispatchQueue(label: "hearth.callbacks")
         let db = try Database(url: "ws://127.0.0.1:9?ns=test", options: o)
         tOpen = now()
         let ref = db.reference(withPath: "big")

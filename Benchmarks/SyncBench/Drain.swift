@@ -31,6 +31,8 @@ func drainRun(n: Int, durability: Durability) async throws -> DrainRun {
     o.storeDirectory = dir
     o.durability = durability
     o.connectAtOpen = false
+    // This thread waits for the handlers: they run on a queue of their own, not on main.
+    o.callbackQueue = DispatchQueue(label: "hearth.callbacks")
     o.cacheSizeBytes = 100 << 20
     let db = try Database(url: server.url, options: o)
     let chat = db.reference(withPath: "chat")

@@ -78,6 +78,8 @@ func syncOnce(_ server: LiveServer, dir: String, layout: Layout, transport: Coun
     o.storeDirectory = dir
     o.cacheSizeBytes = 100 << 20
     o.transport = transport
+    // This thread waits for the handlers: they run on a queue of their own, not on main.
+    o.callbackQueue = DispatchQueue(label: "hearth.callbacks")
     let t0 = now()
     let db = try Database(url: server.url, options: o)
     for location in layout.locations { try db.reference(withPath: location).keepSynced(true) }

@@ -2,7 +2,7 @@
 // the loopback floor, reconnect bytes for an unchanged ~10 MiB cache (and 10% changed), and the
 // first event after an offline cold start. Run from Benchmarks/:
 //   swift build -c release --product SyncBench && .build/release/SyncBench [--runs 5]
-//     [--sizes 1000,10000,100000] [--durability buffered,full] [--only drain|reconnect|coldstart]
+//     [--sizes 1000,10000,100000] [--durability buffered,full] [--only drain|reconnect|coldstart|caller]
 import Foundation
 import Hearth
 import HearthDatabase
@@ -46,6 +46,23 @@ if wants("drain") {
             let d = median(drain)
             print("| \(bytes(n)) | \(durability == .full ? "full" : "buffered") | \(f0(Double(n) / median(offline))) | \(ms(d)) | \(String(format: "%.1f µs", d / Double(n) * 1e6)) | \(ms(floor)) | \(String(format: "%.1f µs", floor / Double(n) * 1e6)) | \(String(format: "%.2f×", d / floor)) |")
             print("    runs: drain \(drain.map { ms($0) }.joined(separator: ", ")); floor \(floors.map { ms($0) }.joined(separator: ", ")); offline \(offline.map { ms($0) }.joined(separator: ", "))")
+        }
+    }
+}
+
+if wants("caller") {
+    print("\n## The caller's cost of setValue, offline, store on disk (chat/mNNNNNN, 100-byte strings)")
+    print("| N | durability | p50 | p99 | max | N calls | last call → close() returned |")
+    print("|---|---|---|---|---|---|---|")
+    func us(_ s: Double) -> String { String(format: "%.1f µs", s * 1e6) }
+    for n in sizes {
+        for durability in durabilities {
+            var rs: [CallerCostRun] = []
+            for _ in 0..<runs { rs.append(try callerCostRun(n: n, durability: durability)) }
+            // The run with the median p50.
+            let r = rs.sorted { $0.quantile(0.5) < $1.quantile(0.5) }[rs.count / 2]
+            print("| \(bytes(n)) | \(durability == .full ? "full" : "buffered") | \(us(r.quantile(0.5))) | \(us(r.quantile(0.99))) | \(us(r.latencies.last ?? 0)) | \(ms(r.calls)) | \(ms(r.drained)) |")
+            print("    runs: p50 \(rs.map { us($0.quantile(0.5)) }.joined(separator: ", ")); p99 \(rs.map { us($0.quantile(0.99)) }.joined(separator: ", "))")
         }
     }
 }

@@ -62,6 +62,8 @@ struct PageDemo: DemoNarrator {
         o.storeDirectory = directory + "/" + name
         o.connectAtOpen = online
         o.tokenProvider = tokens
+        // This thread waits for the handlers: they run on a queue of their own, not on main.
+        o.callbackQueue = DispatchQueue(label: "hearth.callbacks")
         return try Database(url: url, options: o)
     }
 

@@ -104,15 +104,16 @@ extension Database {
         // A pin is also a tracked query in use (Firebase's keepSynced adds a registration), so
         // the listen's completion marks its data complete for offline reads.
         let observed = state.withLock { s in s.registrations.values.contains { $0.location == location } }
-        do {
-            try store.commit { (b: inout StoreBatch) throws(StoreError) in
-                try b.keepSynced(location, on)
-                if on { try b.setQueryActive(location) } else if !observed { try b.setQueryInactive(location) }
-            }
-        } catch { throw DatabaseError(error) }
-        work.sync {
+        let lsn = try commitWithoutSync { (b: inout StoreBatch) throws(StoreError) in
+            try b.keepSynced(location, on)
+            if on { try b.setQueryActive(location) } else if !observed { try b.setQueryInactive(location) }
+        }
+        // A pin that is not durable listens all the same: it changes only what the next run
+        // listens to (the failed sync is logged, and later writes are refused).
+        let listen: @Sendable () -> Void = { [self] in
             step { (core, now) in on ? core.listen(location, now: now) : core.unlisten(location, now: now) }
         }
+        handOff(after: lsn, listen) { _ in listen() }
     }
 
     /// Firebase's `getData`: the server's current data when connected (and cached for later);

@@ -48,6 +48,11 @@ struct RuntimeState: Sendable {
     /// The last store failure while applying the server's data (the data stays as it was;
     /// nothing acknowledged is lost — an ack that failed to commit is re-sent next run).
     var lastStorageError: DatabaseError?
+    /// A sync of the app's commits failed (``Database/handOff(after:_:failed:)``): every later
+    /// write is refused with it, and every commit not yet handed to the core fails with it.
+    var durabilityFailure: DatabaseError?
+    /// Commits waiting on the sync queue to be made durable and handed to the core.
+    var handOffs = 0
 
     mutating func newHandle() -> DatabaseHandle {
         defer { nextHandle += 1 }
@@ -248,12 +253,7 @@ extension Database {
                 self?.transactionAnswered(writeID: id, error: nil, interrupted: true)
             }
         case let .writeCompleted(id, error):
-            let (callback, observers) = state.withLock { s in
-                (s.writeCallbacks.removeValue(forKey: id), Array(s.writeResultObservers.values))
-            }
-            if let callback { callback.queue.async { callback.handler(error) } }
-            let result = WriteResult(id: WriteID(rawValue: id), error: error)
-            for o in observers { o.queue.async { o.handler(result) } }
+            reportWrite(id, error)
         case let .listenRevoked(location, error):
             revoke(location, error)
         case let .getCompleted(id, result):

@@ -206,8 +206,9 @@ extension Database {
     ) -> Int64? {
         let path = t.ref.path
         var writeID: Int64 = 0
-        do throws(StoreError) {
-            try store.commit { (b: inout StoreBatch) throws(StoreError) in
+        let lsn: LSN
+        do throws(DatabaseError) {
+            lsn = try commitWithoutSync { (b: inout StoreBatch) throws(StoreError) in
                 writeID = try b.saveWrite(.set(result), at: path, writer: writerID)
                 if let persist {
                     t.storeID = try b.enqueueTransaction(
@@ -218,14 +219,22 @@ extension Database {
                 }
             }
         } catch {
-            finish(t, committed: false, error: DatabaseError(error))
+            finish(t, committed: false, error: error)
             return nil
         }
         let entry = t
         state.withLock { $0.transactions.sent(writeID, path: path, retries: entry.retries, payload: entry) }
         let write = PendingWrite(id: writeID, path: path, operation: .set(result))
         let condition = ClientCore.WriteCondition(hash: current.hash, transactionID: t.storeID)
-        work.sync { step { (core, now) in core.write(write, writer: writerID, condition: condition, now: now) } }
+        let writer = writerID
+        handOff(after: lsn) { [self] in
+            step { (core, now) in core.write(write, writer: writer, condition: condition, now: now) }
+        } failed: { [self] error in
+            // Never sent: the transaction ends with the error, as a server's refusal would.
+            transactionSteps.async { [weak self] in
+                self?.transactionAnswered(writeID: write.id, error: error, interrupted: false)
+            }
+        }
         return t.storeID
     }
 

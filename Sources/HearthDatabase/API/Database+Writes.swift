@@ -23,9 +23,11 @@ public struct WriteResult: Sendable, Equatable {
 }
 
 extension Database {
-    /// Saves a write in the store (durable at ``Options/durability`` when this returns; local
-    /// observers see it at once) and hands it to the core, which sends it when connected.
-    /// `completion` runs when the server answers.
+    /// Saves a write in the store without waiting for a sync (local observers see it at once),
+    /// and returns its id. The database's queue then makes it durable at
+    /// ``Options/durability`` and only then hands it to the core, which sends it when
+    /// connected; a write that cannot be made durable is never sent, and its completion and
+    /// the write-result observers get the error. `completion` runs when the server answers.
     func saveWrite(
         _ operation: PendingWrite.Operation, at ref: DatabaseReference, queue: DispatchQueue?,
         completion: (@Sendable (DatabaseError?) -> Void)?
@@ -35,19 +37,25 @@ extension Database {
         let result: Result<WriteID, DatabaseError> = writeLock.withLock { _ in
             if state.withLock({ $0.closed }) { return .failure(.closed) }
             var id: Int64 = 0
-            do throws(StoreError) {
-                try store.commit { (b: inout StoreBatch) throws(StoreError) in
+            let lsn: LSN
+            do throws(DatabaseError) {
+                lsn = try commitWithoutSync { (b: inout StoreBatch) throws(StoreError) in
                     id = try b.saveWrite(operation, at: ref.path, writer: writerID)
                 }
             } catch {
-                return .failure(DatabaseError(error))
+                return .failure(error)
             }
             if let completion {
                 state.withLock { $0.writeCallbacks[id] = WriteCallback(queue: queue ?? callbacks, handler: completion) }
             }
             markTransactionsOverwritten(by: ref.path)
             let write = PendingWrite(id: id, path: ref.path, operation: operation)
-            work.sync { step { (core, now) in core.write(write, writer: writerID, now: now) } }
+            let writer = writerID
+            handOff(after: lsn) { [self] in
+                step { (core, now) in core.write(write, writer: writer, now: now) }
+            } failed: { [self, id] error in
+                reportWrite(id, error)
+            }
             return .success(WriteID(rawValue: id))
         }
         return try result.get()

@@ -29,8 +29,9 @@ public final class Database: Sendable {
         public var storeDirectory: String?
         /// The cap on the store's size on disk (1 MiB … 100 MiB; default 10 MiB, Firebase's).
         public var cacheSizeBytes: Int = 10 << 20
-        /// How durable a write is when the call that makes it returns. Default `.full`: on
-        /// disk (fsync) before it is sent. `.batched` and `.buffered` trade that for speed.
+        /// How durable a write is before it is sent. Default `.full`: on disk (fsync) before
+        /// it is sent — synced on the database's own queue, never on the caller's thread (see
+        /// <doc:Threading>). `.batched` and `.buffered` trade that for speed.
         public var durability: Durability = .full
         /// The app's token provider: called before each connection (`true`: the last token
         /// was refused, get a fresh one); `nil` for no user. `nil` provider: no auth.
@@ -43,7 +44,9 @@ public final class Database: Sendable {
         /// ``Database/updateAppCheckToken(_:)``. `nil` provider: no App Check.
         public var appCheckTokenProvider: (@Sendable (_ forceRefresh: Bool) async throws -> String?)?
         /// Where observer and completion handlers run when a call does not name a queue.
-        /// Default: one serial queue per database (handlers run one at a time, in order).
+        /// Default (`nil`): the main queue, as Firebase's SDKs do (handlers run one at a time,
+        /// in order). A program whose main thread does not service the main queue (a command
+        /// line tool blocked in a loop of its own) must set a queue here.
         public var callbackQueue: DispatchQueue?
         /// The connection maker; default: SwiftNIO on Linux (`WebSocketTransport`),
         /// `URLSessionWebSocketTask` on Apple platforms (`URLSessionTransport`).
@@ -74,6 +77,9 @@ public final class Database: Sendable {
         /// shutdown, security debug output, a query without an index, a host cache file that
         /// could not be read). `nil` (default): standard error, prefixed `[Hearth]`.
         public var logHandler: (@Sendable (String) -> Void)?
+
+        /// The store's file system (tests give a simulated one); `nil`: the real one.
+        var fileSystem: (any FileSystem)?
 
         /// Default options: memory only, 10 MiB, full durability, no auth.
         public init() {}
@@ -116,12 +122,13 @@ public final class Database: Sendable {
         } catch { throw .invalidValue("\(error)") }
         guard options.maxInboxBytes > 0 else { throw .invalidValue("maxInboxBytes must be positive") }
         self.options = options
-        self.callbacks = options.callbackQueue ?? DispatchQueue(label: "hearth.database.callbacks")
+        self.callbacks = options.callbackQueue ?? DispatchQueue.main
         self.transport = options.transport ?? PlatformTransport.make()
         var storeOptions = Store.Options()
         storeOptions.cacheSizeBytes = options.cacheSizeBytes
         storeOptions.durability = options.durability
         storeOptions.clock = options.clock
+        if let fs = options.fileSystem { storeOptions.fileSystem = fs }
         let directory: String
         if let d = options.storeDirectory {
             directory = d
@@ -138,7 +145,8 @@ public final class Database: Sendable {
         configuration.usesAppCheck = options.appCheckTokenProvider != nil
         configuration.host = endpoint.hostHeader
         let hostCache =
-            temporaryDirectory == nil ? HostCache(fs: POSIXFileSystem(), directory: directory, endpoint: endpoint) : nil
+            temporaryDirectory == nil
+            ? HostCache(fs: options.fileSystem ?? POSIXFileSystem(), directory: directory, endpoint: endpoint) : nil
         let log = Database.logger(options)
         let cachedHost = hostCache?.load(warn: log)
         let store = self.store

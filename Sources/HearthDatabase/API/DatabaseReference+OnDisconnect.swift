@@ -114,12 +114,13 @@ extension Database {
         let result: Result<Void, DatabaseError> = writeLock.withLock { _ in
             if state.withLock({ $0.closed }) { return .failure(.closed) }
             var op: OnDisconnectOperation?
-            do throws(StoreError) {
-                try store.commit { (b: inout StoreBatch) throws(StoreError) in
+            let lsn: LSN
+            do throws(DatabaseError) {
+                lsn = try commitWithoutSync { (b: inout StoreBatch) throws(StoreError) in
                     op = try b.queueOnDisconnect(action, at: ref.path)
                 }
             } catch {
-                return .failure(DatabaseError(error))
+                return .failure(error)
             }
             guard let op else { return .failure(.storage("onDisconnect not saved")) }
             if let completion {
@@ -127,7 +128,12 @@ extension Database {
                     $0.onDisconnectCallbacks[op.id] = WriteCallback(queue: queue ?? callbacks, handler: completion)
                 }
             }
-            work.sync { step { (core, now) in core.onDisconnect(op, now: now) } }
+            handOff(after: lsn) { [self] in
+                step { (core, now) in core.onDisconnect(op, now: now) }
+            } failed: { [self] error in
+                let callback = state.withLock { $0.onDisconnectCallbacks.removeValue(forKey: op.id) }
+                if let callback { callback.queue.async { callback.handler(error) } }
+            }
             return .success(())
         }
         try result.get()

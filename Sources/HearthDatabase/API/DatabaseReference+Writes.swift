@@ -4,9 +4,10 @@ import HearthModel
 
 // Writes, Firebase's shape: each has a completion form (returns at once with the write's
 // durable id; the block runs when the server answers) and an `async` form (returns when the
-// server answered). Both save the write in the store first — durable at the database's
-// durability when the call returns — and raise local events at once; offline, the write waits
-// in the store (across restarts) and is sent when the connection comes.
+// server answered). Both save the write in the store and raise local events at once, without
+// waiting for a sync; the database's own queue makes the write durable at the database's
+// durability before it is sent (Threading.md). Offline, the write waits in the store (across
+// restarts) and is sent when the connection comes.
 //
 // Errors known before anything is written (an invalid path or value, a write under `.info`, a
 // closed database, a failed store) are thrown; nothing was written then.

@@ -100,6 +100,7 @@ struct InboxTests {
                 done.signal()
             }
         }
+        db.work.sync {}  // the writes are handed to the core, which sends them, on the sync queue
         let numbers = transport.state.withLock { $0.sent }.compactMap { text -> Int? in
             if case .request(let number, .put)? = try? ClientMessage.decode(text) { number } else { nil }
         }
