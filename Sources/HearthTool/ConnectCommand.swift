@@ -26,6 +26,7 @@ struct ConnectCommand: ParsableCommand {
               {"op":"get","path":P,"query":Q}
               {"op":"goOffline"}  {"op":"goOnline"}  {"op":"pending"}
               {"op":"auth","token":TOKEN|null}   (reconnects with it)
+              {"op":"appCheck","token":TOKEN|null}   (sent at once, and on every connection)
               {"op":"transaction","path":P,"function":F,"argument":V}
                   a registered update function, kept in the store and re-run
                   after a restart until it commits
@@ -74,6 +75,13 @@ struct ConnectCommand: ParsableCommand {
     )
     var tokenFile: String?
 
+    @Option(
+        name: .customLong("app-check-token-file"),
+        help: ArgumentHelp(
+            "A file holding the initial App Check token (the `appCheck` command replaces it).", valueName: "FILE")
+    )
+    var appCheckTokenFile: String?
+
     @Option(help: "How durable a write is when its `saved` line is printed.")
     var durability: ApplyCommand.Tier = .full
 
@@ -89,17 +97,23 @@ struct ConnectCommand: ParsableCommand {
         try ApplyCommand.validateCacheSize(cacheSize)
     }
 
-    func run() throws {
-        var token: String?
-        if let tokenFile {
-            guard let text = try? String(contentsOfFile: tokenFile, encoding: .utf8) else {
-                throw ValidationError("cannot read the token file \(tokenFile)")
-            }
-            token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            if token?.isEmpty == true { throw ValidationError("the token file \(tokenFile) is empty") }
+    /// The token in `file` (surrounding white space removed), `nil` without a file.
+    static func readToken(_ file: String?, _ what: String) throws -> String? {
+        guard let file else { return nil }
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+            throw ValidationError("cannot read the \(what) file \(file)")
         }
+        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if token.isEmpty { throw ValidationError("the \(what) file \(file) is empty") }
+        return token
+    }
+
+    func run() throws {
+        let token = try Self.readToken(tokenFile, "token")
+        let appCheck = try Self.readToken(appCheckTokenFile, "App Check token")
         let session = try ConnectSession(
-            store: store, url: url, token: token, durability: durability.durability, cacheSize: cacheSize)
+            store: store, url: url, token: token, appCheckToken: appCheck, durability: durability.durability,
+            cacheSize: cacheSize)
         session.start(online: !offline)
         session.run(LineReader(fd: 0))
     }

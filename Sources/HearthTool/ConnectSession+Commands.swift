@@ -16,7 +16,7 @@ extension ConnectSession {
         case "listen": ["path", "query", "events", "tag"]
         case "unlisten": ["tag"]
         case "get": ["path", "query"]
-        case "auth": ["token"]
+        case "auth", "appCheck": ["token"]
         case "transaction": ["path", "function", "argument"]
         case "onDisconnect": ["path", "action", "value", "values"]
         case "goOffline", "goOnline", "pending", "quit": []
@@ -123,6 +123,15 @@ extension ConnectSession {
             // writes held for an expired token go out.
             database.updateAuthToken(value.stringValue)
             ok("auth", echo: echo)
+        case "appCheck":
+            let value = try f.required("token")
+            guard value.isNull || value.stringValue != nil else {
+                throw ConnectLineError("field \"token\": expected a string or null")
+            }
+            appCheckToken.current = value.stringValue
+            // Sent at once on an open connection (`appcheck`, or `unappcheck` for null).
+            database.updateAppCheckToken(value.stringValue)
+            ok("appCheck", echo: echo)
         case "transaction":
             let ref = try ConnectJSON.reference(database, f, info: false)
             guard let name = try f.optionalString("function") else {

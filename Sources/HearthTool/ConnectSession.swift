@@ -15,6 +15,8 @@ final class ConnectSession: Sendable {
     let queue: DispatchQueue
     let out = ConnectPrinter()
     let token: ConnectToken
+    /// The App Check token the database's App Check provider answers with.
+    let appCheckToken: ConnectToken
     let state = Mutex(State())
     let label: (store: String, url: String)
 
@@ -38,8 +40,12 @@ final class ConnectSession: Sendable {
     }
 
     /// Opens the database (offline until ``start(online:)``).
-    init(store: String, url: String, token: String?, durability: Durability, cacheSize: Int?) throws(ToolError) {
+    init(
+        store: String, url: String, token: String?, appCheckToken: String? = nil, durability: Durability,
+        cacheSize: Int?
+    ) throws(ToolError) {
         let box = ConnectToken(token)
+        let appCheckBox = ConnectToken(appCheckToken)
         let queue = DispatchQueue(label: "hearth.connect")
         var options = Database.Options()
         options.storeDirectory = store
@@ -50,6 +56,7 @@ final class ConnectSession: Sendable {
         // restored from an earlier run are all seen.
         options.connectAtOpen = false
         options.tokenProvider = { _ in box.current }
+        options.appCheckTokenProvider = { _ in appCheckBox.current }
         do {
             database = try Database(url: url, options: options)
         } catch {
@@ -58,6 +65,7 @@ final class ConnectSession: Sendable {
         }
         self.queue = queue
         self.token = box
+        self.appCheckToken = appCheckBox
         self.label = (store, url)
     }
 

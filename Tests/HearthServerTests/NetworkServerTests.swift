@@ -21,7 +21,7 @@ final class LiveServer {
     init(
         emulator: Bool = true, idleTimeoutMs: Int64 = 120_000, maxBuffered: Int = 64 << 20, directory: String? = nil,
         limits: NetworkServer.Limits = LiveServer.patient, maxRESTBodyBytes: Int = 64 << 20,
-        configure: (inout ServerCore.Configuration) -> Void = { _ in }
+        appCheckVerifier: (any TokenVerifier)? = nil, configure: (inout ServerCore.Configuration) -> Void = { _ in }
     ) async throws {
         self.directory =
             directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID().uuidString)").path
@@ -36,7 +36,8 @@ final class LiveServer {
         configure(&c)
         runtime = try ServerRuntime(
             store: store, configuration: c,
-            verifier: try await FirebaseTokenVerifier(secret: String(repeating: "k", count: 32), emulator: emulator))
+            verifier: try await FirebaseTokenVerifier(secret: String(repeating: "k", count: 32), emulator: emulator),
+            appCheckVerifier: appCheckVerifier)
         server = try await NetworkServer.start(
             host: "127.0.0.1", port: 0, runtime: runtime, limits: limits, threads: 2)
     }

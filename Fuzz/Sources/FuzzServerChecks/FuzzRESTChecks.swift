@@ -17,7 +17,8 @@ extension FuzzServerChecks {
     /// Checks: no trap; the same head always routes the same way; an answer is 204, 400, 404 or 405
     /// (or 503, for a WebSocket upgrade the server refused) with a JSON body; a routed request has
     /// an ASCII target and a valid path, and its path (or the rules endpoint) and parameters,
-    /// percent-encoded again, route to the same request.
+    /// percent-encoded again, route to the same request; its App Check token is its first
+    /// `X-Firebase-AppCheck` header.
     static func rest(_ bytes: [UInt8]) {
         let parts = fields(bytes)
         let text = parts.map { String(decoding: $0, as: UTF8.self) }
@@ -51,6 +52,8 @@ extension FuzzServerChecks {
                 return check(false, "\(target) routed, its re-encoding \(again) did not")
             }
             check(reparsed == parsed, "\(target) and its re-encoding \(again) route differently")
+            let appCheck = headers.first { $0.name.lowercased() == "x-firebase-appcheck" }?.value
+            check(parsed.appCheckToken == appCheck, "the App Check token is not the header's first value")
         }
     }
 
@@ -90,6 +93,7 @@ extension FuzzServerChecks {
             (0, "/a%zz.json?x=%FF", []),
             (0, "/a.json?x=1+2&&y&=z", []),
             (0, "/bad[key].json", []),
+            (1, "/a.json", ["X-Firebase-AppCheck", "app.check.token", "Authorization", "Bearer abc"]),
         ]
         return heads.enumerated().map { i, head in
             let fields = [[head.method], Array(head.target.utf8)] + head.headers.map { Array($0.utf8) }

@@ -76,6 +76,7 @@ extension FuzzServerChecks {
             .auth(credential: "token", isJWT: true, override: .object([JSONMember(key: "uid", value: .string("u"))])),
             .auth(credential: "owner", isJWT: false, override: nil),
             .unauth, .stats,
+            .appCheck(token: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhcHAiLCJleHAiOjk5OTk5OTk5OTl9.c2ln"), .unappCheck,
         ]
         var seeds: [(String, [UInt8])] = []
         func seed(_ name: String, limit: UInt8, _ frames: [String]) {

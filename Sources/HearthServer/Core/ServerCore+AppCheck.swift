@@ -8,17 +8,32 @@ import HearthWire
 // token are refused `permission_denied`; an `appcheck` with an invalid token is answered
 // `invalid_token` and the connection is shut down with ``ServerCore/invalidAppCheck`` (the
 // clients reconnect with a fresh token, a few times); a token that expires is revoked (`apc`)
-// and the connection's reads and writes are refused until it sends a new one.
+// and the connection's reads and writes are refused until it sends a new one. REST requests
+// and event streams carry the token in the `X-Firebase-AppCheck` header, as Firebase's REST API
+// takes it: without a valid one they are answered 401 before the rules are asked.
 extension ServerCore {
     /// The shutdown reason for an invalid App Check token (what Firebase's clients look for).
     public static let invalidAppCheck = "Invalid appcheck token"
     /// The `apc` explanation when a connection's App Check token expires.
     public static let appCheckExpired = "App Check token expired"
 
-    /// Whether a connection lacks the valid App Check token enforcement asks for.
+    /// Whether a WebSocket connection lacks the valid App Check token enforcement asks for. The
+    /// admin is exempt, as Firebase exempts its server SDKs (a service account is not an app);
+    /// an event stream's token was checked when it opened, and its expiry ends the
+    /// stream.
     func lacksAppCheck(_ id: ConnectionID) -> Bool {
-        guard configuration.enforcesAppCheck, let c = connections[id], !c.isEventStream else { return false }
+        guard configuration.enforcesAppCheck, let c = connections[id], !c.isEventStream, c.principal != .admin else {
+            return false
+        }
         guard let expires = c.appCheckExpiresAt else { return true }
+        return expires <= now
+    }
+
+    /// Whether a REST request or event stream lacks the valid App Check token
+    /// (`X-Firebase-AppCheck`) enforcement asks for; the admin is exempt.
+    func lacksAppCheck(_ request: RESTRequest) -> Bool {
+        guard configuration.enforcesAppCheck, request.principal != .admin else { return false }
+        guard let expires = request.appCheckExpiresAt else { return true }
         return expires <= now
     }
 

@@ -206,7 +206,14 @@ extension ServerCore {
                 }
             case .appCheckExpired:
                 connections[id]!.appCheckExpiresAt = nil
-                out.send(id, .appCheckRevoked(status: "expired_token", reason: ServerCore.appCheckExpired))
+                if isEventStream {
+                    // An event stream cannot send a new token: it ends, as when its credential expires.
+                    out.send(id) { EventStreamFormat.event("auth_revoked", "App Check token is no longer valid") }
+                    out.closes.append(id)
+                    out.append(disconnect(id, now: now))
+                } else {
+                    out.send(id, .appCheckRevoked(status: "expired_token", reason: ServerCore.appCheckExpired))
+                }
             case .keepAlive:
                 connections[id]!.lastSent = now
                 out.send(id) { EventStreamFormat.event("keep-alive", "null") }

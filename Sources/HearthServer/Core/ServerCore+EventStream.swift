@@ -17,7 +17,7 @@ extension ServerCore {
         case .failure(let r): return .failure(r)
         case .success(let q): query = q
         }
-        guard mayRead(request.path, query, as: request.principal).allowed else {
+        guard !lacksAppCheck(request), mayRead(request.path, query, as: request.principal).allowed else {
             return .failure(.error(401, "Permission denied"))
         }
         guard held.listens < configuration.maxListensTotal else {
@@ -25,6 +25,7 @@ extension ServerCore {
         }
         precondition(connections[id] == nil, "connection \(id) opened twice")
         var c = Connection(kind: .eventStream, principal: request.principal, lastHeard: now, lastSent: now)
+        if configuration.enforcesAppCheck { c.appCheckExpiresAt = request.appCheckExpiresAt }
         let listen = Listen(path: request.path, query: listenQuery(query), tag: nil)
         c.listens[ListenKey(path: listen.path, query: listen.query)] = listen
         connections[id] = c

@@ -38,6 +38,10 @@ public struct RESTRequest: Sendable {
     public var ifMatch: String?
     /// `if-none-match`: answer 304 when the current value's ETag is this.
     public var ifNoneMatch: String?
+    /// When the request's App Check token (`X-Firebase-AppCheck`) expires, in ms since 1970;
+    /// `nil` when it sent none that was valid. Read only under
+    /// ``ServerCore/Configuration/enforcesAppCheck``; the adapter verifies the token.
+    public var appCheckExpiresAt: Int64?
     /// ``body`` parsed ahead (``parseBody()``), so the core does not parse under its lock.
     var parsed: Result<JSONValue, RESTResponse>?
 
@@ -133,6 +137,8 @@ extension ServerCore {
             }
             return request.parsed ?? RESTRequest.parse(request.body, limit: configuration.maxRESTBodyBytes)
         }
+        // App Check comes before anything else about the request, the rules included.
+        if lacksAppCheck(request) { return refuse(denied) }
         if request.method != .get, let why = writesSuspended {
             return refuse(.error(503, "writes are suspended: \(why); try again later"))
         }

@@ -53,9 +53,9 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// has started since.
     var generation = 0
     var outbound: OutboundBudget?
-    /// The current request's principal, once its credential is checked (which starts at the head,
-    /// so a refused credential is answered without waiting for the body).
-    var principal: Result<Principal, RESTResponse>?
+    /// The current request's caller, once its credential and App Check token are checked (which
+    /// starts at the head, so a refused one is answered without waiting for the body).
+    var caller: Result<RESTCaller, RESTResponse>?
 
     init(databases: Databases, shared: NetworkShared) {
         self.databases = databases
@@ -145,10 +145,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 reserved = size
             }
             state = .body(target, keepAlive: keepAlive)
-            principal = nil
-            if let credential = target.credential, !credential.isEmpty {
-                resolve(context, credential, override: target.authOverride)
-            }
+            caller = nil
+            if target.needsResolving { resolve(context, target) }
             if hasBody {
                 bodyStarted = .now()
                 arm(context, .body, in: shared.limits.bodyTimeoutMs)

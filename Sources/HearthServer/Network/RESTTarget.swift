@@ -35,6 +35,8 @@ import HearthWire
     /// `/.settings/rules.json`: the namespace's security rules, read (GET) or replaced (PUT) by
     /// the admin, as Firebase's emulator offers them. ``path`` is the root.
     public var isRulesSettings = false
+    /// The App Check token: the `X-Firebase-AppCheck` header, as Firebase's REST API takes it.
+    public var appCheckToken: String? = nil
 
     /// What the adapter does with a request head.
     public enum Routing: Sendable, Equatable {
@@ -119,7 +121,8 @@ import HearthWire
                 isStream: verb == .get && !isRulesSettings
                     && accepts.contains {
                         $0.drop(while: { $0 == " " }).lowercased().hasPrefix("text/event-stream")
-                    }, namespace: namespace, isRulesSettings: isRulesSettings))
+                    }, namespace: namespace, isRulesSettings: isRulesSettings,
+                appCheckToken: header("x-firebase-appcheck")))
     }
 
     /// The decoded query parameters of `query` (a repeated name keeps its last value), or `nil`

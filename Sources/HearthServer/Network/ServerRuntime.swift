@@ -79,6 +79,8 @@ public final class ServerRuntime: Sendable {
     /// Checks App Check tokens under ``ServerCore/Configuration/enforcesAppCheck`` (none:
     /// every App Check token is invalid).
     let appCheckVerifier: (any TokenVerifier)?
+    /// ``ServerCore/Configuration/enforcesAppCheck``, for the REST adapter's token checks.
+    let enforcesAppCheck: Bool
     let nextID = Atomic<UInt64>(1)
     let clock: @Sendable () -> Int64
     let done = DispatchSemaphore(value: 0)
@@ -124,6 +126,7 @@ public final class ServerRuntime: Sendable {
         self.reopen = reopen
         self.verifier = verifier
         self.appCheckVerifier = appCheckVerifier
+        enforcesAppCheck = configuration.enforcesAppCheck
         self.clock = clock
         let data = try store.serverValue(at: .root)
         var system = SystemRandomNumberGenerator()
@@ -257,6 +260,27 @@ public final class ServerRuntime: Sendable {
         }
         wake.signal()
         return opened ? id : nil
+    }
+
+    /// Resolves a REST request's credential to a principal and, under App Check enforcement,
+    /// its App Check token to the token's expiry: an invalid or expired token is refused here
+    /// (401), a missing one by the core. Without enforcement the App Check token is not read.
+    func caller(credential: String?, override: String?, appCheck: String?) async -> Result<RESTCaller, RESTResponse> {
+        let principal: Principal
+        switch await self.principal(credential: credential, override: override) {
+        case .failure(let refusal): return .failure(refusal)
+        case .success(let p): principal = p
+        }
+        guard enforcesAppCheck, let appCheck, !appCheck.isEmpty else {
+            return .success(RESTCaller(principal: principal))
+        }
+        switch await appCheckVerifier?.check(appCheck, now: clock()) ?? .invalid("no App Check key") {
+        case .valid(.user(let app)) where app.expiresAt != nil:
+            return .success(RESTCaller(principal: principal, appCheckExpiresAt: app.expiresAt))
+        case .expired: return .failure(.error(401, "App Check token is expired"))
+        case .invalid(let why): return .failure(.error(401, "Invalid App Check token: \(why)"))
+        case .valid: return .failure(.error(401, "Invalid App Check token: it has no expiry"))
+        }
     }
 
     /// Resolves a REST request's credential to a principal.
