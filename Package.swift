@@ -169,7 +169,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HearthToolTests",
-            dependencies: ["Hearth", "HearthLog", "HearthTesting", "HearthTool"],
+            dependencies: ["Hearth", "HearthDatabase", "HearthLog", "HearthTesting", "HearthTool"],
             exclude: ["Python"],
             swiftSettings: swiftSettings
         ),

@@ -201,7 +201,7 @@ private struct Fields {
     /// An optional query; absent, `null` or `{}` is the default query.
     func query(_ name: String) throws(ApplyLineError) -> QuerySpec {
         guard let v = self[name] else { return .default }
-        do { return try QuerySpec(json: v) } catch { throw .invalidQuery(field: name, error) }
+        do { return try ToolQuery.spec(v) } catch { throw .invalidQuery(field: name, error) }
     }
 
     func keys(_ name: String) throws(ApplyLineError) -> Set<ChildKey>? {

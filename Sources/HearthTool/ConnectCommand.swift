@@ -33,10 +33,12 @@ struct ConnectCommand: ParsableCommand {
               {"op":"onDisconnect","path":P,"action":A,"value":V,"values":{…}}
                   A: set (value), update (values), remove, cancel
               {"op":"quit"}
-            Q: {"orderBy":"$key"|"$value"|"$priority"|"child/path",
+            Q: {"orderBy":"$key"|"$value"|"$priority"|"child/path"|{"child":"a/b"},
                 "startAt"|"startAfter"|"endAt"|"endBefore"|"equalTo":
                     V or {"value":V,"key":K},
                 "limitToFirst"|"limitToLast":N}   (absent: the whole location)
+               "key", "value", "priority" are the orderings, as in every hearth
+               command; a child named value is {"child":"value"}.
             E: value (default), child_added, child_changed, child_removed,
                child_moved. Without "tag", one is generated.
             F: increment (adds the argument, default 1), append (adds it as the

@@ -117,8 +117,9 @@ enum ConnectJSON {
     ]
 
     /// The query a `query` field describes at `ref`, built with the query builders:
-    /// `{"orderBy": "$key"|"$value"|"$priority"|"child/path", "startAt"|"startAfter"|"endAt"|
-    /// "endBefore"|"equalTo": V or {"value": V, "key": K}, "limitToFirst"|"limitToLast": N}`.
+    /// `{"orderBy": "$key"|"key"|"$value"|"value"|"$priority"|"priority"|"child/path"|{"child":
+    /// "a/b"}, "startAt"|"startAfter"|"endAt"|"endBefore"|"equalTo": V or {"value": V, "key": K},
+    /// "limitToFirst"|"limitToLast": N}` (``ToolQuery``: the syntax of every command).
     /// Absent, `null` or `{}`: the reference's default query. Checked first against the
     /// model's rules so a bad query is refused at once.
     static func query(_ ref: DatabaseReference, _ json: JSONValue?) throws(ConnectLineError) -> DatabaseQuery {
@@ -129,29 +130,17 @@ enum ConnectJSON {
         }
         func field(_ name: String) -> JSONValue? { members.first { $0.key == name }?.value }
 
-        // The model's own parser checks the combination (its orderBy spelling differs).
-        var modelMembers = members.filter { $0.key != "orderBy" }
+        // The model's own parser checks the combination, in the tool's one query syntax.
+        let spec: QuerySpec
+        do { spec = try ToolQuery.spec(json) } catch { throw ConnectLineError("field \"query\": \(error)") }
         var q = ref.databaseQuery
-        if let orderBy = field("orderBy") {
-            // A child path as a string (REST's form) or as {"child": path} (`hearth apply`'s).
-            let childObject = orderBy.objectMembers.flatMap { m in
-                m.count == 1 && m[0].key == "child" ? m[0].value.stringValue : nil
+        if field("orderBy") != nil {
+            switch spec.index {
+            case .key: q = q.queryOrderedByKey()
+            case .value: q = q.queryOrderedByValue()
+            case .priority: q = q.queryOrderedByPriority()
+            case .child(let path): q = q.queryOrdered(byChild: path.description)
             }
-            guard let name = orderBy.stringValue ?? childObject else {
-                throw ConnectLineError(
-                    "field \"query\": orderBy: expected \"$key\", \"$value\", \"$priority\" or a child path")
-            }
-            let model: JSONValue
-            switch childObject == nil ? name : "" {
-            case "$key": model = "key"; q = q.queryOrderedByKey()
-            case "$value": model = "value"; q = q.queryOrderedByValue()
-            case "$priority": model = "priority"; q = q.queryOrderedByPriority()
-            default: model = ["child": .string(name)]; q = q.queryOrdered(byChild: name)
-            }
-            modelMembers.append(JSONMember(key: "orderBy", value: model))
-        }
-        do { _ = try QuerySpec(json: .object(modelMembers)) } catch {
-            throw ConnectLineError("field \"query\": \(error)")
         }
 
         for name in ["equalTo", "startAt", "startAfter", "endAt", "endBefore"] {

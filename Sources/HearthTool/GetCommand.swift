@@ -13,7 +13,8 @@ struct GetCommand: ParsableCommand {
             store, reads it without the lock and writes nothing.
 
             Q, every field optional ({} is the default query; V a value, K a key):
-              {"orderBy":"key"|"value"|"priority"|{"child":"a/b"},
+              {"orderBy":"key"|"value"|"priority"|{"child":"a/b"} (or "$key", "$value",
+                 "$priority", "a/b": the same syntax as hearth connect's),
                "startAt"|"startAfter"|"endAt"|"endBefore"|"equalTo":{"value":V,"key":K},
                "limitToFirst":N,"limitToLast":N}
             Output: the value as export JSON, then (with --query) keys: [...] in the \

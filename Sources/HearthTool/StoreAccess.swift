@@ -109,7 +109,7 @@ enum StoreAccess {
         do { json = try JSONValue.parse(text) } catch {
             throw ValidationError("invalid --query: not JSON: \(error)")
         }
-        do { return try QuerySpec(json: json) } catch {
+        do { return try ToolQuery.spec(json) } catch {
             throw ValidationError("invalid --query: \(error)")
         }
     }

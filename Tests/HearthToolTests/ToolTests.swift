@@ -37,7 +37,7 @@ struct ToolTests {
             ["get", store.path],  // missing PATH
             ["get", store.path, "a.b"],  // invalid path
             ["get", store.path, "a", "--query", "{not json"],
-            ["get", store.path, "a", "--query", #"{"orderBy":"nope"}"#],
+            ["get", store.path, "a", "--query", #"{"orderBy":"$nope"}"#],
             ["get", store.path, "a", "--query", #"{"limitToFirst":0}"#],
             ["apply", store.path, "--durability", "fast"],
             ["apply", store.path, "--cache-size", "5"],
@@ -94,7 +94,7 @@ struct ToolTests {
             #"{"op":"set","path":"a.b","value":1}"#,  // 6
             #"{"op":"trackQuery","path":"scores","query":{"orderBy":"value","limitToLast":4},"complete":true,"active":true}"#,  // 7
             #"{"op":"ack","writeId":99}"#,  // 8
-            #"{"op":"trackQuery","path":"scores","query":{"orderBy":"sideways"}}"#,  // 9
+            #"{"op":"trackQuery","path":"scores","query":{"orderBy":"$sideways"}}"#,  // 9
             #"{"op":"ack","writeId":1}"#,  // 10
             #"{"op":"set","path":"messages/m4","value":"four"}"#,  // 11
             #"{"op":"revert","writeId":3}"#,  // 12
