@@ -21,6 +21,7 @@
 
 /// Facts about this build of Hearth.
 public enum HearthInfo {
-    /// The library's semantic version.
-    public static let version = "0.1.0"
+    /// The library's semantic version. Between releases `main` carries the next minor version
+    /// as a pre-release (`-dev`): a build of `main` is never mistaken for the last release.
+    public static let version = "0.3.0-dev"
 }
