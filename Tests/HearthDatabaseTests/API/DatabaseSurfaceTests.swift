@@ -202,6 +202,24 @@ struct DatabaseSurfaceTests {
         try db.close()
     }
 
+    /// A transaction waiting for the server aborts with `write_canceled`, uncommitted.
+    @Test func aPurgedTransactionAborts() async throws {
+        let fs = SimulatedFileSystem(seed: 11)
+        let db = try Database(url: "ws://127.0.0.1:9?ns=purge-tx", options: options(fs))
+        let outcome = Collected<(DatabaseError?, Bool)>()
+        try db.reference(withPath: "n").runTransactionBlock({ _ in .success(withValue: .int(1)) }) {
+            error, committed, _ in
+            outcome.add((error, committed))
+        }
+        #expect(await eventually { db.pendingWriteIDs.count == 1 })
+        db.purgeOutstandingWrites()
+        #expect(await eventually { outcome.all.count == 1 })
+        #expect(outcome.all.first?.0 == .writeCanceled)
+        #expect(outcome.all.first?.1 == false)
+        #expect(db.pendingWriteIDs.isEmpty)
+        try db.close()
+    }
+
     /// Debug logging is off unless turned on.
     @Test func debugLinesOnlyWhenLoggingIsEnabled() throws {
         let fs = SimulatedFileSystem(seed: 3)
