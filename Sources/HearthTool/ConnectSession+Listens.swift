@@ -53,7 +53,7 @@ extension ConnectSession {
             JSONMember(key: "tag", value: .string(tag)),
             JSONMember(key: "event", value: .string(ConnectJSON.name(type))),
             JSONMember(key: "path", value: .string(snap.ref.description)),
-            JSONMember(key: "key", value: snap.key.map(JSONValue.string) ?? .null),
+            JSONMember(key: "key", value: snap.ref.key.map(JSONValue.string) ?? .null),
         ]
         if type != .value { fields.append(JSONMember(key: "prev", value: previous.map(JSONValue.string) ?? .null)) }
         fields += Self.snapshotFields(snap, withKeys: withKeys && type == .value)
@@ -98,7 +98,7 @@ extension ConnectSession {
         ]
         if let p = snap.priority { fields.append(JSONMember(key: "priority", value: ConnectJSON.json(p))) }
         if withKeys {
-            fields.append(JSONMember(key: "keys", value: .array(snap.children.map { .string($0.key ?? "") })))
+            fields.append(JSONMember(key: "keys", value: .array(snap.children.map { .string($0.key) })))
         }
         return fields
     }

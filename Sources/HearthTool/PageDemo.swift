@@ -70,7 +70,7 @@ struct PageDemo: DemoNarrator {
     func describe(_ snap: DataSnapshot, _ kind: String, _ previous: String?) -> String {
         let prev = previous.map { " (after \($0))" } ?? ""
         return
-            "  \(kind.padding(toLength: 12, withPad: " ", startingAt: 0)) The \(snap.key ?? "?") dinosaur's score is \(snap.databaseValue)\(prev)"
+            "  \(kind.padding(toLength: 12, withPad: " ", startingAt: 0)) The \(snap.key) dinosaur's score is \(snap.databaseValue)\(prev)"
     }
 
     /// Observes child_added and value on `limitToLast(n)` and collects what arrives (both

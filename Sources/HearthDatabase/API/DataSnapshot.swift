@@ -21,8 +21,10 @@ public struct DataSnapshot: Sendable {
         self.index = index
     }
 
-    /// The last key of the location (`nil` at the root).
-    public var key: String? { ref.key }
+    /// The last key of the location — Firebase's `key`, a `String`: empty at the root (where
+    /// the reference's ``DatabaseReference/key`` is `nil`, which Firebase's non-optional
+    /// snapshot key bridges to `""`).
+    public var key: String { ref.key ?? "" }
 
     /// Whether there is data here (any value other than null).
     public func exists() -> Bool { !node.isEmpty }
@@ -110,5 +112,5 @@ extension DatabaseReference {
 
 extension DataSnapshot: CustomStringConvertible {
     /// The key and the value in export format.
-    public var description: String { "DataSnapshot(\(key ?? "/")): \(exportedDatabaseValue)" }
+    public var description: String { "DataSnapshot(\(ref.key ?? "/")): \(exportedDatabaseValue)" }
 }

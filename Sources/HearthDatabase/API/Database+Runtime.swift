@@ -133,6 +133,7 @@ extension Database {
         let (session, host, endpoint) = state.withLock { ($0.core.lastSessionID, $0.core.host, $0.endpoint) }
         // The core accepts only hosts that parse (ServerEndpoint.isValidHost).
         let target = host.flatMap(endpoint.redirected(to:)) ?? endpoint
+        Database.debugLog(options)("connecting to \(target.hostHeader)")
         let link = transport.connect(to: target, lastSessionID: session) { [weak self] event in
             self?.received(event, on: id)
         }
@@ -236,6 +237,7 @@ extension Database {
     private func deliver(_ event: ClientEvent) {
         switch event {
         case .connected(let up):
+            Database.debugLog(options)(up ? "connected" : "disconnected")
             updateInfo { $0.connected = up }
         case .serverTimeOffset(let ms):
             updateInfo { $0.serverTimeOffset = ms }

@@ -80,6 +80,9 @@ public final class Database: Sendable {
 
         /// The store's file system (tests give a simulated one); `nil`: the real one.
         var fileSystem: (any FileSystem)?
+        /// Debug logging for this database alone, whatever ``Database/setLoggingEnabled(_:)``
+        /// says (tests set it; `nil`: follow that switch).
+        var debugLogging: Bool?
 
         /// Default options: memory only, 10 MiB, full durability, no auth.
         public init() {}

@@ -22,8 +22,8 @@ struct ArticleSampleTests {
         // doc-sample: Sources/HearthDatabase/HearthDatabase.docc/GettingStarted.md
         let scores = db.reference(withPath: "scores")
         scores.queryOrderedByValue().queryLimited(toLast: 3).observe(.childAdded) { snapshot in
-            print(snapshot.key ?? "", snapshot.value ?? "null")
-            seen.add(snapshot.key ?? "")  // doc-sample: test
+            print(snapshot.key, snapshot.value ?? "null")
+            seen.add(snapshot.key)  // doc-sample: test
         }
         try await scores.child("ada").setValue(5)
         try await scores.child("grace").setValue(7)

@@ -24,7 +24,7 @@ struct ClientAPISampleTests {
         // Listen: events come from the cache at once (offline too), then from the server.
         let scoresRef = db.reference(withPath: "scores")
         scoresRef.queryOrderedByValue().queryLimited(toLast: 4).observe(.childAdded) { snapshot in
-            print("The \(snapshot.key ?? "") dinosaur's score is \(snapshot.value ?? "null")")
+            print("The \(snapshot.key) dinosaur's score is \(snapshot.value ?? "null")")
         }
         try scoresRef.keepSynced(true)  // persisted: synced again after a restart
 

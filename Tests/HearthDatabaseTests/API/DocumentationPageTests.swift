@@ -38,7 +38,7 @@ struct DocumentationPageTests {
             let scoresRef = db.reference(withPath: "scores")
             let added = Collected<String>()
             scoresRef.queryOrderedByValue().queryLimited(toLast: 4).observe(.childAdded) { snapshot in
-                added.add("\(snapshot.key ?? "?")=\(snapshot.databaseValue)")
+                added.add("\(snapshot.key)=\(snapshot.databaseValue)")
             }
             #expect(await eventually { added.all.count == 4 })
             #expect(added.all == ["triceratops=22", "bruhathkayosaurus=55", "linhenykus=80", "pterodactyl=93"])
@@ -50,7 +50,7 @@ struct DocumentationPageTests {
         let two = Collected<String>()
         let twoValues = Collected<String>()
         scoresRef.queryOrderedByValue().queryLimited(toLast: 2).observe(.childAdded) { snapshot in
-            two.add(snapshot.key ?? "?")
+            two.add(snapshot.key)
         }
         scoresRef.queryOrderedByValue().queryLimited(toLast: 2).observe(.value) { snapshot in
             twoValues.add("\(snapshot.databaseValue)")
@@ -60,7 +60,7 @@ struct DocumentationPageTests {
         let six = Collected<String>()
         let sixValues = Collected<String>()
         scoresRef.queryOrderedByValue().queryLimited(toLast: 6).observe(.childAdded) { snapshot in
-            six.add(snapshot.key ?? "?")
+            six.add(snapshot.key)
         }
         scoresRef.queryOrderedByValue().queryLimited(toLast: 6).observe(.value) { snapshot in
             sixValues.add("\(snapshot.childrenCount)")
@@ -118,7 +118,7 @@ struct DocumentationPageTests {
         do {
             let db = try open(server, dir.path, online: false)
             let local = Collected<String>()
-            db.reference(withPath: "notes").observe(.childAdded) { local.add($0.key ?? "?") }
+            db.reference(withPath: "notes").observe(.childAdded) { local.add($0.key) }
             for i in 0..<3 {
                 try db.reference(withPath: "notes").childByAutoId().setValue(.string("note \(i)")) { _, _ in }
             }

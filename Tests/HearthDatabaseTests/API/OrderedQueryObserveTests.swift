@@ -27,8 +27,8 @@ struct OrderedQueryObserveTests {
         func add(_ type: DataEventType, _ snap: DataSnapshot, _ previous: String?) {
             switch type {
             case .value: lines.add("value")
-            case .childRemoved: lines.add("child_removed \(snap.key ?? "?")")
-            default: lines.add("\(Self.name(type)) \(snap.key ?? "?") \(previous ?? "null")")
+            case .childRemoved: lines.add("child_removed \(snap.key)")
+            default: lines.add("\(Self.name(type)) \(snap.key) \(previous ?? "null")")
             }
         }
         static func name(_ type: DataEventType) -> String {

@@ -23,7 +23,7 @@ struct ReadmeExampleTests {
         let db = try Database(url: "http://127.0.0.1:\(port)?ns=default", options: options)
         let scores = db.reference(withPath: "scores")
         scores.queryOrderedByValue().queryLimited(toLast: 3).observe(.childAdded) { snapshot in
-            print(snapshot.key ?? "", snapshot.value ?? "null")  // from the cache at once, offline too
+            print(snapshot.key, snapshot.value ?? "null")  // from the cache at once, offline too
         }
         try await scores.child("ada").setValue(5)  // the async form: returns once the server has it
         #expect(db.pendingWriteIDs.isEmpty, "the completion form was picked: it returns before the answer")  // doc-sample: test

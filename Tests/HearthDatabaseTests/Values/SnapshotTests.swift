@@ -11,7 +11,7 @@ import Testing
         try Node(jsonText: #"{"a":{"s":3,".priority":2},"b":{"s":1,".priority":1},"c":{"s":2},"d":5}"#)
     }
 
-    func keys(_ s: DataSnapshot) -> [String] { s.children.map { $0.key ?? "?" } }
+    func keys(_ s: DataSnapshot) -> [String] { s.children.map { $0.key } }
 
     @Test func childrenFollowTheQueryOrder() throws {
         let n = try data()
