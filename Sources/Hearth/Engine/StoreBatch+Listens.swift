@@ -23,6 +23,9 @@ extension StoreBatch {
         case taggedMerge(QueryLocation, path: Path, children: [ChildUpdate])
         /// The server finished answering the listen at `location`.
         case listenComplete(QueryLocation)
+        /// The batch's write `id` is hidden: kept in the views' pending writes, raising no
+        /// events and showing in no local read (``StoreBatch/saveHiddenWrite(_:at:writer:)``).
+        case hideWrite(Int64)
     }
 
     /// Tagged server data: the server's `d` push for the filtered query at `location` (data at

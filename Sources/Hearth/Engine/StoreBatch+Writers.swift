@@ -51,4 +51,17 @@ extension StoreBatch {
         }
         return saveValidatedWrite(operation, at: path)
     }
+
+    /// Saves a set under `writer` (as ``saveWrite(_:at:writer:)``) that stays hidden in this
+    /// run: the views hold it as a pending write but raise no events for it and no local read
+    /// shows it, until it leaves (acknowledged or reverted) — Firebase's transaction run with
+    /// `withLocalEvents: false`, whose listeners see only the server's committed data. The
+    /// log records it as any write (it is sent again after a restart, visible then).
+    /// - Throws: what ``saveWrite(_:at:writer:)`` throws.
+    @discardableResult
+    public mutating func saveHiddenWrite(_ node: Node, at path: Path, writer: String) throws(StoreError) -> Int64 {
+        let id = try saveWrite(.set(node), at: path, writer: writer)
+        viewOperations.append(.hideWrite(id))
+        return id
+    }
 }

@@ -80,7 +80,8 @@ final class ViewHost: @unchecked Sendable {
     /// `plain`: the caller found, before taking the store's lock, that the write holds no
     /// server value, so the walk looking for one is skipped here, under it.
     private func give(
-        _ write: PendingWrite, serverNow: Double, _ cache: PersistedCacheReader, plain: Bool = false
+        _ write: PendingWrite, serverNow: Double, _ cache: PersistedCacheReader, plain: Bool = false,
+        visible: Bool = true
     ) -> [ViewEvent] {
         assert(!plain || !write.containsServerValue, "a write given as plain holds no server value")
         let local = { (path: Path) -> Node in
@@ -94,8 +95,10 @@ final class ViewHost: @unchecked Sendable {
             : write.operation.resolvingServerValues(
                 at: write.path, serverNow: serverNow, existing: local)
         switch operation {
-        case .set(let node): return tree.applyUserOverwrite(node, at: write.path, writeID: write.id)
-        case .update(let children): return tree.applyUserMerge(children, at: write.path, writeID: write.id)
+        case .set(let node): return tree.applyUserOverwrite(node, at: write.path, writeID: write.id, visible: visible)
+        case .update(let children):
+            assert(visible, "only a set is hidden")
+            return tree.applyUserMerge(children, at: write.path, writeID: write.id)
         }
     }
 
@@ -244,6 +247,8 @@ final class ViewHost: @unchecked Sendable {
             return tree.applyTaggedServerMerge(children, at: path, tag: tag)
         case .listenComplete(let location):
             return tree.applyListenComplete(at: location.path, query: location.query)
+        case .hideWrite:
+            return []  // applied as the write was given (applyToTree)
         }
     }
 
@@ -282,7 +287,9 @@ final class ViewHost: @unchecked Sendable {
             case .writeSaved(let write):
                 // Restored by prepare(for:) before the commit was logged: a no-op here.
                 try? restoreRegion(write.path)
-                raised += give(write, serverNow: serverNow, cache, plain: write.id == plainWrite)
+                raised += give(
+                    write, serverNow: serverNow, cache, plain: write.id == plainWrite,
+                    visible: !viewOperations.contains { if case .hideWrite(write.id) = $0 { true } else { false } })
             case .writeAcked, .writeReverted:
                 break  // after the view operations, below
             case .trackedQuerySaved(let q):

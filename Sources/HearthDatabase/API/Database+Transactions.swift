@@ -70,6 +70,10 @@ struct RunningTransaction: Sendable {
     let completion: (@Sendable (DatabaseError?, Bool, DataSnapshot?) -> Void)?
     /// The value listener that keeps the location's data fresh while it runs (Firebase's).
     var listener: DatabaseHandle?
+    /// Whether observers see the block's results before the server commits one (Firebase's
+    /// `withLocalEvents`): `false` saves each result as a hidden write
+    /// (the store's `saveHiddenWrite`), so only the server's data raises events.
+    var localEvents = true
 }
 
 extension Database {
@@ -209,7 +213,10 @@ extension Database {
         let lsn: LSN
         do throws(DatabaseError) {
             lsn = try commitWithoutSync { (b: inout StoreBatch) throws(StoreError) in
-                writeID = try b.saveWrite(.set(result), at: path, writer: writerID)
+                writeID =
+                    t.localEvents
+                    ? try b.saveWrite(.set(result), at: path, writer: writerID)
+                    : try b.saveHiddenWrite(result, at: path, writer: writerID)
                 if let persist {
                     t.storeID = try b.enqueueTransaction(
                         at: path, functionName: persist.name, argument: persist.argument, localResult: result

@@ -79,22 +79,6 @@ extension DatabaseQueryConvertible {
         if once.set(handle) { database.removeObserver(handle) }
     }
 
-    /// The events of `eventType` as an asynchronous sequence (snapshot and previous sibling
-    /// key); it ends with an error when the listen is revoked. Ending the iteration removes
-    /// the observer. Iterate it from any task or actor.
-    public func events(_ eventType: DataEventType) -> AsyncThrowingStream<(DataSnapshot, String?), any Error> {
-        let q = databaseQuery
-        let database = q.ref.database
-        let (stream, continuation) = AsyncThrowingStream<(DataSnapshot, String?), any Error>.makeStream()
-        let handle = database.observe(
-            q, eventType, queue: nil,
-            handler: { snap, previous in
-                continuation.yield((snap, previous))
-            }, cancel: { error in continuation.finish(throwing: error) })
-        continuation.onTermination = { _ in database.removeObserver(handle) }
-        return stream
-    }
-
     /// Removes one observer.
     public func removeObserver(withHandle handle: DatabaseHandle) {
         databaseQuery.ref.database.removeObserver(handle)

@@ -27,9 +27,10 @@ extension DatabaseReference {
     /// ``runTransactionBlock(_:andCompletionBlock:)``, choosing whether local observers see
     /// the block's results before the server commits them (Firebase's `withLocalEvents`).
     ///
-    /// Hearth raises the local events in either case: a transaction's result is kept as a
-    /// pending write, and observers see the data the store holds. With `false` observers
-    /// therefore also see a value that a retry then replaces.
+    /// `true`: each result of the block shows at once, as a local write does (and a retry
+    /// replaces it). `false`: the results stay hidden — observers, and reads of local data,
+    /// see only the data the server sends, the committed value among it. A result still
+    /// pending when the app stops is sent again at the next start as a visible write.
     public func runTransactionBlock(
         _ block: @escaping @Sendable (MutableData) -> TransactionResult,
         andCompletionBlock completion: (@Sendable (Error?, Bool, DataSnapshot?) -> Void)?,
@@ -42,7 +43,7 @@ extension DatabaseReference {
         }
         var done: (@Sendable (DatabaseError?, Bool, DataSnapshot?) -> Void)?
         if let completion { done = { error, committed, snapshot in completion(error, committed, snapshot) } }
-        start(block, completion: done)
+        start(block, completion: done, localEvents: localEvents)
     }
 
     /// `runTransactionBlock(_:)` that waits for the outcome: whether it committed, and the
@@ -65,12 +66,13 @@ extension DatabaseReference {
     /// Starts a transaction whose block takes a ``MutableData`` on the database's machinery.
     private func start(
         _ block: @escaping @Sendable (MutableData) -> TransactionResult,
-        completion: (@Sendable (DatabaseError?, Bool, DataSnapshot?) -> Void)?
+        completion: (@Sendable (DatabaseError?, Bool, DataSnapshot?) -> Void)?, localEvents: Bool = true
     ) {
         let location = path
         var t = RunningTransaction(
             ref: self, update: { node in block(MutableData(root: MutableData.Root(node, at: location), path: .root)) },
             queue: database.callbacks, completion: completion)
+        t.localEvents = localEvents
         t.listener = observe(.value) { _ in }
         database.run(t, persist: nil)
     }

@@ -27,6 +27,9 @@ public enum DatabaseError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A setting that must come before the database's first use came after it:
     /// ``Database/useEmulator(withHost:port:)`` once a reference was made.
     case alreadyInUse(String)
+    /// An asynchronous sequence of child events held `limit` events its consumer had not
+    /// taken: it ended rather than drop one (``DatabaseQueryConvertible/childEvents(bufferingLimit:)``).
+    case eventBufferFull(limit: Int)
 
     public var description: String {
         switch self {
@@ -40,6 +43,7 @@ public enum DatabaseError: Error, Sendable, Hashable, CustomStringConvertible {
         case .closed: "the database is closed"
         case .storage(let s): "local store: \(s)"
         case .alreadyInUse(let s): "too late: \(s)"
+        case .eventBufferFull(let limit): "\(limit) events were not consumed; the event sequence ended"
         }
     }
 

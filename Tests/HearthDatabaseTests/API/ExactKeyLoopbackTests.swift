@@ -29,7 +29,7 @@ struct ExactKeyLoopbackTests {
 
         // The value event (a listen), then get, then the child events.
         var values = reader.reference(withPath: "k").events(.value).makeAsyncIterator()
-        let value = try #require(try await values.next()).0
+        let value = try #require(try await values.next()).snapshot
         ExactKeyTests().expectBoth(value.databaseValue.objectValue, "value event")
         #expect(value.children.map(\.databaseValue) == [2, 1])
         let got = try await reader.reference(withPath: "k").getData()
@@ -38,7 +38,7 @@ struct ExactKeyLoopbackTests {
         var added = reader.reference(withPath: "k").events(.childAdded).makeAsyncIterator()
         var children: [(key: String?, value: DatabaseValue)] = []
         for _ in 0..<2 {
-            let (child, _) = try #require(try await added.next())
+            let (_, child, _) = try #require(try await added.next())
             children.append((child.key, child.databaseValue))
         }
         #expect(ExactKeyTests.exact(children.map(\.key)) == ExactKeyTests.exact([decomposed, composed]))
