@@ -50,7 +50,9 @@ extension CountingTransport {
                 var push = false
                 if bytes < 512, case let .response(number, _, _)? = try? ServerMessage.decode(text) {
                     answered = tally.withLock { $0.listensSent.contains(number) }
-                } else if bytes >= 512 || text.contains("\"a\":\"d\"") || text.contains("\"a\":\"m\"") {
+                } else if bytes >= 512 || text.contains("\"a\":\"d\"") || text.contains("\"a\":\"m\"")
+                    || text.contains("\"a\":\"rm\"")
+                {
                     push = true
                 }
                 let t = now()
