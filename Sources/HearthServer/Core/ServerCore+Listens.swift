@@ -63,7 +63,7 @@ extension ServerCore {
     /// The `rm` push that brings data hashed as `compoundHash` to `current`: the ranges whose
     /// hash differs, each with `current`'s data in it. `nil` when the whole data is as small
     /// (the `d` push is sent instead) or a range cannot be written as a node (a lone
-    /// priority, see ``Node/range(after:through:)``).
+    /// priority, see `Node.range(after:through:)`).
     static func rangeMerges(_ current: Node, for compoundHash: CompoundHash, at path: Path, tag: Int?) -> String? {
         guard compoundHash.isWellFormed else { return nil }
         let ours = compoundHash.rangeHashes(of: current)

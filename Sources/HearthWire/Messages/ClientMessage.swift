@@ -45,8 +45,8 @@ public enum ClientMessage: Sendable, Equatable {
 public enum ClientRequest: Sendable, Equatable {
     /// `q`: listen at a path, with a query and tag for non-default queries, the hash of the
     /// data the client already has (`""` for none) and, when that data is large, its
-    /// ``CompoundHash`` (`ch`), so that the server can send only the ranges that changed.
-    /// A `ch` naming more than ``CompoundHash/maxRanges`` ranges decodes as none.
+    /// `CompoundHash` (`ch`), so that the server can send only the ranges that changed.
+    /// A `ch` naming more than `CompoundHash.maxRanges` ranges decodes as none.
     case listen(path: Path, query: QuerySpec, tag: Int?, hash: String, compoundHash: CompoundHash? = nil)
     /// `n`: stop listening.
     case unlisten(path: Path, query: QuerySpec, tag: Int?)

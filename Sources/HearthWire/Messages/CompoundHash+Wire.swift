@@ -13,10 +13,10 @@ extension CompoundHash {
     public static let maxHashLength = 28
 
     /// Decodes a listen's `ch` (hostile input): absent or `null` is none; more than
-    /// ``maxRanges`` ranges is none (the listen is answered with the whole data).
+    /// `maxRanges` ranges is none (the listen is answered with the whole data).
     /// - Throws: ``WireError/badRequest(action:reason:)`` unless `ps` is an array of path
     ///   strings in strictly increasing path order and `hs` an array of one more string of
-    ///   at most ``maxHashLength`` characters, the last `""`; ``WireError/invalidPath(_:)``
+    ///   at most `maxHashLength` characters, the last `""`; ``WireError/invalidPath(_:)``
     ///   for a path that breaks the rules.
     static func decode(_ value: JSONValue?, action: String) throws(WireError) -> CompoundHash? {
         guard let value, !value.isNull else { return nil }
@@ -51,7 +51,7 @@ extension CompoundHash {
 
 /// One range of an `rm` push, `{"s": start, "e": end, "m": data}` (an absent bound left
 /// out): the data between `start` (exclusive) and `end` (inclusive) is now `data` (see
-/// ``RangeMerge``).
+/// `RangeMerge`).
 public struct WireRangeMerge: Sendable, Equatable {
     /// The exclusive lower bound, relative to the push's path (`nil`: unbounded).
     public var start: Path?
