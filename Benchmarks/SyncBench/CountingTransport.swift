@@ -78,7 +78,7 @@ final class CountingConnection: TransportConnection {
 
     func send(_ message: String) {
         var listen: Int?
-        if message.utf8.count < 4096, message.contains("\"a\":\"q\""),
+        if message.prefix(64).contains("\"a\":\"q\""),
             let json = try? JSONValue.parse(message), let r = json["d"]?["r"]?.doubleValue
         {
             listen = Int(r)
