@@ -50,7 +50,9 @@ extension CountingTransport {
                 var push = false
                 if bytes < 512, case let .response(number, _, _)? = try? ServerMessage.decode(text) {
                     answered = tally.withLock { $0.listensSent.contains(number) }
-                } else if bytes >= 512 || text.contains("\"a\":\"d\"") || text.contains("\"a\":\"m\"") {
+                } else if bytes >= 512 || text.contains("\"a\":\"d\"") || text.contains("\"a\":\"m\"")
+                    || text.contains("\"a\":\"rm\"")
+                {
                     push = true
                 }
                 let t = now()
@@ -76,7 +78,7 @@ final class CountingConnection: TransportConnection {
 
     func send(_ message: String) {
         var listen: Int?
-        if message.utf8.count < 4096, message.contains("\"a\":\"q\""),
+        if message.prefix(64).contains("\"a\":\"q\""),
             let json = try? JSONValue.parse(message), let r = json["d"]?["r"]?.doubleValue
         {
             listen = Int(r)

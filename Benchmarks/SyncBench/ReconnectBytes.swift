@@ -1,7 +1,8 @@
 // Reconnect bytes: a client keeps ~10 MiB synced (one location, or 100 locations), closes, and
 // a new Database on the same store reconnects; the counting transport sums what crosses the
 // wire until every listen is answered. Unchanged data should cost no data (the listens carry
-// the cached data's hashes); then 10% of the data is changed while the client is away.
+// the cached data's hashes); then 10% of the data is changed while the client is away — spread
+// over it, then in one block (which the compound hash's range merges re-send alone).
 import Foundation
 import Hearth
 import HearthDatabase
@@ -41,6 +42,16 @@ enum Layout: String, CaseIterable {
         case .spread: (0..<Layout.children).filter { ($0 % 100) % 10 == round % 10 }
         }
     }
+
+    /// The children changed in round `round` of the block changes: 1,024 consecutive children
+    /// (single) — 10% of the data in one part of it; as ``changed(round:)`` for spread, whose
+    /// locations are blocks already.
+    func changedBlock(round: Int) -> [Int] {
+        switch self {
+        case .single: Array((round * 2048 % Layout.children)..<(round * 2048 % Layout.children + 1024))
+        case .spread: changed(round: round)
+        }
+    }
 }
 
 /// Writes children through a raw client in ~1 MB merges.
@@ -68,6 +79,7 @@ struct ReconnectFigures {
     var first: WireCost
     var unchanged: [WireCost] = []
     var changed: [WireCost] = []
+    var changedBlock: [WireCost] = []
 }
 
 /// Opens a Database on `dir` with the counting transport, keeps every location synced
@@ -105,6 +117,13 @@ func reconnectBench(layout: Layout, runs: Int) async throws -> (ReconnectFigures
         let mark = String(format: "%03d", round)
         try serverMerge(server, layout: layout, indices: layout.changed(round: round)) { _ in mark + Layout.filler.dropFirst(3) }
         figures.changed.append(try syncOnce(server, dir: dir, layout: layout, transport: transport))
+    }
+    for round in 0..<runs {
+        let mark = String(format: "b%02d", round)
+        try serverMerge(server, layout: layout, indices: layout.changedBlock(round: round)) {
+            _ in mark + Layout.filler.dropFirst(3)
+        }
+        figures.changedBlock.append(try syncOnce(server, dir: dir, layout: layout, transport: transport))
     }
     try await server.stop()
     return (figures, dir)

@@ -83,7 +83,8 @@ if wants("reconnect") || wants("coldstart") {
         row("first load", [f.first])
         row("reconnect, unchanged", f.unchanged)
         row("reconnect, 10% changed", f.changed)
-        print("    runs: unchanged \(f.unchanged.map { ms($0.seconds) }.joined(separator: ", ")); changed \(f.changed.map { ms($0.seconds) }.joined(separator: ", "))")
+        row("reconnect, 10% changed in one block", f.changedBlock)
+        print("    runs: unchanged \(f.unchanged.map { ms($0.seconds) }.joined(separator: ", ")); changed \(f.changed.map { ms($0.seconds) }.joined(separator: ", ")); block \(f.changedBlock.map { ms($0.seconds) }.joined(separator: ", "))")
         if layout == .single { coldStore = dir } else { try? FileManager.default.removeItem(atPath: dir) }
     }
 }

@@ -118,3 +118,28 @@ import Testing
         #expect(hash.rangeHashes(of: .empty) == ["", "", "", ""])
     }
 }
+
+/// The failable initializer that hostile input (a client's `ch`) goes through.
+@Suite struct CompoundHashValidationTests {
+    @Test func wellFormedPostsAndHashesAreTaken() {
+        let hash = CompoundHash(validatingPosts: ["a", "a/b", "c"], hashes: ["x", "y", "z", ""])
+        #expect(hash == CompoundHash(posts: ["a", "a/b", "c"], hashes: ["x", "y", "z", ""]))
+        #expect(CompoundHash(validatingPosts: [], hashes: [""]) == CompoundHash(of: .empty))
+    }
+
+    @Test(
+        arguments: [
+            ([], []), (["a"], [""]), (["a"], ["x", "y"]), (["b", "a"], ["x", "y", ""]), (["a", "a"], ["x", "y", ""]),
+            ([], ["x"]),
+        ] as [([Path], [String])])
+    func malformedPostsAndHashesAreRefused(posts: [Path], hashes: [String]) {
+        #expect(CompoundHash(validatingPosts: posts, hashes: hashes) == nil)
+    }
+
+    @Test func moreThanMaxRangesIsRefused() {
+        let posts = (0...CompoundHash.maxRanges).map { Path(keys: [ChildKey("k\(100_000 + $0)")]) }
+        #expect(CompoundHash(validatingPosts: posts, hashes: Array(repeating: "x", count: posts.count) + [""]) == nil)
+        let fewer = Array(posts.dropLast())
+        #expect(CompoundHash(validatingPosts: fewer, hashes: Array(repeating: "x", count: fewer.count) + [""]) != nil)
+    }
+}

@@ -77,6 +77,11 @@ extension FuzzServerChecks {
             .auth(credential: "owner", isJWT: false, override: nil),
             .unauth, .stats,
             .appCheck(token: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhcHAiLCJleHAiOjk5OTk5OTk5OTl9.c2ln"), .unappCheck,
+            .listen(
+                path: Path(keys: ["big"]), query: .default, tag: nil, hash: "h",
+                compoundHash: CompoundHash(
+                    posts: [Path(keys: ["a"]), Path(keys: ["b", ".priority"])],
+                    hashes: ["2jmj7l5rSw0yVb/vlWAYkK/YBwk=", "x", ""])),
         ]
         var seeds: [(String, [UInt8])] = []
         func seed(_ name: String, limit: UInt8, _ frames: [String]) {

@@ -172,7 +172,8 @@ public final class Database: Sendable {
         let core = ClientCore(
             configuration: configuration, pendingWrites: store.pendingWrites(), writers: store.writerIdentities(),
             onDisconnect: store.onDisconnectOperations(), token: store.auth(), seed: seed, host: cachedHost,
-            hash: { location in Database.cachedHash(store, location) }
+            hash: { location in Database.cachedHash(store, location) },
+            cache: { location in Database.cachedNode(store, location) }
         )
         state = Mutex(
             RuntimeState(
@@ -208,8 +209,13 @@ public final class Database: Sendable {
     /// although the children stay cached) — ``Store/listenServerCache(for:)`` — windowed by the
     /// query. Only a complete cache is worth a hash (Firebase sends `""` otherwise).
     static func cachedHash(_ store: Store, _ location: QueryLocation) -> String {
-        guard let (node, complete) = (try? store.listenServerCache(for: location)) ?? nil, complete else { return "" }
-        return (location.query.loadsAllData ? node : location.query.window(of: node).node).hash
+        cachedNode(store, location)?.hash ?? ""
+    }
+
+    /// What ``cachedHash(_:_:)`` is taken of: the complete cached data a listen shows, or `nil`.
+    static func cachedNode(_ store: Store, _ location: QueryLocation) -> Node? {
+        guard let (node, complete) = (try? store.listenServerCache(for: location)) ?? nil, complete else { return nil }
+        return location.query.loadsAllData ? node : location.query.window(of: node).node
     }
 
     /// A reference to the root of the database.

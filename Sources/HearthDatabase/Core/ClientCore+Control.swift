@@ -33,7 +33,7 @@ extension ClientCore {
             out.events.append(.notice("FIREBASE: " + message))
         case let .appCheckRevoked(status, reason):
             appCheckRevoked(status: status, reason: reason, now: now, into: &out)
-        case .hello, .response, .set, .merge, .listenRevoked, .authRevoked, .pong:
+        case .hello, .response, .set, .merge, .rangeMerge, .listenRevoked, .authRevoked, .pong:
             assertionFailure("controlReceived handles only control messages and pushes without data")
         }
     }

@@ -133,7 +133,19 @@ extension ClientCore {
     }
 
     mutating func sendListen(_ location: QueryLocation, tag: Int?, now: Int64, into out: inout ClientOutput) {
-        let request = ClientRequest.listen(path: location.path, query: location.query, tag: tag, hash: hash(location))
+        // One read of the cache for both hashes. As the SDKs: a compound hash only for cached
+        // data over the size threshold.
+        let simpleHash: String
+        var compoundHash: CompoundHash? = nil
+        if let cache {
+            let node = cache(location)
+            simpleHash = node?.hash ?? ""
+            if let node, node.estimatedJSONSize > CompoundHash.sizeThreshold { compoundHash = CompoundHash(of: node) }
+        } else {
+            simpleHash = hash(location)
+        }
+        let request = ClientRequest.listen(
+            path: location.path, query: location.query, tag: tag, hash: simpleHash, compoundHash: compoundHash)
         send(request, as: .listen(location), now: now, into: &out)
     }
 
@@ -221,6 +233,17 @@ extension ClientCore {
             } untagged: {
                 [.serverMerge(path, try children())]
             }
+        case let .rangeMerge(path, ranges, tag):
+            guard !ranges.isEmpty else { break }  // as the SDKs: nothing to merge
+            let cache = self.cache
+            dataPushed(path: path, tag: tag, into: &out) { location -> [ClientCommit] in
+                guard let node = try ClientCore.merged(ranges, at: path, into: cache?(location)) else { return [] }
+                return [.taggedOverwrite(path, node, for: location)]
+            } untagged: { () -> [ClientCommit] in
+                let location = QueryLocation(path: path, query: .default)
+                guard let node = try ClientCore.merged(ranges, at: path, into: cache?(location)) else { return [] }
+                return [.serverOverwrite(path, node)]
+            }
         case let .listenRevoked(path, query):
             let key = ClientCore.wireLocation(QueryLocation(path: path, query: query))
             revokeListen(key, error: .permissionDenied("the server revoked the listen at \(key)"), into: &out)
@@ -250,6 +273,17 @@ extension ClientCore {
         } catch {
             out.events.append(.protocolWarning("server data at /\(path.wireString) is not valid: \(error)"))
         }
+    }
+
+    /// The cached data at `path` with the server's ranges merged in, in order; `nil` without
+    /// a complete cache there (a range merge answers a compound hash, sent only with one).
+    private static func merged(_ ranges: [WireRangeMerge], at path: Path, into cached: Node?) throws -> Node? {
+        guard var node = cached else { return nil }
+        for range in ranges {
+            let merge = RangeMerge(start: range.start, end: range.end, update: try Node(json: range.data, at: path))
+            node = merge.applied(to: node)
+        }
+        return node
     }
 
     private mutating func revokeListen(_ key: QueryLocation, error: DatabaseError, into out: inout ClientOutput) {

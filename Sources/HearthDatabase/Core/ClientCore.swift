@@ -217,11 +217,18 @@ public struct ClientCore: Sendable {
     var lastSend: Int64 = 0
     /// The hash of the cached data for a listen (`""` for none).
     let hash: @Sendable (QueryLocation) -> String
+    /// The cached data a listen would show when it is complete (what ``hash`` is taken of):
+    /// a listen of more than ``CompoundHash/sizeThreshold`` sends its ``CompoundHash``, and a
+    /// range merge (`rm`) is applied to it.
+    let cache: (@Sendable (QueryLocation) -> Node?)?
 
     /// A core with the store's pending writes (in any order; they are sent in id order) and
     /// its saved token, drawing randomness from `seed`; `hash` gives the hash of the cached
     /// data a listen would show (Firebase sends it so that the server sends nothing when it
-    /// matches).
+    /// matches), and `cache` that data itself, when complete — a listen whose data is large
+    /// sends its compound hash, and the server's range merges apply to it (with `cache`, the
+    /// hash is taken of its data and `hash` is not asked; without it, listens send only the
+    /// hash).
     ///
     /// `onDisconnect` holds the store's queued onDisconnect operations that the server has not
     /// acknowledged (they are sent on connect); acknowledged ones belong to a connection that
@@ -237,7 +244,8 @@ public struct ClientCore: Sendable {
     public init(
         configuration: Configuration = Configuration(), pendingWrites: [PendingWrite],
         writers: WriterIdentities = WriterIdentities(), onDisconnect: [OnDisconnectOperation] = [],
-        token: AuthToken?, seed: UInt64, host: String? = nil, hash: @escaping @Sendable (QueryLocation) -> String
+        token: AuthToken?, seed: UInt64, host: String? = nil, hash: @escaping @Sendable (QueryLocation) -> String,
+        cache: (@Sendable (QueryLocation) -> Node?)? = nil
     ) {
         self.configuration = configuration
         if let configured = configuration.host, let host, host != configured, ServerEndpoint.isValidHost(host) {
@@ -246,6 +254,7 @@ public struct ClientCore: Sendable {
         self.rng = SeededRandom(seed: seed)
         self.token = token
         self.hash = hash
+        self.cache = cache
         for w in pendingWrites {
             writes[w.id] = w
             writerIDs[w.id] = writers.writer(of: w.id)

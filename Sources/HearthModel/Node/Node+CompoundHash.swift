@@ -44,6 +44,17 @@ public struct CompoundHash: Sendable, Hashable {
         self.hashes = hashes
     }
 
+    /// Posts and hashes from outside (a client's `ch`), or `nil` unless they make a compound
+    /// hash: one hash more than posts, the last `""`, posts strictly increasing, at most
+    /// ``maxRanges`` ranges. Hostile input goes through here, never through the precondition
+    /// of ``init(posts:hashes:)``.
+    public init?(validatingPosts posts: [Path], hashes: [String]) {
+        guard hashes.count == posts.count + 1, hashes.count <= CompoundHash.maxRanges + 1, hashes.last == "",
+            zip(posts, posts.dropFirst()).allSatisfy({ $0 < $1 })
+        else { return nil }
+        self.init(posts: posts, hashes: hashes)
+    }
+
     /// The compound hash of `node` split as Firebase's SDKs split it: a range ends after the
     /// first leaf (not a priority) that brings its text past `max(512, √(100 × size))`
     /// UTF-16 code units, `size` being ``Node/estimatedJSONSize``.

@@ -14,7 +14,7 @@ extension ServerCore {
 
     mutating func listen(
         _ id: ConnectionID, number r: Int, path: Path, query: QuerySpec, tag: Int?, hash: String,
-        into out: inout ServerOutput
+        compoundHash: CompoundHash? = nil, into out: inout ServerOutput
     ) {
         // The principal and the count, not a copy of the connection: a copy held across the
         // insertion below would copy all its listens on every listen.
@@ -42,10 +42,15 @@ extension ServerCore {
             connections[id]!.listens.count <= configuration.maxListensPerConnection
                 && held.listens <= configuration.maxListensTotal, "a listen was granted past its bounds")
         let node = data.child(at: path)
-        // A matching hash means the client has this data already: send none.
+        // A matching hash means the client has this data already: send none. A compound hash
+        // (checked only now, after the rules) lets the ranges that differ be sent alone.
         out.send(id) {
             let current = queryView(node, listen.query)
             guard current.hash != hash || hash.isEmpty && current.isEmpty else { return nil }
+            if let compoundHash, let rm = ServerCore.rangeMerges(current, for: compoundHash, at: path, tag: listen.tag)
+            {
+                return rm
+            }
             return ServerMessage.set(path: path, data: current.exportJSON(), tag: listen.tag).text
         }
         var warnings: JSONValue? = nil
@@ -53,6 +58,27 @@ extension ServerCore {
             warnings = .object([JSONMember(key: "w", value: .array(decision.warnings.map(JSONValue.string)))])
         }
         out.send(id, .response(number: r, status: "ok", data: warnings))
+    }
+
+    /// The `rm` push that brings data hashed as `compoundHash` to `current`: the ranges whose
+    /// hash differs, each with `current`'s data in it. `nil` when the whole data is as small
+    /// (the `d` push is sent instead) or a range cannot be written as a node (a lone
+    /// priority, see `Node.range(after:through:)`).
+    static func rangeMerges(_ current: Node, for compoundHash: CompoundHash, at path: Path, tag: Int?) -> String? {
+        guard compoundHash.isWellFormed else { return nil }
+        let ours = compoundHash.rangeHashes(of: current)
+        var ranges: [WireRangeMerge] = []
+        for i in ours.indices where ours[i] != compoundHash.hashes[i] {
+            let start = i > 0 ? compoundHash.posts[i - 1] : nil
+            let end = i < compoundHash.posts.count ? compoundHash.posts[i] : nil
+            guard let part = current.range(after: start, through: end) else { return nil }
+            ranges.append(WireRangeMerge(RangeMerge(start: start, end: end, update: part)))
+        }
+        // Equal hashes everywhere, the simple hash differing: a server that splits
+        // priorities otherwise; the whole data settles it.
+        guard !ranges.isEmpty else { return nil }
+        let text = ServerMessage.rangeMerge(path: path, ranges: ranges, tag: tag).text
+        return text.utf8.count < current.estimatedJSONSize ? text : nil
     }
 
     mutating func unlisten(_ id: ConnectionID, _ key: ListenKey) {

@@ -43,8 +43,9 @@ extension ServerCore {
         }
         if request.needsAppCheck && lacksAppCheck(id) { return answer("permission_denied", "Permission denied") }
         switch request {
-        case let .listen(path, query, tag, hash):
-            listen(id, number: r, path: path, query: query, tag: tag, hash: hash, into: &out)
+        case let .listen(path, query, tag, hash, compoundHash):
+            listen(
+                id, number: r, path: path, query: query, tag: tag, hash: hash, compoundHash: compoundHash, into: &out)
         case let .unlisten(path, query, _):
             unlisten(id, ListenKey(path: path, query: listenQuery(query)))
             out.send(id, .response(number: r, status: "ok", data: nil))

@@ -43,9 +43,11 @@ public enum ClientMessage: Sendable, Equatable {
 
 /// One client request (the `a` and `b` of a data message).
 public enum ClientRequest: Sendable, Equatable {
-    /// `q`: listen at a path, with a query and tag for non-default queries, and the hash of
-    /// the data the client already has (`""` for none).
-    case listen(path: Path, query: QuerySpec, tag: Int?, hash: String)
+    /// `q`: listen at a path, with a query and tag for non-default queries, the hash of the
+    /// data the client already has (`""` for none) and, when that data is large, its
+    /// `CompoundHash` (`ch`), so that the server can send only the ranges that changed.
+    /// A `ch` naming more than `CompoundHash.maxRanges` ranges decodes as none.
+    case listen(path: Path, query: QuerySpec, tag: Int?, hash: String, compoundHash: CompoundHash? = nil)
     /// `n`: stop listening.
     case unlisten(path: Path, query: QuerySpec, tag: Int?)
     /// `p`: overwrite; `hash` present makes it compare-and-set (transactions); `stamp` is
@@ -76,7 +78,7 @@ public enum ClientRequest: Sendable, Equatable {
 
     public static func == (lhs: ClientRequest, rhs: ClientRequest) -> Bool {
         switch (lhs, rhs) {
-        case let (.listen(a, b, c, d), .listen(e, f, g, h)): a == e && b == f && c == g && d == h
+        case let (.listen(a, b, c, d, x), .listen(e, f, g, h, y)): a == e && b == f && c == g && d == h && x == y
         case let (.unlisten(a, b, c), .unlisten(e, f, g)): a == e && b == f && c == g
         case let (.put(a, b, c, d), .put(e, f, g, h)): a == e && b == f && c == g && d == h
         case let (.merge(a, b, c), .merge(e, f, g)):
@@ -124,7 +126,9 @@ public enum ClientRequest: Sendable, Equatable {
         switch action {
         case "q", "l":
             let h = b["h"]?.stringValue ?? ""
-            return .listen(path: try path(), query: try WireQuery.decode(b["q"]), tag: try tag(), hash: h)
+            return .listen(
+                path: try path(), query: try WireQuery.decode(b["q"]), tag: try tag(), hash: h,
+                compoundHash: try CompoundHash.decode(b["ch"], action: action))
         case "n", "u":
             return .unlisten(path: try path(), query: try WireQuery.decode(b["q"]), tag: try tag())
         case "p":
@@ -177,8 +181,14 @@ public enum ClientRequest: Sendable, Equatable {
         func p(_ path: Path) -> JSONValue { .string("/" + path.wireString) }
         func t(_ tag: Int?) -> JSONValue? { tag.map { .number(Double($0)) } }
         switch self {
-        case let .listen(path, query, tag, hash):
-            return ("q", obj([("p", p(path)), ("q", WireQuery.encode(query)), ("t", t(tag)), ("h", .string(hash))]))
+        case let .listen(path, query, tag, hash, compoundHash):
+            return (
+                "q",
+                obj([
+                    ("p", p(path)), ("q", WireQuery.encode(query)), ("t", t(tag)), ("h", .string(hash)),
+                    ("ch", compoundHash?.wire),
+                ])
+            )
         case let .unlisten(path, query, tag):
             return ("n", obj([("p", p(path)), ("q", WireQuery.encode(query)), ("t", t(tag))]))
         case let .put(path, data, hash, stamp):

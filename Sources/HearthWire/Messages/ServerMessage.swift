@@ -18,6 +18,9 @@ public enum ServerMessage: Sendable, Equatable {
     case set(path: Path, data: JSONValue, tag: Int?)
     /// Push `m`: children at relative paths under `path` are now these values.
     case merge(path: Path, data: [(Path, JSONValue)], tag: Int?)
+    /// Push `rm`: the answer to a listen's compound hash — only the ranges under `path` whose
+    /// hash differed, each replaced in turn (for the query tagged `tag`, if any).
+    case rangeMerge(path: Path, ranges: [WireRangeMerge], tag: Int?)
     /// Push `c`: a listen is revoked (its permission was lost).
     case listenRevoked(path: Path, query: QuerySpec)
     /// Push `ac`: the connection's auth was revoked (`status` e.g. `expired_token`).
@@ -79,6 +82,10 @@ public enum ServerMessage: Sendable, Equatable {
             var b = [m("p", .string(path.wireString)), m("d", .object(data.map { m($0.0.wireString, $0.1) }))]
             if let tag { b.append(m("t", .number(Double(tag)))) }
             return push("m", b)
+        case let .rangeMerge(path, ranges, tag):
+            var b = [m("p", .string(path.wireString)), m("d", .array(ranges.map(\.json)))]
+            if let tag { b.append(m("t", .number(Double(tag)))) }
+            return push("rm", b)
         case let .listenRevoked(path, query):
             var b = [m("p", .string(path.wireString))]
             if let q = WireQuery.encode(query) { b.append(m("q", q)) }
@@ -146,6 +153,11 @@ public enum ServerMessage: Sendable, Equatable {
             var children: [(Path, JSONValue)] = []
             for member in members { children.append((try wirePath(member.key), member.value)) }
             return .merge(path: path, data: children, tag: tag)
+        case "rm":
+            guard case .array(let items)? = b["d"] else { throw .badEnvelope("a range merge push needs an array") }
+            var ranges: [WireRangeMerge] = []
+            for item in items { ranges.append(try WireRangeMerge.decode(item)) }
+            return .rangeMerge(path: path, ranges: ranges, tag: tag)
         case "c": return .listenRevoked(path: path, query: try WireQuery.decode(b["q"]))
         case "ac": return .authRevoked(status: b["s"]?.stringValue ?? "", reason: b["d"]?.stringValue ?? "")
         case "apc": return .appCheckRevoked(status: b["s"]?.stringValue ?? "", reason: b["d"]?.stringValue ?? "")

@@ -278,7 +278,8 @@ final class SimClient {
         let core = ClientCore(
             configuration: configuration, pendingWrites: store.pendingWrites(), writers: store.writerIdentities(),
             onDisconnect: store.onDisconnectOperations(), token: store.auth(), seed: seed,
-            hash: { location in Database.cachedHash(store, location) })
+            hash: { location in Database.cachedHash(store, location) },
+            cache: { location in Database.cachedNode(store, location) })
         return (core, restored, writerID)
     }
 

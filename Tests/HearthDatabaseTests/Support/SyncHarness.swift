@@ -93,7 +93,8 @@ final class SyncHarness {
         let core = ClientCore(
             configuration: configuration, pendingWrites: store.pendingWrites(), writers: store.writerIdentities(),
             token: store.auth(), seed: UInt64(clients.count + 1),
-            hash: { location in Database.cachedHash(store, location) }
+            hash: { location in Database.cachedHash(store, location) },
+            cache: { location in Database.cachedNode(store, location) }
         )
         var client = Client(core: core, store: store, dir: d)
         if writerIDs { client.writerID = "c\(clients.count).1" }
@@ -123,7 +124,8 @@ final class SyncHarness {
         let core = ClientCore(
             configuration: clients[i].core.configuration, pendingWrites: store.pendingWrites(),
             writers: store.writerIdentities(), onDisconnect: store.onDisconnectOperations(),
-            token: store.auth(), seed: 99, hash: { location in Database.cachedHash(store, location) }
+            token: store.auth(), seed: 99, hash: { location in Database.cachedHash(store, location) },
+            cache: { location in Database.cachedNode(store, location) }
         )
         let incarnation = clients[i].incarnation + 1
         let writerID = clients[i].writerID == nil ? nil : "c\(i).\(incarnation)"
