@@ -16,7 +16,7 @@ import HearthWire
 /// **What it relies on** (the runtime's side of the contract):
 /// - every write it is given is already in the store (`saveWrite` committed), so a write
 ///   sent is a write that survives a crash — and the restored
-///   ``init(configuration:pendingWrites:writers:onDisconnect:token:seed:host:hash:)`` list is the
+///   ``init(configuration:pendingWrites:writers:onDisconnect:token:seed:host:hash:cache:)`` list is the
 ///   store's pending writes in id order, with the writer id each was created under;
 /// - an output's commits are applied, in order, before its events are delivered; its messages
 ///   go out on the connection it was produced for, in order.
