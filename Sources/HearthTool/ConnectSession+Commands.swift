@@ -113,25 +113,22 @@ extension ConnectSession {
             state.withLock { $0.wantOnline = true }
             database.goOnline()
             ok("goOnline", echo: echo)
-        case "auth":
+        case "auth", "appCheck":
             let value = try f.required("token")
             guard value.isNull || value.stringValue != nil else {
                 throw ConnectLineError("field \"token\": expected a string or null")
             }
-            token.current = value.stringValue
-            // Sent at once on an open connection (and used by the provider for the next ones);
-            // writes held for an expired token go out.
-            database.updateAuthToken(value.stringValue)
-            ok("auth", echo: echo)
-        case "appCheck":
-            let value = try f.required("token")
-            guard value.isNull || value.stringValue != nil else {
-                throw ConnectLineError("field \"token\": expected a string or null")
+            // Kept for the providers (the next connections) and sent at once on an open
+            // connection: `auth` releases writes held for an expired token; `appcheck`, or
+            // `unappcheck` for null.
+            if f.op == "auth" {
+                token.current = value.stringValue
+                database.updateAuthToken(value.stringValue)
+            } else {
+                appCheckToken.current = value.stringValue
+                database.updateAppCheckToken(value.stringValue)
             }
-            appCheckToken.current = value.stringValue
-            // Sent at once on an open connection (`appcheck`, or `unappcheck` for null).
-            database.updateAppCheckToken(value.stringValue)
-            ok("appCheck", echo: echo)
+            ok(f.op, echo: echo)
         case "transaction":
             let ref = try ConnectJSON.reference(database, f, info: false)
             guard let name = try f.optionalString("function") else {
