@@ -59,7 +59,7 @@ extension StoreBatch {
     /// log records it as any write (it is sent again after a restart, visible then).
     /// - Throws: what ``saveWrite(_:at:writer:)`` throws.
     @discardableResult
-    public mutating func saveHiddenWrite(_ node: Node, at path: Path, writer: String) throws(StoreError) -> Int64 {
+    package mutating func saveHiddenWrite(_ node: Node, at path: Path, writer: String) throws(StoreError) -> Int64 {
         let id = try saveWrite(.set(node), at: path, writer: writer)
         viewOperations.append(.hideWrite(id))
         return id
