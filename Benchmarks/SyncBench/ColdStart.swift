@@ -34,7 +34,7 @@ func coldStartChild(_ query: ColdQuery, dir: String) throws -> Never {
         let first = DispatchSemaphore(value: 0)
         let count = Counter()
         q.observe(.value) { snap in
-            if count.count == 0 { count.add(snap.childrenCount + 1) }
+            if count.count == 0 { count.add(Int(snap.childrenCount) + 1) }
             first.signal()
         }
         first.wait()

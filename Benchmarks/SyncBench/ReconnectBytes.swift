@@ -94,7 +94,7 @@ func syncOnce(_ server: LiveServer, dir: String, layout: Layout, transport: Coun
     o.callbackQueue = DispatchQueue(label: "hearth.callbacks")
     let t0 = now()
     let db = try Database(url: server.url, options: o)
-    for location in layout.locations { try db.reference(withPath: location).keepSynced(true) }
+    for location in layout.locations { db.reference(withPath: location).keepSynced(true) }
     let count = layout.locations.count
     guard waitUntil(timeout: 300, { transport.snapshot.listensAnswered >= count }) else {
         fatalError("listens not answered: \(transport.snapshot.listensAnswered) of \(count)")

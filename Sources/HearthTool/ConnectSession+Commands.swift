@@ -86,7 +86,7 @@ extension ConnectSession {
         case "keepSynced":
             let ref = try ConnectJSON.reference(database, f, info: false)
             let on = try f.bool("on")
-            try ConnectJSON.query(ref, f["query"]).keepSynced(on)
+            try ConnectJSON.query(ref, f["query"]).keepSyncedReportingErrors(on)
             ok(
                 "keepSynced",
                 [JSONMember(key: "path", value: .string(ref.description)), JSONMember(key: "on", value: .bool(on))],

@@ -10,7 +10,7 @@ extension PageDemo {
     /// restarts offline, and the change is in its cache.
     mutating func keepSynced(_ app: inout Database, admin: Database, url: String) async throws {
         heading(5, "keepSynced: a location kept fresh with no listener")
-        try app.reference(withPath: "scores").keepSynced(true)
+        app.reference(withPath: "scores").keepSynced(true)
         try await admin.reference(withPath: "scores/stegosaurus").setValue(6)
         // The server sends each connection its messages in the order it produced them: the
         // answer to a read the app makes now comes after the change (the read is of another
@@ -47,9 +47,9 @@ extension PageDemo {
         morgan.reference(withPath: ".info/connected").observe(.value) { snapshot in
             guard let connected = snapshot.value as? Bool, connected else { return }
             let con = myConnectionsRef.childByAutoId()
-            try? con.onDisconnectRemoveValue { _, _ in registered.add("") }
+            con.onDisconnectRemoveValue { _, _ in registered.add("") }
             con.setValue(true) { _, _ in registered.add("") }
-            try? lastOnlineRef.onDisconnectSetValue(ServerValue.timestamp()) { _, _ in registered.add("") }
+            lastOnlineRef.onDisconnectSetValue(ServerValue.timestamp()) { _, _ in registered.add("") }
         }
         wait { registered.count >= 3 }
         wait { watcher.last?.contains(" 1 connection(s)") ?? false }

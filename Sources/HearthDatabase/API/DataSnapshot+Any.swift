@@ -19,8 +19,8 @@ extension DataSnapshot {
 
     /// The data in Firebase's export format as untyped values (see ``exportedDatabaseValue``),
     /// or `nil` when absent. An object whose keys `String` would merge is a
-    /// ``DatabaseValue/Object``, as in ``value``.
-    public var valueInExportFormat: Any? {
+    /// ``DatabaseValue/Object``, as in ``value``. A method, as Firebase's is.
+    public func valueInExportFormat() -> Any? {
         let v = exportedDatabaseValue
         return v.isNull ? nil : v.anyValue
     }

@@ -44,8 +44,8 @@ public struct DataSnapshot: Sendable {
     /// ``DatabaseValue/int(_:)`` or ``DatabaseValue/double(_:)``.
     public var priority: DatabaseValue? { node.priority.map { DatabaseValue(leaf: $0.leafValue) } }
 
-    /// The number of children (0 for a leaf or no data).
-    public var childrenCount: Int { node.childCount }
+    /// The number of children (0 for a leaf or no data); a `UInt`, as Firebase's.
+    public var childrenCount: UInt { UInt(node.childCount) }
 
     /// Whether there are children (a leaf or absent data has none).
     public func hasChildren() -> Bool { node.childCount > 0 }
@@ -75,7 +75,7 @@ public struct DataSnapshot: Sendable {
         let snapshot: DataSnapshot
 
         /// The number of children.
-        public var count: Int { snapshot.childrenCount }
+        public var count: Int { snapshot.node.childCount }
 
         /// Iterates the children in the query's order.
         public func makeIterator() -> IndexingIterator<[DataSnapshot]> {

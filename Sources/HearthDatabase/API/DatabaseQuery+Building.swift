@@ -215,7 +215,7 @@ extension DatabaseQuery {
     // MARK: - Building blocks
 
     /// This query, refused with `message`.
-    private func failing(_ message: String) -> DatabaseQuery {
+    func failing(_ message: String) -> DatabaseQuery {
         DatabaseQuery(ref: ref, spec: spec, invalid: .invalidQuery(message), orderByCalled: orderByCalled)
     }
 

@@ -66,17 +66,45 @@ extension DatabaseQueryConvertible {
         with block: @escaping @Sendable (DataSnapshot) -> Void,
         withCancel cancelBlock: (@Sendable (DatabaseError) -> Void)? = nil
     ) {
+        observeSingleEvent(
+            of: eventType, on: queue, andPreviousSiblingKeyWith: { snap, _ in block(snap) }, withCancel: cancelBlock)
+    }
+
+    /// Observes one event, with the key of the child before it, and then stops (Firebase's
+    /// `observeSingleEvent(of:andPreviousSiblingKeyWith:)`).
+    public func observeSingleEvent(
+        of eventType: DataEventType, on queue: DispatchQueue? = nil,
+        andPreviousSiblingKeyWith block: @escaping @Sendable (DataSnapshot, String?) -> Void,
+        withCancel cancelBlock: (@Sendable (DatabaseError) -> Void)? = nil
+    ) {
         let q = databaseQuery
         let database = q.ref.database
         let once = OnceBox()
         let handle = database.observe(
             q, eventType, queue: queue,
-            handler: { snap, _ in
+            handler: { snap, previous in
                 guard once.fire() else { return }
-                block(snap)
+                block(snap, previous)
                 once.handle.map { database.removeObserver($0) }
             }, cancel: cancelBlock)
         if once.set(handle) { database.removeObserver(handle) }
+    }
+
+    /// The next `eventType` event and the key of the child before it (Firebase's `async`
+    /// form). A cancelled listen (permission denied) throws its ``DatabaseError``.
+    public func observeSingleEventAndPreviousSiblingKey(
+        of eventType: DataEventType
+    ) async throws(DatabaseError) -> (DataSnapshot, String?) {
+        let result: Result<(DataSnapshot, String?), DatabaseError> = await withCheckedContinuation { continuation in
+            let resumed = OnceBox()
+            observeSingleEvent(
+                of: eventType,
+                andPreviousSiblingKeyWith: { snap, previous in
+                    if resumed.fire() { continuation.resume(returning: .success((snap, previous))) }
+                },
+                withCancel: { error in if resumed.fire() { continuation.resume(returning: .failure(error)) } })
+        }
+        return try result.get()
     }
 
     /// Removes one observer.
@@ -93,8 +121,20 @@ extension DatabaseQueryConvertible {
 
     /// Keeps this query's data synchronized and cached while the app runs and after it
     /// restarts, with or without observers (Firebase's `keepSynced`, persisted).
-    /// - Throws: ``DatabaseError`` for an invalid query, `.info`, or a store failure.
-    public func keepSynced(_ keepSynced: Bool) throws(DatabaseError) {
+    ///
+    /// As Firebase's, the call does not throw. What Firebase refuses with an exception (an
+    /// invalid query, a location under `.info`), and a failure of the store, changes nothing
+    /// and is reported through ``Database/Options/logHandler``.
+    public func keepSynced(_ keepSynced: Bool) {
+        let q = databaseQuery
+        do throws(DatabaseError) { try q.ref.database.keepSynced(q, keepSynced) } catch {
+            Database.logger(q.ref.database.options)("keepSynced(\(keepSynced)) at \(q.ref) did nothing: \(error)")
+        }
+    }
+
+    /// ``keepSynced(_:)`` that throws what it would log, for callers that report it (the
+    /// `hearth` tool).
+    package func keepSyncedReportingErrors(_ keepSynced: Bool) throws(DatabaseError) {
         try databaseQuery.ref.database.keepSynced(databaseQuery, keepSynced)
     }
 

@@ -177,6 +177,16 @@ extension DatabaseReference {
         return self
     }
 
+    /// When this client disconnects, set the data here to an untyped value and priority;
+    /// waits until the server holds the operation.
+    @discardableResult
+    public func onDisconnectSetValue(
+        _ value: Any?, andPriority priority: Any?
+    ) async throws(DatabaseError) -> DatabaseReference {
+        try await onDisconnectSetValue(DatabaseValue(any: value), andPriority: DatabaseValue(any: priority))
+        return self
+    }
+
     /// When this client disconnects, write these untyped children (paths relative to here).
     public func onDisconnectUpdateChildValues(_ values: [AnyHashable: Any]) {
         untyped("onDisconnectUpdateChildValues", nil) { (c) throws(DatabaseError) in
@@ -191,6 +201,66 @@ extension DatabaseReference {
     ) {
         untyped("onDisconnectUpdateChildValues", block) { (c) throws(DatabaseError) in
             try onDisconnectUpdateChildValues(DatabaseValue.object(any: values), on: nil, withCompletionBlock: c)
+        }
+    }
+
+    /// When this client disconnects, write these untyped children; waits until the server
+    /// holds the operation.
+    @discardableResult
+    public func onDisconnectUpdateChildValues(
+        _ values: [AnyHashable: Any]
+    ) async throws(DatabaseError) -> DatabaseReference {
+        try await onDisconnectUpdateChildValues(DatabaseValue.object(any: values))
+        return self
+    }
+
+    // MARK: Firebase's forms of the calls without a value
+
+    /// Removes the data here (Firebase's `removeValue()`): no `try`, as Firebase's; a refusal
+    /// before anything is written (a write under `.info`) is logged, as for ``setValue(_:)``.
+    public func removeValue() {
+        untyped("removeValue", nil) { (c) throws(DatabaseError) in _ = try removeValue(on: nil, withCompletionBlock: c)
+        }
+    }
+
+    /// Removes the data here; `block` runs when the server answers (Firebase's
+    /// `removeValue(completionBlock:)`).
+    public func removeValue(completionBlock block: @escaping @Sendable (Error?, DatabaseReference) -> Void) {
+        untyped("removeValue", block) { (c) throws(DatabaseError) in
+            _ = try removeValue(on: nil, withCompletionBlock: c)
+        }
+    }
+
+    /// When this client disconnects, remove the data here (Firebase's form, no `try`).
+    public func onDisconnectRemoveValue() {
+        untyped("onDisconnectRemoveValue", nil) { (c) throws(DatabaseError) in
+            try onDisconnectRemoveValue(on: nil, withCompletionBlock: c)
+        }
+    }
+
+    /// When this client disconnects, remove the data here; `block` runs when the server holds
+    /// the operation (Firebase's `onDisconnectRemoveValue(completionBlock:)`).
+    public func onDisconnectRemoveValue(completionBlock block: @escaping @Sendable (Error?, DatabaseReference) -> Void)
+    {
+        untyped("onDisconnectRemoveValue", block) { (c) throws(DatabaseError) in
+            try onDisconnectRemoveValue(on: nil, withCompletionBlock: c)
+        }
+    }
+
+    /// Cancels the onDisconnect operations set here and below (Firebase's form, no `try`).
+    public func cancelDisconnectOperations() {
+        untyped("cancelDisconnectOperations", nil) { (c) throws(DatabaseError) in
+            try cancelDisconnectOperations(on: nil, withCompletionBlock: c)
+        }
+    }
+
+    /// Cancels the onDisconnect operations set here and below; `block` runs when the server
+    /// has cancelled them (Firebase's `cancelDisconnectOperations(completionBlock:)`).
+    public func cancelDisconnectOperations(
+        completionBlock block: @escaping @Sendable (Error?, DatabaseReference) -> Void
+    ) {
+        untyped("cancelDisconnectOperations", block) { (c) throws(DatabaseError) in
+            try cancelDisconnectOperations(on: nil, withCompletionBlock: c)
         }
     }
 

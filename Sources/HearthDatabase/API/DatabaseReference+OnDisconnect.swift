@@ -55,10 +55,12 @@ extension DatabaseReference {
     }
 
     /// ``onDisconnectRemoveValue(on:withCompletionBlock:)`` that waits until the server holds it.
-    public func onDisconnectRemoveValue() async throws(DatabaseError) {
+    @discardableResult
+    public func onDisconnectRemoveValue() async throws(DatabaseError) -> DatabaseReference {
         try await awaitServer { done throws(DatabaseError) in
             try database.saveOnDisconnect(.remove, at: self, queue: nil, completion: done)
         }
+        return self
     }
 
     /// Cancels every onDisconnect operation at and below this location.
@@ -70,10 +72,12 @@ extension DatabaseReference {
     }
 
     /// ``cancelDisconnectOperations(on:withCompletionBlock:)`` that waits for the server.
-    public func cancelDisconnectOperations() async throws(DatabaseError) {
+    @discardableResult
+    public func cancelDisconnectOperations() async throws(DatabaseError) -> DatabaseReference {
         try await awaitServer { done throws(DatabaseError) in
             try database.saveOnDisconnect(.cancel, at: self, queue: nil, completion: done)
         }
+        return self
     }
 
 }

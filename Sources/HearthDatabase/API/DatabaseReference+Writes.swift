@@ -84,8 +84,10 @@ extension DatabaseReference {
     }
 
     /// Removes the data here and waits for the server's answer.
-    public func removeValue() async throws(DatabaseError) {
+    @discardableResult
+    public func removeValue() async throws(DatabaseError) -> DatabaseReference {
         try await setValue(.null)
+        return self
     }
 
     /// Sets the priority of the data here (a write at `.priority`, as Firebase does); `.null`

@@ -26,7 +26,7 @@ struct ClientAPISampleTests {
         scoresRef.queryOrderedByValue().queryLimited(toLast: 4).observe(.childAdded) { snapshot in
             print("The \(snapshot.key) dinosaur's score is \(snapshot.value ?? "null")")
         }
-        try scoresRef.keepSynced(true)  // persisted: synced again after a restart
+        scoresRef.keepSynced(true)  // persisted: synced again after a restart
 
         // Write: saved in the store before it is sent, re-sent after a restart until answered;
         // local observers see it at once. A completion form and an async form.

@@ -116,7 +116,7 @@ struct DatabaseLoopbackTests {
         let location = QueryLocation(path: "pinned", query: .default)
         do {
             let db = try Database(url: url(server), options: options(dir.path))
-            try db.reference(withPath: "pinned").keepSynced(true)
+            db.reference(withPath: "pinned").keepSynced(true)
             try await db.reference(withPath: "pinned/x").setValue(.string("kept"))
             #expect(await eventually { Database.cachedHash(db.store, location) != "" })
             try db.close()

@@ -90,7 +90,7 @@ struct DocumentationPageTests {
         do {
             let db = try open(server, dir.path, online: true)
             let scoresRef = db.reference(withPath: "scores")
-            try scoresRef.keepSynced(true)
+            scoresRef.keepSynced(true)
             #expect(await eventually { (try? db.store.value(at: "scores").children.count) == 6 })
             // The listen's `ok` (after the data) marks it complete: wait for that before leaving.
             #expect(await eventually { db.store.trackedQueries().contains { $0.path == "scores" && $0.complete } })
@@ -98,12 +98,12 @@ struct DocumentationPageTests {
         }
         do {
             let db = try open(server, dir.path, online: false)
-            let values = Collected<Int>()
+            let values = Collected<UInt>()
             db.reference(withPath: "scores").observe(.value) { values.add($0.childrenCount) }
             #expect(await eventually { values.all == [6] })
             // keepSynced is persisted: online again, the pin listens with no observer.
             #expect(db.store.pins().contains(QueryLocation(path: "scores", query: .default)))
-            try db.reference(withPath: "scores").keepSynced(false)
+            db.reference(withPath: "scores").keepSynced(false)
             #expect(db.store.pins().isEmpty)
             try db.close()
         }

@@ -26,8 +26,8 @@ struct PresenceTests {
             guard let connected = snapshot.value as? Bool, connected else { return }
             let con = myConnectionsRef.childByAutoId()
             con.setValue(true) { _, _ in }
-            try? con.onDisconnectRemoveValue { error, _ in registered.add(error == nil) }
-            try? lastOnlineRef.onDisconnectSetValue(ServerValue.timestamp()) { error, _ in registered.add(error == nil)
+            con.onDisconnectRemoveValue { error, _ in registered.add(error == nil) }
+            lastOnlineRef.onDisconnectSetValue(ServerValue.timestamp()) { error, _ in registered.add(error == nil)
             }
         }
         // The second client watches.

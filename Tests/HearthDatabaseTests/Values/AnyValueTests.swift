@@ -96,7 +96,7 @@ import Testing
         #expect(try value([".sv": "timestamp"] as [String: Any]) == [".sv": "timestamp"])
         #expect(
             try node([".sv": "timestamp"] as [String: Any])
-                == HearthDatabase.node(from: ServerValue.timestamp(), at: .root))
+                == HearthDatabase.node(from: .serverTimestamp, at: .root))
     }
 
     @Test func invalidValuesAreRefused() throws {

@@ -80,7 +80,7 @@ import Testing
         #expect((top["plain"] as? [String: Any])?["a"] as? Int == 1)
         #expect(top["in"] as? [String: Any] == nil)
         expectBoth(top["in"] as? DatabaseValue.Object)
-        let export = try #require(snapshot.valueInExportFormat as? [String: Any])
+        let export = try #require(snapshot.valueInExportFormat() as? [String: Any])
         expectBoth(export["in"] as? DatabaseValue.Object)
     }
 

@@ -69,7 +69,7 @@ import Testing
         #expect(stringPriority.priority == "p")
         #expect(stringPriority.databaseValue == 1.5)
         #expect(stringPriority.exportedDatabaseValue == [".value": 1.5, ".priority": "p"])
-        let v = stringPriority.valueInExportFormat as? [String: Any]
+        let v = stringPriority.valueInExportFormat() as? [String: Any]
         #expect(v?[".value"] as? Double == 1.5)
         #expect(v?[".priority"] as? String == "p")
     }
@@ -91,8 +91,8 @@ import Testing
         #expect(((v["o"] as? [String: Any])?["k"] as? [String: Any])?["y"] as? Int == 1)
         #expect(DataSnapshot(ref: ref, node: .empty).value == nil)
         #expect(!DataSnapshot(ref: ref, node: .empty).exists())
-        #expect(DataSnapshot(ref: ref, node: .empty).valueInExportFormat == nil)
-        let export = try #require(DataSnapshot(ref: ref, node: try data()).valueInExportFormat as? [String: Any])
+        #expect(DataSnapshot(ref: ref, node: .empty).valueInExportFormat() == nil)
+        let export = try #require(DataSnapshot(ref: ref, node: try data()).valueInExportFormat() as? [String: Any])
         #expect((export["a"] as? [String: Any])?[".priority"] as? Int == 2)
     }
 

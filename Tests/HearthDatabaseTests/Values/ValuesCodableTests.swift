@@ -159,7 +159,7 @@ import Testing
     }
 
     @Test func databaseValueGoesThroughTheNodeCodersAsItself() throws {
-        let v: DatabaseValue = ["a": [1, 2.5, "x", true], "n": .int(Int64.max), "s": ServerValue.increment(3)]
+        let v: DatabaseValue = ["a": [1, 2.5, "x", true], "n": .int(Int64.max), "s": .increment(3)]
         let n = try encode(v)
         #expect(n == (try node(from: v, at: .root)))
         #expect(try decode(DatabaseValue.self, n) == v)
@@ -170,7 +170,7 @@ import Testing
 
     @Test func databaseValueWithFoundationJSONCoders() throws {
         let v: DatabaseValue = [
-            "a": [1, 2.5, "x", true, nil], "o": ["k": -7], "t": ServerValue.timestamp(), "i": ServerValue.increment(2),
+            "a": [1, 2.5, "x", true, nil], "o": ["k": -7], "t": .serverTimestamp, "i": .increment(2),
         ]
         let data = try JSONEncoder().encode(v)
         #expect(try JSONDecoder().decode(DatabaseValue.self, from: data) == v)

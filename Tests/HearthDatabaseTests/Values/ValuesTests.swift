@@ -96,14 +96,14 @@ import Testing
     }
 
     @Test func serverValues() throws {
-        #expect(try node(ServerValue.timestamp()) == Node(.serverValue(.timestamp)))
-        #expect(try node(ServerValue.increment(2)) == Node(.serverValue(.increment(2))))
-        #expect(try node(ServerValue.increment(0.5)) == Node(.serverValue(.increment(0.5))))
+        #expect(try node(.serverTimestamp) == Node(.serverValue(.timestamp)))
+        #expect(try node(.increment(2)) == Node(.serverValue(.increment(2))))
+        #expect(try node(.increment(0.5)) == Node(.serverValue(.increment(0.5))))
         #expect(try node([".sv": "timestamp"]) == Node(.serverValue(.timestamp)))
-        #expect(DatabaseValue(node: Node(.serverValue(.increment(2)))) == ServerValue.increment(2))
-        #expect(DatabaseValue(node: Node(.serverValue(.increment(0.5)))) == ServerValue.increment(0.5))
-        #expect(ServerValue.timestamp().description == #"{".sv":"timestamp"}"#)
-        #expect(throws: DatabaseError.self) { try node(ServerValue.increment(.nan)) }
+        #expect(DatabaseValue(node: Node(.serverValue(.increment(2)))) == .increment(2))
+        #expect(DatabaseValue(node: Node(.serverValue(.increment(0.5)))) == .increment(0.5))
+        #expect(DatabaseValue.serverTimestamp.description == #"{".sv":"timestamp"}"#)
+        #expect(throws: DatabaseError.self) { try node(.increment(.nan)) }
     }
 
     static let invalidValues: [(DatabaseValue, String)] = {
