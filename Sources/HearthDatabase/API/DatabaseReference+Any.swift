@@ -217,7 +217,7 @@ extension DatabaseReference {
     // MARK: Firebase's forms of the calls without a value
 
     /// Removes the data here (Firebase's `removeValue()`): no `try`, as Firebase's; a refusal
-    /// before anything is written (a write under `.info`) is logged, as for ``setValue(_:)``.
+    /// before anything is written (a write under `.info`) is logged, as for ``setValue(_:withCompletionBlock:)``.
     public func removeValue() {
         untyped("removeValue", nil) { (c) throws(DatabaseError) in _ = try removeValue(on: nil, withCompletionBlock: c)
         }
