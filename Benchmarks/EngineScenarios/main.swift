@@ -205,7 +205,7 @@ func viewUpdate() throws {
         options.checkpointMinimumBytes = 64 << 20
         let store = try Store.open(directory: dir, options: options)
         try store.applyServerOverwrite(big, at: "big")
-        // Tracking the query materializes its view; without it the store keeps no view at all.
+        // The listener's view is the store's only one; without it the store keeps no view at all.
         if listened { try store.trackQuery(at: QueryLocation(path: "big", query: .default), complete: true, active: true) }
         final class Count: @unchecked Sendable { var n = 0 }
         let count = Count()
