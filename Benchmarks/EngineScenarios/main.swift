@@ -1,6 +1,6 @@
 // Engine scenarios: whole-store measurements that a micro-benchmark harness cannot express.
 //
-//   swift run -c release EngineScenarios [cacheFill|openAtCap|checkpointPause|viewsAtOpen|viewUpdate|all]
+//   swift run -c release EngineScenarios [cacheFill|openAtCap|checkpointPause|viewsAtOpen|viewUpdate|inactiveWindows|all]
 //
 // 1. cacheFill: 50 MiB of realistic JSON through serverSet under the default 10 MiB cap —
 //    the footprint during and after (it must stay near the cap), time, prune rounds.
@@ -15,6 +15,9 @@
 // 6. pendingWrites: the cost of one more pending write (a user set on a sibling `chat/mNNNNNN`,
 //    as an app offline for a day queues them) with 1,000, 10,000 and 100,000 already pending,
 //    and the time from open() to the first read of a store holding that many.
+// 7. inactiveWindows: the cost of one server update (a new message appended to `chat`) with
+//    one active `limitToLast(50)` listener there and 0, 40 or 1,000 inactive tracked windows
+//    beside it (an app that paged back through the chat, each page `endAt(k).limitToLast(50)`).
 import Foundation
 import Hearth
 import Workloads
@@ -202,7 +205,7 @@ func viewUpdate() throws {
         options.checkpointMinimumBytes = 64 << 20
         let store = try Store.open(directory: dir, options: options)
         try store.applyServerOverwrite(big, at: "big")
-        // Tracking the query materializes its view; without it the store keeps no view at all.
+        // The listener's view is the store's only one; without it the store keeps no view at all.
         if listened { try store.trackQuery(at: QueryLocation(path: "big", query: .default), complete: true, active: true) }
         final class Count: @unchecked Sendable { var n = 0 }
         let count = Count()
@@ -310,6 +313,53 @@ func pendingOpen() throws {
     print(String(format: "pendingOpen: open() %.1f ms, open to first read %.1f ms (medians of %d)", median(opened), median(firstRead), reps))
 }
 
+// MARK: - 7. Server updates beside inactive tracked windows
+
+func inactiveWindows() throws {
+    let env = ProcessInfo.processInfo.environment
+    let counts = env["HEARTH_SCENARIO_WINDOWS"].map { $0.split(separator: ",").compactMap { Int($0) } } ?? [0, 40, 1_000]
+    let messages = 2_000
+    let updates = 500
+    func key(_ i: Int) -> ChildKey { ChildKey("m\(1_000_000 + i)") }
+    func message(_ i: Int) -> Node { Node(children: [("text", .string("message \(i)")), ("ts", .number(Double(i)))]) }
+    print("inactiveWindows: one server update (a new message in chat) beside one active limitToLast(50) listener (commit on .buffered; median of \(updates))")
+    for windows in counts {
+        let dir = tempDirectory("windows")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var options = Store.Options()
+        options.durability = .buffered
+        options.cacheSizeBytes = Store.maximumCacheSize
+        options.checkpointMinimumBytes = 64 << 20
+        options.maxInactiveQueries = 100_000
+        let store = try Store.open(directory: dir, options: options)
+        try store.applyServerOverwrite(Node(children: (0..<messages).map { (key($0), message($0)) }), at: "chat")
+        // The pages: windows ending at every other message, tracked complete and inactive.
+        for w in 0..<windows {
+            let end = key(messages - 1 - (w * 2) % (messages - 100))
+            let page = try QuerySpec(orderBy: .key).endAt(.string(end.description)).limitToLast(50)
+            try store.trackQuery(at: QueryLocation(path: "chat", query: page), complete: true, active: false)
+        }
+        let live = try QuerySpec(orderBy: .key).limitToLast(50)
+        try store.trackQuery(at: QueryLocation(path: "chat", query: live), complete: true, active: true)
+        final class Count: @unchecked Sendable { var n = 0 }
+        let count = Count()
+        _ = try store.addListener(at: "chat", query: live) { _ in count.n += 1 }
+        store.waitForEventDelivery()
+        let views = store.viewCount
+        var latencies: [Double] = []
+        for i in 0..<updates {
+            let n = messages + i
+            let t0 = clock.now
+            try store.applyServerOverwrite(message(n), at: Path(keys: ["chat", key(n)]))
+            latencies.append(ms(clock.now - t0) * 1000)
+        }
+        store.waitForEventDelivery()
+        precondition(count.n >= 3 * updates, "every update raises child_removed, child_added and value")
+        print(String(format: "  %5d inactive windows: %8.1f µs per update (%d views)", windows, median(latencies), views))
+        try store.close()
+    }
+}
+
 let which = CommandLine.arguments.dropFirst().first ?? "all"
 do {
     if which == "cacheFill" || which == "all" { try cacheFill() }
@@ -319,6 +369,7 @@ do {
     if which == "viewUpdate" || which == "all" { try viewUpdate() }
     if which == "pendingWrites" || which == "all" { try pendingWrites() }
     if which == "pendingOpen" { try pendingOpen() }
+    if which == "inactiveWindows" || which == "all" { try inactiveWindows() }
 } catch {
     print("error: \(error)")
     exit(1)

@@ -102,8 +102,8 @@ public final class HearthEngine: PersistenceEngine, @unchecked Sendable {
         try store.query(q.query, at: q.path).window
     }
 
-    /// Every tracked query's and pin's materialized view rebuilt after open (the store starts
-    /// this in the background when it opens; this waits for it).
+    /// Every pin's view rebuilt after open (the store starts this in the background when it
+    /// opens; this waits for it). A tracked query no one listens to has no view.
     public func rebuildViews() throws -> Int {
         store.waitUntilViewsRebuilt()
         return store.viewCount

@@ -10,8 +10,9 @@ import Testing
 /// events kept for projection bounded by checkpoints; and the same answers either way.
 @Suite struct ResidentCacheTests {
     /// A store whose checkpoint holds `rooms` (40 rooms of 200 messages, ~1.2 MB of JSON) with
-    /// a complete default query tracked on each of the first 10 rooms.
-    func makeStore(_ dir: TempDir, clock: TestClock = TestClock()) throws {
+    /// a complete default query tracked on each of the first 10 rooms (`pinned`: and kept
+    /// synced, so each has a view rebuilt after open).
+    func makeStore(_ dir: TempDir, clock: TestClock = TestClock(), pinned: Bool = false) throws {
         let store = try Store.open(directory: dir.path, options: options(clock: clock))
         for room in 0..<40 {
             try store.applyServerOverwrite(Gen.chatRoom(room), at: Path(keys: ["rooms", ChildKey("r\(room)")]))
@@ -20,6 +21,10 @@ import Testing
             try store.trackQuery(
                 at: QueryLocation(path: Path(keys: ["rooms", ChildKey("r\(room)")]), query: .default), complete: true,
                 active: false)
+            if pinned {
+                try store.keepSynced(
+                    QueryLocation(path: Path(keys: ["rooms", ChildKey("r\(room)")]), query: .default), true)
+            }
         }
         try store.compact()
         try store.close()
@@ -27,7 +32,7 @@ import Testing
 
     @Test func theCacheIsNotResidentAfterOpenFirstReadAndViews() throws {
         let dir = TempDir()
-        try makeStore(dir)
+        try makeStore(dir, pinned: true)
         let store = try Store.open(directory: dir.path, options: options())
         #expect(try store.serverValue(at: "rooms/r3/m1007/from") == .string("u7"))
         store.waitUntilViewsRebuilt()

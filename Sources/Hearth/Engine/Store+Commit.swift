@@ -53,7 +53,7 @@ extension Store {
             // applied below, or every commit copies the state's dictionaries (O(state) per
             // commit: quadratic for a long run of commits).
             let (events, viewOperations) =
-                if let serverEvent, !core.loading.state.hasFilteredTrackedQuery {
+                if let serverEvent, !core.loading.state.hasKeyWatcher {
                     ([serverEvent], [StoreBatch.ViewOperation]())
                 } else {
                     try Store.collectEvents(core.loading, reader: core.reader, now: now, build)
@@ -63,9 +63,7 @@ extension Store {
             }
             if events.isEmpty {
                 // Nothing to persist; a listen's completion may still concern its view.
-                let deliveries = core.views.apply(
-                    [], viewOperations, core.persisted, prior: ViewHost.Prior([], core.loading.state.trackedQueries),
-                    now: now)
+                let deliveries = core.views.apply([], viewOperations, core.persisted, now: now)
                 if !deliveries.isEmpty { eventQueue.async { for (e, handler) in deliveries { handler(e) } } }
                 return (nil, [])
             }

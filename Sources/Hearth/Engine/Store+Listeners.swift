@@ -64,9 +64,9 @@ extension Store {
         eventQueue.sync {}
     }
 
-    /// Builds the views of tracked queries and pins not yet built since open, one at a time
-    /// (each under the lock briefly, so listeners and writers interleave); a view a listener
-    /// asked for meanwhile is built on demand and skipped here.
+    /// Builds the views of pins not yet built since open, one at a time (each under the lock
+    /// briefly, so listeners and writers interleave); a view a listener asked for meanwhile is
+    /// built on demand and skipped here. Tracked queries get no view until someone listens.
     ///
     /// A damaged chunk of pending writes met on the way stops the rebuild and poisons the store,
     /// as a damaged cache chunk met by a load of the whole cache does.
@@ -90,11 +90,11 @@ extension Store {
         if let reader = core.withLock({ $0.reader }) { reader.keepingDecoded(rebuild) } else { rebuild() }
     }
 
-    /// Blocks until every tracked query's and pin's view has been rebuilt after open.
+    /// Blocks until every pin's view has been rebuilt after open.
     public func waitUntilViewsRebuilt() {
         viewQueue.sync {}
     }
 
-    /// The number of views the store maintains.
+    /// The number of views the store maintains: one per listened query and pin.
     public var viewCount: Int { core.withLock { $0.views.tree.viewCount } }
 }

@@ -184,7 +184,7 @@ extension Store {
         return Store(directory: directory, options: options, log: log, recovery: recovery, core: core)
     }
 
-    /// Starts the rebuild of the views of tracked queries and pins (from the checkpoint's
+    /// Starts the rebuild of the pins' views (from the checkpoint's
     /// chunks: the whole cache is not loaded for it).
     private func startBackgroundWork() {
         viewQueue.async { self.rebuildViews() }

@@ -30,13 +30,11 @@ extension Store {
             core.poisoned = error.description
             throw .log(error)
         }
-        let prior = ViewHost.Prior(events, core.loading.state.trackedQueries)
         for e in events { core.loading.apply(e) }
         if events.contains(where: \.isServerData) { core.lastServerEventNanos = monotonicNanos() }
         // The views follow the state in the same order; their events are queued while the
         // lock is held, so handlers see commits in LSN order.
-        let deliveries = core.views.apply(
-            events, viewOperations, core.persisted, prior: prior, now: now, plainWrite: plainWrite)
+        let deliveries = core.views.apply(events, viewOperations, core.persisted, now: now, plainWrite: plainWrite)
         if !deliveries.isEmpty { eventQueue.async { for (e, handler) in deliveries { handler(e) } } }
         core.lastLSN = pending.lsn
         core.logBytesSinceCheckpoint += payload.rawCount

@@ -38,7 +38,7 @@ public final class Store: Sendable {
     let maintenanceQueue = DispatchQueue(label: "hearth.store.maintenance")
     /// Listener handlers run here, one at a time, in commit order.
     let eventQueue = DispatchQueue(label: "hearth.store.events")
-    /// Views of tracked queries and pins are rebuilt here after open.
+    /// The views of pins are rebuilt here after open.
     let viewQueue = DispatchQueue(label: "hearth.store.views")
 
     /// The mutable part, guarded by `core`.

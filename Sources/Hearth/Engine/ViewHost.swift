@@ -1,8 +1,12 @@
 import HearthModel
 
 /// The store's views: the ``SyncTree`` kept in step with every committed event, the
-/// registrations that materialize a view for every tracked query and keepSynced pin, and the
-/// client's listeners.
+/// registrations that materialize a view for every keepSynced pin, and the client's listeners.
+///
+/// Views exist only where someone listens, as in Firebase's SyncTree: a listener's query and a
+/// pin (a keepSynced registration). A tracked query no one listens to has no view — a server
+/// write costs nothing for it (``StoreBatch/recordTrackedKeyChanges()`` says what happens to its
+/// keys) — and a listener added later builds its view from the persisted cache.
 ///
 /// Invariant: every member is read and written only while the store's `core` lock is held
 /// (which is also what orders the tree's operations exactly as the log orders the events);
@@ -22,9 +26,9 @@ final class ViewHost: @unchecked Sendable {
     private var nextRegistration = 1
     /// Client listeners by registration.
     private(set) var listeners: [RegistrationID: Listener] = [:]
-    /// The registration materializing each tracked query's or pin's view.
+    /// The registration materializing each pin's view.
     private var materialized: [QueryLocation: RegistrationID] = [:]
-    /// Tracked queries and pins whose views are still to be built after open.
+    /// Pins whose views are still to be built after open.
     private(set) var pendingRebuild: [QueryLocation] = []
 
     init() {
@@ -62,7 +66,6 @@ final class ViewHost: @unchecked Sendable {
         for event in events {
             switch event {
             case .writeSaved(let write): try restoreRegion(write.path)
-            case .trackedQuerySaved(let q): try restoreRegion(q.path)
             case .pinChanged(let location, on: true): try restoreRegion(location.path)
             default: break
             }
@@ -108,7 +111,7 @@ final class ViewHost: @unchecked Sendable {
     }
 
     /// Prepares the tree for a store just opened: the pending writes (so local data is
-    /// overlaid) and the list of views to rebuild, most recently used first.
+    /// overlaid) and the list of views to rebuild: the pins' (no listener exists yet).
     ///
     /// The writes reach the tree region by region (``restoreRegion(_:)``), when a read, view
     /// or write first touches a location, not here: opening a store with 100,000 pending
@@ -119,11 +122,7 @@ final class ViewHost: @unchecked Sendable {
         if !unrestored.isEmpty {
             restoreContext = (cache, Double(now) + loading.state.serverTimeOffsetMs)
         }
-        let queries = loading.state.trackedQueries.values.sorted { $0.lastUse > $1.lastUse }.map(\.location)
-        var seen = Set<QueryLocation>()
-        pendingRebuild = (queries + loading.state.pins.sorted { $0.description < $1.description }).filter {
-            seen.insert($0).inserted
-        }
+        pendingRebuild = loading.state.pins.sorted { $0.description < $1.description }
     }
 
     /// Builds the next not-yet-built view; returns false when all are built.
@@ -136,7 +135,7 @@ final class ViewHost: @unchecked Sendable {
         return !pendingRebuild.isEmpty
     }
 
-    /// Ensures a view exists for `location` (a registration that wants no events). The
+    /// Ensures a view exists for the pin at `location` (a registration that wants no events). The
     /// pending writes at `location` must be restored (``restoreRegion(_:)``, which
     /// ``prepare(for:)`` does for commits). A new view starts from `cache`.
     func materialize(_ location: QueryLocation, _ cache: PersistedCacheReader) {
@@ -152,7 +151,7 @@ final class ViewHost: @unchecked Sendable {
 
     /// Drops the materializing registration of `location` (its view goes when no listener
     /// needs it).
-    func dematerialize(_ location: QueryLocation) {
+    private func dematerialize(_ location: QueryLocation) {
         guard let id = materialized.removeValue(forKey: location) else { return }
         pendingRebuild.removeAll { $0 == location }
         _ = tree.removeListener(at: location.path, query: location.query, registration: id)
@@ -196,31 +195,6 @@ final class ViewHost: @unchecked Sendable {
         return (listener.location, still)
     }
 
-    /// What ``apply(_:_:_:prior:now:)`` needs to know of the state before a commit: which of
-    /// the tracked queries the events save existed, and where the ones they remove were.
-    /// (Extracted before the state changes, so the commit never keeps a second copy of it.)
-    struct Prior {
-        var existing: Set<Int64> = []
-        var removed: [Int64: QueryLocation] = [:]
-
-        /// `trackedQueries`: the state's before the events (only they are read: not the whole
-        /// state, copied at every commit).
-        init(_ events: [StoreEvent], _ trackedQueries: [Int64: TrackedQuery]) {
-            for event in events {
-                switch event {
-                case .trackedQuerySaved(let q):
-                    if trackedQueries[q.id] != nil { existing.insert(q.id) }
-                case .trackedQueryRemoved(let id):
-                    removed[id] = trackedQueries[id]?.location
-                case .cachePruned(let result):
-                    for id in result.removedQueryIDs { removed[id] = trackedQueries[id]?.location }
-                default:
-                    break
-                }
-            }
-        }
-    }
-
     /// Feeds committed events to the tree (after they were applied to `cache`'s state); returns
     /// the listener events they raise, paired with their handlers, in order. Views the events
     /// create start from `cache`.
@@ -228,9 +202,9 @@ final class ViewHost: @unchecked Sendable {
     /// events' server data and before their acks.
     func apply(
         _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation] = [], _ cache: PersistedCacheReader,
-        prior: Prior, now: Int64, plainWrite: Int64? = nil
+        now: Int64, plainWrite: Int64? = nil
     ) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
-        applyToTree(events, viewOperations, cache, prior: prior, now: now, plainWrite: plainWrite)
+        applyToTree(events, viewOperations, cache, now: now, plainWrite: plainWrite)
     }
 
     /// A listen's tagged data or completion, given to the query's view. Nothing to restore
@@ -254,7 +228,7 @@ final class ViewHost: @unchecked Sendable {
 
     private func applyToTree(
         _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation], _ cache: PersistedCacheReader,
-        prior: Prior, now: Int64, plainWrite: Int64?
+        now: Int64, plainWrite: Int64?
     ) -> [(ViewEvent, @Sendable (ViewEvent) -> Void)] {
         let loading = cache.loading
         let serverNow = Double(now) + loading.state.serverTimeOffsetMs
@@ -292,23 +266,10 @@ final class ViewHost: @unchecked Sendable {
                     visible: !viewOperations.contains { if case .hideWrite(write.id) = $0 { true } else { false } })
             case .writeAcked, .writeReverted:
                 break  // after the view operations, below
-            case .trackedQuerySaved(let q):
-                if !prior.existing.contains(q.id) { materialize(q.location, cache) }
-            case .trackedQueryRemoved(let id):
-                if let location = prior.removed[id], !loading.state.pins.contains(location) { dematerialize(location) }
             case let .pinChanged(location, on):
-                if on {
-                    materialize(location, cache)
-                } else if loading.state.trackedQuery(at: location) == nil {
-                    dematerialize(location)
-                }
-            case .cachePruned(let result):
-                for id in result.removedQueryIDs {
-                    if let location = prior.removed[id], !loading.state.pins.contains(location) {
-                        dematerialize(location)
-                    }
-                }
-            case .trackedQueryKeysChanged, .authSaved, .authCleared, .transactionSaved, .transactionRemoved,
+                if on { materialize(location, cache) } else { dematerialize(location) }
+            case .trackedQuerySaved, .trackedQueryRemoved, .cachePruned, .trackedQueryKeysChanged, .authSaved,
+                .authCleared, .transactionSaved, .transactionRemoved,
                 .onDisconnectSaved,
                 .onDisconnectAcked, .onDisconnectRemoved, .serverTimeOffset, .sessionStarted, .writerWatermark,
                 .writerWatermarksRemoved, .writerIdentity:

@@ -10,6 +10,7 @@ import HearthModel
 /// Invariants (``checkInvariants()`` verifies them in tests):
 /// - pending writes are sorted by strictly increasing id, and every id is ≤ `lastWriteID`;
 /// - `trackedByLocation` is exactly the inverse of `trackedQueries`;
+/// - `keyWatchers` holds exactly the tracked queries that `watchesKeys(_:)` selects, at their paths;
 /// - an untracked cache entry is never at or below another untracked entry, nor at or below
 ///   a tracked query's path (tracked data is accounted to its query).
 public struct StoreState: Sendable, Equatable {
@@ -43,6 +44,10 @@ public struct StoreState: Sendable, Equatable {
     var untracked = PathTrie<Int64>()
     /// Tracked-query paths with how many tracked queries sit at each.
     var trackedPathCounts: [Path: Int] = [:]
+    /// The ids of the filtered tracked queries a server write must look at, by path
+    /// (``watchesKeys(_:)``): an inactive incomplete query is in none, so a write costs nothing
+    /// for it however many sit at its location.
+    var keyWatchers = PathTrie<Set<Int64>>()
     /// Per writer, the highest write id applied (a server's deduplication table).
     public internal(set) var writerWatermarks: [String: WriterWatermark] = [:]
     /// The writer id each pending write was created under (a client store's; exactly-once
@@ -137,6 +142,7 @@ public struct StoreState: Sendable, Equatable {
                 q.active = false
                 q.lastUse = max(q.lastUse, at)
                 trackedQueries[id] = q
+                if !StoreState.watchesKeys(q) { watchKeys(of: q, false) }
             }
         case .cachePruned(let result):
             applyPrune(result)
@@ -161,10 +167,9 @@ public struct StoreState: Sendable, Equatable {
     }
 
     /// Whether some tracked query filters its location (a range or a limit: not
-    /// ``QuerySpec/loadsAllData``), whose tracked keys a server write may change.
-    var hasFilteredTrackedQuery: Bool {
-        trackedQueries.values.contains { !$0.query.loadsAllData }
-    }
+    /// ``QuerySpec/loadsAllData``) whose tracked keys or completeness a server write may change
+    /// (``watchesKeys(_:)``).
+    var hasKeyWatcher: Bool { !keyWatchers.isEmpty }
 
     /// Whether a tracked query sits at `path` or above it.
     func isCoveredByTrackedQuery(_ path: Path) -> Bool {
@@ -198,7 +203,11 @@ public struct StoreState: Sendable, Equatable {
         if let other = trackedByLocation[query.location], other != query.id {
             removeTrackedQuery(other, keepDataAsUntracked: false)
         }
+        if let old = trackedQueries[query.id], StoreState.watchesKeys(old) != StoreState.watchesKeys(query) {
+            watchKeys(of: query, StoreState.watchesKeys(query))
+        }
         if trackedQueries[query.id] == nil {
+            if StoreState.watchesKeys(query) { watchKeys(of: query, true) }
             trackedPathCounts[query.path, default: 0] += 1
             // The query now covers the untracked data at and below its path.
             untracked.removeEntries(below: query.path)
@@ -213,6 +222,7 @@ public struct StoreState: Sendable, Equatable {
     mutating func removeTrackedQuery(_ id: Int64, keepDataAsUntracked: Bool) {
         guard let q = trackedQueries.removeValue(forKey: id) else { return }
         trackedByLocation[q.location] = nil
+        if StoreState.watchesKeys(q) { watchKeys(of: q, false) }
         assert(trackedPathCounts[q.path] != nil, "a tracked query's path is counted in trackedPathCounts")
         if let n = trackedPathCounts[q.path] {
             trackedPathCounts[q.path] = n > 1 ? n - 1 : nil
@@ -224,6 +234,26 @@ public struct StoreState: Sendable, Equatable {
         // LoadingState. An entry over empty data costs nothing and is pruned first.)
         if keepDataAsUntracked {
             noteServerWrite(at: q.path, time: q.lastUse)
+        }
+    }
+
+    /// Whether a server write must look at the tracked query `q`: a filtered query that is
+    /// active (its keys follow the window its listener's view shows, as Firebase's
+    /// `updateTrackedQueryKeys` follows the served view) or complete (offline it is served exactly
+    /// its keys, so a write that may move its window must make it incomplete). A write moves
+    /// the window of an inactive incomplete query without anyone looking: its keys still name
+    /// whole children the server sent, which is all an incomplete query's keys promise.
+    static func watchesKeys(_ q: TrackedQuery) -> Bool {
+        !q.query.loadsAllData && (q.active || q.complete)
+    }
+
+    /// Adds `q`'s id to (or removes it from) ``keyWatchers`` at its path.
+    private mutating func watchKeys(of q: TrackedQuery, _ on: Bool) {
+        keyWatchers.updateValue(at: q.path) { ids in
+            var set = ids ?? []
+            ids = nil  // `set` is then the only reference: changed in place
+            if on { set.insert(q.id) } else { set.remove(q.id) }
+            if !set.isEmpty { ids = set }
         }
     }
 
@@ -267,6 +297,11 @@ public struct StoreState: Sendable, Equatable {
         var counts: [Path: Int] = [:]
         for q in trackedQueries.values { counts[q.path, default: 0] += 1 }
         if counts != trackedPathCounts { return "tracked path counts wrong" }
+        var watchers = PathTrie<Set<Int64>>()
+        for q in trackedQueries.values where StoreState.watchesKeys(q) {
+            watchers.updateValue(at: q.path) { ids in ids = (ids ?? []).union([q.id]) }
+        }
+        if watchers != keyWatchers { return "key watchers wrong" }
         for (path, _) in untracked.entries {
             if untracked.hasEntries(below: path) { return "untracked entries nested below \(path)" }
             if isCoveredByTrackedQuery(path) { return "untracked entry \(path) at or below a tracked query" }

@@ -148,6 +148,12 @@ struct PathTrie<Value> {
         modify(path.keys[...]) { $0.value = newValue }
     }
 
+    /// Changes the value at `path` in place with `body` (``set(_:_:)`` with the old value at
+    /// hand: a collection held there is changed where it is stored, not copied).
+    mutating func updateValue(at path: Path, _ body: (inout Value?) -> Void) {
+        modify(path.keys[...]) { body(&$0.value) }
+    }
+
     /// Replaces the subtrie at `path` by `tree`, in place; see ``set(_:_:)``.
     mutating func setTree(_ path: Path, _ tree: PathTrie<Value>) {
         modify(path.keys[...]) { $0 = tree }
