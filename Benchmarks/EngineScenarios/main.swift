@@ -15,6 +15,9 @@
 // 6. pendingWrites: the cost of one more pending write (a user set on a sibling `chat/mNNNNNN`,
 //    as an app offline for a day queues them) with 1,000, 10,000 and 100,000 already pending,
 //    and the time from open() to the first read of a store holding that many.
+// 7. windowOfCachedList: a list of N children cached whole (a complete default query at its
+//    location, inactive), reopened, then a listener's `limitToLast(50)` (by key, by child `ts`)
+//    — open() to its initial events delivered.
 import Foundation
 import Hearth
 import Workloads
@@ -310,6 +313,53 @@ func pendingOpen() throws {
     print(String(format: "pendingOpen: open() %.1f ms, open to first read %.1f ms (medians of %d)", median(opened), median(firstRead), reps))
 }
 
+// MARK: - 7. A window of a large cached list, cold
+
+/// `windowOfCachedList`: N children (HEARTH_SCENARIO_WINDOW, default 1,000,10,000,100,000) at
+/// `chat/messages`, cached whole under a complete default query and checkpointed; then 7
+/// reopenings per order, each to a `limitToLast(50)` listener's initial events delivered.
+func windowOfCachedList() throws {
+    let env = ProcessInfo.processInfo.environment
+    let scales = env["HEARTH_SCENARIO_WINDOW"].map { $0.split(separator: ",").compactMap { Int($0) } } ?? [1_000, 10_000, 100_000]
+    let location: Path = "chat/messages"
+    print("windowOfCachedList: N children cached complete at \(location), reopened; open() to a limitToLast(50) listener's initial events (medians of 7)")
+    for n in scales {
+        let dir = tempDirectory("window")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var options = Store.Options()
+        options.durability = .buffered
+        options.cacheSizeBytes = Store.maximumCacheSize
+        do {
+            let store = try Store.open(directory: dir, options: options)
+            let pairs = (0..<n).map { i in
+                (key: ChildKey("m\(1_000_000 + i)"),
+                 value: Node(children: [("text", .string("message number \(i) of the chat")), ("ts", .number(Double(n - i)))]))
+            }
+            try store.applyServerOverwrite(Node(children: pairs), at: location)
+            try store.trackQuery(at: QueryLocation(path: location, query: .default), complete: true, active: false)
+            try store.compact()
+            try store.close()
+        }
+        var results: [String] = []
+        for (name, query) in [("key", try QuerySpec(orderBy: .key).limitToLast(50)), ("child ts", try QuerySpec(orderBy: .child("ts")).limitToLast(50))] {
+            var firstEvents: [Double] = []
+            for _ in 0..<7 {
+                final class Count: @unchecked Sendable { var n = 0 }
+                let count = Count()
+                let t0 = clock.now
+                let store = try Store.open(directory: dir, options: options)
+                _ = try store.addListener(at: location, query: query) { _ in count.n += 1 }
+                store.waitForEventDelivery()
+                firstEvents.append(ms(clock.now - t0))
+                precondition(count.n == 51, "50 child_added and value")
+                try store.close()
+            }
+            results.append(String(format: "by %@ %.1f ms", name, median(firstEvents)))
+        }
+        print(String(format: "  %7d children: ", n) + results.joined(separator: ", "))
+    }
+}
+
 let which = CommandLine.arguments.dropFirst().first ?? "all"
 do {
     if which == "cacheFill" || which == "all" { try cacheFill() }
@@ -319,6 +369,7 @@ do {
     if which == "viewUpdate" || which == "all" { try viewUpdate() }
     if which == "pendingWrites" || which == "all" { try pendingWrites() }
     if which == "pendingOpen" { try pendingOpen() }
+    if which == "windowOfCachedList" || which == "all" { try windowOfCachedList() }
 } catch {
     print("error: \(error)")
     exit(1)
