@@ -18,6 +18,9 @@
 // 7. inactiveWindows: the cost of one server update (a new message appended to `chat`) with
 //    one active `limitToLast(50)` listener there and 0, 40 or 1,000 inactive tracked windows
 //    beside it (an app that paged back through the chat, each page `endAt(k).limitToLast(50)`).
+// 8. windowOfCachedList: a list of N children cached whole (a complete default query at its
+//    location, inactive), reopened, then a listener's `limitToLast(50)` (by key, by child `ts`)
+//    — open() to its initial events delivered.
 import Foundation
 import Hearth
 import Workloads
@@ -360,6 +363,53 @@ func inactiveWindows() throws {
     }
 }
 
+// MARK: - 8. A window of a large cached list, cold
+
+/// `windowOfCachedList`: N children (HEARTH_SCENARIO_WINDOW, default 1,000,10,000,100,000) at
+/// `chat/messages`, cached whole under a complete default query and checkpointed; then 7
+/// reopenings per order, each to a `limitToLast(50)` listener's initial events delivered.
+func windowOfCachedList() throws {
+    let env = ProcessInfo.processInfo.environment
+    let scales = env["HEARTH_SCENARIO_WINDOW"].map { $0.split(separator: ",").compactMap { Int($0) } } ?? [1_000, 10_000, 100_000]
+    let location: Path = "chat/messages"
+    print("windowOfCachedList: N children cached complete at \(location), reopened; open() to a limitToLast(50) listener's initial events (medians of 7)")
+    for n in scales {
+        let dir = tempDirectory("window")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var options = Store.Options()
+        options.durability = .buffered
+        options.cacheSizeBytes = Store.maximumCacheSize
+        do {
+            let store = try Store.open(directory: dir, options: options)
+            let pairs = (0..<n).map { i in
+                (key: ChildKey("m\(1_000_000 + i)"),
+                 value: Node(children: [("text", .string("message number \(i) of the chat")), ("ts", .number(Double(n - i)))]))
+            }
+            try store.applyServerOverwrite(Node(children: pairs), at: location)
+            try store.trackQuery(at: QueryLocation(path: location, query: .default), complete: true, active: false)
+            try store.compact()
+            try store.close()
+        }
+        var results: [String] = []
+        for (name, query) in [("key", try QuerySpec(orderBy: .key).limitToLast(50)), ("child ts", try QuerySpec(orderBy: .child("ts")).limitToLast(50))] {
+            var firstEvents: [Double] = []
+            for _ in 0..<7 {
+                final class Count: @unchecked Sendable { var n = 0 }
+                let count = Count()
+                let t0 = clock.now
+                let store = try Store.open(directory: dir, options: options)
+                _ = try store.addListener(at: location, query: query) { _ in count.n += 1 }
+                store.waitForEventDelivery()
+                firstEvents.append(ms(clock.now - t0))
+                precondition(count.n == 51, "50 child_added and value")
+                try store.close()
+            }
+            results.append(String(format: "by %@ %.1f ms", name, median(firstEvents)))
+        }
+        print(String(format: "  %7d children: ", n) + results.joined(separator: ", "))
+    }
+}
+
 let which = CommandLine.arguments.dropFirst().first ?? "all"
 do {
     if which == "cacheFill" || which == "all" { try cacheFill() }
@@ -370,6 +420,7 @@ do {
     if which == "pendingWrites" || which == "all" { try pendingWrites() }
     if which == "pendingOpen" { try pendingOpen() }
     if which == "inactiveWindows" || which == "all" { try inactiveWindows() }
+    if which == "windowOfCachedList" || which == "all" { try windowOfCachedList() }
 } catch {
     print("error: \(error)")
     exit(1)

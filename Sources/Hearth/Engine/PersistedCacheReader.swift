@@ -16,6 +16,9 @@ struct PersistedCacheReader: ServerCacheSource {
     let loading: LoadingState
     /// The checkpoint's reader while its cache is not resident (else `nil`).
     let reader: CheckpointReader?
+    /// Where to record the windows served instead of whole locations (``windowCache(at:query:)``);
+    /// `nil`: whole locations, as the persistence rules give them.
+    var windows: PersistedWindows? = nil
 
     /// The server's data at `path`, without pending writes. While the cache is not resident
     /// this decodes only the checkpoint chunks on the way to `path`.
@@ -42,16 +45,22 @@ struct PersistedCacheReader: ServerCacheSource {
     // MARK: ServerCacheSource
 
     func serverCache(at path: Path, query: QuerySpec) -> (node: Node, complete: Bool)? {
+        if let windows, let window = windowCache(at: path, query: query) {
+            windows.record(QueryLocation(path: path, query: query))
+            return (window, true)
+        }
         // A damaged chunk reads as no data here; the damage is reported by the reads and
         // the whole-cache loads that meet it. Only the children the rules select are read
         // (while the cache is not resident, only their chunks are decoded).
-        loading.state.persistedServerCache(at: path, query: query) { keys in
+        return loading.state.persistedServerCache(at: path, query: query) { keys in
             (try? serverValue(at: path, children: keys)) ?? .empty
         }
     }
 
     func serverCacheIsFiltered(at path: Path, query: QuerySpec) -> Bool {
-        loading.state.persistedServerCacheIsFiltered(at: path, query: query)
+        // A window: the children outside it are unknown, not absent.
+        if windows?.answered.contains(QueryLocation(path: path, query: query)) == true { return true }
+        return loading.state.persistedServerCacheIsFiltered(at: path, query: query)
     }
 }
 

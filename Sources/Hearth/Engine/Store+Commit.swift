@@ -63,6 +63,7 @@ extension Store {
             }
             if events.isEmpty {
                 // Nothing to persist; a listen's completion may still concern its view.
+                try core.views.completeWindows(for: [], viewOperations, core.persisted)
                 let deliveries = core.views.apply([], viewOperations, core.persisted, now: now)
                 if !deliveries.isEmpty { eventQueue.async { for (e, handler) in deliveries { handler(e) } } }
                 return (nil, [])

@@ -11,7 +11,11 @@ extension Store {
     /// the persisted rules give (its server cache came from a complete view above it), or less.
     /// - Throws: ``StoreError/corruptCheckpoint(file:offset:reason:)`` if a needed chunk is damaged.
     public func listenServerCache(for location: QueryLocation) throws(StoreError) -> (node: Node, complete: Bool)? {
-        let view = core.withLock { $0.views.tree.serverCache(at: location.path, query: location.query) }
+        let view = try core.withLock { (core: inout Core) throws(StoreError) in
+            // A view built from its window's chunks hashes the whole location, as it would have.
+            try core.views.completeWindows(overlapping: location.path, core.persisted)
+            return core.views.tree.serverCache(at: location.path, query: location.query)
+        }
         if let view { return view }
         return try serverCache(for: location)
     }

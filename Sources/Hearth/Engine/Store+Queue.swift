@@ -20,6 +20,7 @@ extension Store {
         _ events: [StoreEvent], _ viewOperations: [StoreBatch.ViewOperation], payload: RecordPayload,
         tier: Durability, now: Int64, plainWrite: Int64? = nil, _ core: inout Core
     ) throws(StoreError) -> Queued {
+        try core.views.completeWindows(for: events, viewOperations, core.persisted)
         let pending: Log.PendingAppend
         do throws(LogError) {
             switch payload {

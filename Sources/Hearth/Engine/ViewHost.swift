@@ -30,6 +30,9 @@ final class ViewHost: @unchecked Sendable {
     private var materialized: [QueryLocation: RegistrationID] = [:]
     /// Pins whose views are still to be built after open.
     private(set) var pendingRebuild: [QueryLocation] = []
+    /// Views built from their windows' chunks, whose server caches are completed before
+    /// anything changes them (ViewHost+Windows.swift).
+    var windowed = Set<QueryLocation>()
 
     init() {
         tree = SyncTree()
@@ -146,7 +149,9 @@ final class ViewHost: @unchecked Sendable {
         let id = newRegistration()
         assert(listeners[id] == nil, "a materializing registration is no client listener's")
         materialized[location] = id
-        _ = tree.addListener(at: location.path, query: location.query, registration: id, kinds: [], cache: cache)
+        _ = servingWindows(for: location, cache) {
+            tree.addListener(at: location.path, query: location.query, registration: id, kinds: [], cache: $0)
+        }
     }
 
     /// Drops the materializing registration of `location` (its view goes when no listener
@@ -168,8 +173,10 @@ final class ViewHost: @unchecked Sendable {
         listeners[id] = listener
         // A view asked for first is built first.
         pendingRebuild.removeAll { $0 == listener.location }
-        let events = tree.addListener(
-            at: listener.location.path, query: listener.query, registration: id, kinds: kinds, cache: cache)
+        let events = servingWindows(for: listener.location, cache) {
+            tree.addListener(
+                at: listener.location.path, query: listener.query, registration: id, kinds: kinds, cache: $0)
+        }
         return (id, events)
     }
 

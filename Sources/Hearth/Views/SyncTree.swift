@@ -273,6 +273,19 @@ package final class SyncTree {
         return (QueryWindow(orderedEntries: entries, node: cache.node), cache.fullyInitialized)
     }
 
+    /// Gives the view for `query` at `path`, if there is one and its server cache is filtered,
+    /// the whole server node there, as `node` reads it (``View/completeFilteredServerCache(with:)``);
+    /// returns whether it did.
+    package func completeFilteredServerCache<E: Error>(
+        at path: Path, query: QuerySpec, with node: () throws(E) -> Node
+    ) throws(E) -> Bool {
+        guard let view = syncPoints.value(at: path)?.view(identifier: query.identifier),
+            view.viewCache.serverCache.filtered
+        else { return false }
+        view.completeFilteredServerCache(with: try node())
+        return true
+    }
+
     /// The number of views.
     package var viewCount: Int {
         syncPoints.fold { _, syncPoint, children in

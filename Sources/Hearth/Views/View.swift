@@ -59,6 +59,15 @@ final class View {
         return nil
     }
 
+    /// Replaces a server cache that holds only the window's children (marked filtered) by the
+    /// whole complete server `node` of the location, which has the same window: no events.
+    func completeFilteredServerCache(with node: Node) {
+        assert(viewCache.serverCache.filtered, "only a filtered server cache is completed")
+        let indexFilter = IndexedFilter(index: query.index)
+        let server = indexFilter.updateFullNode(.empty(query.index), node, accumulator: nil)
+        viewCache = viewCache.updatingServerCache(server, complete: true, filtered: indexFilter.filtersNodes)
+    }
+
     /// Adds a registration and returns its initial events: `child_added` for every child in
     /// the event cache, then `value` if the event cache is complete.
     func addRegistration(_ registration: ViewRegistration) -> [ViewEvent] {

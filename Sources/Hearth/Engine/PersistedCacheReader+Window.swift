@@ -1,0 +1,68 @@
+// A key-ordered, limited view over a location cached whole, built from the checkpoint chunks
+// its window needs rather than the whole location (CheckpointReader+Window.swift); the views
+// layer completes the view's server cache from the whole location before anything changes
+// it (ViewHost+Windows.swift).
+
+import HearthModel
+
+/// The locations whose views a ``PersistedCacheReader`` served a window rather than the whole
+/// location, during one call of the views layer. Used only under the store's lock.
+final class PersistedWindows: @unchecked Sendable {
+    /// The query locations served a window, in order.
+    private(set) var answered: [QueryLocation] = []
+
+    func record(_ location: QueryLocation) { answered.append(location) }
+}
+
+extension PersistedCacheReader {
+    /// This reader, serving key-ordered limited queries over a location cached whole with the
+    /// children their windows need (recorded in `windows`) instead of the whole location.
+    func servingWindows(_ windows: PersistedWindows) -> PersistedCacheReader {
+        PersistedCacheReader(loading: loading, reader: reader, windows: windows)
+    }
+
+    /// The server cache of a key-ordered, limited `query` at `path` that the persistence rules
+    /// serve the whole location (a complete default query covers it): its children that the
+    /// query's window can hold, read from the chunks holding them — complete for the window
+    /// (the same window as the whole location's), not for the location. `nil` when that is not
+    /// known from the chunks: the cache is resident (no chunks to spare), the location is held
+    /// whole in one chunk, the query orders by something other than the key, or a server
+    /// event since the checkpoint wrote at or above `path`.
+    func windowCache(at path: Path, query: QuerySpec) -> Node? {
+        guard !loading.cacheLoaded, let reader, case .key = query.index, query.limit != nil else { return nil }
+        let state = loading.state
+        guard state.isServerCacheComplete(path: path, query: query) else { return nil }
+        // A complete filtered query of its own is served its tracked keys (the rules' case).
+        if let own = state.trackedQuery(at: QueryLocation(path: path, query: query)), own.complete, own.keys != nil {
+            return nil
+        }
+        // The children the server events since the checkpoint wrote: each may add a child to
+        // the window or remove one from it.
+        var written = Set<ChildKey>()
+        func note(_ target: Path) -> Bool {
+            if target.contains(path) { return false }
+            if path.contains(target) { written.insert(target.keys[path.depth]) }
+            return true
+        }
+        for event in loading.deferred {
+            switch event {
+            case .serverOverwrite(let target, _, _):
+                guard note(target) else { return nil }
+            case let .serverMerge(target, children, _):
+                guard target.contains(path) || path.contains(target) else { continue }
+                for child in children { guard note(target.appending(child.path)) else { return nil } }
+            default:
+                break
+            }
+        }
+        do {
+            guard var keys = try reader.windowKeys(of: path, query: query, margin: written.count) else { return nil }
+            keys.formUnion(written)
+            let base = try reader.partialCache(forChildren: keys, of: path).child(at: path)
+            return loading.serverChildren(keys, at: path, base: base)
+        } catch {
+            // Read through the whole location, which meets and reports the damage.
+            return nil
+        }
+    }
+}
