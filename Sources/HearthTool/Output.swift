@@ -125,6 +125,8 @@ enum Render {
         case .queued: "queued"
         case .sent: "sent"
         case .needsRetry: "needsRetry"
+        case .committed: "committed"
+        case .aborted: "aborted"
         }
     }
 

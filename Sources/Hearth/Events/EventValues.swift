@@ -131,6 +131,16 @@ public struct QueuedTransaction: Sendable, Hashable {
         case sent = 1
         /// The server rejected the compare-and-set; to be re-run against fresh data.
         case needsRetry = 2
+        /// Decided: the server applied it. Kept until the app's handlers have run, so that the
+        /// outcome survives a crash; ``QueuedTransaction/localResult`` is empty.
+        case committed = 3
+        /// Decided: it ended without being applied. Kept until the app's handlers have run;
+        /// ``QueuedTransaction/localResult`` holds the reason as the client encoded it (empty
+        /// when the function aborted).
+        case aborted = 4
+
+        /// Whether the transaction has ended and only its outcome waits to be delivered.
+        public var isDecided: Bool { self == .committed || self == .aborted }
     }
 
     /// The id, assigned by the store.

@@ -30,11 +30,15 @@ struct RuntimeState: Sendable {
     var writeCallbacks: [Int64: WriteCallback] = [:]
     var onDisconnectCallbacks: [Int64: WriteCallback] = [:]
     /// Transactions in flight, by their current write id; named functions; transactions an
-    /// earlier run queued, waiting for their function; who hears of named outcomes.
+    /// earlier run queued, waiting for their function; outcomes kept in the store that wait
+    /// for an observer (oldest first); outcomes whose handlers all ran, to leave the store
+    /// with the next acknowledgement commit; who hears of named outcomes.
     var transactions = TransactionQueue<RunningTransaction>()
     var transactionFunctions: [String: TransactionFunction] = [:]
     var restoredTransactions: [QueuedTransaction] = []
-    var unknownTransactions: [Int64] = []
+    var undeliveredOutcomes: [TransactionOutcome] = []
+    var outcomeAcks: [Int64] = []
+    var outcomeAckScheduled = false
     var transactionObservers:
         [DatabaseHandle: (queue: DispatchQueue, handler: @Sendable (TransactionOutcome) -> Void)] = [:]
     /// Writes held for an expired token, and who wants to know.

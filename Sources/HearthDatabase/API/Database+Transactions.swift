@@ -101,22 +101,27 @@ extension Database {
     }
 
     /// Observes the outcome of every named transaction, including those queued by an earlier
-    /// run.
+    /// run. The first observer registered also gets, at once, every outcome the store kept
+    /// for want of a handler: those an earlier run decided but whose handlers had not all
+    /// returned when it stopped (see <doc:ExactlyOnceWrites>), and those decided in this run
+    /// before any handler was registered.
     @discardableResult
     public func observeTransactionResults(
         on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (TransactionOutcome) -> Void
     ) -> DatabaseHandle {
         startIfNeeded()
         let q = queue ?? callbacks
-        let (h, unknown) = state.withLock { s in
+        let (h, kept) = state.withLock { s in
             let h = s.newHandle()
             s.transactionObservers[h] = (q, handler)
-            defer { s.unknownTransactions = [] }
-            return (h, s.unknownTransactions)
+            defer { s.undeliveredOutcomes = [] }
+            return (h, s.undeliveredOutcomes)
         }
-        // Transactions an earlier run had in flight when it stopped: outcome unknown.
-        for id in unknown {
-            q.async { handler(TransactionOutcome(id: id, committed: false, error: .transactionAborted("disconnect"))) }
+        for outcome in kept {
+            q.async { [weak self] in
+                handler(outcome)
+                self?.acknowledgeOutcome(outcome.id)
+            }
         }
         return h
     }
@@ -124,13 +129,15 @@ extension Database {
     /// At open: transactions an earlier run left. Their optimistic writes are reverted (a
     /// transaction's write is only ever sent as a compare-and-set, never restored as a plain
     /// write); queued ones wait for their function's registration and run again; one that was
-    /// in flight when the app stopped may or may not have been applied, so it ends with
-    /// `disconnect` (at most once).
+    /// in flight when the app stopped may or may not have been applied, so it is decided
+    /// `disconnect`; decided ones (and those) are outcomes to deliver.
     static func restoreTransactions(
         _ store: Store
-    ) throws(StoreError) -> (queued: [QueuedTransaction], unknown: [Int64]) {
-        let txs = store.transactions().sorted { $0.id < $1.id }
-        guard !txs.isEmpty else { return ([], []) }
+    ) throws(StoreError) -> (queued: [QueuedTransaction], outcomes: [TransactionOutcome]) {
+        let all = store.transactions().sorted { $0.id < $1.id }
+        guard !all.isEmpty else { return ([], []) }
+        let decided = all.filter(\.status.isDecided)
+        let txs = all.filter { !$0.status.isDecided }
         var writes = store.pendingWrites().sorted { $0.id < $1.id }
         var revert: [Int64] = []
         for tx in txs {
@@ -142,14 +149,18 @@ extension Database {
             }
         }
         let unknown = txs.filter { $0.status == .sent }.map(\.id)
+        let (status, reason) = decidedRecord(committed: false, error: .transactionAborted("disconnect"))
+        var outcomes = decided.compactMap(Database.outcome(of:))
+        let retried = txs.filter { $0.status == .needsRetry }
+        guard !revert.isEmpty || !unknown.isEmpty || !retried.isEmpty else { return (txs, outcomes) }
         try store.commit { (b: inout StoreBatch) throws(StoreError) in
             for id in revert { try b.revertWrite(id) }
-            for id in unknown { try b.completeTransaction(id) }
-            for tx in txs where tx.status != .sent && tx.status != .queued {
-                try b.updateTransaction(tx.id, status: .queued)
+            for id in unknown {
+                outcomes.append(Database.outcome(of: try b.updateTransaction(id, localResult: reason, status: status))!)
             }
+            for tx in retried { try b.updateTransaction(tx.id, status: .queued) }
         }
-        return (txs.filter { $0.status != .sent }, unknown)
+        return (txs.filter { $0.status != .sent }, outcomes.sorted { $0.id < $1.id })
     }
 
     /// Runs a transaction's function on the local value (pending writes included) and queues
@@ -270,27 +281,23 @@ extension Database {
         }
     }
 
-    /// Ends a transaction: its record leaves the store, its listener stops, the app hears.
-    ///
-    /// The record leaves the store before the app hears, so a process that dies in between
-    /// loses the outcome (the next run does not report it; the transaction did end). The
-    /// snapshot is read first, and nothing but the hand-off to the queues runs between the
-    /// removal and the report, to keep that window short. Closing it needs the outcome kept
-    /// in the store until the app has heard it (not done).
+    /// Ends a transaction: its listener stops and the app hears. A named one's record stays in
+    /// the store, decided, with its outcome (committed at the store's durability tier before
+    /// any handler runs), until every handler has returned (``deliverOutcome(_:completion:)``):
+    /// a process that dies first reports it at the next start.
     private func finish(_ t: RunningTransaction, committed: Bool, error: DatabaseError?) {
         if let h = t.listener { removeObserver(h) }
         let snapshot = DataSnapshot(ref: t.ref, node: (try? store.value(at: t.ref.path)) ?? .empty, index: .priority)
-        if let id = t.storeID {
-            _ = try? store.commit { (b: inout StoreBatch) throws(StoreError) in
-                if b.transaction(id) != nil { try b.completeTransaction(id) }
-            }
+        let completion = t.completion.map { c in (queue: t.queue, run: { @Sendable in c(error, committed, snapshot) }) }
+        guard let id = t.storeID else {
+            if let completion { completion.queue.async { completion.run() } }
+            return
         }
-        if let completion = t.completion { t.queue.async { completion(error, committed, snapshot) } }
-        if let id = t.storeID {
-            let observers = state.withLock { Array($0.transactionObservers.values) }
-            let outcome = TransactionOutcome(id: id, committed: committed, error: error)
-            for o in observers { o.queue.async { o.handler(outcome) } }
+        let (status, reason) = Database.decidedRecord(committed: committed, error: error)
+        _ = try? store.commit { (b: inout StoreBatch) throws(StoreError) in
+            if b.transaction(id) != nil { try b.updateTransaction(id, localResult: reason, status: status) }
         }
+        deliverOutcome(TransactionOutcome(id: id, committed: committed, error: error), completion: completion)
     }
 
     /// A plain write at `path`: transactions at, above or below it will abort with `set`
@@ -316,12 +323,6 @@ extension Database {
                 }
             if case let (entry, .aborted(error))? = aborted { finish(entry.payload, committed: false, error: error) }
         }
-    }
-
-    /// Reports transactions of an earlier run whose outcome is unknown.
-    func reportUnknownTransactions(_ ids: [Int64]) {
-        guard !ids.isEmpty else { return }
-        state.withLock { $0.unknownTransactions += ids }
     }
 }
 

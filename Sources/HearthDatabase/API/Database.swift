@@ -163,7 +163,7 @@ public final class Database: Sendable {
                 }
             } catch { throw DatabaseError(error) }
         }
-        let restored: (queued: [QueuedTransaction], unknown: [Int64])
+        let restored: (queued: [QueuedTransaction], outcomes: [TransactionOutcome])
         do { restored = try Database.restoreTransactions(store) } catch { throw DatabaseError(error) }
         // A fresh id for this incarnation's writes, committed with the first of them. Always
         // the system's randomness (not the seed): two incarnations must never share an id.
@@ -182,7 +182,7 @@ public final class Database: Sendable {
         state.withLock { s in
             s.info.serverTimeOffset = store.serverTimeOffset()
             s.restoredTransactions = restored.queued
-            s.unknownTransactions = restored.unknown
+            s.undeliveredOutcomes = restored.outcomes
         }
         // keepSynced queries listen again; the connection waits for the first use.
         let pins = store.pins()
@@ -244,6 +244,8 @@ public final class Database: Sendable {
     /// store for the next run. Further calls fail with ``DatabaseError/closed``.
     public func close() throws(DatabaseError) {
         let wasOpen: Bool = work.sync {
+            // Outcomes whose handlers have run leave the store before it closes (durably).
+            commitOutcomeAcks()
             let open = state.withLock { s in
                 defer { s.closed = true }
                 return !s.closed

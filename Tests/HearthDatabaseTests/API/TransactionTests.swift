@@ -40,7 +40,7 @@ struct TransactionTests {
         #expect(await eventually { outcomes.all.count == 7 })
         #expect(outcomes.all.allSatisfy { $0.committed })
         #expect(try server.store.value(at: "counter") == Node(.number(7)))
-        #expect(db.store.transactions().isEmpty && db.pendingWriteIDs.isEmpty)
+        #expect(await eventually { db.store.transactions().isEmpty && db.pendingWriteIDs.isEmpty }, "acknowledged")
         try db.close()
         try await server.stop()
     }

@@ -219,7 +219,7 @@ final class SimClient {
     /// compare-and-sets, and what the last open found of an earlier run's transactions.
     var transactions = TransactionQueue<SimTransaction>()
     var transactionWrites: Set<Int64> = []
-    var restoredTransactions: (queued: [QueuedTransaction], unknown: [Int64]) = ([], [])
+    var restoredTransactions: (queued: [QueuedTransaction], outcomes: [TransactionOutcome]) = ([], [])
     /// The app supplies tokens (from the simulated provider).
     let usesTokens: Bool
     /// Bumped by every restart: a token fetch of an earlier process is moot.
@@ -261,7 +261,7 @@ final class SimClient {
     /// the incarnation's own writer id.
     static func makeCore(
         _ store: Store, seed: UInt64, usesTokens: Bool
-    ) throws -> (ClientCore, (queued: [QueuedTransaction], unknown: [Int64]), String) {
+    ) throws -> (ClientCore, (queued: [QueuedTransaction], outcomes: [TransactionOutcome]), String) {
         let ran = store.onDisconnectOperations().filter(\.acknowledged)
         if !ran.isEmpty {
             try store.commit { (b: inout StoreBatch) throws(StoreError) in

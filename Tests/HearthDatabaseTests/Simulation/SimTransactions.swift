@@ -139,30 +139,44 @@ extension Simulation {
         }
     }
 
-    /// A transaction ends: its record leaves the store, its listener stops, the outcome is
-    /// reported (once).
+    /// A transaction ends as `Database.finish` ends one: its record stays, decided, its
+    /// listener stops, the outcome is reported (once), then acknowledged (the record leaves;
+    /// synced here, so that a power cut never delivers it again).
     func finishTransaction(_ i: Int, _ tx: SimTransaction, committed: Bool, error: DatabaseError?) {
         let client = clients[i]
+        let (status, reason) = Database.decidedRecord(committed: committed, error: error)
         do {
             try client.store.commit { (b: inout StoreBatch) throws(StoreError) in
-                if b.transaction(tx.storeID) != nil { try b.completeTransaction(tx.storeID) }
+                if b.transaction(tx.storeID) != nil {
+                    try b.updateTransaction(tx.storeID, localResult: reason, status: status)
+                }
             }
-        } catch { fail("c\(i) completing a transaction: \(error)") }
+        } catch { fail("c\(i) deciding a transaction: \(error)") }
         if let token = tx.listener {
             do { try client.store.removeListener(token) } catch { fail("c\(i) removeListener: \(error)") }
             apply(i, client.core.unlisten(QueryLocation(path: tx.path, query: .default), now: now))
         }
         checks.transactionEnded(client: i, storeID: tx.storeID, committed: committed, error: error, in: self)
+        acknowledgeOutcome(i, tx.storeID)
+    }
+
+    /// The app's handler ran: the decided record leaves the store.
+    func acknowledgeOutcome(_ i: Int, _ id: Int64) {
+        do {
+            try clients[i].store.commit { (b: inout StoreBatch) throws(StoreError) in
+                if b.transaction(id)?.status.isDecided == true { try b.completeTransaction(id) }
+            }
+        } catch { fail("c\(i) acknowledging a transaction's outcome: \(error)") }
     }
 
     /// After a restart: what `Database.open` and `registerTransactionFunction` do with the
     /// transactions the last run left — those in flight end `disconnect` (outcome unknown),
-    /// queued ones run again.
+    /// decided ones report their outcome (kept until then), queued ones run again.
     func restoreTransactions(_ i: Int) {
         let client = clients[i]
-        for id in client.restoredTransactions.unknown.sorted() {
-            checks.transactionEnded(
-                client: i, storeID: id, committed: false, error: .transactionAborted("disconnect"), in: self)
+        for o in client.restoredTransactions.outcomes {
+            checks.transactionEnded(client: i, storeID: o.id, committed: o.committed, error: o.error, in: self)
+            acknowledgeOutcome(i, o.id)
         }
         for q in client.restoredTransactions.queued.sorted(by: { $0.id < $1.id }) {
             note("c\(i) tx\(q.id) restored (\(q.status))")
