@@ -79,7 +79,7 @@ extension ConnectSession {
                 out.emit(
                     "pushed",
                     [
-                        JSONMember(key: "path", value: .string(child.description)),
+                        JSONMember(key: "path", value: .string(child.pathString)),
                         JSONMember(key: "key", value: .string(child.key ?? "")),
                     ], echo: echo)
             }
@@ -89,7 +89,7 @@ extension ConnectSession {
             try ConnectJSON.query(ref, f["query"]).keepSyncedReportingErrors(on)
             ok(
                 "keepSynced",
-                [JSONMember(key: "path", value: .string(ref.description)), JSONMember(key: "on", value: .bool(on))],
+                [JSONMember(key: "path", value: .string(ref.pathString)), JSONMember(key: "on", value: .bool(on))],
                 echo: echo)
         case "listen":
             try listen(f, echo: echo)
@@ -146,7 +146,7 @@ extension ConnectSession {
                 "queued",
                 [
                     JSONMember(key: "op", value: "transaction"),
-                    JSONMember(key: "path", value: .string(ref.description)),
+                    JSONMember(key: "path", value: .string(ref.pathString)),
                     JSONMember(key: "function", value: .string(name)),
                     JSONMember(key: "transactionId", value: id.map { .integer(exactly: $0) } ?? .null),
                 ], echo: echo)
@@ -157,7 +157,7 @@ extension ConnectSession {
             }
             let done: @Sendable (DatabaseError?, DatabaseReference) -> Void = { [self] error, ref in
                 var fields = [
-                    JSONMember(key: "path", value: .string(ref.description)),
+                    JSONMember(key: "path", value: .string(ref.pathString)),
                     JSONMember(key: "action", value: .string(action)),
                     JSONMember(key: "ok", value: .bool(error == nil)),
                 ]
@@ -181,7 +181,7 @@ extension ConnectSession {
                 "queued",
                 [
                     JSONMember(key: "op", value: "onDisconnect"),
-                    JSONMember(key: "path", value: .string(ref.description)),
+                    JSONMember(key: "path", value: .string(ref.pathString)),
                     JSONMember(key: "action", value: .string(action)),
                 ], echo: echo)
         case "pending":

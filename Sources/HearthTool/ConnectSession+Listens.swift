@@ -40,7 +40,7 @@ extension ConnectSession {
         out.emit(
             "listening",
             [
-                JSONMember(key: "tag", value: .string(tag)), JSONMember(key: "path", value: .string(ref.description)),
+                JSONMember(key: "tag", value: .string(tag)), JSONMember(key: "path", value: .string(ref.pathString)),
                 JSONMember(key: "events", value: .array(types.map { .string(ConnectJSON.name($0)) })),
             ], echo: echo)
     }
@@ -52,7 +52,7 @@ extension ConnectSession {
         var fields = [
             JSONMember(key: "tag", value: .string(tag)),
             JSONMember(key: "event", value: .string(ConnectJSON.name(type))),
-            JSONMember(key: "path", value: .string(snap.ref.description)),
+            JSONMember(key: "path", value: .string(snap.ref.pathString)),
             JSONMember(key: "key", value: snap.ref.key.map(JSONValue.string) ?? .null),
         ]
         if type != .value { fields.append(JSONMember(key: "prev", value: previous.map(JSONValue.string) ?? .null)) }
@@ -80,7 +80,7 @@ extension ConnectSession {
                 queue.async { [self] in
                     out.emit(
                         "get",
-                        [JSONMember(key: "path", value: .string(query.ref.description))]
+                        [JSONMember(key: "path", value: .string(query.ref.pathString))]
                             + Self.snapshotFields(snap, withKeys: withKeys), echo: echo)
                 }
             } catch {

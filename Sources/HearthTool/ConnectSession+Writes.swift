@@ -10,7 +10,7 @@ extension ConnectSession {
     func saved(_ op: String, _ ref: DatabaseReference, _ id: WriteID, echo: JSONValue?) {
         if let echo { state.withLock { $0.echoes[id.rawValue] = echo } }
         var fields = [
-            JSONMember(key: "op", value: .string(op)), JSONMember(key: "path", value: .string(ref.description)),
+            JSONMember(key: "op", value: .string(op)), JSONMember(key: "path", value: .string(ref.pathString)),
         ]
         if op == "push" { fields.append(JSONMember(key: "key", value: .string(ref.key ?? ""))) }
         fields.append(JSONMember(key: "writeId", value: .integer(exactly: id.rawValue)))

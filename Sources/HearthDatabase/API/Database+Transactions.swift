@@ -388,6 +388,8 @@ extension DatabaseReference {
     /// Refuses a transaction on an invalid reference or under `.info`.
     func check() throws(DatabaseError) {
         if let invalid { throw invalid }
-        if path.keys.first == Database.infoKey { throw .invalidPath("\(self) is under .info, which is read-only") }
+        if path.keys.first == Database.infoKey {
+            throw .invalidPath("\(pathString) is under .info, which is read-only")
+        }
     }
 }

@@ -273,7 +273,7 @@ extension DatabaseReference {
         var completion: (@Sendable (DatabaseError?, DatabaseReference) -> Void)?
         if let block { completion = { error, ref in block(error, ref) } }
         do throws(DatabaseError) { try write(completion) } catch {
-            Database.logger(database.options)("\(operation) at \(self) wrote nothing: \(error)")
+            Database.logger(database.options)("\(operation) at \(pathString) wrote nothing: \(error)")
             if let block {
                 let ref = self
                 database.callbacks.async { block(error, ref) }

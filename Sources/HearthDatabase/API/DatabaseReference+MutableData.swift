@@ -37,7 +37,7 @@ extension DatabaseReference {
         withLocalEvents localEvents: Bool
     ) {
         do throws(DatabaseError) { try check() } catch {
-            Database.logger(database.options)("runTransactionBlock at \(self) did not start: \(error)")
+            Database.logger(database.options)("runTransactionBlock at \(pathString) did not start: \(error)")
             if let completion { database.callbacks.async { completion(error, false, nil) } }
             return
         }

@@ -114,7 +114,9 @@ extension Database {
         completion: (@Sendable (DatabaseError?) -> Void)?
     ) throws(DatabaseError) {
         if let invalid = ref.invalid { throw invalid }
-        if ref.path.keys.first == Database.infoKey { throw .invalidPath("\(ref) is under .info, which is read-only") }
+        if ref.path.keys.first == Database.infoKey {
+            throw .invalidPath("\(ref.pathString) is under .info, which is read-only")
+        }
         let result: Result<Void, DatabaseError> = writeLock.withLock { _ in
             if state.withLock({ $0.closed }) { return .failure(.closed) }
             var op: OnDisconnectOperation?

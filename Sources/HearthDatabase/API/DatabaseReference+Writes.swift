@@ -129,7 +129,7 @@ extension DatabaseReference {
         case .string(let s): return .string(s)
         case .int(let i): return Node(.integer(exactly: i))
         case .double(let d) where d.isFinite: return .number(d)
-        default: throw .invalidValue("a priority must be a string, a finite number, or null (at \(self))")
+        default: throw .invalidValue("a priority must be a string, a finite number, or null (at \(pathString))")
         }
     }
 }

@@ -21,8 +21,11 @@ public struct DatabaseReference: Sendable, Hashable, CustomStringConvertible {
     /// The last key of the path (`nil` at the root).
     public var key: String? { path.keys.last?.string }
 
-    /// The path as a string, `/` at the root.
-    public var description: String { "/" + path.keys.map(\.string).joined(separator: "/") }
+    /// The path as a string, `/` at the root (`/users/ada`).
+    public var pathString: String { "/" + path.keys.map(\.string).joined(separator: "/") }
+
+    /// The location's URL, as Firebase's `description` is: ``url``.
+    public var description: String { url }
 
     public static func == (lhs: DatabaseReference, rhs: DatabaseReference) -> Bool {
         lhs.database === rhs.database && lhs.path == rhs.path && lhs.invalid == rhs.invalid

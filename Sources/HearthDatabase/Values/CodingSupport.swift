@@ -1,21 +1,7 @@
 import Foundation
+import HearthModel
 
 // Pieces shared by NodeEncoder and NodeDecoder.
-
-/// How `Date` values are written and read.
-///
-/// Hearth follows Firebase's Swift default (`FirebaseDataEncoder` and `FirebaseDataDecoder`
-/// default to `.deferredToDate`), so data written by Firebase's iOS SDK reads back the same:
-/// a `Date` is stored as `Date`'s own `Codable` form, a number of seconds since
-/// 2001-01-01T00:00:00Z. ``millisecondsSince1970`` matches ``ServerValue/timestamp()``.
-enum DateCodingStrategy: Sendable, Hashable {
-    /// `Date`'s own `Codable` form: seconds since 2001-01-01 (Firebase's default).
-    case deferredToDate
-    /// Seconds since 1970-01-01 as a number.
-    case secondsSince1970
-    /// Milliseconds since 1970-01-01 as a number (what `ServerValue.timestamp()` writes).
-    case millisecondsSince1970
-}
 
 /// A coding key for array indices and dictionary keys that the coded type did not define.
 struct NodeCodingKey: CodingKey {
@@ -60,4 +46,44 @@ extension Dictionary: EmptyCollectionDecodable where Key: Decodable, Value: Deco
 
 extension Set: EmptyCollectionDecodable where Element: Decodable {
     static var emptyCollection: Set<Element> { [] }
+}
+
+extension NodeDecodingCore {
+    /// Two distinct keys of `node`'s children that Swift's `String ==` finds equal (they differ
+    /// only in Unicode normalization), or `nil` when there are none.
+    static func keysStringMerges(_ node: Node) -> (ChildKey, ChildKey)? {
+        guard node.childCount > 1 else { return nil }
+        var seen: [String: ChildKey] = [:]
+        seen.reserveCapacity(node.childCount)
+        for (key, _) in node.children {
+            if let other = seen.updateValue(key, forKey: key.string) { return (other, key) }
+        }
+        return nil
+    }
+}
+
+/// Dictionaries keyed by `String`: `init(from:)` keeps one value per `String`, so keys that
+/// differ only in Unicode normalization cannot all be decoded into one.
+protocol StringKeyedDictionary {}
+
+extension Dictionary: StringKeyedDictionary where Key == String {}
+
+/// A key quoted with its Unicode scalars, which tell apart keys that print alike.
+func scalars(_ key: ChildKey) -> String {
+    let codes = key.string.unicodeScalars.map { scalar in
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+    }
+    return "\"\(key.string)\" (\(codes.joined(separator: " ")))"
+}
+
+/// How a node is described in decoding errors.
+func kind(of node: Node) -> String {
+    switch node.leafValue {
+    case nil: node.isEmpty ? "null" : "an object"
+    case .bool?: "a boolean"
+    case .number?, .integer?: "a number"
+    case .string?: "a string"
+    case .serverValue?: "an unresolved server value"
+    }
 }

@@ -4,21 +4,31 @@ import HearthModel
 /// Decodes `Decodable` values from nodes, as Firebase's `FirebaseDataDecoder` does with its
 /// defaults: objects feed keyed containers, array-like children (Firebase's array heuristic,
 /// gaps read as null) feed unkeyed containers, numbers decode into any integer type they fit
-/// exactly and into `Float`/`Double`, `Date` per ``dateStrategy``, `Data` from base64, `URL`
-/// from a string, ``DatabaseValue`` as itself. Types are strict (a string never decodes as a
+/// exactly and into `Float`/`Double`, `Date`, `Data`, keys and non-conforming floats per
+/// ``options`` (Firebase's defaults: `Date`'s own form, base64, keys as they are, strings never
+/// numbers), `URL` from a string, ``DatabaseValue`` as itself. Types are strict (a string never decodes as a
 /// number). One leniency: a missing or null array, set or dictionary decodes as empty, since
 /// the database stores an empty one as nothing. A `[String: V]` cannot hold two keys that
 /// differ only in Unicode normalization (which the database keeps apart): decoding one from
 /// such children fails, naming the keys, rather than dropping a child.
 struct NodeDecoder {
-    /// How dates are read.
-    var dateStrategy: DateCodingStrategy = .deferredToDate
+    /// The strategies of a ``DatabaseDecoder``.
+    struct Options {
+        var key: DatabaseDecoder.KeyDecodingStrategy = .useDefaultKeys
+        var date: DatabaseDecoder.DateDecodingStrategy = .deferredToDate
+        var data: DatabaseDecoder.DataDecodingStrategy = .base64
+        var nonConformingFloat: DatabaseDecoder.NonConformingFloatDecodingStrategy = .throw
+        var userInfo: [CodingUserInfoKey: Any] = [:]
+    }
+
+    /// How values are read.
+    var options = Options()
 
     /// `node` decoded as `T`.
     /// - Throws: ``DatabaseError/decodingFailed(_:)`` naming the coding path.
     func decode<T: Decodable>(_ type: T.Type, from node: Node) throws(DatabaseError) -> T {
         do {
-            return try NodeDecodingCore(dateStrategy: dateStrategy).unbox(node, as: T.self, codingPath: [])
+            return try NodeDecodingCore(options: options).unbox(node, as: T.self, codingPath: [])
         } catch let error as DatabaseError {
             throw error
         } catch let error as DecodingError {
@@ -46,7 +56,7 @@ struct NodeDecoder {
 
 /// The decoding rules, shared by every container of one decoding.
 struct NodeDecodingCore {
-    let dateStrategy: DateCodingStrategy
+    let options: NodeDecoder.Options
 
     /// `node` as `T`: primitives and Foundation types directly, everything else through
     /// `init(from:)`.
@@ -88,7 +98,9 @@ struct NodeDecodingCore {
             return s
         }
         func double() throws -> Double {
-            guard let d = try leaf().doubleValue else {
+            let value = try leaf()
+            if case .string(let s) = value, let d = nonConforming(s) { return d }
+            guard let d = value.doubleValue else {
                 throw DecodingError.typeMismatch(T.self, context("found \(kind(of: node))"))
             }
             return d
@@ -122,7 +134,8 @@ struct NodeDecodingCore {
         case is Double.Type: result = try double()
         case is Float.Type:
             let d = try double()
-            guard d.magnitude <= Double(Float.greatestFiniteMagnitude) else {
+            // Infinities and NaN come only from the non-conforming float strategy's strings.
+            guard !d.isFinite || d.magnitude <= Double(Float.greatestFiniteMagnitude) else {
                 throw DecodingError.dataCorrupted(context("\(d) does not fit in Float"))
             }
             result = Float(d)
@@ -137,10 +150,24 @@ struct NodeDecodingCore {
         case is UInt32.Type: result = try integer(UInt32.self)
         case is UInt64.Type: result = try integer(UInt64.self)
         case is Date.Type:
-            switch dateStrategy {
+            switch options.date {
             case .deferredToDate: return nil
             case .secondsSince1970: result = Date(timeIntervalSince1970: try double())
             case .millisecondsSince1970: result = Date(timeIntervalSince1970: try double() / 1000)
+            case .iso8601:
+                let s = try string()
+                guard let date = NodeEncodingCore.iso8601Formatter().date(from: s) else {
+                    throw DecodingError.dataCorrupted(context("\"\(s)\" is not an ISO 8601 date"))
+                }
+                result = date
+            case .formatted(let formatter):
+                let s = try string()
+                guard let date = formatter.date(from: s) else {
+                    throw DecodingError.dataCorrupted(context("\"\(s)\" is not a date in the formatter's format"))
+                }
+                result = date
+            case .custom(let decode):
+                result = try decode(NodeDecoderImpl(core: self, node: node, codingPath: codingPath))
             }
         case is URL.Type:
             let s = try string()
@@ -149,6 +176,12 @@ struct NodeDecodingCore {
             }
             result = url
         case is Data.Type:
+            switch options.data {
+            case .deferredToData: return nil
+            case .custom(let decode):
+                return try decode(NodeDecoderImpl(core: self, node: node, codingPath: codingPath)) as? T
+            case .base64: break
+            }
             let s = try string()
             guard let data = Data(base64Encoded: s) else {
                 throw DecodingError.dataCorrupted(context("the string is not valid base64"))
@@ -168,52 +201,12 @@ struct NodeDecodingCore {
     }
 }
 
-extension NodeDecodingCore {
-    /// Two distinct keys of `node`'s children that Swift's `String ==` finds equal (they differ
-    /// only in Unicode normalization), or `nil` when there are none.
-    static func keysStringMerges(_ node: Node) -> (ChildKey, ChildKey)? {
-        guard node.childCount > 1 else { return nil }
-        var seen: [String: ChildKey] = [:]
-        seen.reserveCapacity(node.childCount)
-        for (key, _) in node.children {
-            if let other = seen.updateValue(key, forKey: key.string) { return (other, key) }
-        }
-        return nil
-    }
-}
-
-/// Dictionaries keyed by `String`: `init(from:)` keeps one value per `String`, so keys that
-/// differ only in Unicode normalization cannot all be decoded into one.
-protocol StringKeyedDictionary {}
-
-extension Dictionary: StringKeyedDictionary where Key == String {}
-
-/// A key quoted with its Unicode scalars, which tell apart keys that print alike.
-func scalars(_ key: ChildKey) -> String {
-    let codes = key.string.unicodeScalars.map { scalar in
-        let hex = String(scalar.value, radix: 16, uppercase: true)
-        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
-    }
-    return "\"\(key.string)\" (\(codes.joined(separator: " ")))"
-}
-
-/// How a node is described in decoding errors.
-func kind(of node: Node) -> String {
-    switch node.leafValue {
-    case nil: node.isEmpty ? "null" : "an object"
-    case .bool?: "a boolean"
-    case .number?, .integer?: "a number"
-    case .string?: "a string"
-    case .serverValue?: "an unresolved server value"
-    }
-}
-
 /// The `Decoder` handed to `init(from:)`: reads one node.
 struct NodeDecoderImpl: Decoder {
     let core: NodeDecodingCore
     let node: Node
     let codingPath: [any CodingKey]
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    var userInfo: [CodingUserInfoKey: Any] { core.options.userInfo }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         if node.isEmpty {
@@ -244,10 +237,26 @@ struct NodeKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     let core: NodeDecodingCore
     let node: Node
     let codingPath: [any CodingKey]
+    /// The children by coding key when the key strategy converts keys (`nil`: the children's
+    /// own keys, compared exactly).
+    let converted: [String: Node]?
 
-    var allKeys: [Key] { node.children.compactMap { Key(stringValue: $0.key.string) } }
+    init(core: NodeDecodingCore, node: Node, codingPath: [any CodingKey]) {
+        self.core = core
+        self.node = node
+        self.codingPath = codingPath
+        self.converted = core.convertedChildren(node, codingPath: codingPath)
+    }
 
-    private func child(_ key: Key) -> Node { node.children[ChildKey(key.stringValue)] ?? .empty }
+    var allKeys: [Key] {
+        if let converted { return converted.keys.compactMap { Key(stringValue: $0) } }
+        return node.children.compactMap { Key(stringValue: $0.key.string) }
+    }
+
+    private func child(_ key: Key) -> Node {
+        if let converted { return converted[key.stringValue] ?? .empty }
+        return node.children[ChildKey(key.stringValue)] ?? .empty
+    }
 
     func contains(_ key: Key) -> Bool { !child(key).isEmpty }
 

@@ -1,22 +1,30 @@
 import Foundation
 import HearthModel
 
-/// Encodes `Encodable` values as database values, as Firebase's `FirebaseDataEncoder` does
-/// with its defaults: keyed containers become objects, unkeyed containers arrays, `Optional`
-/// `nil` members are left out, `Date` per ``dateStrategy`` (Firebase's default: `Date`'s own
-/// form), `Data` as a base64 string, `URL` as its absolute string, `Decimal` as a number,
-/// ``DatabaseValue`` as itself. Integers must fit in `Int64`; NaN and infinite floats are
-/// refused (Firebase's `.throw` strategy).
+/// Encodes `Encodable` values as database values, as Firebase's `FirebaseDataEncoder` does:
+/// keyed containers become objects, unkeyed containers arrays, `Optional` `nil` members are left
+/// out, `Date`, `Data`, keys and NaN or infinite floats per ``options`` (Firebase's defaults:
+/// `Date`'s own form, base64, keys as they are, refused), `URL` as its absolute string,
+/// `Decimal` as a number, ``DatabaseValue`` as itself. Integers must fit in `Int64`.
 struct NodeEncoder {
-    /// How dates are written.
-    var dateStrategy: DateCodingStrategy = .deferredToDate
+    /// The strategies of a ``DatabaseEncoder``.
+    struct Options {
+        var key: DatabaseEncoder.KeyEncodingStrategy = .useDefaultKeys
+        var date: DatabaseEncoder.DateEncodingStrategy = .deferredToDate
+        var data: DatabaseEncoder.DataEncodingStrategy = .base64
+        var nonConformingFloat: DatabaseEncoder.NonConformingFloatEncodingStrategy = .throw
+        var userInfo: [CodingUserInfoKey: Any] = [:]
+    }
+
+    /// How values are written.
+    var options = Options()
 
     /// `value` as a database value (not yet validated as a write: see ``encode(_:at:)``).
     /// - Throws: ``DatabaseError/invalidValue(_:)`` naming the coding path.
     func encodeValue(_ value: some Encodable) throws(DatabaseError) -> DatabaseValue {
         let slot = EncodingSlot()
         do {
-            try NodeEncodingCore(dateStrategy: dateStrategy).box(value, into: slot, codingPath: [])
+            try NodeEncodingCore(options: options).box(value, into: slot, codingPath: [])
         } catch let error as DatabaseError {
             throw error
         } catch let error as EncodingError {
@@ -111,11 +119,12 @@ final class ArrayBox {
 
 /// The encoding rules, shared by every container of one encoding.
 struct NodeEncodingCore {
-    let dateStrategy: DateCodingStrategy
+    let options: NodeEncoder.Options
 
     /// Encodes `value` into `slot`: primitives and Foundation types directly, everything else
     /// through its `encode(to:)`.
     func box<T: Encodable>(_ value: T, into slot: EncodingSlot, codingPath: [any CodingKey]) throws {
+        if try boxStrategic(value, into: slot, codingPath: codingPath) { return }
         if let primitive = try primitive(value, codingPath: codingPath) {
             slot.content = .value(primitive)
             return
@@ -129,18 +138,15 @@ struct NodeEncodingCore {
             .invalidValue(
                 v, .init(codingPath: codingPath, debugDescription: "\(v) does not fit in a 64-bit signed integer"))
         }
-        func nonFinite(_ v: Any) -> EncodingError {
-            .invalidValue(v, .init(codingPath: codingPath, debugDescription: "the database cannot store \(v)"))
-        }
         switch value {
         case let v as DatabaseValue: return v
         case let v as Bool: return .bool(v)
         case let v as String: return .string(v)
         case let v as Double:
-            guard v.isFinite else { throw nonFinite(v) }
+            guard v.isFinite else { return try nonConforming(v, codingPath: codingPath) }
             return .double(v)
         case let v as Float:
-            guard v.isFinite else { throw nonFinite(v) }
+            guard v.isFinite else { return try nonConforming(Double(v), codingPath: codingPath) }
             // Through the shortest decimal text, so 0.1 as Float is stored as 0.1.
             return .double(Double(String(v)) ?? Double(v))
         case let v as Int: return .int(Int64(v))
@@ -157,17 +163,10 @@ struct NodeEncodingCore {
         case let v as UInt64:
             guard let i = Int64(exactly: v) else { throw outOfRange(v) }
             return .int(i)
-        case let v as Date:
-            switch dateStrategy {
-            case .deferredToDate: return nil
-            case .secondsSince1970: return .number(v.timeIntervalSince1970)
-            case .millisecondsSince1970: return .number((v.timeIntervalSince1970 * 1000).rounded())
-            }
         case let v as URL: return .string(v.absoluteString)
-        case let v as Data: return .string(v.base64EncodedString())
         case let v as Decimal:
             let d = NSDecimalNumber(decimal: v).doubleValue
-            guard d.isFinite else { throw nonFinite(v) }
+            guard d.isFinite else { return try nonConforming(d, codingPath: codingPath) }
             return .number(d)
         default: return nil
         }
@@ -179,7 +178,7 @@ struct NodeEncoderImpl: Encoder {
     let core: NodeEncodingCore
     let slot: EncodingSlot
     let codingPath: [any CodingKey]
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    var userInfo: [CodingUserInfoKey: Any] { core.options.userInfo }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         KeyedEncodingContainer(NodeKeyedEncodingContainer<Key>(core: core, box: slot.object(), codingPath: codingPath))
@@ -199,12 +198,15 @@ struct NodeKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     let box: ObjectBox
     let codingPath: [any CodingKey]
 
+    /// The database key `key` is written under.
+    private func name(_ key: Key) -> String { core.databaseKey(key, codingPath: codingPath) }
+
     mutating func encodeNil(forKey key: Key) throws {
-        box.slot(key.stringValue).content = .value(.null)
+        box.slot(name(key)).content = .value(.null)
     }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        try core.box(value, into: box.slot(key.stringValue), codingPath: codingPath + [key])
+        try core.box(value, into: box.slot(name(key)), codingPath: codingPath + [key])
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
@@ -212,12 +214,12 @@ struct NodeKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     ) -> KeyedEncodingContainer<NestedKey> {
         KeyedEncodingContainer(
             NodeKeyedEncodingContainer<NestedKey>(
-                core: core, box: box.slot(key.stringValue).object(), codingPath: codingPath + [key])
+                core: core, box: box.slot(name(key)).object(), codingPath: codingPath + [key])
         )
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        NodeUnkeyedEncodingContainer(core: core, box: box.slot(key.stringValue).array(), codingPath: codingPath + [key])
+        NodeUnkeyedEncodingContainer(core: core, box: box.slot(name(key)).array(), codingPath: codingPath + [key])
     }
 
     mutating func superEncoder() -> any Encoder {
@@ -227,7 +229,7 @@ struct NodeKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
-        NodeEncoderImpl(core: core, slot: box.slot(key.stringValue), codingPath: codingPath + [key])
+        NodeEncoderImpl(core: core, slot: box.slot(name(key)), codingPath: codingPath + [key])
     }
 }
 

@@ -17,12 +17,14 @@ func node(from value: DatabaseValue, at path: Path) throws(DatabaseError) -> Nod
 }
 
 /// The node an `Encodable` value denotes when written at `path` (absolute), through
-/// ``NodeEncoder`` with its default strategies (see there), validated as
+/// ``NodeEncoder`` with `options` (Firebase's defaults unless given), validated as
 /// ``node(from:at:)`` validates.
 ///
 /// - Throws: ``DatabaseError/invalidValue(_:)`` naming the coding path or the data path.
-func node(encoding value: some Encodable, at path: Path) throws(DatabaseError) -> Node {
-    try NodeEncoder().encode(value, at: path)
+func node(
+    encoding value: some Encodable, at path: Path, options: NodeEncoder.Options = .init()
+) throws(DatabaseError) -> Node {
+    try NodeEncoder(options: options).encode(value, at: path)
 }
 
 /// The children of an `updateChildValues` call: each key is a path relative to `path`

@@ -21,7 +21,7 @@ import Testing
     func validChildPaths(path: String, expected: String) {
         let ref = root.child(path)
         #expect(ref.invalid == nil)
-        #expect(ref.description == expected)
+        #expect(ref.pathString == expected)
     }
 
     @Test(arguments: [
@@ -71,9 +71,9 @@ import Testing
         // js-sdk path.test.ts "parent() returns the parent".
         let c = root.child("/a/b/c")
         #expect(c.key == "c")
-        #expect(c.parent?.description == "/a/b")
-        #expect(c.parent?.parent?.description == "/a")
-        #expect(c.parent?.parent?.parent?.description == "/")
+        #expect(c.parent?.pathString == "/a/b")
+        #expect(c.parent?.parent?.pathString == "/a")
+        #expect(c.parent?.parent?.parent?.pathString == "/")
         #expect(c.parent?.parent?.parent?.parent == nil)
         #expect(c.root == root)
         #expect(root.parent == nil)

@@ -70,11 +70,11 @@ import Testing
     @Test func millisecondDates() throws {
         let date = Date(timeIntervalSince1970: 1_700_000_000.123)
         var encoder = NodeEncoder()
-        encoder.dateStrategy = .millisecondsSince1970
+        encoder.options.date = .millisecondsSince1970
         let n = try encoder.encode(date, at: .root)
         #expect(n == .number(1_700_000_000_123))
         var decoder = NodeDecoder()
-        decoder.dateStrategy = .millisecondsSince1970
+        decoder.options.date = .millisecondsSince1970
         let back = try decoder.decode(Date.self, from: n)
         #expect(abs(back.timeIntervalSince1970 - date.timeIntervalSince1970) < 0.001)
     }
