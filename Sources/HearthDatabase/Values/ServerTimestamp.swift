@@ -46,7 +46,7 @@ public struct ServerTimestamp: Codable, Hashable, Sendable {
             }
             try container.encode(milliseconds)
         } else {
-            try container.encode(ServerValue.timestamp())
+            try container.encode(DatabaseValue.serverTimestamp)
         }
     }
 }

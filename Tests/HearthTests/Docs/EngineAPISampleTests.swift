@@ -58,7 +58,7 @@ import Hearth
         #expect(result.complete)  // doc-sample: test
 
         // Listeners get Firebase's events — child_removed, child_added, child_moved, child_changed,
-        // value — in commit order, from materialized views (a closure, or `store.events(at:query:)`
+        // value — in commit order, from the listened query's view (a closure, or `store.events(at:query:)`
         // as an AsyncStream).
         let token = try store.addListener(at: "scores", query: top4.query) { event in
             print(event.kind, event.childKey?.string ?? "", event.node)

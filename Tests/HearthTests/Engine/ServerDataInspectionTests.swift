@@ -86,6 +86,11 @@ import Testing
                     try batched.close()
                     direct = try Store.open(directory: directDir.path, options: options(clock: clock))
                     batched = try Store.open(directory: batchDir.path, options: options(clock: clock))
+                    // Listened again after the restart, as a client does: an inactive query's
+                    // keys are not kept in step with writes (its view is gone).
+                    for store in [direct, batched] {
+                        try store.commit { (b: inout StoreBatch) throws(StoreError) in try b.setQueryActive(location) }
+                    }
                 }
             }
             let keys = try direct.fullyLoadedCore().loading.state.trackedQuery(at: location)?.keys ?? []

@@ -187,8 +187,6 @@ import Testing
                 events = [Self.randomServerEvent(&random, existing: existing, big: big)]
             }
             try windowedHost.completeWindows(for: events, [], lazy)
-            let windowedPrior = ViewHost.Prior(events, lazy.loading.state.trackedQueries)
-            let wholePrior = ViewHost.Prior(events, loaded.loading.state.trackedQueries)
             var (l, w) = (lazy.loading, loaded.loading)
             for e in events {
                 l.apply(e)
@@ -196,8 +194,8 @@ import Testing
             }
             lazy = PersistedCacheReader(loading: l, reader: lazy.reader)
             loaded = PersistedCacheReader(loading: w, reader: nil)
-            let got = windowedHost.apply(events, [], lazy, prior: windowedPrior, now: 0).map(\.0)
-            let want = wholeHost.apply(events, [], loaded, prior: wholePrior, now: 0).map(\.0)
+            let got = windowedHost.apply(events, [], lazy, now: 0).map(\.0)
+            let want = wholeHost.apply(events, [], loaded, now: 0).map(\.0)
             #expect(got == want, "step \(step): \(events)")
         }
     }
