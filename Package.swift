@@ -19,7 +19,8 @@
 //   HearthRules  Firebase security rules: parse once, evaluate reads/writes (pure, no I/O)
 //   HearthDatabase the sync client: Firebase's Database/DatabaseReference/observe API on a store,
 //                its sans-I/O protocol core, and a WebSocket transport: URLSessionWebSocketTask
-//                (system TLS) on Apple platforms, SwiftNIO with NIOSSL on Linux
+//                (system TLS) on Apple platforms, SwiftNIO with NIOSSL on Linux; logs through
+//                swift-log
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -83,6 +84,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // The client's logging API (Firebase's `setLoggingEnabled` as log levels): the server-side
+        // Swift standard, one small module an app routes to its own backend (os_log, a file);
+        // already in the graph through jwt-kit.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // `swift package generate-documentation --target Hearth` (DocC catalogs in Sources/*/*.docc);
         // a command plugin only: nothing of it is linked into the products.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
@@ -137,7 +142,8 @@ let package = Package(
         ),
         .target(
             name: "HearthDatabase",
-            dependencies: ["Hearth", "HearthLog", "HearthWire"] + clientNIO,
+            dependencies: ["Hearth", "HearthLog", "HearthWire", .product(name: "Logging", package: "swift-log")]
+                + clientNIO,
             swiftSettings: swiftSettings + [nioTransport]
         ),
         .target(
@@ -183,8 +189,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HearthDatabaseTests",
-            dependencies: ["HearthDatabase", "HearthServer", "HearthWire", "Hearth", "HearthTesting", nioSSL, jwtKit]
-                + nioWebSocket,
+            dependencies: [
+                "HearthDatabase", "HearthServer", "HearthWire", "Hearth", "HearthTesting", nioSSL, jwtKit,
+                .product(name: "Logging", package: "swift-log"),
+            ] + nioWebSocket,
             swiftSettings: swiftSettings + [nioTransport]
         ),
         .testTarget(

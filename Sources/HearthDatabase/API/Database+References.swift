@@ -1,12 +1,12 @@
 import Foundation
+import Hearth
 import HearthModel
 
 extension Database {
-    /// The version of Hearth's client — Firebase's `sdkVersion()`.
-    public static func sdkVersion() -> String { hearthVersion }
-
-    /// The release this client is (or, between releases, follows).
-    static let hearthVersion = "0.2.0"
+    /// The version of Hearth's client — Firebase's `sdkVersion()`: the release it is, or
+    /// between releases the next one with a `-dev` suffix (``HearthInfo/version``, the one
+    /// version of the package, as `hearth --version` prints it).
+    public static func sdkVersion() -> String { HearthInfo.version }
 
     /// The reference a full URL names — Firebase's `reference(fromURL:)`:
     /// `https://demo.firebaseio.com/users/ada` is `users/ada` of the database `demo`, each key

@@ -128,3 +128,27 @@ extension Database {
     /// queue unless ``Options/callbackQueue`` names another.
     public var callbackQueue: DispatchQueue { callbacks }
 }
+
+extension DatabaseReference {
+    /// Disconnects every shared database (``Database/database(url:)``) and keeps it offline until
+    /// ``goOnline()`` — Firebase's class method `DatabaseReference.goOffline()`, which does so for
+    /// every database of the app. A database the app created itself (`Database(url:options:)`)
+    /// is the app's to take offline: ``Database/goOffline()``.
+    public static func goOffline() {
+        for database in SharedDatabases.open() { database.goOffline() }
+    }
+
+    /// Reconnects every shared database that ``goOffline()`` (or ``Database/goOffline()``)
+    /// disconnected — Firebase's class method `DatabaseReference.goOnline()`.
+    public static func goOnline() {
+        for database in SharedDatabases.open() { database.goOnline() }
+    }
+}
+
+extension SharedDatabases {
+    /// The shared instances not closed, taken under the registry's lock and used after it: a
+    /// database's calls take its own locks and must not nest inside this one.
+    static func open() -> [Database] {
+        registry.withLock { r in r.instances.values.filter { !$0.state.withLock { $0.closed } } }
+    }
+}

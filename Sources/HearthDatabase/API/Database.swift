@@ -3,6 +3,7 @@ import Foundation
 import Hearth
 import HearthModel
 import HearthWire
+import Logging
 import Synchronization
 
 /// A realtime database: a server, a local Hearth store that keeps what the app has seen and
@@ -73,9 +74,18 @@ public final class Database: Sendable {
         /// had already read when told to stop. Default 16 MiB.
         public var maxInboxBytes: Int = 16 << 20
 
-        /// Where the database's warnings go (what Firebase's clients log: a server error, a
-        /// shutdown, security debug output, a query without an index, a host cache file that
-        /// could not be read). `nil` (default): standard error, prefixed `[Hearth]`.
+        /// Where the database logs, through swift-log: its warnings (what Firebase's clients
+        /// log: a server error, a shutdown, security debug output, a query without an index, a
+        /// host cache file that could not be read) at `.warning`, and what it does (connecting,
+        /// connected and disconnected, purging writes) at `.debug`, which
+        /// ``Database/setLoggingEnabled(_:)`` turns on. Default: a logger labelled
+        /// `hearth.database`, on the backend the app bootstrapped (`LoggingSystem.bootstrap`;
+        /// without one, swift-log's standard error at `.info`).
+        public var logger = Logger(label: "hearth.database")
+
+        /// A function that takes every line ``logger`` would get instead of it — warnings,
+        /// and debug lines while ``Database/setLoggingEnabled(_:)`` is on. `nil` (default):
+        /// ``logger`` gets them.
         public var logHandler: (@Sendable (String) -> Void)?
 
         /// The store's file system (tests give a simulated one); `nil`: the real one.

@@ -126,9 +126,9 @@ extension DatabaseQueryConvertible {
     /// invalid query, a location under `.info`), and a failure of the store, changes nothing
     /// and is reported through ``Database/Options/logHandler``.
     public func keepSynced(_ keepSynced: Bool) {
-        let q = databaseQuery
-        do throws(DatabaseError) { try q.ref.database.keepSynced(q, keepSynced) } catch {
-            Database.logger(q.ref.database.options)("keepSynced(\(keepSynced)) at \(q.ref) did nothing: \(error)")
+        do throws(DatabaseError) { try keepSyncedReportingErrors(keepSynced) } catch {
+            let ref = databaseQuery.ref
+            Database.logger(ref.database.options)("keepSynced(\(keepSynced)) at \(ref) did nothing: \(error)")
         }
     }
 

@@ -100,10 +100,6 @@ struct HostCache: Sendable {
 }
 
 extension Database {
-    /// Where warnings go: ``Options/logHandler``, or standard error.
-    static func logger(_ options: Options) -> @Sendable (String) -> Void {
-        options.logHandler ?? { text in FileHandle.standardError.write(Data(("[Hearth] " + text + "\n").utf8)) }
-    }
 
     /// A server redirected the database (or it fell back to its configured host): a persistent
     /// store keeps the host for the next start. Failing to keep it costs only a redirect then.

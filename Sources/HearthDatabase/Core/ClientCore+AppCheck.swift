@@ -14,7 +14,7 @@ import HearthWire
 extension ClientCore {
     /// The reason a server that enforces App Check gives when it shuts a connection down
     /// for an invalid token (the Android SDK's `INVALID_APP_CHECK_TOKEN`).
-    public static let invalidAppCheckShutdown = "Invalid appcheck token"
+    package static let invalidAppCheckShutdown = "Invalid appcheck token"
 
     /// Asks the App Check provider for a token, numbering the request.
     mutating func requestAppCheckToken(force: Bool, into out: inout ClientOutput) {
@@ -25,7 +25,7 @@ extension ClientCore {
     /// The App Check provider answered request `fetch` (``ClientOutput/fetchAppCheckToken``;
     /// `nil`: no token). An answer to a request made before the token was last set is stale
     /// and dropped, as for auth tokens.
-    public mutating func appCheckTokenFetched(_ token: AuthToken?, fetch: Int64, now: Int64) -> ClientOutput {
+    package mutating func appCheckTokenFetched(_ token: AuthToken?, fetch: Int64, now: Int64) -> ClientOutput {
         guard fetch > appCheckFetchesBeforeToken else { return ClientOutput() }
         appCheckFetchesBeforeToken = fetch
         return setAppCheckToken(token, now: now)
@@ -34,7 +34,7 @@ extension ClientCore {
     /// The App Check provider failed request `fetch`: the connection goes ahead without an App
     /// Check token (a server that does not enforce App Check serves it; one that does refuses
     /// it, and the next attempt asks again).
-    public mutating func appCheckTokenFetchFailed(fetch: Int64, now: Int64) -> ClientOutput {
+    package mutating func appCheckTokenFetchFailed(fetch: Int64, now: Int64) -> ClientOutput {
         var out = ClientOutput()
         guard fetch == appCheckFetches, fetch > appCheckFetchesBeforeToken else { return out }
         out.events.append(.notice("could not get an App Check token: connecting without one"))
@@ -48,7 +48,7 @@ extension ClientCore {
 
     /// The app's App Check token changed (the provider's token listener; `nil`: removed). It is
     /// newer than every answer still due from the provider.
-    public mutating func appCheckTokenUpdated(_ token: AuthToken?, now: Int64) -> ClientOutput {
+    package mutating func appCheckTokenUpdated(_ token: AuthToken?, now: Int64) -> ClientOutput {
         appCheckFetchesBeforeToken = appCheckFetches
         return setAppCheckToken(token, now: now)
     }

@@ -8,7 +8,7 @@ extension ClientCore {
     /// The app wants to be online (also the first call after creating the core): connect now
     /// unless a connection is already opening or open. It also ends a server's shutdown
     /// (``shutdownReason``): the app asked again.
-    public mutating func goOnline(now: Int64) -> ClientOutput {
+    package mutating func goOnline(now: Int64) -> ClientOutput {
         var out = ClientOutput()
         shutdownReason = nil
         appCheckShutdowns = 0
@@ -24,7 +24,7 @@ extension ClientCore {
 
     /// The app wants to be offline: the connection closes and no attempt follows until
     /// ``goOnline(now:)``. Pending writes stay queued.
-    public mutating func goOffline(now: Int64) -> ClientOutput {
+    package mutating func goOffline(now: Int64) -> ClientOutput {
         var out = ClientOutput()
         if let id = currentConnection { out.close = id }
         let wasConnected = isConnected
@@ -65,7 +65,7 @@ extension ClientCore {
     /// The token provider answered request `fetch` (``ClientOutput/fetchToken``; `nil`: no
     /// user signed in). An answer to a request made before the token was last set is stale
     /// and dropped: the token set since is newer (see ``token``).
-    public mutating func tokenFetched(_ token: AuthToken?, fetch: Int64, now: Int64) -> ClientOutput {
+    package mutating func tokenFetched(_ token: AuthToken?, fetch: Int64, now: Int64) -> ClientOutput {
         guard fetch > tokenFetchesBeforeToken else { return ClientOutput() }
         tokenFetchesBeforeToken = fetch
         return setToken(token, now: now)
@@ -73,7 +73,7 @@ extension ClientCore {
 
     /// The app handed over a token (`nil`: signed out): it is newer than every answer still
     /// due from the provider, which are dropped when they arrive.
-    public mutating func authTokenUpdated(_ token: AuthToken?, now: Int64) -> ClientOutput {
+    package mutating func authTokenUpdated(_ token: AuthToken?, now: Int64) -> ClientOutput {
         tokenFetchesBeforeToken = tokenFetches
         return setToken(token, now: now)
     }
@@ -119,7 +119,7 @@ extension ClientCore {
 
     /// The token provider failed request `fetch`: retry later, as after a failed connection.
     /// Only the failure of the last request ends a connection attempt's wait.
-    public mutating func tokenFetchFailed(fetch: Int64, now: Int64) -> ClientOutput {
+    package mutating func tokenFetchFailed(fetch: Int64, now: Int64) -> ClientOutput {
         var out = ClientOutput()
         guard case .fetchingToken = phase, fetch == tokenFetches else { return out }
         scheduleRetry(now: now, into: &out)
@@ -128,14 +128,14 @@ extension ClientCore {
 
     /// The transport reported the connection open (the WebSocket handshake finished). The
     /// core waits for the server's hello before it sends anything.
-    public mutating func connectionOpened(_ id: ConnectionID, now: Int64) -> ClientOutput {
+    package mutating func connectionOpened(_ id: ConnectionID, now: Int64) -> ClientOutput {
         if currentConnection == id { currentOpened = true }
         return ClientOutput()
     }
 
     /// The transport reported the connection gone. A report about an older connection is
     /// ignored.
-    public mutating func connectionClosed(_ id: ConnectionID, now: Int64) -> ClientOutput {
+    package mutating func connectionClosed(_ id: ConnectionID, now: Int64) -> ClientOutput {
         var out = ClientOutput()
         guard currentConnection == id else { return out }
         let wasConnected = isConnected
@@ -208,7 +208,7 @@ extension ClientCore {
     }
 
     /// Time passed: a due reconnect attempt, a keepalive, gets that timed out offline.
-    public mutating func tick(now: Int64) -> ClientOutput {
+    package mutating func tick(now: Int64) -> ClientOutput {
         var out = ClientOutput()
         if case .waiting(let until) = phase, now >= until { attempt(now: now, into: &out) }
         checkPause(now: now, into: &out)

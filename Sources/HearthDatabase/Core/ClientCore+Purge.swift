@@ -7,7 +7,7 @@ extension ClientCore {
     /// order. A write already sent may still be applied by the server; its answer, when it
     /// comes, finds no write and is ignored, as Firebase ignores it. onDisconnect operations
     /// are kept.
-    public mutating func purgeWrites(now: Int64) -> ClientOutput {
+    package mutating func purgeWrites(now: Int64) -> ClientOutput {
         var out = ClientOutput()
         for id in writes.keys.sorted() {
             writes[id] = nil

@@ -14,7 +14,7 @@ extension ClientCore {
     /// connection drops after it was sent, the core forgets it and reports
     /// ``ClientEvent/conditionalWriteInterrupted(id:)`` (Firebase aborts such transactions
     /// with `disconnect`), stamped or not (see `dropConnectionState`).
-    public mutating func write(
+    package mutating func write(
         _ write: PendingWrite, writer: String? = nil, condition: WriteCondition? = nil, now: Int64
     ) -> ClientOutput {
         var out = ClientOutput()
@@ -31,7 +31,7 @@ extension ClientCore {
     /// aborted by a later set, Firebase's `repoAbortTransactions`): it is reverted in the
     /// store. Returns false, and does nothing, when it was sent (its answer will come) or is
     /// unknown.
-    public mutating func withdrawUnsentWrite(_ id: Int64, now: Int64) -> (ClientOutput, Bool) {
+    package mutating func withdrawUnsentWrite(_ id: Int64, now: Int64) -> (ClientOutput, Bool) {
         var out = ClientOutput()
         guard writes[id] != nil, !sentWrites.contains(id) else { return (out, false) }
         writes[id] = nil
@@ -44,7 +44,7 @@ extension ClientCore {
     /// An onDisconnect operation the runtime has saved in the store: sent now when connected
     /// (and writes are not held), else on the next connection; answered by a
     /// ``ClientEvent/onDisconnectCompleted(id:error:)``.
-    public mutating func onDisconnect(_ op: OnDisconnectOperation, now: Int64) -> ClientOutput {
+    package mutating func onDisconnect(_ op: OnDisconnectOperation, now: Int64) -> ClientOutput {
         var out = ClientOutput()
         onDisconnects[op.id] = op
         flush(now: now, into: &out)
@@ -67,7 +67,7 @@ extension ClientCore {
     /// One more registration (an observer or a keepSynced pin) wants the query at `location`;
     /// the first one listens. Returns nothing to do when the listen exists already, or when
     /// the client holds ``Configuration/maxListens`` (the event says so).
-    public mutating func listen(_ location: QueryLocation, now: Int64) -> ClientOutput {
+    package mutating func listen(_ location: QueryLocation, now: Int64) -> ClientOutput {
         var out = ClientOutput()
         let key = ClientCore.wireLocation(location)
         if listens[key] != nil {
@@ -93,7 +93,7 @@ extension ClientCore {
     }
 
     /// A registration no longer wants the query at `location`; the last one unlistens.
-    public mutating func unlisten(_ location: QueryLocation, now: Int64) -> ClientOutput {
+    package mutating func unlisten(_ location: QueryLocation, now: Int64) -> ClientOutput {
         var out = ClientOutput()
         let key = ClientCore.wireLocation(location)
         guard var listen = listens[key] else { return out }
@@ -114,7 +114,7 @@ extension ClientCore {
     /// Reads the query at `location` from the server once (`g`), as request `id`. Answered by
     /// a ``ClientEvent/getCompleted(id:_:)``: the data, or ``DatabaseError/offline`` when no
     /// connection comes within ``Configuration/getOfflineTimeoutMs``.
-    public mutating func get(_ id: UInt64, at location: QueryLocation, now: Int64) -> ClientOutput {
+    package mutating func get(_ id: UInt64, at location: QueryLocation, now: Int64) -> ClientOutput {
         var out = ClientOutput()
         gets[id] = PendingGet(location: location, deadline: isConnected ? nil : now + configuration.getOfflineTimeoutMs)
         if isConnected { sendGet(id, now: now, into: &out) }
@@ -196,7 +196,7 @@ extension ClientCore {
 
     /// A whole message arrived on connection `id`. Messages on an older connection are
     /// ignored; a message that does not decode is reported as a warning and skipped.
-    public mutating func received(_ text: String, on id: ConnectionID, now: Int64) -> ClientOutput {
+    package mutating func received(_ text: String, on id: ConnectionID, now: Int64) -> ClientOutput {
         var out = ClientOutput()
         guard currentConnection == id else { return out }
         let message: ServerMessage

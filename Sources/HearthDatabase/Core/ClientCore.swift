@@ -37,35 +37,35 @@ import HearthWire
 /// `dropConnectionState`). Without the offer the core speaks plain protocol v5.
 ///
 /// Not thread-safe: one caller at a time (the runtime holds it under a lock).
-public struct ClientCore: Sendable {
+package struct ClientCore: Sendable {
     /// Limits and timings.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// A keepalive (`"0"`) is sent after this long without sending anything (Firebase:
         /// 45 s, under the servers' 60 s idle limit).
-        public var keepAliveIntervalMs: Int64 = 45_000
+        package var keepAliveIntervalMs: Int64 = 45_000
         /// A get made while not connected fails with ``DatabaseError/offline`` after this long
         /// without a connection (Firebase: 3 s).
-        public var getOfflineTimeoutMs: Int64 = 3_000
+        package var getOfflineTimeoutMs: Int64 = 3_000
         /// The app supplies tokens: every connection attempt asks for one first.
-        public var usesTokens = false
+        package var usesTokens = false
         /// The app supplies App Check tokens: every connection attempt asks for one first
         /// (beside the auth token), and it goes out as `appcheck` after the hello.
-        public var usesAppCheck = false
+        package var usesAppCheck = false
         /// After this many refused tokens in a row, reconnects wait the longest delay
         /// (Firebase: 3).
-        public var invalidTokenThreshold = 3
+        package var invalidTokenThreshold = 3
         /// Listens one client may hold.
-        public var maxListens = 100_000
+        package var maxListens = 100_000
         /// The host the database URL names (`HOST[:PORT]`, as in a `Host` header). When set,
         /// the core follows the servers' redirects (a reset, a hello naming another host) and
         /// keeps the host they name in ``ClientCore/host``; `nil`: every connection goes to
         /// the configured host.
-        public var host: String?
+        package var host: String?
         /// Resets one connection attempt may follow before it counts as failed (and the next
         /// waits the backoff): servers that redirect to each other cannot make the client loop.
-        public var maxResetsPerAttempt = 8
+        package var maxResetsPerAttempt = 8
         /// Default configuration.
-        public init() {}
+        package init() {}
     }
 
     enum Phase: Sendable, Equatable {
@@ -111,7 +111,7 @@ public struct ClientCore: Sendable {
     }
 
     /// The configuration.
-    public internal(set) var configuration: Configuration
+    package internal(set) var configuration: Configuration
     var phase: Phase = .offline
     var backoff = Backoff()
     var rng: SeededRandom
@@ -127,14 +127,14 @@ public struct ClientCore: Sendable {
     var writes: [Int64: PendingWrite] = [:]
     var gets: [UInt64: PendingGet] = [:]
     /// The compare-and-set condition of a transaction's write (Firebase's `p` with `h`).
-    public struct WriteCondition: Sendable, Hashable {
+    package struct WriteCondition: Sendable, Hashable {
         /// The hash of the data the update function ran on; the server refuses the write
         /// (`datastale`) unless its data still has it.
-        public let hash: String
+        package let hash: String
         /// The persisted transaction it belongs to, if any (marked sent before it goes out).
-        public let transactionID: Int64?
+        package let transactionID: Int64?
         /// A condition.
-        public init(hash: String, transactionID: Int64?) {
+        package init(hash: String, transactionID: Int64?) {
             self.hash = hash
             self.transactionID = transactionID
         }
@@ -153,7 +153,7 @@ public struct ClientCore: Sendable {
     var writerIDs: [Int64: String] = [:]
     /// Whether the current connection's server offered exactly-once writes (then writes with
     /// a writer id go out stamped).
-    public internal(set) var stampsWrites = false
+    package internal(set) var stampsWrites = false
     var sentOnDisconnects: Set<Int64> = []
     /// Writes are held (the token expired) — reported once per change.
     var pausedReported = false
@@ -167,7 +167,7 @@ public struct ClientCore: Sendable {
     /// newer token. The newest token wins: an answer to a request made before the token was
     /// last set is dropped (see `tokenFetchesBeforeToken`), so a late answer never replaces
     /// a newer token and never pauses writes again.
-    public internal(set) var token: AuthToken?
+    package internal(set) var token: AuthToken?
     /// The number of the last token request made (requests are numbered from 1).
     var tokenFetches: Int64 = 0
     /// Requests numbered up to this one were made before ``token`` was set: their answers
@@ -177,7 +177,7 @@ public struct ClientCore: Sendable {
     var invalidTokens = 0
     /// The App Check token in use, if any (its expiry from the token's `exp`; see
     /// ClientCore+AppCheck.swift). Its answers follow the same newest-wins rule as ``token``.
-    public internal(set) var appCheckToken: AuthToken?
+    package internal(set) var appCheckToken: AuthToken?
     /// The number of the last App Check token request made.
     var appCheckFetches: Int64 = 0
     /// App Check requests numbered up to this one are stale.
@@ -196,19 +196,19 @@ public struct ClientCore: Sendable {
     /// The attempt being prepared waits for the App Check provider's answer.
     var awaitingAppCheck = false
     /// Whether the server accepted the current token on this connection.
-    public internal(set) var isAuthenticated = false
+    package internal(set) var isAuthenticated = false
     /// The server's clock minus ours (ms), from the last hello.
-    public internal(set) var serverTimeOffsetMs: Double = 0
+    package internal(set) var serverTimeOffsetMs: Double = 0
     /// The newest write id handed to the core (ids increase: checked, not scanned).
     var newestWriteID: Int64 = .min
     /// The last session id, sent as `ls` when reconnecting.
-    public internal(set) var lastSessionID: String?
+    package internal(set) var lastSessionID: String?
     /// Where connections go when not the configured host (Firebase's `RepoInfo.internalHost`):
     /// the host a server redirected the client to, `HOST[:PORT]`. `nil`: the configured one.
-    public internal(set) var host: String?
+    package internal(set) var host: String?
     /// Why the server shut the connection down (control `s`): no attempt follows until
     /// ``goOnline(now:)``.
-    public internal(set) var shutdownReason: String?
+    package internal(set) var shutdownReason: String?
     /// Whether the transport reported the current connection open (a connection that never
     /// opened is a failed connect: the cached host is dropped).
     var currentOpened = false
@@ -241,7 +241,7 @@ public struct ClientCore: Sendable {
     /// `host` is the host a server redirected an earlier run to (``host``), if it was kept:
     /// the first connection goes there (when ``Configuration/host`` is set and it is a valid
     /// `HOST[:PORT]`).
-    public init(
+    package init(
         configuration: Configuration = Configuration(), pendingWrites: [PendingWrite],
         writers: WriterIdentities = WriterIdentities(), onDisconnect: [OnDisconnectOperation] = [],
         token: AuthToken?, seed: UInt64, host: String? = nil, hash: @escaping @Sendable (QueryLocation) -> String,
@@ -274,19 +274,19 @@ public struct ClientCore: Sendable {
     /// Whether writes are held now: the token in use has expired. (Firebase: "If the auth
     /// token expires while your app is offline, the client pauses write operations until your
     /// app re-authenticates the user".)
-    public func writesPaused(now: Int64) -> Bool {
+    package func writesPaused(now: Int64) -> Bool {
         guard let token else { return false }
         return token.expiresAt <= now
     }
 
     /// Whether a connection is up (hello received).
-    public var isConnected: Bool {
+    package var isConnected: Bool {
         if case .connected = phase { return true }
         return false
     }
 
     /// The connection the core considers current (opening or open).
-    public var currentConnection: ConnectionID? {
+    package var currentConnection: ConnectionID? {
         switch phase {
         case .connecting(let id), .connected(let id), .fetchingToken(let id): id
         case .offline, .waiting: nil
@@ -294,14 +294,14 @@ public struct ClientCore: Sendable {
     }
 
     /// The writes not yet answered by the server, in id order.
-    public var unansweredWriteIDs: [Int64] { writes.keys.sorted() }
+    package var unansweredWriteIDs: [Int64] { writes.keys.sorted() }
 
     /// The listens the core holds (wire locations: a query that loads all data is the
     /// default query at its path).
-    public var listenLocations: Set<QueryLocation> { Set(listens.keys) }
+    package var listenLocations: Set<QueryLocation> { Set(listens.keys) }
 
     /// The earliest time ``tick(now:)`` has something to do, if any.
-    public var nextDeadline: Int64? {
+    package var nextDeadline: Int64? {
         var d: Int64?
         func consider(_ t: Int64) { d = min(d ?? t, t) }
         if case .waiting(let until) = phase { consider(until) }

@@ -4,7 +4,7 @@ import HearthWire
 
 /// A store mutation the core asks for. The runtime applies one output's commits as one store
 /// commit, before it delivers that output's events.
-public enum ClientCommit: Sendable, Equatable {
+package enum ClientCommit: Sendable, Equatable {
     /// Untagged server data (`d`): the data at `path` is `node`.
     case serverOverwrite(Path, Node)
     /// Untagged server merge (`m`).
@@ -38,13 +38,13 @@ public enum ClientCommit: Sendable, Equatable {
     /// effect becomes server data here (`StoreBatch.applyOnDisconnectLocally(_:)`).
     case applyOnDisconnectLocally(Int64)
 
-    public static func == (lhs: ClientCommit, rhs: ClientCommit) -> Bool {
+    package static func == (lhs: ClientCommit, rhs: ClientCommit) -> Bool {
         String(describing: lhs) == String(describing: rhs)
     }
 }
 
 /// Something the app hears about (after the output's commits are durable).
-public enum ClientEvent: Sendable, Equatable {
+package enum ClientEvent: Sendable, Equatable {
     /// `.info/connected` changed.
     case connected(Bool)
     /// `.info/serverTimeOffset` changed (ms).
@@ -81,38 +81,38 @@ public enum ClientEvent: Sendable, Equatable {
 /// What the runtime must do after one call into ``ClientCore``, in this order: open or close
 /// connections, apply ``commits`` as one store commit, send ``messages`` on the current
 /// connection, then deliver ``events``.
-public struct ClientOutput: Sendable {
+package struct ClientOutput: Sendable {
     /// Messages for the current connection, in order (whole protocol messages as JSON text;
     /// the transport splits them into frames).
-    public var messages: [String] = []
+    package var messages: [String] = []
     /// Store mutations, in order.
-    public var commits: [ClientCommit] = []
+    package var commits: [ClientCommit] = []
     /// Events for the app, in order.
-    public var events: [ClientEvent] = []
+    package var events: [ClientEvent] = []
     /// Open a new connection with this id (and the session id to resume).
-    public var open: ConnectionID?
+    package var open: ConnectionID?
     /// Close this connection.
-    public var close: ConnectionID?
+    package var close: ConnectionID?
     /// Ask the app's token provider for a token, then hand its answer to
     /// ``ClientCore/tokenFetched(_:fetch:now:)`` (or a failure to
     /// ``ClientCore/tokenFetchFailed(fetch:now:)``) with this request's number.
-    public var fetchToken: TokenFetch?
+    package var fetchToken: TokenFetch?
     /// Ask the app's App Check provider for a token, then hand its answer to
     /// ``ClientCore/appCheckTokenFetched(_:fetch:now:)`` (or a failure to
     /// ``ClientCore/appCheckTokenFetchFailed(fetch:now:)``) with this request's number.
-    public var fetchAppCheckToken: TokenFetch?
+    package var fetchAppCheckToken: TokenFetch?
 
     /// Nothing to do.
-    public init() {}
+    package init() {}
 
     /// Whether there is nothing to do.
-    public var isEmpty: Bool {
+    package var isEmpty: Bool {
         messages.isEmpty && commits.isEmpty && events.isEmpty && open == nil && close == nil && fetchToken == nil
             && fetchAppCheckToken == nil
     }
 
     /// Appends another output's work after this one's.
-    public mutating func append(_ other: ClientOutput) {
+    package mutating func append(_ other: ClientOutput) {
         messages += other.messages
         commits += other.commits
         events += other.events
@@ -127,7 +127,7 @@ extension ClientCommit {
     /// Whether the commit must be durable at the database's tier (an ack or revert lost in a
     /// crash means the write is sent again; the token is the user's session). Server data
     /// needs no sync: losing it loses only cache.
-    public var needsDurability: Bool {
+    package var needsDurability: Bool {
         switch self {
         case .ackWrite, .revertWrite, .saveAuth, .clearAuth, .ackOnDisconnect, .removeOnDisconnect,
             .applyOnDisconnectLocally, .transactionSent:
@@ -139,7 +139,7 @@ extension ClientCommit {
     /// Records the commit in a store batch. Each batch method checks its input before it
     /// records anything, so a mutation the store refuses (invalid data from a server, an ack
     /// for a write no longer pending) throws without spoiling the batch.
-    public func apply(to b: inout StoreBatch) throws(StoreError) {
+    package func apply(to b: inout StoreBatch) throws(StoreError) {
         switch self {
         case let .serverOverwrite(path, node): try b.applyServerOverwrite(node, at: path)
         case let .serverMerge(path, children): try b.applyServerMerge(children, at: path)
@@ -161,15 +161,15 @@ extension ClientCommit {
 }
 
 /// A request for a token from the app's token provider.
-public struct TokenFetch: Equatable, Sendable {
+package struct TokenFetch: Equatable, Sendable {
     /// Whether the provider must refresh the token rather than return a cached one.
-    public var force: Bool
+    package var force: Bool
     /// The request's number (increasing): its answer carries it back, so that the core can
     /// drop an answer that a newer token overtook.
-    public var number: Int64
+    package var number: Int64
 
     /// A request numbered `number`.
-    public init(force: Bool, number: Int64) {
+    package init(force: Bool, number: Int64) {
         self.force = force
         self.number = number
     }

@@ -156,4 +156,28 @@ struct PortingGuideSampleTests {
         try ref.database.close()
         try await server.stop()
     }
+
+    /// `DatabaseReference.goOffline()` and `goOnline()` take every shared database (Firebase's:
+    /// every database of the app) off- and online, and leave a database the app created itself
+    /// alone. Here, as no other suite creates shared databases that connect (those of this
+    /// serialized suite's other tests have closed or lost their servers), the calls reach only
+    /// offline ones.
+    @Test func classMethodsTakeEverySharedDatabaseOfflineAndOnline() throws {
+        var options = Database.Options()
+        options.connectAtOpen = false
+        options.callbackQueue = DispatchQueue(label: "test.porting.class-methods")
+        let url = "ws://127.0.0.1:9?ns=porting-class-methods"
+        try Database.setOptions(options, forURL: url)
+        let shared = Database.database(url: url)
+        let own = try Database(url: url, options: options)
+        func phase(_ db: Database) -> ClientCore.Phase { db.state.withLock { $0.core.phase } }
+        #expect(phase(shared) == .offline)
+        DatabaseReference.goOnline()
+        #expect(phase(shared) != .offline, "goOnline() starts connecting every shared database")
+        #expect(phase(own) == .offline, "a database the app created is the app's to take online")
+        DatabaseReference.goOffline()
+        #expect(phase(shared) == .offline)
+        try shared.close()
+        try own.close()
+    }
 }

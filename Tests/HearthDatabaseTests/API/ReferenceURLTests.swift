@@ -1,4 +1,5 @@
 import Foundation
+import Hearth
 import Testing
 @testable import HearthDatabase
 
@@ -52,9 +53,13 @@ import Testing
         #expect(db.reference().pathString == "/")
     }
 
-    @Test func sdkVersionIsARelease() {
+    /// The package's one version: a release `X.Y.Z`, or between releases the next one with a
+    /// `-dev` suffix — the same `hearth --version` prints.
+    @Test func sdkVersionIsThePackagesVersion() {
         let version: String = Database.sdkVersion()
-        #expect(version.split(separator: ".").count == 3)
-        #expect(version.split(separator: ".").allSatisfy { Int($0) != nil })
+        #expect(version == HearthInfo.version)
+        let release = version.hasSuffix("-dev") ? String(version.dropLast(4)) : version
+        #expect(release.split(separator: ".").count == 3)
+        #expect(release.split(separator: ".").allSatisfy { Int($0) != nil })
     }
 }
