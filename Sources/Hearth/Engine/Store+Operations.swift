@@ -48,36 +48,6 @@ extension Store {
         }.lsn
     }
 
-    /// Saves a user write; returns its id.
-    @discardableResult
-    public func saveWrite(
-        _ operation: PendingWrite.Operation, at path: Path, durability: Durability? = nil
-    ) throws(StoreError) -> Int64 {
-        // Checked before the lock: validation reads no state, and under the lock it made every
-        // other committer wait for it.
-        try StoreBatch.validateWritePaths(operation, at: path)
-        // Encoded before the lock too: under it, only the id is added to these bytes. The same
-        // walk checks the data's depth and says whether it holds server values (the views
-        // resolve them under the lock): `StoreBatch.validateWrite`'s depth check, without a
-        // walk of its own.
-        let (body, serverValue, tooDeep) = EventCodec.inspectedWriteBody(operation, at: path)
-        if let tooDeep { throw .invalidData(.tooDeep(path: tooDeep.description)) }
-        let plain = !serverValue
-        if options.readOnly { throw .log(.readOnly(path: directory)) }
-        // And deflated before it, if at all: under the lock the id's few bytes are stored ahead
-        // of this stream (SplitPayload), where deflating the whole record made every committer
-        // wait. A write under `rawRecordLimit` is stored raw (the log's pool returns nil).
-        let deflatedBody = log.deflateTail(body.bytes)
-        let tier = durability ?? options.durability
-        let now = options.clock()
-        let queued = try core.withLock { (core: inout Core) throws(StoreError) in
-            try queueWrite(
-                operation, at: path, body: body, deflatedBody: deflatedBody, plain: plain, tier: tier, now: now, &core)
-        }
-        try awaitTier(queued.queued)
-        return queued.id
-    }
-
     /// A log record whose payload is shorter than this is stored uncompressed, whatever
     /// ``Options/logCompressionLevel`` says (`Log.Options.rawPayloadLimit`; FORMAT.md §5.2 lets
     /// a writer store any record raw). Deflating a record costs zlib ~8–15 µs per stream (reset,

@@ -27,6 +27,19 @@ extension Database {
         } catch { throw DatabaseError(error) }
     }
 
+    /// Saves an app's write as ``commitWithoutSync(_:)`` would a batch of it alone, on the
+    /// store's write path (encoded and deflated before the store's lock); returns its id and LSN.
+    func saveWriteWithoutSync(
+        _ operation: PendingWrite.Operation, at path: Path
+    ) throws(DatabaseError) -> (
+        id: Int64, lsn: LSN
+    ) {
+        if let failure = state.withLock({ $0.durabilityFailure }) { throw failure }
+        do {
+            return try store.saveWrite(operation, at: path, writer: writerID, durability: defersSync ? .buffered : nil)
+        } catch { throw DatabaseError(error) }
+    }
+
     /// On ``work``, after the calls queued before it: makes every commit up to `lsn` durable at
     /// the store's tier, then runs `handOff` — or, when the sync fails, `failed` with the error.
     /// A failed sync poisons the store's log: every later commit is refused (the engine's rule,

@@ -38,13 +38,8 @@ extension Database {
         }
         let result: Result<WriteID, DatabaseError> = writeLock.withLock { _ in
             if state.withLock({ $0.closed }) { return .failure(.closed) }
-            var id: Int64 = 0
-            let lsn: LSN
-            do throws(DatabaseError) {
-                lsn = try commitWithoutSync { (b: inout StoreBatch) throws(StoreError) in
-                    id = try b.saveWrite(operation, at: ref.path, writer: writerID)
-                }
-            } catch {
+            let id: Int64, lsn: LSN
+            do throws(DatabaseError) { (id, lsn) = try saveWriteWithoutSync(operation, at: ref.path) } catch {
                 return .failure(error)
             }
             if let completion {

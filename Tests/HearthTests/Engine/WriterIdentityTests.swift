@@ -204,4 +204,44 @@ import Testing
         #expect(throws: DecodeError.self) { try EventCodec.decode([1, 23, 0, 1]) }  // empty writer
         #expect(throws: DecodeError.self) { try EventCodec.decode([1, 23, 1, 0x61]) }  // no first id
     }
+
+    /// The client's write path (`Store.saveWrite(_:at:writer:durability:)`, encoded before the
+    /// lock) leaves what a batch of each write alone leaves: each writer recorded once, with its
+    /// first write, the same ids, writers and runs, before and after reopening; and the LSN it
+    /// returns is its record's, made durable by `waitUntilDurable`.
+    @Test func theWritePathRecordsWritersAsABatchDoes() throws {
+        let sequence = ["A", "A", "B", "B", "B", "A", "C"]
+        func node(_ i: Int) -> Node { json(#"{"n":\#(i),"text":"\#(String(repeating: "w", count: 80))"}"#) }
+        func path(_ i: Int) -> Path { Path(keys: ["outbox", ChildKey("w\(i)")]) }
+        let batchDir = TempDir(), pathDir = TempDir(), clock = TestClock()
+        var batched = try Store.open(directory: batchDir.path, options: options(clock: clock))
+        var direct = try Store.open(directory: pathDir.path, options: options(clock: clock))
+        var lastLSN: LSN = 0
+        for (i, writer) in sequence.enumerated() {
+            var id: Int64 = 0
+            try batched.commit { (b: inout StoreBatch) throws(StoreError) in
+                id = try b.saveWrite(.set(node(i)), at: path(i), writer: writer)
+            }
+            let saved = try direct.saveWrite(.set(node(i)), at: path(i), writer: writer, durability: .buffered)
+            #expect(saved.id == id)
+            #expect(saved.lsn > lastLSN, "each write's own record")
+            lastLSN = saved.lsn
+            try direct.waitUntilDurable(saved.lsn)
+        }
+        #expect(runs(direct) == ["1:A", "3:B", "6:A", "7:C"])
+        #expect(runs(direct) == runs(batched))
+        #expect(writers(direct) == writers(batched))
+        #expect(direct.pendingWrites() == batched.pendingWrites())
+        #expect(throws: StoreError.self) {
+            try direct.saveWrite(.set(node(0)), at: path(0), writer: "", durability: nil)
+        }
+        try batched.close()
+        try direct.close()
+        batched = try Store.open(directory: batchDir.path, options: options(clock: clock))
+        direct = try Store.open(directory: pathDir.path, options: options(clock: clock))
+        #expect(runs(direct) == runs(batched))
+        #expect(writers(direct) == writers(batched))
+        try batched.close()
+        try direct.close()
+    }
 }
