@@ -64,6 +64,12 @@ func clientLoop() -> any EventLoop {
     clientLoops[nextLoop.add(1, ordering: .relaxed).oldValue % clientLoops.count]
 }
 
+/// The local address the bench's `index`th client connection is bound to: 127.0.0.2 for the
+/// first 20,000, 127.0.0.3 for the next, and so on. One address has about 28,000 ephemeral ports
+/// (`net.ipv4.ip_local_port_range`), fewer while the last run's sockets sit in `TIME_WAIT`;
+/// each loopback address has its own.
+func sourceAddress(_ index: Int) -> String { "127.0.0.\(2 + index / 20_000)" }
+
 func tempDir(_ name: String) -> String {
     let d = FileManager.default.temporaryDirectory.appendingPathComponent("serverbench-\(name)-\(UUID().uuidString)").path
     try! FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
