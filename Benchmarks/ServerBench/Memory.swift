@@ -31,7 +31,7 @@ func idleMemory(connections: Int, listening: Bool) async throws -> MemoryRun {
     let load = loadAverage()
     var clients: [WebSocketTestClient] = []
     for i in 0..<connections {
-        let c = try WebSocketTestClient(port: serve.port, group: clientLoop(), source: sourceAddress(i))
+        let c = try WebSocketTestClient(port: serve.port, group: clientLoop(), source: sourceAddress())
         guard c.receive(timeout: 30) != nil else { fatalError("no hello on connection \(i)") }
         if listening {
             try c.send(ClientRequest.listen(path: Path(keys: ["small", ChildKey(String(format: "c%05d", i))]), query: .default, tag: nil, hash: "").message(number: 1))
