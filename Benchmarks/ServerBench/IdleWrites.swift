@@ -19,7 +19,7 @@ func idleWrites(idle: Int, writes: Int) throws -> IdleWritesRun {
     var clients: [WebSocketTestClient] = []
     clients.reserveCapacity(idle)
     for i in 0..<idle {
-        let c = try WebSocketTestClient(port: serve.port, group: clientLoop())
+        let c = try WebSocketTestClient(port: serve.port, group: clientLoop(), source: sourceAddress())
         guard c.receive(timeout: 30) != nil else { fatalError("no hello on idle connection \(i)") }
         clients.append(c)
     }

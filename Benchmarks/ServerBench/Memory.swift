@@ -10,7 +10,9 @@ import HearthWireTesting
 func idleMemory(connections: Int, listening: Bool) async throws -> MemoryRun {
     let dir = tempDir("memory")
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    let serve = try ServeProcess.start(directory: dir + "/db", extra: ["--idle-timeout", "86400"])
+    // The default connection cap (10,000) would shed connections past it.
+    let serve = try ServeProcess.start(
+        directory: dir + "/db", extra: ["--idle-timeout", "86400", "--max-connections", String(connections + 100)])
     defer { serve.stop() }
     // One connection first (kept open): whatever the first connection initialises is not
     // counted against the N.
@@ -29,8 +31,8 @@ func idleMemory(connections: Int, listening: Bool) async throws -> MemoryRun {
     let load = loadAverage()
     var clients: [WebSocketTestClient] = []
     for i in 0..<connections {
-        let c = try WebSocketTestClient(port: serve.port, group: clientGroup)
-        guard c.receive() != nil else { fatalError("no hello on connection \(i)") }
+        let c = try WebSocketTestClient(port: serve.port, group: clientLoop(), source: sourceAddress())
+        guard c.receive(timeout: 30) != nil else { fatalError("no hello on connection \(i)") }
         if listening {
             try c.send(ClientRequest.listen(path: Path(keys: ["small", ChildKey(String(format: "c%05d", i))]), query: .default, tag: nil, hash: "").message(number: 1))
             guard c.response(1).status == "ok" else { fatalError("listen \(i) failed") }

@@ -64,6 +64,17 @@ func clientLoop() -> any EventLoop {
     clientLoops[nextLoop.add(1, ordering: .relaxed).oldValue % clientLoops.count]
 }
 
+/// The local address the bench's next client connection is bound to: a new one of 127.0.0.2 …
+/// 127.0.0.251 for every 20,000 connections. One address has about 28,000 ephemeral ports
+/// (`net.ipv4.ip_local_port_range`), fewer while an earlier run's sockets sit in `TIME_WAIT`
+/// (a minute); each loopback address has its own, so counting across runs, from a random
+/// address in each process, keeps a run off the ports the last one (or the last process) left
+/// waiting.
+func sourceAddress() -> String {
+    "127.0.0.\(2 + (connectionsOpened.add(1, ordering: .relaxed).oldValue / 20_000) % 250)"
+}
+let connectionsOpened = Atomic<Int>(Int.random(in: 0..<250) * 20_000)
+
 func tempDir(_ name: String) -> String {
     let d = FileManager.default.temporaryDirectory.appendingPathComponent("serverbench-\(name)-\(UUID().uuidString)").path
     try! FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)

@@ -9,7 +9,12 @@
 // Run: `swift run -c release ServerBench [--json PATH] [--runs N] [--only writes,fanout,…]`
 // (options: Support.swift).
 import Foundation
+import HearthServer
 
+// Thousands of idle connections need as many descriptors: the soft limit goes to the hard one
+// (`ulimit -Hn`), here as in `hearth serve`, which inherits it and raises its own the same way.
+let fileLimit = NetworkServer.raiseFileDescriptorLimit()
+report("ServerBench: open files limit \(fileLimit)")
 report("ServerBench: \(options.seconds) s per throughput run, \(options.runs) runs per row, loopback, \(ProcessInfo.processInfo.activeProcessorCount) cores, \(loadText(loadAverage()))")
 var results = Results(
     date: ISO8601DateFormatter().string(from: Date()), cores: ProcessInfo.processInfo.activeProcessorCount,
@@ -58,9 +63,10 @@ if options.wants("fanout") {
     }
 }
 if options.wants("memory") {
-    let limit = Int(sysconf(Int32(_SC_OPEN_MAX)))
-    var rows: [(Int, Bool)] = options.idle.filter { 2 * $0 + 64 <= limit }.map { ($0, false) }
-    for n in options.idle where 2 * n + 64 > limit { report("memory: \(n) connections skipped, open files limit \(limit)") }
+    // The bench holds the client end of every connection, the server (which raises its own
+    // limit the same way) the other: each needs a descriptor per connection and a few more.
+    var rows: [(Int, Bool)] = options.idle.filter { $0 + 256 <= fileLimit }.map { ($0, false) }
+    for n in options.idle where n + 256 > fileLimit { report("memory: \(n) connections skipped, open files limit \(fileLimit)") }
     rows.append((1000, true))
     for run in 1...options.runs {
         for (n, listening) in rows {
@@ -100,12 +106,8 @@ if options.wants("reads") {
 }
 if options.wants("idlewrites") {
     // Each run visits every count in turn, so a change of load hits every row alike.
-    var limit = rlimit()
-    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    limit.rlim_cur = limit.rlim_max
-    setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    let counts = [0] + options.idleWriters.filter { $0 > 0 && $0 + 256 <= Int(limit.rlim_cur) }
-    for n in options.idleWriters where n + 256 > Int(limit.rlim_cur) { report("idle writes: \(n) connections skipped, open files limit \(limit.rlim_cur)") }
+    let counts = [0] + options.idleWriters.filter { $0 > 0 && $0 + 256 <= fileLimit }
+    for n in options.idleWriters where n + 256 > fileLimit { report("idle writes: \(n) connections skipped, open files limit \(fileLimit)") }
     for run in 1...options.runs {
         for n in counts {
             let r = try idleWrites(idle: n, writes: options.rounds * 5)

@@ -85,8 +85,13 @@ public final class WebSocketTestClient: Sendable {
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
     }
 
-    /// Connects to `ws://127.0.0.1:port/path` and waits for the upgrade.
-    public init(port: Int, group: any EventLoopGroup, path: String = "/.ws?v=5&ns=test") throws {
+    /// Connects to `ws://127.0.0.1:port/path` and waits for the upgrade. With `source`, the
+    /// socket is bound to that local address first (port 0): each loopback address has its own
+    /// ephemeral ports, so a benchmark holding more connections than one address has ports
+    /// spreads them over 127.0.0.2, 127.0.0.3, …
+    public init(
+        port: Int, group: any EventLoopGroup, path: String = "/.ws?v=5&ns=test", source: String? = nil
+    ) throws {
         let inbox = Inbox()
         // One loop for the promise and the channel: `group.next()` twice would put every
         // connection of a two-loop group on the same loop (the benchmarks spread them).
@@ -116,7 +121,8 @@ public final class WebSocketTestClient: Sendable {
                 try channel.pipeline.syncOperations.addHandler(requester)
             }
         }
-        channel = try bootstrap.connect(host: "127.0.0.1", port: port).wait()
+        let bound = try source.map { try bootstrap.bind(to: SocketAddress(ipAddress: $0, port: 0)) } ?? bootstrap
+        channel = try bound.connect(host: "127.0.0.1", port: port).wait()
         try upgraded.futureResult.wait()
         self.inbox = inbox
     }

@@ -9,7 +9,10 @@ public enum Principal: Sendable, Equatable {
     /// No token makes an admin: a token's `admin` claim is one that rules may read.
     case admin
     /// A user, with the token's claims (`auth` in security rules) and when it expires.
-    case user(User)
+    ///
+    /// Boxed (`indirect`): a principal is a word, not the user's 70-odd bytes, in each of the
+    /// core's connection records, most of which hold no user until they authenticate.
+    indirect case user(User)
 
     /// An authenticated user: `uid` from the token's `uid` or `sub`, every claim as signed.
     public struct User: Sendable, Equatable {

@@ -14,9 +14,14 @@ protocol ConnectionSink: Sendable {
 }
 
 /// One connection's outbound messages, rendered (``OutboundMessage/render()``) and handed to
-/// its sink in order on a serial queue of its own: a connection whose messages are slow to
-/// render — a thousand filtered windows, a large value — delays itself, not the commit thread
-/// or any other connection.
+/// its sink in order, one at a time, on GCD's global queue: a connection whose messages are
+/// slow to render — a thousand filtered windows, a large value — delays itself, not the commit
+/// thread or any other connection.
+///
+/// The order is kept by a list of jobs and a flag saying one of GCD's threads is running them
+/// (at most one is) rather than by a serial `DispatchQueue` of its own: an idle connection
+/// then holds an empty list and a flag, where a queue and its label are a few hundred bytes
+/// for every connection, most of which wait for nothing.
 ///
 /// What waits here is counted (each message's ``OutboundMessage/weight`` plus ``fixedCost``),
 /// for this connection and in a total shared by all of them; the runtime aborts a connection
@@ -27,7 +32,8 @@ final class Delivery: Sendable {
     static let fixedCost = 256
 
     let sink: any ConnectionSink
-    private let queue: DispatchQueue
+    /// The jobs not yet run, in order, and whether a thread is running them.
+    private let jobs = Mutex<(waiting: [@Sendable () -> Void], running: Bool)>(([], false))
     /// The cost of the messages waiting to be rendered and sent.
     let waiting = Atomic<Int>(0)
     private let total: SharedCount
@@ -37,10 +43,9 @@ final class Delivery: Sendable {
     private let dropping = Atomic<Bool>(false)
 
     /// A delivery to `sink`, counting what waits into `total` too.
-    init(sink: any ConnectionSink, total: SharedCount, label: String) {
+    init(sink: any ConnectionSink, total: SharedCount) {
         self.sink = sink
         self.total = total
-        self.queue = DispatchQueue(label: label, target: .global())
     }
 
     /// Queues a message; ignored once the connection is closing.
@@ -49,7 +54,7 @@ final class Delivery: Sendable {
         let cost = Delivery.fixedCost + message.weight
         waiting.add(cost, ordering: .relaxed)
         total.value.add(cost, ordering: .relaxed)
-        queue.async { [self] in
+        enqueue { [self] in
             defer {
                 waiting.subtract(cost, ordering: .relaxed)
                 total.value.subtract(cost, ordering: .relaxed)
@@ -62,12 +67,16 @@ final class Delivery: Sendable {
     /// Closes the connection after the messages queued so far.
     func close() {
         guard !ended.exchange(true, ordering: .relaxed) else { return }
-        queue.async { [sink] in sink.close() }
+        enqueue { [sink] in sink.close() }
     }
 
     /// Waits until everything queued so far has run (the runtime's stop, before the event
-    /// loops the sinks write through shut down).
-    func drain() { queue.sync {} }
+    /// loops the sinks write through shut down). Never called from a job.
+    func drain() {
+        let done = DispatchSemaphore(value: 0)
+        enqueue { done.signal() }
+        done.wait()
+    }
 
     /// Closes the connection now, without sending what still waits (over a limit, or data that
     /// may not be released) — not behind a render that may be what is slow.
@@ -75,6 +84,31 @@ final class Delivery: Sendable {
         dropping.store(true, ordering: .relaxed)
         ended.store(true, ordering: .relaxed)
         sink.close()
+    }
+
+    /// Adds `job` after the others; starts a run on GCD's global queue unless one is under way.
+    private func enqueue(_ job: @escaping @Sendable () -> Void) {
+        let start = jobs.withLock { jobs -> Bool in
+            jobs.waiting.append(job)
+            guard !jobs.running else { return false }
+            jobs.running = true
+            return true
+        }
+        if start { DispatchQueue.global().async { [self] in run() } }
+    }
+
+    /// Runs the jobs in order, including those added meanwhile, until none is left. The list's
+    /// storage is handed over whole each time, so an idle connection keeps none.
+    private func run() {
+        while true {
+            let batch = jobs.withLock { jobs -> [@Sendable () -> Void] in
+                if jobs.waiting.isEmpty { jobs.running = false }
+                defer { jobs.waiting = [] }
+                return jobs.waiting
+            }
+            if batch.isEmpty { return }
+            for job in batch { job() }
+        }
     }
 }
 

@@ -50,7 +50,7 @@ extension HTTPHandler {
             wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
         if !response.body.isEmpty {
             let data = context.channel.allocator.buffer(string: response.body)
-            outbound?.write(HTTPServerResponsePart.body(.byteBuffer(data)), bytes: data.capacity)
+            outboundBudget(context).write(HTTPServerResponsePart.body(.byteBuffer(data)), bytes: data.capacity)
         }
     }
 
@@ -76,7 +76,7 @@ extension HTTPHandler {
     }
 
     func openStream(_ context: ChannelHandlerContext, _ request: RESTRequest, runtime: ServerRuntime) {
-        guard let outbound else { return }
+        let outbound = outboundBudget(context)
         state = .streaming
         outbound.setLimit(shared.maxQueuedBytesPerConnection)
         var headers = HTTPHeaders()

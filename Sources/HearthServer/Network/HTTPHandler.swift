@@ -52,6 +52,9 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Counts requests, so a response's completion arms the head timer only if no new request
     /// has started since.
     var generation = 0
+    /// This connection's share of the outbound budget, made by ``outboundBudget(_:)`` at the first
+    /// body or event stream: a connection upgraded to a WebSocket writes neither, and a budget
+    /// stays in the ledger until its connection closes.
     var outbound: OutboundBudget?
     /// The current request's caller, once its credential and App Check token are checked (which
     /// starts at the head, so a refused one is answered without waiting for the body).
@@ -63,8 +66,15 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        outbound = OutboundBudget(channel: context.channel, ledger: shared.outbound, limit: Int.max)
         arm(context, .head, in: shared.limits.headTimeoutMs)
+    }
+
+    /// ``outbound``, made now if this is the connection's first use of it.
+    func outboundBudget(_ context: ChannelHandlerContext) -> OutboundBudget {
+        if let outbound { return outbound }
+        let budget = OutboundBudget(channel: context.channel, ledger: shared.outbound, limit: Int.max)
+        outbound = budget
+        return budget
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

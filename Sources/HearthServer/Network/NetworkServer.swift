@@ -23,6 +23,13 @@ public final class NetworkServer: Sendable {
     /// (Firebase's clients send at most 16,384 characters per frame).
     public static let maxFrameBytes = 1 << 20
 
+    /// How each connection sizes the buffer it reads its socket into. NIO keeps a connection's
+    /// last buffer for its next read for as long as the connection is open, so its first size is
+    /// what every idle connection holds: 256 bytes (a WebSocket upgrade request fits, and so do
+    /// most protocol messages) where NIO's default is 2,048. A connection receiving more doubles
+    /// it on every read that fills it, up to 64 KiB, as NIO's default does.
+    static let receiveBuffers = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 64 << 10)
+
     /// The connection cap in force: ``Limits/maxConnections``, or less to keep
     /// ``Limits/fileDescriptorReserve`` descriptors free under the open-file limit at start.
     public var connectionLimit: Int { shared.gate.cap }
@@ -105,6 +112,7 @@ public final class NetworkServer: Sendable {
                 }
             }
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.recvAllocator, value: receiveBuffers)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let http = HTTPHandler(databases: databases, shared: shared)

@@ -186,7 +186,7 @@ public final class ServerRuntime: Sendable {
     /// A WebSocket connection opened.
     func connected(_ id: ConnectionID, sink: any ConnectionSink, host: String? = nil, lastSession: String? = nil) {
         let now = clock()
-        let delivery = Delivery(sink: sink, total: waitingTotal, label: "hearth-connection-\(id.rawValue)")
+        let delivery = Delivery(sink: sink, total: waitingTotal)
         state.withLock { $0.deliveries[id] = delivery }
         input { $0.connect(id, now: now, host: host, lastSession: lastSession) }
     }
@@ -246,7 +246,7 @@ public final class ServerRuntime: Sendable {
     ) -> ConnectionID? {
         let id = makeID()
         let now = clock()
-        let delivery = Delivery(sink: sink, total: waitingTotal, label: "hearth-stream-\(id.rawValue)")
+        let delivery = Delivery(sink: sink, total: waitingTotal)
         let opened = state.withLock { s -> Bool in
             switch s.core.openEventStream(id, request, now: now) {
             case .success(let out):
