@@ -1,33 +1,26 @@
 // The machine's floor: the least any engine could do for the same bytes: append them to a
-// file and fdatasync, and zlib deflate/inflate them.
+// file, and zlib deflate/inflate them (the durable writes' floor: GroupCommitFloor.swift).
 import CZlib
 import Foundation
 
 public enum Floor {
-    /// Appends `records` to a new file, calling fdatasync after every `group` records (1: one
-    /// sync per write; 16: what perfect group commit of 16 writers would do). Returns the
-    /// latency of each record (the time until the sync that covers it returned), in seconds.
-    public static func appendSync(_ records: [[UInt8]], group: Int, file: String, syncEachGroup: Bool = true) throws -> [Double] {
+    /// Appends `records` to a new file, then calls fdatasync once. Returns the time each
+    /// record's write took, in seconds. (The durable floor, one sync per group, is
+    /// ``GroupCommitFloor``.)
+    public static func append(_ records: [[UInt8]], file: String) throws -> [Double] {
         let fd = open(file, O_WRONLY | O_CREAT | O_APPEND | O_TRUNC, 0o644)
         guard fd >= 0 else { throw EngineError.corrupt("open \(file)") }
         defer { close(fd) }
         var latencies: [Double] = []
         latencies.reserveCapacity(records.count)
         let clock = ContinuousClock()
-        var i = 0
-        while i < records.count {
-            let end = min(records.count, i + group)
+        for r in records {
             let t0 = clock.now
-            for r in records[i..<end] {
-                let n = r.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                guard n == r.count else { throw EngineError.corrupt("short write") }
-            }
-            if syncEachGroup { fdatasync(fd) }
-            let dt = seconds(clock.now - t0)
-            for _ in i..<end { latencies.append(dt) }
-            i = end
+            let n = r.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            guard n == r.count else { throw EngineError.corrupt("short write") }
+            latencies.append(seconds(clock.now - t0))
         }
-        if !syncEachGroup { fdatasync(fd) }
+        fdatasync(fd)
         return latencies
     }
 

@@ -23,16 +23,18 @@ final class ArrivalStamp: ChannelInboundHandler, Sendable {
     var seconds: Double { Double(last.load(ordering: .relaxed)) / 1e9 }
 }
 
-/// Inserts an ``ArrivalStamp`` after the client's WebSocket decoding, before its inbox.
-func stamp(_ c: WebSocketTestClient) throws -> ArrivalStamp {
-    let s = ArrivalStamp()
+/// Inserts `handler` after the client's WebSocket decoding, before its inbox; returns it.
+func insertAfterDecoding<H: ChannelInboundHandler & Sendable>(_ handler: H, into c: WebSocketTestClient) throws -> H {
     let channel = c.channel
     try channel.eventLoop.submit {
         let errors = try channel.pipeline.syncOperations.handler(type: WebSocketProtocolErrorHandler.self)
-        try channel.pipeline.syncOperations.addHandler(s, position: .after(errors))
+        try channel.pipeline.syncOperations.addHandler(handler, position: .after(errors))
     }.wait()
-    return s
+    return handler
 }
+
+/// Inserts an ``ArrivalStamp`` after the client's WebSocket decoding, before its inbox.
+func stamp(_ c: WebSocketTestClient) throws -> ArrivalStamp { try insertAfterDecoding(ArrivalStamp(), into: c) }
 
 struct RoundTimes {
     var last: [Double] = []

@@ -55,6 +55,30 @@ struct IdleWritesRun: Codable {
     var p99Ms: Double
 }
 
+/// One mixed-workload run (Mixed.swift): every connection listening and writing at a steady rate.
+struct MixedRun: Codable {
+    var connections: Int
+    /// Writes per second per connection (offered, on a fixed schedule).
+    var rate: Double
+    var sharedLocations: Int
+    var sharedEvery: Int
+    var load: [Double]
+    var offeredPerSecond: Double
+    /// Writes sent, and how many of them went out more than 1 ms after their scheduled time.
+    var sent: Int
+    var sendsBehind: Int
+    /// Acknowledgements read between the end of the warm-up and the last scheduled send, per
+    /// second.
+    var ackedPerSecond: Double
+    /// put sent → its `ok` read, ms.
+    var ackP50Ms: Double
+    var ackP99Ms: Double
+    /// Pushes of writes sent after the warm-up, and their put sent → push read, ms.
+    var pushes: Int
+    var deliveryP50Ms: Double
+    var deliveryP99Ms: Double
+}
+
 /// Everything one ServerBench invocation measured.
 struct Results: Codable {
     var date: String
@@ -65,6 +89,7 @@ struct Results: Codable {
     var fanOut: [FanOutRun] = []
     var memory: [MemoryRun] = []
     var idleWrites: [IdleWritesRun] = []
+    var mixed: [MixedRun] = []
     var hashListen: [String: Int]?
     var restartSeconds: [Double]?
 }

@@ -12,8 +12,9 @@ import Synchronization
 
 /// The command line: `--seconds S` (throughput runs), `--runs N` (repetitions of each row),
 /// `--rounds N` (fan-out rounds per run; idle writes time 5 × N puts), `--only a,b` (writes,
-/// fanout, hash, restart, memory, idlewrites), `--connections`, `--listeners`, `--idle`,
-/// `--idle-writes` (comma-separated counts), `--json PATH`, `--hearth PATH`.
+/// fanout, hash, restart, memory, idlewrites, mixed), `--connections`, `--listeners`, `--idle`,
+/// `--idle-writes`, `--mixed` (comma-separated counts), `--mixed-rate` (writes per second per
+/// connection in the mixed workload), `--json PATH`, `--hearth PATH`.
 struct Options: Sendable {
     let seconds: Double
     let runs: Int
@@ -23,6 +24,8 @@ struct Options: Sendable {
     let listeners: [Int]
     let idle: [Int]
     let idleWriters: [Int]
+    let mixed: [Int]
+    let mixedRate: Double
     let json: String?
     let hearth: String
 
@@ -42,6 +45,8 @@ struct Options: Sendable {
         listeners = counts("--listeners", [10, 100, 1000])
         idle = counts("--idle", [100, 1000, 5000])
         idleWriters = counts("--idle-writes", [1000, 10000])
+        mixed = counts("--mixed", [1000])
+        mixedRate = option("--mixed-rate").flatMap(Double.init) ?? 1
         json = option("--json")
         // The root package's release build, or this package's (`swift build -c release --product hearth` here).
         hearth = option("--hearth") ?? ["../.build/release/hearth", ".build/release/hearth"]

@@ -4,8 +4,8 @@
 // broadcast of the same bytes, the bytes a matching-hash listen costs on a 10 MiB location,
 // the time from `hearth serve` process start to accepting connections over a 100 MiB database,
 // the memory a `hearth serve` process spends per idle connection, a write's round trip
-// beside 0, 1,000 and 10,000 idle connections, and reads per second (WebSocket `g`, REST `GET`)
-// against the echo.
+// beside 0, 1,000 and 10,000 idle connections, reads per second (WebSocket `g`, REST `GET`)
+// against the echo, and a mixed workload of 1,000 connections each listening and writing.
 // Run: `swift run -c release ServerBench [--json PATH] [--runs N] [--only writes,fanout,…]`
 // (options: Support.swift).
 import Foundation
@@ -142,6 +142,27 @@ if options.wants("idlecore") {
         let w = median(rows[n]!.map(\.0)), t = median(rows[n]!.map(\.1))
         report(String(format: "idle core, %5d idle connections, median of %d runs: a put %.2f µs (%.2f× no idle), a tick %.1f µs",
                       n, rows[n]!.count, w, w / base, t))
+    }
+}
+if options.wants("mixed") {
+    // Each connection is open twice in this process (client and server side).
+    let counts = options.mixed.filter { 2 * $0 + 256 <= fileLimit }
+    for n in options.mixed where 2 * n + 256 > fileLimit { report("mixed: \(n) connections skipped, open files limit \(fileLimit)") }
+    for run in 1...options.runs {
+        for n in counts {
+            let r = try await mixed(MixedShape(connections: n, rate: options.mixedRate), seconds: options.seconds)
+            results.mixed.append(r)
+            report(String(format: "mixed run %d, %4d connections × %.1f writes/s (%d shared locations, every %dth write there): %.0f acknowledged writes/s of %.0f offered (%d sent, %d over 1 ms late); ack p50 %.2f ms, p99 %.2f ms; %d pushes, delivery p50 %.2f ms, p99 %.2f ms (%@)",
+                          run, n, r.rate, r.sharedLocations, r.sharedEvery, r.ackedPerSecond, r.offeredPerSecond, r.sent, r.sendsBehind,
+                          r.ackP50Ms, r.ackP99Ms, r.pushes, r.deliveryP50Ms, r.deliveryP99Ms, loadText(r.load)))
+        }
+        try save()
+    }
+    for n in counts {
+        let rs = results.mixed.filter { $0.connections == n }
+        report(String(format: "mixed, %4d connections, median of %d runs: %.0f acknowledged writes/s (offered %.0f); ack p50 %.2f ms, p99 %.2f ms; delivery p50 %.2f ms, p99 %.2f ms",
+                      n, rs.count, median(rs.map(\.ackedPerSecond)), median(rs.map(\.offeredPerSecond)), median(rs.map(\.ackP50Ms)),
+                      median(rs.map(\.ackP99Ms)), median(rs.map(\.deliveryP50Ms)), median(rs.map(\.deliveryP99Ms))))
     }
 }
 if options.wants("hash") {

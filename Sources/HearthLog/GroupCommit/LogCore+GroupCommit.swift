@@ -28,6 +28,7 @@ extension LogCore {
         }
         queue.append(req)
         queueHighWater = max(queueHighWater, queue.count)
+        if let target = gatherTarget, queue.count >= target { gatherWake.broadcast() }
         assert(queue.count <= Self.maxQueuedRequests, "the commit queue holds at most maxQueuedRequests")
         reservedLSN += LSN(req.records.count)
         req.reservedLSN = reservedLSN
@@ -38,18 +39,18 @@ extension LogCore {
     /// front of the queue, or follows the leader that takes it along.
     func wait(_ req: CommitRequest) throws(LogError) -> LSN {
         monitor.lock()
+        committersWaiting += 1
+        defer {
+            committersWaiting -= 1
+            monitor.unlock()
+        }
         // Woken by `finish`: when the request's group completes, or when the request becomes the
         // front of the queue (then it leads).
         while !req.done && (queue.first !== req || leading) {
             monitor.wait(req.wake)
             waiterWakeups += 1
         }
-        if req.done {
-            monitor.unlock()
-            return try req.result.get()
-        }
-        lead()
-        monitor.unlock()
+        if !req.done { lead() }
         return try req.result.get()
     }
 
@@ -86,6 +87,7 @@ extension LogCore {
         precondition(!queue.isEmpty, "a leader has a group to lead")
         leading = true
         defer { leading = false }
+        gather()
         // Invariant: the group stays at the front of the queue until this returns.
         let group = formGroup()
         // A group that syncs or may roll does not run beside the flusher's sync (which may fail
@@ -166,7 +168,9 @@ extension LogCore {
             if p.needSync {
                 guard let f = active?.file else { preconditionFailure("a group is synced in the active segment") }
                 assert(monitor.withLock { detachedSync == nil }, "a group syncs only after the flusher's sync")
+                let start = monotonicNanos()
                 try logIO { try f.sync() }
+                recordSync(nanoseconds: monotonicNanos() &- start)
             }
         } catch {
             outcome.failure = error
@@ -228,6 +232,8 @@ extension LogCore {
             queue.count >= group.count && zip(queue, group).allSatisfy { $0 === $1 },
             "the finished group is the front of the queue")
         queue.removeFirst(group.count)
+        // Every committer waiting now: the group's own (not yet returned) and those queued behind.
+        expectedCommitters = committersWaiting
         queue.first?.wake.broadcast()
         if progressWaiters > 0 { monitor.broadcast() }
     }

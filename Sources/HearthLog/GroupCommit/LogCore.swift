@@ -2,6 +2,7 @@
 // one file each (all `extension LogCore`):
 //   LogCore+Framing.swift      preparing records (compress) and framing a group into one buffer
 //   LogCore+GroupCommit.swift  the leader/follower commit queue, flush, waitUntilDurable
+//   LogCore+Gather.swift       a synced group's leader waiting for the committers it expects
 //   LogCore+Roll.swift         segment rolls — the one place a segment header is written
 //   LogCore+Preallocate.swift  zero bytes written ahead of the active segment's tail
 //   LogCore+Flusher.swift      the `.batched` flusher thread
@@ -70,6 +71,20 @@ final class LogCore: @unchecked Sendable {
     let flusherWake = Monitor.Condition()
     /// Turns of the flusher's loop (see ``flusherWakeupCount``).
     var flusherWakeups = 0
+    /// Threads in ``wait(_:)`` now (their own group's leader included).
+    var committersWaiting = 0
+    /// ``committersWaiting`` when the last group completed: how many committers a synced group
+    /// gathers (LogCore+Gather.swift).
+    var expectedCommitters = 0
+    /// While a leader gathers: the queue length that ends its wait (``submit(_:)`` wakes it then).
+    var gatherTarget: Int?
+    /// The gathering leader sleeps on this.
+    let gatherWake = Monitor.Condition()
+    /// Gathers begun, and those that ended at their time limit (see ``gatherCounts``).
+    var gathers = 0
+    var gatherTimeouts = 0
+    /// Tests: the longest a gather waits, in nanoseconds, instead of the sync estimate.
+    var gatherLimitOverride: UInt64?
     /// Requested rolls given up because they failed before anything durable changed.
     var abandonedRolls = 0
     var lastAbandonedRoll: LogError?
@@ -90,6 +105,9 @@ final class LogCore: @unchecked Sendable {
     /// ``Log/footprint()``: a segment's file may be longer than its records only while it is
     /// the active one and only after this was published for it.
     let recordsEnd = Mutex<(segment: UInt64, end: UInt64)>((0, 0))
+    /// A moving average of the group syncs' duration, in nanoseconds (0 before the first): the
+    /// longest a gather waits (LogCore+Gather.swift).
+    var syncNanosEstimate: UInt64 = 0
 
     let manifestLock = Monitor()
     // [manifest]
