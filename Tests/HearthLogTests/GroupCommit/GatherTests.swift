@@ -33,9 +33,10 @@ import HearthTesting
         print("gather: \(threads * perThread) records, \(syncs) syncs, \(gathers) gathers, \(timeouts) at the limit")
         #expect(failures.load(ordering: .relaxed) == 0)
         // One sync per round of `threads` writes, plus the rounds before every thread has been
-        // seen waiting and those after the first threads finish. Two cohorts syncing in turn
-        // would take about 2 × perThread.
-        #expect(syncs <= perThread + threads, "\(syncs) syncs for \(perThread) rounds of \(threads) writes")
+        // seen waiting and those after the first threads finish (41 seen). Without gathering,
+        // cohorts syncing in turn took 69 here; the bound sits between with room on both sides,
+        // since a committer descheduled past the limit on a loaded machine costs a group more.
+        #expect(syncs <= perThread * 7 / 5, "\(syncs) syncs for \(perThread) rounds of \(threads) writes")
         #expect(log.lastLSN == LSN(threads * perThread))
         try log.close()
     }
