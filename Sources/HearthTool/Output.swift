@@ -127,6 +127,8 @@ enum Render {
         case .needsRetry: "needsRetry"
         case .committed: "committed"
         case .aborted: "aborted"
+        case .writeApplied: "writeApplied"
+        case .writeRefused: "writeRefused"
         }
     }
 

@@ -7,7 +7,11 @@ and listen to the counter. Then everything is restarted and drained, all clients
 and the server's data is checked:
 
 1. every write acknowledged ok to any client run is on the server with its value;
-2. every write a client printed `saved` (then possibly got killed) is on the server too;
+2. every write a client printed `saved` (then possibly got killed) is on the server too, and has
+   exactly one `ack` — none is lost with a killed process (a write's answer stays in the store
+   until the app's handler has run and is reported at the next start), and one is printed again
+   only in a later run, identical, after the run that printed it was killed before the
+   acknowledgement was written (as for transactions below);
 3. the counter: every transaction queued has exactly one outcome — none is lost with a killed
    process (an outcome stays in the store until the app's handler has run and is reported at the
    next start), and one is reported again only in a later run, identical, after the run that
@@ -233,6 +237,12 @@ class Client:
         done = {t for t, _, _, _ in self.tx_results}
         return {t for t in self.tx_queued - done if self.tx_queued_run.get(t) == self.run}
 
+    def outstanding_writes(self):
+        """This run's writes (`wN`) without an ack yet."""
+        done = {w for w, _, _, _ in self.acks}
+        return {w for w, (_, ident, run) in self.saved.items()
+                if run == self.run and ident and ident.startswith("w") and w not in done}
+
     def lost_tx(self):
         done = {t for t, _, _, _ in self.tx_results}
         return {t for t in self.tx_queued - done if self.tx_queued_run.get(t) != self.run}
@@ -283,8 +293,8 @@ def chaos(args, rng, server, clients):
 
 
 def drain(server, clients, timeout):
-    """Everything up and online; each client answers `pending` empty, has no transaction
-    without an outcome, and its latest connection's onDisconnect is registered. Every client
+    """Everything up and online; each client answers `pending` empty, has no write without an
+    ack and no transaction without an outcome, and its latest connection's onDisconnect is registered. Every client
     writes a heartbeat each second so the server's idle timeout does not close it meanwhile."""
     if not server.alive():
         server.start()
@@ -309,7 +319,8 @@ def drain(server, clients, timeout):
         not_done = []
         for c in clients:
             with c.lock:
-                ok = (c.pending_reply == [] and not c.outstanding_tx() and c.connected and c.od_ok)
+                ok = (c.pending_reply == [] and not c.outstanding_tx() and not c.outstanding_writes()
+                      and c.connected and c.od_ok)
             if not ok:
                 not_done.append(c.i)
         if not not_done:
@@ -322,9 +333,20 @@ def verify(hearth, store):
     return r.returncode, (r.stdout + r.stderr).strip()
 
 
+def redelivery(rs, killed_runs):
+    """Whether the outcomes `rs` ((ok, error, run) in print order) of one write or transaction
+    are one outcome and its redeliveries: identical, each in a later run, every run but the last
+    killed (before the acknowledgement was written)."""
+    ok, err, _ = rs[0]
+    runs = [r for _, _, r in rs]
+    return (all((o, e) == (ok, err) for o, e, _ in rs) and len(set(runs)) == len(runs)
+            and all(r in killed_runs for r in runs[:-1]))
+
+
 def check(server, clients, keep, data, violations, notes):
     data = data or {}
     committed, disconnect, other_fail, lost, redelivered = [], 0, {}, 0, 0
+    writes_lost, writes_redelivered = 0, 0
     queued = 0
     for c in clients:
         mine = data.get(f"c{c.i}") or {}
@@ -346,9 +368,20 @@ def check(server, clients, keep, data, violations, notes):
         for key, value in mine.items():
             if key != f"w{value}":
                 violations.append(f"c{c.i}: the server has {key}={value!r}, not a value any client wrote")
-        unacked = [wid for wid in written if wid not in acked_ok]
+        # One ack per saved write; a repeat only as a redelivery (identical, in a later run,
+        # after each earlier run that printed it was killed).
+        acks = {}
+        for wid, ok, err, run in c.acks:
+            acks.setdefault(wid, []).append((ok, err, run))
+        for wid, rs in sorted(acks.items()):
+            if len(rs) > 1:
+                if not redelivery(rs, c.killed_runs):
+                    violations.append(f"c{c.i}: write {wid} has {len(rs)} acks: {rs}")
+                writes_redelivered += len(rs) - 1
+        unacked = sorted(wid for wid in written if wid not in acks)
+        writes_lost += len(unacked)
         if unacked:
-            notes.append(f"c{c.i}: {len(unacked)} saved writes never printed an ack (killed before; the server has them)")
+            violations.append(f"c{c.i}: writes {unacked} were saved and never acknowledged to any run")
         # Transactions: one outcome each; a repeat only as a redelivery (identical, in a later
         # run, after each earlier run that printed it was killed).
         results = {}
@@ -357,9 +390,7 @@ def check(server, clients, keep, data, violations, notes):
         for tid, rs in sorted(results.items()):
             ok, err, _ = rs[0]
             if len(rs) > 1:
-                runs = [r for _, _, r in rs]
-                if (any((o, e) != (ok, err) for o, e, _ in rs) or len(set(runs)) != len(runs)
-                        or any(r not in c.killed_runs for r in runs[:-1])):
+                if not redelivery(rs, c.killed_runs):
                     violations.append(f"c{c.i}: transaction {tid} has {len(rs)} outcomes: {rs}")
                 redelivered += len(rs) - 1
             if ok:
@@ -375,6 +406,7 @@ def check(server, clients, keep, data, violations, notes):
             violations.append(f"c{c.i}: transactions {sorted(never)} were queued and never reported")
         for e in c.errors:
             violations.append(f"c{c.i}: error line: {e}")
+    notes.append(f"writes: {writes_lost} acks lost, {writes_redelivered} redelivered after a kill")
     counter = data.get("counter") or 0
     n = len(committed)
     notes.append(f"transactions: {queued} queued, {n} committed, {disconnect} disconnect, other failures {other_fail or 'none'}; "

@@ -51,6 +51,27 @@ extension StoreBatch {
         return tx
     }
 
+    /// Keeps a plain write's outcome until the client has handed it to the app: a decided
+    /// record (`status` ``QueuedTransaction/Status/writeApplied`` or
+    /// ``QueuedTransaction/Status/writeRefused``) under a new id, holding the write's id as its
+    /// argument and `reason` as its local result; it leaves with
+    /// ``completeTransaction(_:)``. Returns the record.
+    @discardableResult
+    public mutating func saveWriteOutcome(
+        writeID: Int64, at path: Path, status: QueuedTransaction.Status, reason: Node
+    ) throws(StoreError) -> QueuedTransaction {
+        guard status.isWriteOutcome else { throw .invalidOption("\(status) is not a write's outcome") }
+        try StoreBatch.validate(path)
+        try StoreBatch.validate(reason, at: path)
+        let tx = QueuedTransaction(
+            id: nextTransactionID, path: path, functionName: "", argument: Node(.integer(exactly: writeID)),
+            localResult: reason, status: status)
+        nextTransactionID += 1
+        transactions[tx.id] = tx
+        events.append(.transactionSaved(tx))
+        return tx
+    }
+
     /// Removes a completed (or abandoned) transaction.
     public mutating func completeTransaction(_ id: Int64) throws(StoreError) {
         guard transaction(id) != nil else { throw .unknownTransaction(id: id) }

@@ -138,9 +138,22 @@ public struct QueuedTransaction: Sendable, Hashable {
         /// ``QueuedTransaction/localResult`` holds the reason as the client encoded it (empty
         /// when the function aborted).
         case aborted = 4
+        /// Decided, and not a transaction: a plain write's outcome, the server applied it. The
+        /// record is the write's outcome kept until the app's handlers have run;
+        /// ``QueuedTransaction/argument`` holds the write's id (a number),
+        /// ``QueuedTransaction/functionName`` is empty and ``QueuedTransaction/localResult``
+        /// is empty.
+        case writeApplied = 5
+        /// Decided, and not a transaction: a plain write's outcome, the server refused it (the
+        /// write was reverted). As ``writeApplied``, with ``QueuedTransaction/localResult``
+        /// holding the reason as the client encoded it.
+        case writeRefused = 6
 
-        /// Whether the transaction has ended and only its outcome waits to be delivered.
-        public var isDecided: Bool { self == .committed || self == .aborted }
+        /// Whether the record has ended and only its outcome waits to be delivered.
+        public var isDecided: Bool { self.rawValue >= Status.committed.rawValue }
+
+        /// Whether the record is a plain write's outcome rather than a transaction's.
+        public var isWriteOutcome: Bool { self == .writeApplied || self == .writeRefused }
     }
 
     /// The id, assigned by the store.

@@ -79,14 +79,4 @@ extension Database {
             return failure
         }
     }
-
-    /// Reports a write's outcome: its completion (once) and every write-result observer.
-    func reportWrite(_ id: Int64, _ error: DatabaseError?) {
-        let (callback, observers) = state.withLock { s in
-            (s.writeCallbacks.removeValue(forKey: id), Array(s.writeResultObservers.values))
-        }
-        if let callback { callback.queue.async { callback.handler(error) } }
-        let result = WriteResult(id: WriteID(rawValue: id), error: error)
-        for o in observers { o.queue.async { o.handler(result) } }
-    }
 }

@@ -28,6 +28,10 @@ struct RuntimeState: Sendable {
     var writeResultObservers: [DatabaseHandle: WriteResultObserver] = [:]
     var nextHandle: DatabaseHandle = 1
     var writeCallbacks: [Int64: WriteCallback] = [:]
+    /// Answered plain writes whose outcome is kept in the store: the record's id by write id,
+    /// until the outcome is handed out; outcomes kept that wait for an observer (oldest first).
+    var writeOutcomeRecords: [Int64: Int64] = [:]
+    var undeliveredWriteResults: [KeptOutcome<WriteResult>] = []
     var onDisconnectCallbacks: [Int64: WriteCallback] = [:]
     /// Transactions in flight, by their current write id; named functions; transactions an
     /// earlier run queued, waiting for their function; outcomes kept in the store that wait
@@ -36,11 +40,10 @@ struct RuntimeState: Sendable {
     var transactions = TransactionQueue<RunningTransaction>()
     var transactionFunctions: [String: TransactionFunction] = [:]
     var restoredTransactions: [QueuedTransaction] = []
-    var undeliveredOutcomes: [TransactionOutcome] = []
+    var undeliveredOutcomes: [KeptOutcome<TransactionOutcome>] = []
     var outcomeAcks: [Int64] = []
     var outcomeAckScheduled = false
-    var transactionObservers:
-        [DatabaseHandle: (queue: DispatchQueue, handler: @Sendable (TransactionOutcome) -> Void)] = [:]
+    var transactionObservers: [DatabaseHandle: OutcomeObserver<TransactionOutcome>] = [:]
     /// Writes held for an expired token, and who wants to know.
     var writesPaused = false
     var writesPausedObservers: [DatabaseHandle: (queue: DispatchQueue, handler: @Sendable (Bool) -> Void)] = [:]
@@ -90,12 +93,6 @@ struct WriteCallback: Sendable {
     let handler: @Sendable (DatabaseError?) -> Void
 }
 
-/// An observer of every write's outcome.
-struct WriteResultObserver: Sendable {
-    let queue: DispatchQueue
-    let handler: @Sendable (WriteResult) -> Void
-}
-
 extension Database {
     /// Runs one step of the core and does what it returns. Must run on ``work``.
     func step(allowClosed: Bool = false, _ body: (inout ClientCore, Int64) -> ClientOutput) {
@@ -124,13 +121,14 @@ extension Database {
         if let id = out.open { open(id) }
         if let request = out.fetchToken { fetchToken(request) }
         if let request = out.fetchAppCheckToken { fetchAppCheckToken(request) }
-        if !out.commits.isEmpty { commit(out.commits) }
+        let answers = plainWriteAnswers(out.events)
+        if !out.commits.isEmpty { commit(out.commits, answers: answers) }
         if !out.messages.isEmpty {
             let link = state.withLock { s in s.connection.flatMap { $0.id == s.core.currentConnection ? $0.link : nil }
             }
             if let link { for m in out.messages { link.send(m) } }
         }
-        for event in out.events { deliver(event) }
+        for event in out.events { deliver(event, plainWrites: answers) }
     }
 
     private func open(_ id: ConnectionID) {
@@ -204,8 +202,9 @@ extension Database {
 
     /// Applies the core's commits as one store commit (``ClientCommit/apply(to:)``); a
     /// mutation the store refuses is skipped and remembered, the rest commit. Durable at the
-    /// database's tier only when it holds an ack or the token.
-    private func commit(_ all: [ClientCommit]) {
+    /// database's tier only when it holds an ack or the token. The outcomes of the plain writes
+    /// it ends (`answers`) are kept with it (``apply(_:keeping:to:)``).
+    private func commit(_ all: [ClientCommit], answers: [Int64: DatabaseError?]) {
         // At most this many per store commit: a batch re-reads its own earlier events (an ack
         // resolves its write against the batch's server data), so a commit of K acks costs
         // O(K²); a burst of thousands of acks goes in slices, in order (server data before the
@@ -214,23 +213,27 @@ extension Database {
         var start = all.startIndex
         while start < all.endIndex {
             let end = min(start + slice, all.endIndex)
-            commitSlice(Array(all[start..<end]))
+            commitSlice(Array(all[start..<end]), answers: answers)
             start = end
         }
     }
 
-    private func commitSlice(_ commits: [ClientCommit]) {
+    private func commitSlice(_ commits: [ClientCommit], answers: [Int64: DatabaseError?]) {
         let durable = commits.contains(where: \.needsDurability)
+        var kept: [Int64: Int64] = [:]
         do {
             try store.commit(durability: durable ? nil : .buffered) { (b: inout StoreBatch) throws(StoreError) in
                 for c in commits {
-                    do throws(StoreError) { try c.apply(to: &b) } catch {
+                    do throws(StoreError) {
+                        if let k = try Database.apply(c, keeping: answers, to: &b) { kept[k.write] = k.record }
+                    } catch {
                         if case .log = error { throw error }
                         let e = DatabaseError(error)
                         state.withLock { $0.lastStorageError = e }
                     }
                 }
             }
+            if !kept.isEmpty { state.withLock { $0.writeOutcomeRecords.merge(kept) { $1 } } }
         } catch {
             let e = DatabaseError(error)
             state.withLock { $0.lastStorageError = e }
@@ -238,7 +241,7 @@ extension Database {
     }
 
     /// Delivers one core event to the app.
-    private func deliver(_ event: ClientEvent) {
+    private func deliver(_ event: ClientEvent, plainWrites: [Int64: DatabaseError?]) {
         switch event {
         case .connected(let up):
             Database.debugLog(options)(up ? "connected" : "disconnected")
@@ -250,7 +253,7 @@ extension Database {
         // Transactions continue off the sync queue (a retry takes the write lock and steps
         // the core, and ending one removes its listener), on one serial queue: answers are
         // handled, and outcomes reported, in the order the server gave them.
-        case let .writeCompleted(id, error) where state.withLock({ $0.transactions.contains(id) }):
+        case let .writeCompleted(id, error) where plainWrites.index(forKey: id) == nil:
             transactionSteps.async { [weak self] in
                 self?.transactionAnswered(writeID: id, error: error, interrupted: false)
             }

@@ -109,21 +109,9 @@ extension Database {
     public func observeTransactionResults(
         on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (TransactionOutcome) -> Void
     ) -> DatabaseHandle {
-        startIfNeeded()
-        let q = queue ?? callbacks
-        let (h, kept) = state.withLock { s in
-            let h = s.newHandle()
-            s.transactionObservers[h] = (q, handler)
-            defer { s.undeliveredOutcomes = [] }
-            return (h, s.undeliveredOutcomes)
-        }
-        for outcome in kept {
-            q.async { [weak self] in
-                handler(outcome)
-                self?.acknowledgeOutcome(outcome.id)
-            }
-        }
-        return h
+        observeOutcomes(
+            OutcomeObserver(queue: queue ?? callbacks, handler: handler), in: \.transactionObservers,
+            waiting: \.undeliveredOutcomes)
     }
 
     /// At open: transactions an earlier run left. Their optimistic writes are reverted (a

@@ -59,17 +59,18 @@ extension Database {
     }
 
     /// Observes the outcome of every write: those made in this run and those restored from
-    /// an earlier one. Handlers run on `queue` (default: the database's callback queue).
+    /// an earlier one. Handlers run on `queue` (default: the database's callback queue). The
+    /// first observer registered also gets, at once, every result the store kept for want of
+    /// a handler: those an earlier run had but whose handlers had not all returned when it
+    /// stopped (see <doc:ExactlyOnceWrites>), and those answered in this run before any
+    /// handler was registered, to a write without a completion.
     @discardableResult
     public func observeWriteResults(
         on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (WriteResult) -> Void
     ) -> DatabaseHandle {
-        startIfNeeded()
-        return state.withLock { s in
-            let h = s.newHandle()
-            s.writeResultObservers[h] = WriteResultObserver(queue: queue ?? callbacks, handler: handler)
-            return h
-        }
+        observeOutcomes(
+            OutcomeObserver(queue: queue ?? callbacks, handler: handler), in: \.writeResultObservers,
+            waiting: \.undeliveredWriteResults)
     }
 
     /// Stops a write-result observer.

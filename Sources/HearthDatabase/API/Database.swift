@@ -192,7 +192,8 @@ public final class Database: Sendable {
         state.withLock { s in
             s.info.serverTimeOffset = store.serverTimeOffset()
             s.restoredTransactions = restored.queued
-            s.undeliveredOutcomes = restored.outcomes
+            s.undeliveredOutcomes = restored.outcomes.map { KeptOutcome(record: $0.id, value: $0) }
+            s.undeliveredWriteResults = Database.keptWriteResults(store)
         }
         // keepSynced queries listen again; the connection waits for the first use.
         let pins = store.pins()

@@ -191,10 +191,9 @@ final class SimChecks {
             }
             client.completed.insert(id)
             sim.transactionAnswered(i, writeID: id, error: nil, interrupted: true)
-        case let .writeCompleted(id, nil):
-            acked(id, client: i, in: sim)
-        case let .writeCompleted(id, error?):
-            sim.fail("c\(i)'s write \(id) was refused: \(error)")
+        case let .writeCompleted(id, error):
+            writeResult(WriteResult(id: WriteID(rawValue: id), error: error), client: i, in: sim)
+            if let record = client.writeOutcomeRecords.removeValue(forKey: id) { sim.acknowledgeOutcome(i, record) }
         case let .getCompleted(id, .success(node)):
             guard let expected = client.expectedGets[id] else {
                 sim.fail("c\(i)'s get \(id) completed without the server having answered it")
@@ -235,6 +234,21 @@ final class SimChecks {
     }
 
     /// Client `i` heard that the server applied its write `id`.
+    /// A plain write's result reached the app — this run's answer, or one an earlier run kept
+    /// in the store: once (the app's handler and the record's removal are one step here, so
+    /// no crash falls between them), and never a refusal (the workload makes none).
+    func writeResult(_ result: WriteResult, client i: Int, in sim: Simulation) {
+        let id = result.id.rawValue
+        if sim.clients[i].completed.contains(id) {
+            sim.fail("c\(i)'s write \(id) was reported twice")
+        }
+        if let error = result.error {
+            sim.fail("c\(i)'s write \(id) was refused: \(error)")
+        } else {
+            acked(id, client: i, in: sim)
+        }
+    }
+
     func acked(_ id: Int64, client i: Int, in sim: Simulation) {
         let client = sim.clients[i]
         sim.stats.acks += 1

@@ -220,6 +220,9 @@ final class SimClient {
     var transactions = TransactionQueue<SimTransaction>()
     var transactionWrites: Set<Int64> = []
     var restoredTransactions: (queued: [QueuedTransaction], outcomes: [TransactionOutcome]) = ([], [])
+    /// Answered plain writes whose outcome the store keeps until the app has heard it: the
+    /// record's id by write id.
+    var writeOutcomeRecords: [Int64: Int64] = [:]
     /// The app supplies tokens (from the simulated provider).
     let usesTokens: Bool
     /// Bumped by every restart: a token fetch of an earlier process is moot.
@@ -296,6 +299,7 @@ final class SimClient {
         store = try Store.open(directory: directory, options: SimClient.storeOptions(fs, clock: clock))
         (core, restoredTransactions, writerID) = try SimClient.makeCore(store, seed: seed, usesTokens: usesTokens)
         transactions = TransactionQueue()
+        writeOutcomeRecords = [:]
         conn = nil
         registrations = []
         tokenGeneration += 1

@@ -160,13 +160,14 @@ extension Simulation {
         acknowledgeOutcome(i, tx.storeID)
     }
 
-    /// The app's handler ran: the decided record leaves the store.
+    /// The app's handler ran: the decided record (a transaction's or a plain write's) leaves
+    /// the store.
     func acknowledgeOutcome(_ i: Int, _ id: Int64) {
         do {
             try clients[i].store.commit { (b: inout StoreBatch) throws(StoreError) in
                 if b.transaction(id)?.status.isDecided == true { try b.completeTransaction(id) }
             }
-        } catch { fail("c\(i) acknowledging a transaction's outcome: \(error)") }
+        } catch { fail("c\(i) acknowledging an outcome: \(error)") }
     }
 
     /// After a restart: what `Database.open` and `registerTransactionFunction` do with the
@@ -185,6 +186,13 @@ extension Simulation {
                 retries: q.retryCount, new: false)
         }
         client.restoredTransactions = ([], [])
+        // Plain writes' results the last run kept in the store (`Database.open` hands them to
+        // the first write-result observer).
+        for k in Database.keptWriteResults(client.store) {
+            note("c\(i) write \(k.value.id.rawValue)'s result restored")
+            checks.writeResult(k.value, client: i, in: self)
+            acknowledgeOutcome(i, k.record)
+        }
     }
 }
 

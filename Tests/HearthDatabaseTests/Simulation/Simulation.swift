@@ -465,7 +465,8 @@ final class Simulation {
     // MARK: - Clients
 
     /// Does what a client output says, as the runtime does: close, open, the commits (one
-    /// store commit, durable when it holds an ack), the messages, the events.
+    /// store commit, durable when it holds an ack, keeping the outcomes of the plain writes it
+    /// ends), the messages, the events.
     func apply(_ i: Int, _ out: ClientOutput) {
         let client = clients[i]
         if let link = out.close, let id = client.conn, connections[id]?.link == link { clientClose(i, id) }
@@ -485,16 +486,24 @@ final class Simulation {
         if !out.commits.isEmpty {
             let durable = out.commits.contains(where: \.needsDurability)
             var refused: [String] = []
+            var answers: [Int64: DatabaseError?] = [:]
+            for case let .writeCompleted(id, error) in out.events where !client.transactions.contains(id) {
+                answers[id] = .some(error)
+            }
+            var kept: [Int64: Int64] = [:]
             do {
                 try client.store.commit(durability: durable ? nil : .buffered) {
                     (b: inout StoreBatch) throws(StoreError) in
                     for commit in out.commits {
-                        do throws(StoreError) { try commit.apply(to: &b) } catch {
+                        do throws(StoreError) {
+                            if let k = try Database.apply(commit, keeping: answers, to: &b) { kept[k.write] = k.record }
+                        } catch {
                             if case .log = error { throw error }
                             refused.append("\(commit): \(error)")
                         }
                     }
                 }
+                client.writeOutcomeRecords.merge(kept) { $1 }
             } catch {
                 fail("c\(i)'s store failed a commit: \(error)")
             }
