@@ -32,6 +32,8 @@ struct RuntimeState: Sendable {
     /// until the outcome is handed out; outcomes kept that wait for an observer (oldest first).
     var writeOutcomeRecords: [Int64: Int64] = [:]
     var undeliveredWriteResults: [KeptOutcome<WriteResult>] = []
+    /// The id of this run's first write: those below it were restored from an earlier run.
+    var firstWriteOfRun: Int64 = 1
     var onDisconnectCallbacks: [Int64: WriteCallback] = [:]
     /// Transactions in flight, by their current write id; named functions; transactions an
     /// earlier run queued, waiting for their function; outcomes kept in the store that wait

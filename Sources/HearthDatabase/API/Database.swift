@@ -179,8 +179,9 @@ public final class Database: Sendable {
         // the system's randomness (not the seed): two incarnations must never share an id.
         var system = SystemRandomNumberGenerator()
         writerID = WriterIdentity.make { system.next() }
+        let pending = store.pendingWrites()
         let core = ClientCore(
-            configuration: configuration, pendingWrites: store.pendingWrites(), writers: store.writerIdentities(),
+            configuration: configuration, pendingWrites: pending, writers: store.writerIdentities(),
             onDisconnect: store.onDisconnectOperations(), token: store.auth(), seed: seed, host: cachedHost,
             hash: { location in Database.cachedHash(store, location) },
             cache: { location in Database.cachedNode(store, location) }
@@ -194,6 +195,7 @@ public final class Database: Sendable {
             s.restoredTransactions = restored.queued
             s.undeliveredOutcomes = restored.outcomes.map { KeptOutcome(record: $0.id, value: $0) }
             s.undeliveredWriteResults = Database.keptWriteResults(store)
+            s.firstWriteOfRun = (pending.map(\.id).max() ?? 0) + 1
         }
         // keepSynced queries listen again; the connection waits for the first use.
         let pins = store.pins()

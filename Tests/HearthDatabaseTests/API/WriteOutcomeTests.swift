@@ -56,6 +56,25 @@ struct WriteOutcomeTests {
         try await server.stop()
     }
 
+    /// A write of this run that nothing will hear of — no completion, no observer when its
+    /// answer arrives (Firebase's `setValue(_:)` as most apps call it) — leaves the store with
+    /// its answer: no outcome is kept for it, none waits, none is dropped and logged.
+    @Test func aWriteNothingHearsOfKeepsNoOutcome() async throws {
+        let server = try await TransportTestServer()
+        let url = "ws://127.0.0.1:\(server.server.port)?ns=wunheard"
+        let fs = SimulatedFileSystem(seed: 48)
+        let db = try Database(url: url, options: options(fs, online: true))
+        for i in 0..<5 {
+            _ = try db.reference(withPath: "k\(i)").setValue(.int(Int64(i)), on: nil, withCompletionBlock: nil)
+        }
+        #expect(await eventually { db.pendingWriteIDs.isEmpty })
+        #expect(await eventually { (try? server.store.value(at: "k4")) == Node(.number(4)) })
+        #expect(db.store.transactions().isEmpty, "no outcome kept for writes nothing hears of")
+        #expect(db.state.withLock { $0.undeliveredWriteResults.isEmpty })
+        try db.close()
+        try await server.stop()
+    }
+
     /// The handler ran, and the process died before its acknowledgement was durable: the next
     /// start reports it again (at least once), identical, under the same id.
     @Test func aResultWhoseAcknowledgementWasLostIsReportedAgain() async throws {
@@ -130,16 +149,21 @@ struct WriteOutcomeTests {
         try await server.stop()
     }
 
-    /// Results without a handler are kept up to ``Database/maxUndeliveredOutcomes``; past it the
-    /// oldest is dropped, from memory and from the store.
+    /// Results of writes restored from an earlier run (their completions died with it), answered
+    /// before any observer is registered, are kept up to ``Database/maxUndeliveredOutcomes``;
+    /// past it the oldest is dropped, from memory and from the store.
     @Test func resultsWaitingForAnObserverAreBounded() async throws {
         let server = try await TransportTestServer()
         let url = "ws://127.0.0.1:\(server.server.port)?ns=wbound"
         let fs = SimulatedFileSystem(seed: 47)
-        let db = try Database(url: url, options: options(fs, online: false))
         let n = Database.maxUndeliveredOutcomes + 1
         var ids: [WriteID] = []
-        for i in 0..<n { ids.append(try db.reference(withPath: "w/\(i)").setValue(.int(Int64(i)))) }
+        do {
+            let earlier = try Database(url: url, options: options(fs, online: false))
+            for i in 0..<n { ids.append(try earlier.reference(withPath: "w/\(i)").setValue(.int(Int64(i)))) }
+            try earlier.close()
+        }
+        let db = try Database(url: url, options: options(fs, online: false))
         db.goOnline()
         #expect(await eventually { db.pendingWriteIDs.isEmpty && db.store.transactions().count == n - 1 })
         db.work.sync {}
