@@ -4,7 +4,7 @@ import HearthModel
 
 extension Database {
     /// The version of Hearth's client — Firebase's `sdkVersion()`: the release it is, or
-    /// between releases the next one with a `-dev` suffix (``HearthInfo/version``, the one
+    /// between releases the next one with a `-dev` suffix (`HearthInfo.version` in Hearth, the one
     /// version of the package, as `hearth --version` prints it).
     public static func sdkVersion() -> String { HearthInfo.version }
 
