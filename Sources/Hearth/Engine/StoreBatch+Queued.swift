@@ -57,7 +57,7 @@ extension StoreBatch {
     /// argument and `reason` as its local result; it leaves with
     /// ``completeTransaction(_:)``. Returns the record.
     @discardableResult
-    public mutating func saveWriteOutcome(
+    package mutating func saveWriteOutcome(
         writeID: Int64, at path: Path, status: QueuedTransaction.Status, reason: Node
     ) throws(StoreError) -> QueuedTransaction {
         guard status.isWriteOutcome else { throw .invalidOption("\(status) is not a write's outcome") }

@@ -124,13 +124,13 @@ extension Database {
         if let request = out.fetchToken { fetchToken(request) }
         if let request = out.fetchAppCheckToken { fetchAppCheckToken(request) }
         let answers = plainWriteAnswers(out.events)
-        if !out.commits.isEmpty { commit(out.commits, answers: answers) }
+        if !out.commits.isEmpty { commit(out.commits, answers: answers.kept) }
         if !out.messages.isEmpty {
             let link = state.withLock { s in s.connection.flatMap { $0.id == s.core.currentConnection ? $0.link : nil }
             }
             if let link { for m in out.messages { link.send(m) } }
         }
-        for event in out.events { deliver(event, plainWrites: answers) }
+        for event in out.events { deliver(event, plainWrites: answers.all) }
     }
 
     private func open(_ id: ConnectionID) {

@@ -7,22 +7,26 @@ import Hearth
 import HearthModel
 
 extension Database {
-    /// The server's answers to plain writes among `events` whose outcome is kept, by write id.
-    /// A transaction's write is answered to the transaction. A write of this run that nothing
-    /// will hear of — no completion, no write-result observer when its answer arrives, as with
-    /// Firebase's `setValue(_:)` in most apps — leaves with its answer: keeping it would only
-    /// fill the store with outcomes no handler waits for. A write restored from an earlier run
-    /// is kept either way (its completion died with that run; the next observer hears it).
-    func plainWriteAnswers(_ events: [ClientEvent]) -> [Int64: DatabaseError?] {
-        var answers: [Int64: DatabaseError?] = [:]
-        guard events.contains(where: { if case .writeCompleted = $0 { true } else { false } }) else { return answers }
+    /// The server's answers to plain writes among `events`, by write id (a transaction's write
+    /// is answered to the transaction): `all` of them, and those whose outcome is `kept`. A
+    /// write of this run that nothing will hear of — no completion, no write-result observer
+    /// when its answer arrives, as with Firebase's `setValue(_:)` in most apps — is not kept:
+    /// keeping it would only fill the store with outcomes no handler waits for. A write restored
+    /// from an earlier run is kept either way (its completion died with that run; the next
+    /// observer hears it).
+    func plainWriteAnswers(_ events: [ClientEvent]) -> (all: [Int64: DatabaseError?], kept: [Int64: DatabaseError?]) {
+        var all: [Int64: DatabaseError?] = [:], kept: [Int64: DatabaseError?] = [:]
+        guard events.contains(where: { if case .writeCompleted = $0 { true } else { false } }) else {
+            return (all, kept)
+        }
         state.withLock { s in
             for case let .writeCompleted(id, error) in events where !s.transactions.contains(id) {
+                all[id] = .some(error)
                 let heard = id < s.firstWriteOfRun || s.writeCallbacks[id] != nil || !s.writeResultObservers.isEmpty
-                if heard { answers[id] = .some(error) }
+                if heard { kept[id] = .some(error) }
             }
         }
-        return answers
+        return (all, kept)
     }
 
     /// Applies one of the core's commits to `b`; when it ends a plain write still pending (its
