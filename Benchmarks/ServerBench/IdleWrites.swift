@@ -4,7 +4,7 @@
 // writer's round trip, p50 and p99, quoted against the same process with no idle connection.
 import Foundation
 import Hearth
-import HearthServer
+@_spi(HearthInternals) import HearthServer
 import HearthWire
 import HearthWireTesting
 

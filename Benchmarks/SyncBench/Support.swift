@@ -53,7 +53,7 @@ final class LiveServer {
         o.segmentSize = 16 << 20
         o.checkpointMinimumBytes = 16 << 20
         store = try Store.open(directory: dir, options: o)
-        var c = ServerCore.Configuration()
+        var c = ServerConfiguration()
         c.emulator = true
         runtime = try ServerRuntime(store: store, configuration: c, verifier: try await FirebaseTokenVerifier(secret: nil, emulator: true))
         server = try await NetworkServer.start(host: "127.0.0.1", port: 0, runtime: runtime, threads: 1)

@@ -108,7 +108,7 @@ struct PageDemo: DemoNarrator {
         var storeOptions = Store.Options()
         storeOptions.authoritative = true
         let serverStore = try Store.open(directory: directory + "/server", options: storeOptions)
-        var configuration = ServerCore.Configuration()
+        var configuration = ServerConfiguration()
         configuration.emulator = true
         configuration.idleTimeoutMs = 5_000
         let runtime = try ServerRuntime(

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Hearth
 import HearthRules
-import HearthServer
+@_spi(HearthInternals) import HearthServer
 
 /// `hearth serve DATA_DIR`: a Realtime Database server on one port.
 struct ServeCommand: AsyncParsableCommand {
@@ -182,7 +182,7 @@ struct ServeCommand: AsyncParsableCommand {
         options.segmentSize = 16 << 20
         options.checkpointMinimumBytes = 16 << 20
         let store = try Store.open(directory: dataDirectory, options: options)
-        var configuration = ServerCore.Configuration()
+        var configuration = ServerConfiguration()
         configuration.emulator = emulator
         configuration.idleTimeoutMs = Int64(idleTimeout) * 1000
         configuration.publicHost = publicHost

@@ -4,7 +4,7 @@ import HearthServer
 /// `hearth serve`'s resource limits: what any client, signed in or not, can make the server hold.
 struct ServeLimitOptions: ParsableArguments {
     static let defaults = NetworkServer.Limits()
-    static let core = ServerCore.Configuration()
+    static let core = ServerConfiguration()
 
     @Option(
         name: .customLong("max-connections"),
@@ -191,7 +191,7 @@ struct ServeLimitOptions: ParsableArguments {
     }
 
     /// Sets the core's per-request and per-connection limits these flags name.
-    func apply(to configuration: inout ServerCore.Configuration) {
+    func apply(to configuration: inout ServerConfiguration) {
         configuration.maxRESTBodyBytes = maxBodyBytes
         configuration.maxBufferedBytesPerConnection = maxQueuedBytesPerConnection
         configuration.maxMessageBytes = maxMessageBytes

@@ -5,7 +5,7 @@
 // or an answer's content — never how long anything took.
 import Foundation
 import Hearth
-@testable import HearthServer
+@_spi(HearthInternals) @testable import HearthServer
 import HearthWire
 import HearthWireTesting
 import NIOCore

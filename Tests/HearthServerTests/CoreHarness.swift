@@ -1,5 +1,5 @@
 import Hearth
-@testable import HearthServer
+@_spi(HearthInternals) @testable import HearthServer
 import HearthWire
 import Testing
 

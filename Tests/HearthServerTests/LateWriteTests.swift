@@ -7,7 +7,7 @@ import NIOCore
 import NIOPosix
 import Testing
 
-@testable import HearthServer
+@_spi(HearthInternals) @testable import HearthServer
 
 @Suite("Network: writes after the event loop has shut down")
 struct LateWriteTests {

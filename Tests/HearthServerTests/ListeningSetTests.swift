@@ -2,7 +2,7 @@ import HearthModel
 import HearthWire
 import Testing
 
-@testable import HearthServer
+@_spi(HearthInternals) @testable import HearthServer
 
 /// A write visits only the connections that hold a listen, and a tick only those the clock
 /// reached; both must keep the output every connection would have had.

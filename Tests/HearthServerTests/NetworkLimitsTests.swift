@@ -4,7 +4,7 @@
 // sockets' hang guards only stop a test that would otherwise wait forever).
 import Foundation
 import Hearth
-@testable import HearthServer
+@_spi(HearthInternals) @testable import HearthServer
 import HearthWire
 import HearthWireTesting
 import NIOCore

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Hearth
-@testable import HearthServer
+@_spi(HearthInternals) @testable import HearthServer
 import HearthWire
 import HearthWireTesting
 import NIOCore

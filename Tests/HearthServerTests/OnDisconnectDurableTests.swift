@@ -1,6 +1,6 @@
 import Foundation
 import Hearth
-@testable import HearthServer
+@_spi(HearthInternals) @testable import HearthServer
 import HearthTesting
 import HearthWire
 import Testing

@@ -1,4 +1,4 @@
-import HearthServer
+@_spi(HearthInternals) import HearthServer
 import HearthWire
 import Testing
 

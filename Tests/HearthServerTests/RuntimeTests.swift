@@ -1,7 +1,7 @@
 import Foundation
 import Hearth
 import HearthLog
-@testable import HearthServer
+@_spi(HearthInternals) @testable import HearthServer
 import HearthTesting
 import HearthWire
 import Synchronization

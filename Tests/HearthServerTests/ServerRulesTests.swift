@@ -1,6 +1,6 @@
 import Hearth
 import HearthRules
-@testable import HearthServer
+@_spi(HearthInternals) @testable import HearthServer
 import HearthWire
 import Testing
 

@@ -90,7 +90,7 @@ struct Connection: Sendable {
         set { if details != nil || newValue != 0 { detail.assemblingBytes = newValue } }
     }
     /// When the connection's App Check token expires (ms), if it sent a valid one (enforced
-    /// only under ``ServerCore/Configuration/enforcesAppCheck``).
+    /// only under ``ServerConfiguration/enforcesAppCheck``).
     var appCheckExpiresAt: Int64? {
         get { detail.appCheckExpiresAt }
         set { if details != nil || newValue != nil { detail.appCheckExpiresAt = newValue } }

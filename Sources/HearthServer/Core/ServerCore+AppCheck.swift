@@ -1,7 +1,7 @@
 import Hearth
 import HearthWire
 
-// App Check enforcement (``ServerCore/Configuration/enforcesAppCheck``), as Firebase's servers
+// App Check enforcement (``ServerConfiguration/enforcesAppCheck``), as Firebase's servers
 // do it where App Check is enforced and its clients expect it (firebase-js-sdk
 // `core/PersistentConnection.ts` `tryAppCheck`/`onAppCheckRevoked_`; the Android SDK's
 // `onKill` with "Invalid appcheck token"): reads and writes of a connection without a valid
@@ -13,9 +13,9 @@ import HearthWire
 // takes it: without a valid one they are answered 401 before the rules are asked.
 extension ServerCore {
     /// The shutdown reason for an invalid App Check token (what Firebase's clients look for).
-    public static let invalidAppCheck = "Invalid appcheck token"
+    package static let invalidAppCheck = "Invalid appcheck token"
     /// The `apc` explanation when a connection's App Check token expires.
-    public static let appCheckExpired = "App Check token expired"
+    package static let appCheckExpired = "App Check token expired"
 
     /// Whether a WebSocket connection lacks the valid App Check token enforcement asks for. The
     /// admin is exempt, as Firebase exempts its server SDKs (a service account is not an app);

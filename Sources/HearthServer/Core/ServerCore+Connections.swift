@@ -6,7 +6,7 @@ import HearthWire
 // partial-message timeouts, token expiry, event-stream keep-alives).
 
 /// What one received frame amounts to (``ServerCore/receiveFrame(_:_:now:)``).
-public enum FrameOutcome: Sendable {
+package enum FrameOutcome: Sendable {
     /// Nothing to decode yet (a segment, a keepalive) or the connection was refused: the
     /// output says what to do.
     case pending(ServerOutput)
@@ -21,12 +21,12 @@ extension ServerCore {
     /// - Parameter now: the server's clock, in milliseconds since the epoch.
     /// - Parameter host: the `Host` header the WebSocket upgrade came with: where the client
     ///   found this server, so where it should reconnect (the hello's `h`) unless
-    ///   ``Configuration/publicHost`` says otherwise. Not a host name and port (or too long):
+    ///   ``ServerConfiguration/publicHost`` says otherwise. Not a host name and port (or too long):
     ///   ignored, and the bound address is sent.
     /// - Parameter lastSession: the `ls` of the upgrade's URL: the session id (`s`) of the hello
     ///   a reconnecting client had before. That connection, if still open, is closed and its
     ///   onDisconnect operations run first (`endStaleSession(_:into:)`).
-    public mutating func connect(
+    @_spi(HearthInternals) public mutating func connect(
         _ id: ConnectionID, now: Int64, host: String? = nil, lastSession: String? = nil
     ) -> ServerOutput {
         self.now = max(self.now, now)
@@ -50,7 +50,7 @@ extension ServerCore {
     /// A connection closed (cleanly or not): its onDisconnect operations run, each with the
     /// auth it was queued under (or wait for writes to resume, when they are suspended), and its
     /// listens go.
-    public mutating func disconnect(_ id: ConnectionID, now: Int64) -> ServerOutput {
+    package mutating func disconnect(_ id: ConnectionID, now: Int64) -> ServerOutput {
         self.now = max(self.now, now)
         guard let connection = connections.removeValue(forKey: id) else { return ServerOutput() }
         listening.remove(id)
@@ -74,7 +74,7 @@ extension ServerCore {
     /// One text frame from a WebSocket connection: decoded and handled at once (tests and
     /// simulations; the runtime decodes off the lock with ``receiveFrame(_:_:now:)`` and
     /// ``receive(_:message:bytes:now:)``).
-    public mutating func receive(_ id: ConnectionID, frame: String, now: Int64) -> ServerOutput {
+    @_spi(HearthInternals) public mutating func receive(_ id: ConnectionID, frame: String, now: Int64) -> ServerOutput {
         switch receiveFrame(id, frame, now: now) {
         case .pending(let out): return out
         case .complete(let text):
@@ -85,7 +85,7 @@ extension ServerCore {
 
     /// One text frame: assembled, within the per-connection and total limits on what the core
     /// holds for messages not yet complete.
-    public mutating func receiveFrame(_ id: ConnectionID, _ frame: String, now: Int64) -> FrameOutcome {
+    package mutating func receiveFrame(_ id: ConnectionID, _ frame: String, now: Int64) -> FrameOutcome {
         self.now = max(self.now, now)
         guard var connection = connections[id], case .webSocket(var assembler) = connection.kind else {
             return .pending(ServerOutput())
@@ -111,7 +111,7 @@ extension ServerCore {
 
     /// One whole message, decoded (or why it could not be): handled now, or queued while the
     /// connection waits.
-    public mutating func receive(
+    package mutating func receive(
         _ id: ConnectionID, message: Result<ClientMessage, WireError>, bytes: Int, now: Int64
     ) -> ServerOutput {
         self.now = max(self.now, now)
@@ -172,7 +172,7 @@ extension ServerCore {
     /// The clock moved on: idle connections and messages that take too long to arrive close
     /// the connection (running its onDisconnect operations), expired tokens are revoked, event
     /// streams get their keep-alive.
-    public mutating func tick(now: Int64) -> ServerOutput {
+    @_spi(HearthInternals) public mutating func tick(now: Int64) -> ServerOutput {
         self.now = max(self.now, now)
         var out = ServerOutput()
         // Only the connections the clock reached are sorted and visited: ten thousand idle
@@ -224,15 +224,15 @@ extension ServerCore {
 
     /// What the clock asks of a connection, the first that applies in this order.
     enum TickAction {
-        /// A WebSocket heard nothing for ``Configuration/idleTimeoutMs``: closed.
+        /// A WebSocket heard nothing for ``ServerConfiguration/idleTimeoutMs``: closed.
         case idleClose
-        /// A message's frames took longer than ``Configuration/partialMessageTimeoutMs``: refused.
+        /// A message's frames took longer than ``ServerConfiguration/partialMessageTimeoutMs``: refused.
         case slowMessage
         /// The credential expired: revoked.
         case tokenExpired
         /// The App Check token expired (under enforcement): revoked (`apc`).
         case appCheckExpired
-        /// An event stream sent nothing for ``Configuration/keepAliveIntervalMs``: a keep-alive.
+        /// An event stream sent nothing for ``ServerConfiguration/keepAliveIntervalMs``: a keep-alive.
         case keepAlive
     }
 
@@ -250,7 +250,7 @@ extension ServerCore {
     /// Checks `Budget`'s invariant — every total is the sum over the connections — and that the
     /// listening set is the connections holding a listen (tests and simulations call it after
     /// every input; O(connections), so the serving path never does).
-    public func checkBudget() {
+    package func checkBudget() {
         var sum = Budget()
         var holding: Set<ConnectionID> = []
         for (id, c) in connections {

@@ -228,7 +228,7 @@ extension ServerCore {
 }
 
 /// Why written data was refused (answered as `invalid_data`, or REST 400).
-public enum WriteError: Error, Sendable, CustomStringConvertible {
+package enum WriteError: Error, Sendable, CustomStringConvertible {
     /// The path is not writable.
     case path(PathError)
     /// The data is not valid Firebase data.
@@ -236,7 +236,7 @@ public enum WriteError: Error, Sendable, CustomStringConvertible {
     /// An update's paths overlap.
     case overlap(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .path(let e): "invalid path: \(e)"
         case .data(let e): "invalid data: \(e)"

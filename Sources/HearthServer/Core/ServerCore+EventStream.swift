@@ -8,7 +8,7 @@ extension ServerCore {
     /// Opens an event stream (`GET` with `Accept: text/event-stream`) as connection `id`:
     /// the first event puts the current data; every change after is a `put` or `patch`.
     /// A refusal is answered as a plain response instead.
-    public mutating func openEventStream(
+    package mutating func openEventStream(
         _ id: ConnectionID, _ request: RESTRequest, now: Int64
     ) -> Result<ServerOutput, RESTResponse> {
         self.now = max(self.now, now)

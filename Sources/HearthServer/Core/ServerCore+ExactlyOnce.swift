@@ -26,7 +26,7 @@ import HearthWire
 // judged), and the value would overwrite them; the data sent after the `ok` puts the server's
 // current data back. (Found by the simulator: seeds 41, 137, 155, 160, 178, 181, 186, 1561, 1924, 2077, 2167.)
 //
-// **The bound:** at most ``ServerCore/Configuration/maxWriters`` writers; past it, the least
+// **The bound:** at most ``ServerConfiguration/maxWriters`` writers; past it, the least
 // recently advanced sixteenth is evicted (durably), and an evicted writer falls back to
 // at-least-once: its re-sent writes are applied again, as with Firebase.
 

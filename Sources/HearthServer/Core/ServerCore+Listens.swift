@@ -92,7 +92,7 @@ extension ServerCore {
     func view(_ path: Path, _ query: QuerySpec) -> Node { queryView(data.child(at: path), query) }
 
     /// The result of a token check the core asked for.
-    public mutating func tokenChecked(_ ticket: UInt64, _ result: TokenCheck, now: Int64) -> ServerOutput {
+    package mutating func tokenChecked(_ ticket: UInt64, _ result: TokenCheck, now: Int64) -> ServerOutput {
         self.now = max(self.now, now)
         if let (id, r) = pendingAppChecks.removeValue(forKey: ticket) {
             return appCheckChecked(id, number: r, ticket: ticket, result)

@@ -8,7 +8,7 @@ import HearthWire
 // `limitToLast`, ETags (`X-Firebase-ETag`, `if-match`, `if-none-match`).
 
 /// A REST request, parsed by the adapter (percent-decoding done, the principal resolved).
-public struct RESTRequest: Sendable {
+@_spi(HearthInternals) public struct RESTRequest: Sendable {
     /// The HTTP method.
     public enum Method: String, Sendable {
         /// Read (or, with `Accept: text/event-stream`, listen).
@@ -40,7 +40,7 @@ public struct RESTRequest: Sendable {
     public var ifNoneMatch: String?
     /// When the request's App Check token (`X-Firebase-AppCheck`) expires, in ms since 1970;
     /// `nil` when it sent none that was valid. Read only under
-    /// ``ServerCore/Configuration/enforcesAppCheck``; the adapter verifies the token.
+    /// ``ServerConfiguration/enforcesAppCheck``; the adapter verifies the token.
     public var appCheckExpiresAt: Int64?
     /// ``body`` parsed ahead (``parseBody()``), so the core does not parse under its lock.
     var parsed: Result<JSONValue, RESTResponse>?
@@ -60,7 +60,7 @@ public struct RESTRequest: Sendable {
 extension RESTRequest {
     /// Parses the body now (the runtime does, before it takes the core's lock); the core
     /// then uses the result instead of parsing it again.
-    public mutating func parseBody() { parsed = RESTRequest.parse(body, limit: Int.max) }
+    package mutating func parseBody() { parsed = RESTRequest.parse(body, limit: Int.max) }
 
     /// A request body as JSON, or the answer refusing it.
     static func parse(_ text: String?, limit: Int) -> Result<JSONValue, RESTResponse> {
@@ -79,7 +79,7 @@ extension RESTRequest {
 /// The answer to a REST request, rendered by whoever sends it: after the request's writes
 /// are durable and outside the core's lock (a read's body — a query's window, an ETag, the
 /// JSON — is computed then, from the data as it was when the request was answered).
-public struct RESTReply: Sendable {
+@_spi(HearthInternals) public struct RESTReply: Sendable {
     private let make: @Sendable () -> RESTResponse
 
     init(_ make: @escaping @Sendable () -> RESTResponse) { self.make = make }
@@ -92,7 +92,7 @@ public struct RESTReply: Sendable {
 }
 
 /// The answer to a REST request.
-public struct RESTResponse: Sendable, Equatable {
+@_spi(HearthInternals) public struct RESTResponse: Sendable, Equatable {
     /// The HTTP status.
     public var status: Int
     /// Extra headers (`ETag`); the adapter adds content type and length.
@@ -115,12 +115,12 @@ public struct RESTResponse: Sendable, Equatable {
 
 extension ServerCore {
     /// The ETag of a value: its hash, or `null_etag` for no data.
-    public static func etag(_ node: Node) -> String { node.isEmpty ? "null_etag" : node.hash }
+    package static func etag(_ node: Node) -> String { node.isEmpty ? "null_etag" : node.hash }
 
     /// Answers a REST request. The output holds the durable writes the reply must wait for
     /// and the pushes the write causes. Writes are checked against the access policy before
     /// anything about the data is compared (`if-match`) or answered.
-    public mutating func rest(_ request: RESTRequest, now: Int64) -> (RESTReply, ServerOutput) {
+    package mutating func rest(_ request: RESTRequest, now: Int64) -> (RESTReply, ServerOutput) {
         self.now = max(self.now, now)
         var out = ServerOutput()
         let path = request.path

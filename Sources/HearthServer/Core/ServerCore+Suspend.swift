@@ -12,7 +12,7 @@ extension ServerCore {
     /// what the store holds, `durable` — nothing of what the failed commit and the outputs
     /// after it applied was released, and the adapter closes the connections that waited for
     /// those outputs.
-    public mutating func suspendWrites(
+    package mutating func suspendWrites(
         _ reason: String, durable: Node, writerWatermarks durableWatermarks: [String: WriterWatermark]
     ) {
         writesSuspended = reason
@@ -23,7 +23,7 @@ extension ServerCore {
     /// Resumes writes: the onDisconnect operations kept meanwhile run first (their connections
     /// closed before anything held was sent), then each held connection's queued messages, in
     /// connection order.
-    public mutating func resumeWrites(now: Int64) -> ServerOutput {
+    package mutating func resumeWrites(now: Int64) -> ServerOutput {
         self.now = max(self.now, now)
         writesSuspended = nil
         var out = ServerOutput()

@@ -7,7 +7,7 @@ import Darwin
 extension NetworkServer {
     /// What the network side lets the world make the server hold: connections, time, and bytes
     /// buffered on the way in and queued on the way out — each per connection (where
-    /// ``ServerCore/Configuration`` sets it) and in total (here). Every limit answers the same
+    /// ``ServerConfiguration`` sets it) and in total (here). Every limit answers the same
     /// way: the connection that would exceed it is refused or closed; no other client notices.
     ///
     /// With the defaults the network side holds at most about 1 GiB, whatever clients do:
@@ -43,7 +43,7 @@ extension NetworkServer {
         /// Default 1,024.
         public var minBodyBytesPerSecond: Int = 1_024
         /// REST request bodies buffered at once across all connections, in bytes of buffer (each
-        /// body is at most ``ServerCore/Configuration/maxRESTBodyBytes``, in a buffer of the next
+        /// body is at most ``ServerConfiguration/maxRESTBodyBytes``, in a buffer of the next
         /// power of two, as NIO allocates). A body announced with `Content-Length` reserves its
         /// buffer before it is read; a chunked one as it grows; either is answered 503 when the
         /// reservation would pass this total, and the reservation is returned when the request is
@@ -58,7 +58,7 @@ extension NetworkServer {
         public var maxBufferedFrameBytes: Int = 64 << 20
         /// Bytes queued to clients and not yet taken by their sockets (the buffers holding them),
         /// across all connections
-        /// (each at most ``ServerCore/Configuration/maxBufferedBytesPerConnection`` for
+        /// (each at most ``ServerConfiguration/maxBufferedBytesPerConnection`` for
         /// WebSockets and event streams). Past it, the connection with the most bytes queued —
         /// the slowest reader — is disconnected, as often as needed to come back under.
         /// Default 256 MiB.

@@ -5,12 +5,12 @@ import HearthRules
 import HearthWire
 import Synchronization
 
-/// Runs a ``ServerCore`` for real: one lock around the core, a commit thread that makes each
-/// batch of outputs durable in the Hearth store (one commit, one fsync, for every connection
-/// that wrote meanwhile — group commit) and then releases their messages in order, a timer
-/// for ticks, and async token checks.
+/// Runs the server's sans-I/O core (`ServerCore`, package-internal) for real: one lock around
+/// the core, a commit thread that makes each batch of outputs durable in the Hearth store (one
+/// commit, one fsync, for every connection that wrote meanwhile — group commit) and then
+/// releases their messages in order, a timer for ticks, and async token checks.
 ///
-/// The release rule of ``ServerCore`` holds because outputs enter one FIFO under the same
+/// The release rule of `ServerCore` holds because outputs enter one FIFO under the same
 /// lock that produced them, and the commit thread delivers a batch only after its commit
 /// returned. Delivering hands each message to its connection's `Delivery`, which renders it
 /// off the lock and off the commit thread, in that connection's order; decoding a message and
@@ -20,7 +20,7 @@ import Synchronization
 ///
 /// **A failed commit** (a full disk) does not stop the server: nothing of the failed batch or
 /// of the outputs after it is released; the store is reopened to learn what it holds; the core
-/// goes back to that data with writes suspended (``ServerCore/suspendWrites(_:durable:writerWatermarks:)``)
+/// goes back to that data with writes suspended (`ServerCore.suspendWrites`)
 /// and the connections that waited for the dropped outputs are closed (their clients reconnect
 /// and send again). Reads go on; writes wait and are retried, with a growing interval, until a
 /// commit succeeds.
@@ -48,7 +48,7 @@ public final class ServerRuntime: Sendable {
     struct State: ~Copyable {
         var core: ServerCore
         var queue: [Item] = []
-        /// The bound on ``queue`` (``ServerCore/Configuration/maxCommitQueueBytes``).
+        /// The bound on ``queue`` (``ServerConfiguration/maxCommitQueueBytes``).
         var budget: CommitBudget
         /// Connections not read while they wait for room in the commit queue (``Parked``).
         var parked: [ConnectionID: Parked] = [:]
@@ -76,10 +76,10 @@ public final class ServerRuntime: Sendable {
     let store: Mutex<Store?>
     let reopen: (@Sendable (_ readOnly: Bool) throws(StoreError) -> Store)?
     let verifier: any TokenVerifier
-    /// Checks App Check tokens under ``ServerCore/Configuration/enforcesAppCheck`` (none:
+    /// Checks App Check tokens under ``ServerConfiguration/enforcesAppCheck`` (none:
     /// every App Check token is invalid).
     let appCheckVerifier: (any TokenVerifier)?
-    /// ``ServerCore/Configuration/enforcesAppCheck``, for the REST adapter's token checks.
+    /// ``ServerConfiguration/enforcesAppCheck``, for the REST adapter's token checks.
     let enforcesAppCheck: Bool
     let nextID = Atomic<UInt64>(1)
     let clock: @Sendable () -> Int64
@@ -115,7 +115,7 @@ public final class ServerRuntime: Sendable {
     ///   - rulesLimits: the bounds rules replaced through `PUT /.settings/rules.json` load and
     ///     run within.
     public init(
-        store: Store, configuration: ServerCore.Configuration, verifier: any TokenVerifier,
+        store: Store, configuration: ServerConfiguration, verifier: any TokenVerifier,
         appCheckVerifier: (any TokenVerifier)? = nil, policy: (any AccessPolicy)? = nil,
         clock: @escaping @Sendable () -> Int64 = Store.systemClock,
         reopen: (@Sendable (_ readOnly: Bool) throws(StoreError) -> Store)? = nil,

@@ -1,6 +1,6 @@
 import Foundation
 import Hearth
-import HearthServer
+@_spi(HearthInternals) import HearthServer
 import JWTKit
 import Testing
 @testable import HearthDatabase

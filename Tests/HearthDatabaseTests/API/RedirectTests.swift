@@ -2,7 +2,7 @@ import Foundation
 import Hearth
 import HearthLog
 import HearthModel
-import HearthServer
+@_spi(HearthInternals) import HearthServer
 import Synchronization
 import Testing
 @testable import HearthDatabase

@@ -1,6 +1,6 @@
 import Hearth
 import HearthModel
-import HearthServer
+@_spi(HearthInternals) import HearthServer
 import HearthWire
 import Testing
 @testable import HearthDatabase

@@ -1,4 +1,5 @@
 import Hearth
+@_spi(HearthInternals) import HearthServer
 import HearthModel
 import HearthWire
 @testable import HearthDatabase

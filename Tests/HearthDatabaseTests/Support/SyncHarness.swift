@@ -1,7 +1,7 @@
 import Foundation
 import Hearth
 import HearthModel
-import HearthServer
+@_spi(HearthInternals) import HearthServer
 import HearthWire
 import Synchronization
 @testable import HearthDatabase

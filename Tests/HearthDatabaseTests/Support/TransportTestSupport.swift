@@ -1,7 +1,7 @@
 import Foundation
 import Hearth
 @testable import HearthDatabase
-import HearthServer
+@_spi(HearthInternals) import HearthServer
 import HearthWire
 import NIOCore
 import NIOPosix

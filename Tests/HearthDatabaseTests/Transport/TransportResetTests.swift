@@ -1,5 +1,5 @@
 import Foundation
-import HearthServer
+@_spi(HearthInternals) import HearthServer
 import HearthWire
 import NIOCore
 import NIOHTTP1
