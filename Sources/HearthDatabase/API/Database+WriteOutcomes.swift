@@ -68,9 +68,29 @@ extension Database {
     }
 
     /// At open: the outcomes of writes an earlier run had kept in the store (decided, their
-    /// handlers not all returned), in the order they were decided.
-    static func keptWriteResults(_ store: Store) -> [KeptOutcome<WriteResult>] {
-        store.transactions().compactMap { tx in writeResult(of: tx).map { KeptOutcome(record: tx.id, value: $0) } }
+    /// handlers not all returned), in the order they were decided. A write's outcome record
+    /// that names no write id (its argument not an integer: no version of Hearth writes one,
+    /// so a damaged or foreign store) can never be delivered: it is removed here, with a
+    /// warning, rather than kept forever.
+    static func keptWriteResults(
+        _ store: Store, warn: (String) -> Void
+    ) throws(StoreError) -> [KeptOutcome<WriteResult>] {
+        var kept: [KeptOutcome<WriteResult>] = []
+        var unreadable: [Int64] = []
+        for tx in store.transactions() where tx.status.isWriteOutcome {
+            if let result = writeResult(of: tx) {
+                kept.append(KeptOutcome(record: tx.id, value: result))
+            } else {
+                unreadable.append(tx.id)
+            }
+        }
+        if !unreadable.isEmpty {
+            try store.commit(durability: .buffered) { (b: inout StoreBatch) throws(StoreError) in
+                for id in unreadable { try b.completeTransaction(id) }
+            }
+            warn("removed \(unreadable.count) write outcome record(s) naming no write id: \(unreadable)")
+        }
+        return kept
     }
 
     /// The write result a decided write's record holds (nil for any other record).

@@ -174,7 +174,11 @@ public final class Database: Sendable {
             } catch { throw DatabaseError(error) }
         }
         let restored: (queued: [QueuedTransaction], outcomes: [TransactionOutcome])
-        do { restored = try Database.restoreTransactions(store) } catch { throw DatabaseError(error) }
+        let keptWrites: [KeptOutcome<WriteResult>]
+        do {
+            restored = try Database.restoreTransactions(store)
+            keptWrites = try Database.keptWriteResults(store, warn: log)
+        } catch { throw DatabaseError(error) }
         // A fresh id for this incarnation's writes, committed with the first of them. Always
         // the system's randomness (not the seed): two incarnations must never share an id.
         var system = SystemRandomNumberGenerator()
@@ -194,7 +198,7 @@ public final class Database: Sendable {
             s.info.serverTimeOffset = store.serverTimeOffset()
             s.restoredTransactions = restored.queued
             s.undeliveredOutcomes = restored.outcomes.map { KeptOutcome(record: $0.id, value: $0) }
-            s.undeliveredWriteResults = Database.keptWriteResults(store)
+            s.undeliveredWriteResults = keptWrites
             s.firstWriteOfRun = (pending.map(\.id).max() ?? 0) + 1
         }
         // keepSynced queries listen again; the connection waits for the first use.

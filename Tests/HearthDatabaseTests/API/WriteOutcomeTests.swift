@@ -179,6 +179,33 @@ struct WriteOutcomeTests {
 
     /// A decided write's record keeps the write's id and the server's refusal, and reads back
     /// as the same result; a transaction's record is not a write's.
+    /// A write's outcome record whose argument names no write id (a damaged or foreign store:
+    /// Hearth writes the id as an integer) can never be delivered: the next open removes it and
+    /// says so, instead of keeping it in the store forever. A readable one beside it is kept.
+    @Test func anOutcomeRecordNamingNoWriteIsRemovedAtOpen() async throws {
+        let fs = SimulatedFileSystem(seed: 48)
+        do {
+            let db = try Database(url: "ws://127.0.0.1:1?ns=wonce", options: options(fs, online: false))
+            try db.store.commit { (b: inout StoreBatch) throws(StoreError) in
+                let bad = try b.enqueueTransaction(
+                    at: "a", functionName: "", argument: .string("x"), localResult: .empty)
+                try b.updateTransaction(bad.id, status: .writeApplied)
+                try b.saveWriteOutcome(writeID: 7, at: "b", status: .writeApplied, reason: .empty)
+            }
+            try db.close()
+        }
+        var o = options(fs, online: false)
+        let lines = Collected<String>()
+        o.logHandler = { lines.add($0) }
+        let db = try Database(url: "ws://127.0.0.1:1?ns=wonce", options: o)
+        #expect(db.store.transactions().map(\.path) == ["b"], "the unreadable record removed, the readable one kept")
+        #expect(lines.all.contains { $0.contains("naming no write id") })
+        let heard = Collected<WriteResult>()
+        db.observeWriteResults { heard.add($0) }
+        #expect(await eventually { heard.all == [WriteResult(id: WriteID(rawValue: 7), error: nil)] })
+        try db.close()
+    }
+
     @Test func decidedWriteRecordsKeepTheResult() throws {
         let errors: [DatabaseError?] = [nil, .permissionDenied("rules"), .serverError(status: "x", message: "[\"y\"]")]
         for (i, error) in errors.enumerated() {

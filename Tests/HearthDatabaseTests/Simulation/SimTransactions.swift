@@ -188,7 +188,11 @@ extension Simulation {
         client.restoredTransactions = ([], [])
         // Plain writes' results the last run kept in the store (`Database.open` hands them to
         // the first write-result observer).
-        for k in Database.keptWriteResults(client.store) {
+        let kept: [KeptOutcome<WriteResult>]
+        do { kept = try Database.keptWriteResults(client.store, warn: { fail("c\(i): \($0)") }) } catch {
+            return fail("c\(i) restoring write results: \(error)")
+        }
+        for k in kept {
             note("c\(i) write \(k.value.id.rawValue)'s result restored")
             checks.writeResult(k.value, client: i, in: self)
             acknowledgeOutcome(i, k.record)
