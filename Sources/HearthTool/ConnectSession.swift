@@ -31,7 +31,7 @@ final class ConnectSession: Sendable {
         var nextSerial = 1
         /// The `id` each write of this run was made with, until its ack is printed.
         var echoes: [Int64: JSONValue] = [:]
-        /// Writes restored from an earlier run, until their ack is printed.
+        /// Writes of an earlier run (pending, or with a kept result), until their ack is printed.
         var restored: Set<Int64> = []
         /// The `id` each transaction of this run was started with, until its result is printed.
         var transactionEchoes: [Int64: JSONValue] = [:]
@@ -74,8 +74,11 @@ final class ConnectSession: Sendable {
     func start(online: Bool) {
         queue.sync {
             let pending = database.pendingWriteIDs
+            // An earlier run's writes: those still pending, and those whose result it kept
+            // (decided, not yet handed to the app) — both answered as `restored`.
+            let kept = database.store.transactions().compactMap { Database.writeResult(of: $0)?.id.rawValue }
             state.withLock { s in
-                s.restored = Set(pending.map(\.rawValue))
+                s.restored = Set(pending.map(\.rawValue) + kept)
                 s.wantOnline = online
             }
             database.observeWriteResults(on: queue) { [self] result in written(result) }

@@ -94,7 +94,7 @@ extension Database {
     }
 
     /// The write result a decided write's record holds (nil for any other record).
-    static func writeResult(of tx: QueuedTransaction) -> WriteResult? {
+    package static func writeResult(of tx: QueuedTransaction) -> WriteResult? {
         guard tx.status.isWriteOutcome else { return nil }
         let id: Int64
         switch tx.argument.leafValue {

@@ -101,7 +101,8 @@ public final class Database: Sendable {
     /// Where the server is: the URL's, or the emulator's (``Options/emulatorHost``,
     /// ``useEmulator(withHost:port:)``).
     public var endpoint: ServerEndpoint { state.withLock { $0.endpoint } }
-    let store: Store
+    /// The store that holds this database's cache, writes and kept outcomes.
+    package let store: Store
     /// This incarnation's writer id for exactly-once writes (``WriterIdentity``): the writes
     /// made through this instance carry it; those an earlier one left pending keep theirs.
     let writerID: String
