@@ -150,7 +150,12 @@ public struct QueuedTransaction: Sendable, Hashable {
         case writeRefused = 6
 
         /// Whether the record has ended and only its outcome waits to be delivered.
-        public var isDecided: Bool { self.rawValue >= Status.committed.rawValue }
+        public var isDecided: Bool {
+            switch self {
+            case .queued, .sent, .needsRetry: false
+            case .committed, .aborted, .writeApplied, .writeRefused: true
+            }
+        }
 
         /// Whether the record is a plain write's outcome rather than a transaction's.
         public var isWriteOutcome: Bool { self == .writeApplied || self == .writeRefused }

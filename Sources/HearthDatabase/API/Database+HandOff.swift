@@ -21,10 +21,7 @@ extension Database {
     /// Commits `build` on the caller's thread without waiting for a sync; returns its LSN for
     /// ``handOff(after:_:failed:)``. Local observers see the commit at once.
     func commitWithoutSync(_ build: (inout StoreBatch) throws(StoreError) -> Void) throws(DatabaseError) -> LSN {
-        if let failure = state.withLock({ $0.durabilityFailure }) { throw failure }
-        do {
-            return try store.commit(durability: defersSync ? .buffered : nil, build).lsn
-        } catch { throw DatabaseError(error) }
+        try withoutSync { (durability) throws(StoreError) in try store.commit(durability: durability, build).lsn }
     }
 
     /// Saves an app's write as ``commitWithoutSync(_:)`` would a batch of it alone, on the
@@ -34,10 +31,16 @@ extension Database {
     ) throws(DatabaseError) -> (
         id: Int64, lsn: LSN
     ) {
+        try withoutSync { (durability) throws(StoreError) in
+            try store.saveWrite(operation, at: path, writer: writerID, durability: durability)
+        }
+    }
+
+    /// Runs `save` at the tier that leaves the sync to ``work`` (`.buffered` when the store's
+    /// own tier would sync; nil, the store's tier, otherwise) — refused once a sync failed.
+    private func withoutSync<T>(_ save: (Durability?) throws(StoreError) -> T) throws(DatabaseError) -> T {
         if let failure = state.withLock({ $0.durabilityFailure }) { throw failure }
-        do {
-            return try store.saveWrite(operation, at: path, writer: writerID, durability: defersSync ? .buffered : nil)
-        } catch { throw DatabaseError(error) }
+        do { return try save(defersSync ? .buffered : nil) } catch { throw DatabaseError(error) }
     }
 
     /// On ``work``, after the calls queued before it: makes every commit up to `lsn` durable at
