@@ -74,13 +74,7 @@ import Testing
                         ],
                         at: 0)
                 }
-            events += try store.commit { (b: inout StoreBatch) throws(StoreError) in
-                switch event {
-                case let .serverOverwrite(path, node, _): try b.applyServerOverwrite(node, at: path)
-                case let .serverMerge(path, children, _): try b.applyServerMerge(children, at: path)
-                default: break
-                }
-            }.events
+            events += try WindowFromChunksTests.commitServerEvent(event, to: store)
         }
         try store.close()
         return events
