@@ -19,7 +19,7 @@
 //    one active `limitToLast(50)` listener there and 0, 40 or 1,000 inactive tracked windows
 //    beside it (an app that paged back through the chat, each page `endAt(k).limitToLast(50)`).
 // 8. windowOfCachedList: a list of N children cached whole (a complete default query at its
-//    location, inactive), reopened, then a listener's `limitToLast(50)` (by key, by child `ts`)
+//    location, inactive; a `ts`-ordered window tracked there, incomplete), reopened, then a listener's `limitToLast(50)` (by key, by child `ts`)
 //    — open() to its initial events delivered.
 import Foundation
 import Hearth
@@ -387,6 +387,10 @@ func windowOfCachedList() throws {
             }
             try store.applyServerOverwrite(Node(children: pairs), at: location)
             try store.trackQuery(at: QueryLocation(path: location, query: .default), complete: true, active: false)
+            // The app showed the list in `ts` order once before its data came (a tracked,
+            // incomplete window): the store knows the ordering when it checkpoints.
+            let shown = try QuerySpec(orderBy: .child("ts")).limitToLast(50)
+            try store.trackQuery(at: QueryLocation(path: location, query: shown), complete: false, active: false)
             try store.compact()
             try store.close()
         }

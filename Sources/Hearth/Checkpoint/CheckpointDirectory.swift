@@ -12,6 +12,8 @@ extension CheckpointFormat {
         var priorities: [(path: Path, priority: Priority)]
         var chunks: [Chunk]
         var writeChunks: [WriteChunk] = []
+        /// The order indexes (format 5), at most one per location and ordering.
+        var orderIndexes: [OrderIndex] = []
     }
 
     /// The result of reading a checkpoint's trailer and directory.

@@ -3,7 +3,8 @@ import HearthModel
 
 // The checkpoint body's last two parts (FORMAT.md §7.1): the directory — everything but the cache
 // and the pending writes, as events, then the write chunks', the untracked entries', the split
-// priorities' and the cache chunks' entries — and the fixed-size trailer that locates it.
+// priorities', the cache chunks' and (format 5) the order indexes' entries — and the fixed-size
+// trailer that locates it.
 
 extension CheckpointEncoder {
     /// The body's trailer (FORMAT.md §7.1): where the directory is, its sizes and checksum, and
@@ -24,11 +25,11 @@ extension CheckpointEncoder {
     }
 
     /// The directory's raw bytes (FORMAT.md §7.1) for `state`, whose cache was written as
-    /// `chunks` (with the priorities of the nodes split across them) and its pending writes as
-    /// `writeChunks`.
+    /// `chunks` (with the priorities of the nodes split across them), its pending writes as
+    /// `writeChunks` and its order indexes as `orderIndexes` (format 5).
     func encodeDirectory(
         _ state: StoreState, priorities: [(path: Path, priority: Priority)], chunks: [CheckpointFormat.Chunk],
-        writeChunks: [CheckpointFormat.WriteChunk] = []
+        writeChunks: [CheckpointFormat.WriteChunk] = [], orderIndexes: [CheckpointFormat.OrderIndex] = []
     ) -> [UInt8] {
         var w = ByteWriter(capacity: 4096)
         w.varint(UInt64(bodyVersion))
@@ -122,6 +123,7 @@ extension CheckpointEncoder {
             w.bool(c.compressed)
             w.u32(c.crc)
         }
+        if bodyVersion >= 5 { Self.encodeOrderIndexes(orderIndexes, into: &w) }
         return w.bytes
     }
 }

@@ -29,6 +29,9 @@ struct CheckpointEncoder {
         var copiedRawBytes = 0
         /// See ``copiedRawBytes``.
         var encodedRawBytes = 0
+        /// Stored bytes of the order index runs (format 5): part of what the cache costs on
+        /// disk, for the next checkpoint's estimate.
+        var orderIndexBytes = 0
         /// With ``CheckpointEncoder/recordOrigins``: the cache chunks written, and what each
         /// encodes (by chunk index), for the next checkpoint to copy the unchanged ones.
         var chunks: [CheckpointFormat.Chunk] = []
@@ -84,7 +87,8 @@ struct CheckpointEncoder {
     }
 
     /// Encodes `state` and passes the body's bytes to `write` in order: the cache chunks, the
-    /// pending-write chunks (format 2), the directory, the trailer.
+    /// pending-write chunks (format 2), the order index runs (format 5), the directory, the
+    /// trailer.
     /// - Throws: only what `write` throws (encoding itself cannot fail).
     func encode<E: Error>(_ state: StoreState, write: ([UInt8]) throws(E) -> Void) throws(E) -> Summary {
         var summary = Summary()
@@ -99,9 +103,13 @@ struct CheckpointEncoder {
         let writeChunks =
             bodyVersion >= 2
             ? try writePendingWrites(state.pendingWrites, offset: &offset, summary: &summary, write: put) : []
+        let orderIndexes =
+            bodyVersion >= 5 ? try writeOrderIndexes(state, chunks: chunks, offset: &offset, write: put) : []
+        summary.orderIndexBytes = orderIndexes.reduce(0) { $0 + $1.runs.reduce(0) { $0 + $1.storedLength } }
         assert(offset == written, "the directory starts where the chunks end")
 
-        let directoryRaw = encodeDirectory(state, priorities: priorities, chunks: chunks, writeChunks: writeChunks)
+        let directoryRaw = encodeDirectory(
+            state, priorities: priorities, chunks: chunks, writeChunks: writeChunks, orderIndexes: orderIndexes)
         let (directoryStored, directoryCompressed) = store(directoryRaw)
         try put(directoryStored)
 

@@ -4,7 +4,8 @@ import HearthModel
 // into key-range chunks (FORMAT.md §7.1), in key order, and a child that has chunks of its own
 // is named by their paths, so the last (or first) children in key order lie in the last (or
 // first) chunks — a `limitToLast(50)` over 100,000 cached children reads one or two chunks.
-// Other orders (by child, by value, by priority) need every child's value: not answered here.
+// Other orders (by child, by value, by priority) need every child's value, or the checkpoint's
+// order index of that ordering (CheckpointReader+OrderWindow.swift).
 
 extension CheckpointReader {
     /// The keys of `parent`'s children in the checkpoint that a key-ordered, limited `query` at

@@ -228,9 +228,10 @@ final class CheckpointReader: Sendable {
                     path: path, kind: kind, offset: offset, storedLength: stored, rawLength: rawLength,
                     compressed: compressed, crc: crc))
         }
+        let orderIndexes = bodyVersion >= 5 ? try decodeOrderIndexes(&r, bodyEnd: bodyEnd) : []
         guard r.isAtEnd else { throw r.fail("\(r.remaining) trailing bytes in directory") }
         return CheckpointFormat.Directory(
-            state: state, priorities: priorities, chunks: chunks, writeChunks: writeChunks)
+            state: state, priorities: priorities, chunks: chunks, writeChunks: writeChunks, orderIndexes: orderIndexes)
     }
 
     /// The node a chunk holds: the whole node at its path, or a children node of its range.
@@ -287,12 +288,13 @@ final class CheckpointReader: Sendable {
         return .corrupt(file: checkpoint.fileName, offset: c.offset, reason: "chunk \(index) at \(c.path): \(reason)")
     }
 
-    /// Verifies every chunk's checksum and decoding (for `hearth verify`).
+    /// Verifies every chunk's and order index run's checksum and decoding (for `hearth verify`).
     func verifyAllChunks(progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws(CheckpointError) {
         for i in directory.chunks.indices {
             _ = try chunk(i)
             progress?(i + 1, directory.chunks.count)
         }
+        try verifyOrderIndexes()
         try directory.state.writes.decodeAll()
     }
 

@@ -1,10 +1,10 @@
 @_spi(HearthInternals) import HearthLog
 import HearthModel
 
-/// The engine's checkpoint body, format 4 (FORMAT.md §7.1; formats 1 to 3 are still read).
+/// The engine's checkpoint body, format 5 (FORMAT.md §7.1; formats 1 to 4 are still read).
 ///
 /// ```
-/// body     := chunk* directory trailer
+/// body     := chunk* write-chunk* order-index-run* directory trailer
 /// chunk    := one cache piece, NodeCodec-encoded, raw-DEFLATEd when that is smaller
 /// directory:= the directory fields, raw-DEFLATEd when that is smaller
 /// trailer  := 40 bytes: magic "HEARTHCP" | u32 version | u64 directory offset |
@@ -23,13 +23,15 @@ import HearthModel
 /// whole list is needed: a checkpoint, pruning, ``Store/state()``). Format 1 kept the pending
 /// writes in the directory itself, decoded at open; format 3 adds the writer id and the writer
 /// watermarks to the directory's event batch; format 4 replaces that one writer id by the runs
-/// of write ids and the writer id each run was created under.
+/// of write ids and the writer id each run was created under; format 5 adds order indexes
+/// (CheckpointFormat+OrderIndex.swift): a large location's children sorted by an ordering a
+/// tracked window uses, so that such a window reads a few runs rather than every child.
 enum CheckpointFormat {
     static let magic: [UInt8] = Array("HEARTHCP".utf8)
     /// The body format this build writes.
-    static let version: UInt32 = 4
+    static let version: UInt32 = 5
     /// The body formats this build reads.
-    static let readableVersions: ClosedRange<UInt32> = 1...4
+    static let readableVersions: ClosedRange<UInt32> = 1...5
     /// Target raw size of one chunk of pending writes (small: the first read after open decodes
     /// the chunks that may hold writes on its path).
     static let writeChunkTarget = 16 * 1024

@@ -1,7 +1,8 @@
-// A key-ordered, limited view over a location cached whole, built from the checkpoint chunks
-// its window needs rather than the whole location (CheckpointReader+Window.swift); the views
-// layer completes the view's server cache from the whole location before anything changes
-// it (ViewHost+Windows.swift).
+// A limited view over a location cached whole, built from the checkpoint chunks its window
+// needs rather than the whole location: found from the chunk index when ordered by key
+// (CheckpointReader+Window.swift), from the checkpoint's order index of that ordering otherwise
+// (CheckpointReader+OrderWindow.swift). The views layer completes the view's server cache from
+// the whole location before anything changes it (ViewHost+Windows.swift).
 
 import HearthModel
 
@@ -15,21 +16,23 @@ final class PersistedWindows: @unchecked Sendable {
 }
 
 extension PersistedCacheReader {
-    /// This reader, serving key-ordered limited queries over a location cached whole with the
-    /// children their windows need (recorded in `windows`) instead of the whole location.
+    /// This reader, serving limited queries over a location cached whole with the children
+    /// their windows need (recorded in `windows`) instead of the whole location.
     func servingWindows(_ windows: PersistedWindows) -> PersistedCacheReader {
         PersistedCacheReader(loading: loading, reader: reader, windows: windows)
     }
 
-    /// The server cache of a key-ordered, limited `query` at `path` that the persistence rules
-    /// serve the whole location (a complete default query covers it): its children that the
-    /// query's window can hold, read from the chunks holding them — complete for the window
-    /// (the same window as the whole location's), not for the location. `nil` when that is not
-    /// known from the chunks: the cache is resident (no chunks to spare), the location is held
-    /// whole in one chunk, the query orders by something other than the key, or a server
-    /// event since the checkpoint wrote at or above `path`.
+    /// The server cache of a limited `query` at `path` that the persistence rules serve the
+    /// whole location (a complete default query covers it): its children that the query's
+    /// window can hold, read from the chunks holding them — complete for the window (the same
+    /// window as the whole location's), not for the location. `nil` when that is not known
+    /// from the checkpoint: the cache is resident (no chunks to spare), the location is held
+    /// whole in one chunk, the query orders by something other than the key and the checkpoint
+    /// has no order index of that ordering there, a server event since the checkpoint wrote at
+    /// or above `path`, or a chunk or index run needed is damaged or disagrees with the other.
     func windowCache(at path: Path, query: QuerySpec) -> Node? {
-        guard !loading.cacheLoaded, let reader, case .key = query.index, query.limit != nil else { return nil }
+        guard !loading.cacheLoaded, let reader, query.limit != nil else { return nil }
+        if query.index != .key, reader.orderIndex(at: path, by: query.index) == nil { return nil }
         let state = loading.state
         guard state.isServerCacheComplete(path: path, query: query) else { return nil }
         // A complete filtered query of its own is served its tracked keys (the rules' case).
@@ -56,9 +59,30 @@ extension PersistedCacheReader {
             }
         }
         do {
-            guard var keys = try reader.windowKeys(of: path, query: query, margin: written.count) else { return nil }
+            var keys: Set<ChildKey>
+            var indexed: [(key: ChildKey, value: Node)] = []
+            if case .key = query.index {
+                guard let found = try reader.windowKeys(of: path, query: query, margin: written.count) else {
+                    return nil
+                }
+                keys = found
+            } else {
+                guard let found = try reader.orderWindow(of: path, query: query, margin: written.count) else {
+                    return nil
+                }
+                indexed = found
+                keys = Set(found.map(\.key))
+            }
             keys.formUnion(written)
             let base = try reader.partialCache(forChildren: keys, of: path).child(at: path)
+            // The index and the chunks were written from one state: a child the index names
+            // that the chunks lack, or hold with a value ordered elsewhere, is damage the CRCs
+            // missed. Never a window from it: the whole location is read instead.
+            for entry in indexed {
+                let child = base.child(entry.key)
+                let value = CheckpointFormat.storedIndexValue(query.index.indexedValue(of: child))
+                guard !child.isEmpty, Node.compareForOrdering(value, entry.value) == 0 else { return nil }
+            }
             return loading.serverChildren(keys, at: path, base: base)
         } catch {
             // Read through the whole location, which meets and reports the damage.

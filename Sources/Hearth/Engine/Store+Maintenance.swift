@@ -336,7 +336,10 @@ extension Store {
             core.checkpointBodyBytes = summary.bodyBytes
             core.logBytesSinceCheckpoint = max(0, core.logBytesSinceCheckpoint - bytesAtSnapshot)
             if summary.rawCacheBytes > 0 {
-                core.compressionRatio = Double(summary.storedCacheBytes) / Double(summary.rawCacheBytes)
+                // The order indexes are written from the cache at every checkpoint: estimates of
+                // the next checkpoint's size (the disk bound) count them as cache bytes.
+                let stored = summary.storedCacheBytes + summary.orderIndexBytes
+                core.compressionRatio = Double(stored) / Double(summary.rawCacheBytes)
             }
             core.checkpointsWritten += 1
             core.writeChunkMemo = installedCheckpoint.map { WriteChunkMemo(checkpoint: $0, runs: summary.writeRuns) }

@@ -1,10 +1,11 @@
 import HearthModel
 
-// Views built from their windows' chunks. A key-ordered `limitToLast(50)` over a location
-// cached whole (a complete default query covers it) needs its window, not the location: its
-// view is built from the children the window can hold, read from the checkpoint chunks that
-// hold them (PersistedCacheReader+Window.swift), so a listener's first events cost the same
-// over 1,000 or 100,000 cached children. Such a view's server cache is marked filtered and the
+// Views built from their windows' chunks. A `limitToLast(50)` over a location cached whole (a
+// complete default query covers it) needs its window, not the location: its view is built from
+// the children the window can hold, read from the checkpoint chunks that hold them (found from
+// the chunk index by key, or from an order index by child, value or priority:
+// PersistedCacheReader+Window.swift), so a listener's first events cost the same over 1,000 or
+// 100,000 cached children. Such a view's server cache is marked filtered and the
 // location is kept in `windowed`. The view is then exactly the one built from the whole
 // location except for the children its server cache leaves out, which only a change can
 // bring into the window (a child removed, the window refilled) or the listen's hash can see;

@@ -19,12 +19,20 @@ public struct QueryWindow: Sendable, Equatable {
 extension QuerySpec {
     /// Whether the child `(key, value)` lies between this query's bounds (limit ignored).
     public func inRange(_ key: ChildKey, _ value: Node) -> Bool {
-        if let start, !boundAllows(start, key: key, value: value, isStart: true) { return false }
-        if let end, !boundAllows(end, key: key, value: value, isStart: false) { return false }
+        if start == nil && end == nil { return true }
+        return inRange(key, indexedValue: index.indexedValue(of: value))
+    }
+
+    /// Whether a child with `key` whose value this query's index orders by `indexedValue`
+    /// (``QueryIndex/indexedValue(of:)``) lies between the bounds: for readers that hold the
+    /// indexed values rather than the children (the checkpoint's order indexes).
+    package func inRange(_ key: ChildKey, indexedValue: Node) -> Bool {
+        if let start, !boundAllows(start, key: key, indexed: indexedValue, isStart: true) { return false }
+        if let end, !boundAllows(end, key: key, indexed: indexedValue, isStart: false) { return false }
         return true
     }
 
-    private func boundAllows(_ bound: QueryBound, key: ChildKey, value: Node, isStart: Bool) -> Bool {
+    private func boundAllows(_ bound: QueryBound, key: ChildKey, indexed: Node, isStart: Bool) -> Bool {
         // c = compare(child, bound post)
         let c: Int
         if case .key = index {
@@ -32,7 +40,7 @@ extension QuerySpec {
             guard case .string(let s)? = bound.value.leafValue else { return true }
             c = ChildKey.compare(key, ChildKey(s))
         } else {
-            let v = Node.compareForOrdering(index.indexedValue(of: value), bound.value)
+            let v = Node.compareForOrdering(indexed, bound.value)
             if v != 0 {
                 c = v
             } else {

@@ -70,15 +70,16 @@ import HearthTesting
         var bytes = encoder.encodeDirectory(nested, priorities: [], chunks: [])
         if paths[0] == paths[1] {
             // A PathTrie holds each path once: write the entry twice by hand. The directory
-            // ends `count ‖ entries ‖ 0 priorities ‖ 0 chunks` (one-byte counts here).
+            // ends `count ‖ entries ‖ 0 priorities ‖ 0 chunks ‖ 0 order indexes` (one-byte
+            // counts here).
             let none = encoder.encodeDirectory(StoreState(), priorities: [], chunks: [])
             var single = StoreState()
             single.untracked.set(paths[0], 1)
             let one = encoder.encodeDirectory(single, priorities: [], chunks: [])
-            let head = Array(none[..<(none.count - 3)])
-            let entry = Array(one[(head.count + 1)..<(one.count - 2)])
-            #expect(one == head + [1] + entry + [0, 0])
-            bytes = head + [2] + entry + entry + [0, 0]
+            let head = Array(none[..<(none.count - 4)])
+            let entry = Array(one[(head.count + 1)..<(one.count - 3)])
+            #expect(one == head + [1] + entry + [0, 0, 0])
+            bytes = head + [2] + entry + entry + [0, 0, 0]
         }
         #expect(throws: DecodeError.self) {
             _ = try CheckpointReader.decodeDirectory(bytes, bodyEnd: 0)

@@ -40,17 +40,22 @@ import Testing
         var events: [StoreEvent] = []
         let existing = pairs.map(\.key)
         for _ in 0..<tail {
-            let event = Self.randomServerEvent(&random, existing: existing, big: big)
-            events += try store.commit { (b: inout StoreBatch) throws(StoreError) in
-                switch event {
-                case let .serverOverwrite(path, node, _): try b.applyServerOverwrite(node, at: path)
-                case let .serverMerge(path, children, _): try b.applyServerMerge(children, at: path)
-                default: break
-                }
-            }.events
+            events += try Self.commitServerEvent(
+                Self.randomServerEvent(&random, existing: existing, big: big), to: store)
         }
         try store.close()
         return events
+    }
+
+    /// Commits a server overwrite or merge to `store`; returns the events committed.
+    static func commitServerEvent(_ event: StoreEvent, to store: Store) throws -> [StoreEvent] {
+        try store.commit { (b: inout StoreBatch) throws(StoreError) in
+            switch event {
+            case let .serverOverwrite(path, node, _): try b.applyServerOverwrite(node, at: path)
+            case let .serverMerge(path, children, _): try b.applyServerMerge(children, at: path)
+            default: break
+            }
+        }.events
     }
 
     /// A server overwrite or merge below `big`: a child added, removed, changed or edited deep.

@@ -55,7 +55,7 @@ import Testing
         state.apply(.writerWatermark(writer: "é", id: 2, at: 50))
         let encoder = CheckpointEncoder(compressionLevel: 6)
         let raw = encoder.encodeDirectory(state, priorities: [], chunks: [])
-        let decoded = try CheckpointReader.decodeDirectory(raw, bodyEnd: 0, bodyVersion: 4)
+        let decoded = try CheckpointReader.decodeDirectory(raw, bodyEnd: 0, bodyVersion: CheckpointFormat.version)
         #expect(decoded.state.writerWatermarks == state.writerWatermarks)
         #expect(decoded.state.writerID == "me")
         var v2 = CheckpointEncoder(compressionLevel: 6)
@@ -64,7 +64,7 @@ import Testing
         #expect(
             try CheckpointReader.decodeDirectory(rawV2, bodyEnd: 0, bodyVersion: 2).state.writerWatermarks.isEmpty,
             "format 2 has no place for them")
-        // Format 4's directory bytes relabelled as format 2: the writer events are refused.
+        // This build's directory bytes relabelled as format 2: the writer events are refused.
         var relabelled = raw
         relabelled[0] = 2
         #expect(throws: DecodeError.self) {
