@@ -87,22 +87,43 @@ final class HTTPClient: @unchecked Sendable {
         guard connected == 0 else { fatalError("connect failed: \(errno)") }
     }
 
+    /// PUTs `body` to `target` and returns the answer's status and body.
+    func put(_ target: String, body: String) -> (status: Int, body: String) {
+        let bytes = Array(body.utf8)
+        let head = Array("PUT \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(bytes.count)\r\n\r\n".utf8)
+        for part in [head, bytes] {
+            var sent = 0
+            while sent < part.count {
+                let n = part.withUnsafeBytes { write(fd, $0.baseAddress! + sent, part.count - sent) }
+                guard n > 0 else { fatalError("write failed") }
+                sent += n
+            }
+        }
+        return response()
+    }
+
     func get(_ target: String) -> String {
         let request = Array("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
         guard request.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == request.count else { fatalError("write failed") }
+        return response().body
+    }
+
+    /// Reads one answer: its status and its body (`Content-Length`).
+    private func response() -> (status: Int, body: String) {
         let end = Array("\r\n\r\n".utf8)
         var headEnd: Int? = nil
         while true {
             if headEnd == nil, let r = find(end) { headEnd = r }
             if let h = headEnd {
                 let head = String(decoding: buffer[..<h], as: UTF8.self).lowercased()
+                let status = head.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
                 guard let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
                     let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
                 else { fatalError("no content-length in \(head)") }
                 if buffer.count >= h + 4 + length {
                     let body = String(decoding: buffer[(h + 4)..<(h + 4 + length)], as: UTF8.self)
                     buffer.removeFirst(h + 4 + length)
-                    return body
+                    return (status, body)
                 }
             }
             var chunk = [UInt8](repeating: 0, count: 16384)

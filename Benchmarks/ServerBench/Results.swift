@@ -88,6 +88,7 @@ struct Results: Codable {
     var writes: [WritesRun] = []
     var fanOut: [FanOutRun] = []
     var memory: [MemoryRun] = []
+    var memoryData: [MemoryDataRun] = []
     var idleWrites: [IdleWritesRun] = []
     var mixed: [MixedRun] = []
     var hashListen: [String: Int]?

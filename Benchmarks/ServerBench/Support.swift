@@ -12,9 +12,10 @@ import Synchronization
 
 /// The command line: `--seconds S` (throughput runs), `--runs N` (repetitions of each row),
 /// `--rounds N` (fan-out rounds per run; idle writes time 5 × N puts), `--only a,b` (writes,
-/// fanout, hash, restart, memory, idlewrites, mixed), `--connections`, `--listeners`, `--idle`,
-/// `--idle-writes`, `--mixed` (comma-separated counts), `--mixed-rate` (writes per second per
-/// connection in the mixed workload), `--json PATH`, `--hearth PATH`.
+/// fanout, hash, restart, memory, memory-data, idlewrites, mixed), `--connections`, `--listeners`, `--idle`,
+/// `--idle-writes`, `--mixed`, `--data-mb` (comma-separated counts), `--mixed-rate` (writes per
+/// second per connection in the mixed workload), `--json PATH`, `--hearth PATH`. `memory-data`
+/// (minutes per GB) runs only when `--only` names it.
 struct Options: Sendable {
     let seconds: Double
     let runs: Int
@@ -25,6 +26,7 @@ struct Options: Sendable {
     let idle: [Int]
     let idleWriters: [Int]
     let mixed: [Int]
+    let dataMegabytes: [Int]
     let mixedRate: Double
     let json: String?
     let hearth: String
@@ -46,6 +48,7 @@ struct Options: Sendable {
         idle = counts("--idle", [100, 1000, 5000])
         idleWriters = counts("--idle-writes", [1000, 10000])
         mixed = counts("--mixed", [1000])
+        dataMegabytes = counts("--data-mb", [64, 256])
         mixedRate = option("--mixed-rate").flatMap(Double.init) ?? 1
         json = option("--json")
         // The root package's release build, or this package's (`swift build -c release --product hearth` here).
@@ -112,22 +115,19 @@ func loadAverage() -> [Double] {
 func loadText(_ load: [Double]) -> String { "load " + load.map { String(format: "%.2f", $0) }.joined(separator: " ") }
 
 /// An in-process server: the same `ServerRuntime` and `NetworkServer` (2 threads) as
-/// `hearth serve --emulator`, on an authoritative store in the temp directory.
+/// `hearth serve --emulator`, on its store (`AuthoritativeStore`) in the temp directory.
 final class Live {
-    let store: Store
+    let store: AuthoritativeStore
     let runtime: ServerRuntime
     let server: NetworkServer
     let dir: String
     init() async throws {
         dir = tempDir("db")
-        var o = Store.Options()
-        o.authoritative = true
-        o.segmentSize = 16 << 20
-        o.checkpointMinimumBytes = 16 << 20
-        store = try Store.open(directory: dir, options: o)
+        let opened = try AuthoritativeStore.open(directory: dir)
+        store = opened.store
         var c = ServerConfiguration()
         c.emulator = true
-        runtime = try ServerRuntime(store: store, configuration: c, verifier: try await FirebaseTokenVerifier(secret: nil, emulator: true))
+        runtime = try ServerRuntime(store: opened, configuration: c, verifier: try await FirebaseTokenVerifier(secret: nil, emulator: true))
         server = try await NetworkServer.start(host: "127.0.0.1", port: 0, runtime: runtime, threads: 2)
     }
     func client() throws -> WebSocketTestClient {

@@ -84,6 +84,26 @@ if options.wants("memory") {
                       n, listening ? " each with one listen" : "", rs.count, median(rs.map(\.rssBytesPerConnection)), median(rs.map(\.privateDirtyBytesPerConnection))))
     }
 }
+if options.only?.contains("memory-data") == true {
+    for run in 1...options.runs {
+        for mb in options.dataMegabytes {
+            let r = try memoryData(megabytes: mb)
+            results.memoryData.append(r)
+            report(String(format: "memory-data run %d, %4d MiB: JSON %d bytes loaded in %.0f s; on disk %d bytes (%d after stop); VmRSS empty %d KiB, loaded %d KiB (%.2f× disk, %.2f× JSON), restarted + first read %d KiB (%.2f× disk) (%@)",
+                          run, mb, r.jsonBytes, r.loadSeconds, r.diskBytesLoaded, r.diskBytesStopped, r.rssEmptyKiB, r.rssLoadedKiB,
+                          Double(r.rssLoadedKiB * 1024) / Double(r.diskBytesLoaded), Double(r.rssLoadedKiB * 1024) / Double(r.jsonBytes),
+                          r.rssRestartedKiB, Double(r.rssRestartedKiB * 1024) / Double(r.diskBytesStopped), loadText(r.load)))
+        }
+        try save()
+    }
+    for mb in options.dataMegabytes {
+        let rs = results.memoryData.filter { $0.megabytes == mb }
+        let loaded = median(rs.map { Double($0.rssLoadedKiB * 1024) }), restarted = median(rs.map { Double($0.rssRestartedKiB * 1024) })
+        let disk = median(rs.map { Double($0.diskBytesLoaded) }), stopped = median(rs.map { Double($0.diskBytesStopped) })
+        report(String(format: "memory-data, %4d MiB of JSON, median of %d: VmRSS loaded %.0f MiB (%.2f× its %.0f MiB on disk), restarted %.0f MiB (%.2f× its %.0f MiB on disk)",
+                      mb, rs.count, loaded / 1048576, loaded / disk, disk / 1048576, restarted / 1048576, restarted / stopped, stopped / 1048576))
+    }
+}
 if options.wants("reads") {
     // Runs interleave WebSocket, REST and the echo floor at each connection count.
     var rows: [Int: [(ws: Double, rest: Double, echo: Double)]] = [:]

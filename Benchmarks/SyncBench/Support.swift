@@ -39,23 +39,20 @@ func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
 }
 
 /// `hearth serve`'s runtime and network server in this process (emulator mode, an
-/// authoritative store at full durability in a temporary directory), as ServerBench runs it.
+/// its store at full durability in a temporary directory), as ServerBench runs it.
 final class LiveServer {
-    let store: Store
+    let store: AuthoritativeStore
     let runtime: ServerRuntime
     let server: NetworkServer
     let dir: String
 
     init() async throws {
         dir = tempDir("server")
-        var o = Store.Options()
-        o.authoritative = true
-        o.segmentSize = 16 << 20
-        o.checkpointMinimumBytes = 16 << 20
-        store = try Store.open(directory: dir, options: o)
+        let opened = try AuthoritativeStore.open(directory: dir)
+        store = opened.store
         var c = ServerConfiguration()
         c.emulator = true
-        runtime = try ServerRuntime(store: store, configuration: c, verifier: try await FirebaseTokenVerifier(secret: nil, emulator: true))
+        runtime = try ServerRuntime(store: opened, configuration: c, verifier: try await FirebaseTokenVerifier(secret: nil, emulator: true))
         server = try await NetworkServer.start(host: "127.0.0.1", port: 0, runtime: runtime, threads: 1)
     }
 

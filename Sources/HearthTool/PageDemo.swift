@@ -105,9 +105,7 @@ struct PageDemo: DemoNarrator {
         say("Hearth demo — the Realtime Database documentation's offline page, with real clients over real sockets")
         // The server: `hearth serve` in-process, emulator mode, with the demo's secret: section 7's
         // tokens are signed with it, as a signed token's expiry is always enforced.
-        var storeOptions = Store.Options()
-        storeOptions.authoritative = true
-        let serverStore = try Store.open(directory: directory + "/server", options: storeOptions)
+        let serverStore = try AuthoritativeStore.open(directory: directory + "/server")
         var configuration = ServerConfiguration()
         configuration.emulator = true
         configuration.idleTimeoutMs = 5_000
@@ -203,7 +201,7 @@ struct PageDemo: DemoNarrator {
         try app.close()
         try admin.close()
         try await server.stop()
-        try serverStore.close()
+        try serverStore.store.close()
         return checklist
     }
 }

@@ -177,11 +177,8 @@ struct ServeCommand: AsyncParsableCommand {
             }
             throw ToolError.failed("\(error)")
         }
-        var options = Store.Options()
-        options.authoritative = true
-        options.segmentSize = 16 << 20
-        options.checkpointMinimumBytes = 16 << 20
-        let store = try Store.open(directory: dataDirectory, options: options)
+        let options = AuthoritativeStore.Options()
+        let store = try AuthoritativeStore.open(directory: dataDirectory, options: options)
         var configuration = ServerConfiguration()
         configuration.emulator = emulator
         configuration.idleTimeoutMs = Int64(idleTimeout) * 1000
@@ -193,11 +190,13 @@ struct ServeCommand: AsyncParsableCommand {
         let storeOptions = options
         let policyInForce = policy, textInForce = rulesText, limitsInForce = ruleLimits, settings = configuration
         let appCheckInForce = appCheckVerifier
-        @Sendable func runtime(in directory: String, store: Store) throws(StoreError) -> ServerRuntime {
-            let reopen: @Sendable (Bool) throws(StoreError) -> Store = { readOnly in
+        @Sendable func runtime(
+            in directory: String, store: AuthoritativeStore.Opened
+        ) throws(StoreError) -> ServerRuntime {
+            let reopen: @Sendable (Bool) throws(StoreError) -> AuthoritativeStore.Opened = { readOnly in
                 var again = storeOptions
                 again.readOnly = readOnly
-                return try Store.open(directory: directory, options: again)
+                return try AuthoritativeStore.open(directory: directory, options: again)
             }
             return try ServerRuntime(
                 store: store, configuration: settings, verifier: verifier, appCheckVerifier: appCheckInForce,
@@ -213,7 +212,8 @@ struct ServeCommand: AsyncParsableCommand {
             // Each namespace is a store of its own; `namespaces/` is made on first use.
             try FileManager.default.createDirectory(atPath: namespaces, withIntermediateDirectories: true)
             let directory = (namespaces as NSString).appendingPathComponent(name)
-            return try runtime(in: directory, store: try Store.open(directory: directory, options: storeOptions))
+            return try runtime(
+                in: directory, store: try AuthoritativeStore.open(directory: directory, options: storeOptions))
         }
         let fileLimit = NetworkServer.raiseFileDescriptorLimit()
         let server = try await NetworkServer.start(listening: socket, databases: databases, limits: limits.limits)

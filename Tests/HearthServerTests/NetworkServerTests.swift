@@ -13,7 +13,7 @@ import Testing
 /// A real server on a loopback port over a Hearth store in a temporary directory.
 final class LiveServer {
     let directory: String
-    let store: Store
+    let store: AuthoritativeStore
     let runtime: ServerRuntime
     let server: NetworkServer
     let clientGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -25,9 +25,8 @@ final class LiveServer {
     ) async throws {
         self.directory =
             directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("live-\(UUID().uuidString)").path
-        var options = Store.Options()
-        options.authoritative = true
-        store = try Store.open(directory: self.directory, options: options)
+        let opened = try AuthoritativeStore.open(directory: self.directory)
+        store = opened.store
         var c = ServerCore.Configuration()
         c.emulator = emulator
         c.idleTimeoutMs = idleTimeoutMs
@@ -35,7 +34,7 @@ final class LiveServer {
         c.maxRESTBodyBytes = maxRESTBodyBytes
         configure(&c)
         runtime = try ServerRuntime(
-            store: store, configuration: c,
+            store: opened, configuration: c,
             verifier: try await FirebaseTokenVerifier(secret: String(repeating: "k", count: 32), emulator: emulator),
             appCheckVerifier: appCheckVerifier)
         server = try await NetworkServer.start(

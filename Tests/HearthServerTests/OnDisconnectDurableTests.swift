@@ -155,18 +155,19 @@ struct OnDisconnectDurableTests {
     }
 
     /// A runtime started on the store at `/server` and stopped: `n` after its recovery.
-    static func restarted(_ options: Store.Options) async throws -> Node {
-        let store = try Store.open(directory: "/server", options: options)
+    static func restarted(_ options: AuthoritativeStore.Options) async throws -> Node {
+        let opened = try AuthoritativeStore.open(directory: "/server", options: options)
+        let store = opened.store
         var c = ServerCore.Configuration()
         c.emulator = true
         let runtime = try ServerRuntime(
-            store: store, configuration: c, verifier: try await FirebaseTokenVerifier(secret: nil, emulator: true))
+            store: opened, configuration: c, verifier: try await FirebaseTokenVerifier(secret: nil, emulator: true))
         defer {
             runtime.stop()
             try? store.close()
         }
         #expect(store.writerWatermarks().keys.allSatisfy { ServerCore.markedSession($0) == nil })
-        return try store.serverValue(at: "n")
+        return runtime.state.withLock { $0.core.data.child(at: "n") }
     }
 
     @Test("a runtime that stops with a connection open runs its operations when the next one starts, once")
@@ -208,7 +209,11 @@ struct OnDisconnectDurableTests {
         fs.clearFaults()
         rig?.clock.advance(60_000)
         rig?.runtime.tick()
-        #expect(Self.waitFor { (try? rig?.runtime.currentStore?.serverValue(at: "n")) == node("6") })
+        #expect(
+            Self.waitFor {
+                rig?.runtime.writesSuspended == nil
+                    && rig?.runtime.state.withLock { $0.core.data.child(at: "n") } == node("6")
+            })
         #expect(try await Self.restarted(&rig) == node("6"), "a restart finds the session ended: not run twice")
     }
 

@@ -80,18 +80,17 @@ struct RuntimeRig {
     let fs = SimulatedFileSystem(seed: 7)
     let clock = TestClock()
     let runtime: ServerRuntime
-    var options: Store.Options
+    var options: AuthoritativeStore.Options
 
     init(configure: (inout ServerCore.Configuration) -> Void = { _ in }) async throws {
-        var options = Store.Options()
-        options.authoritative = true
+        var options = AuthoritativeStore.Options()
         options.fileSystem = fs
         options.segmentSize = 1 << 20
         self.options = options
         var c = ServerCore.Configuration()
         c.emulator = true
         configure(&c)
-        let store = try Store.open(directory: "/server", options: options)
+        let store = try AuthoritativeStore.open(directory: "/server", options: options)
         let reopenOptions = options
         runtime = try ServerRuntime(
             store: store, configuration: c, verifier: try await FirebaseTokenVerifier(secret: nil, emulator: true),
@@ -99,7 +98,7 @@ struct RuntimeRig {
             reopen: { readOnly throws(StoreError) in
                 var o = reopenOptions
                 o.readOnly = readOnly
-                return try Store.open(directory: "/server", options: o)
+                return try AuthoritativeStore.open(directory: "/server", options: o)
             })
     }
 
@@ -201,8 +200,8 @@ struct RuntimeTests {
         #expect(rig.runtime.writesSuspended == nil)
         // Durable: the store holds it after a reopen.
         try rig.runtime.currentStore?.close()
-        let reopened = try Store.open(directory: "/server", options: rig.options)
-        #expect(try reopened.serverValue(at: "x") == .number(3))
-        try reopened.close()
+        let reopened = try AuthoritativeStore.open(directory: "/server", options: rig.options)
+        #expect(reopened.data.child(at: "x") == .number(3))
+        try reopened.store.close()
     }
 }

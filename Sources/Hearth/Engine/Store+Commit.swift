@@ -131,7 +131,6 @@ extension Store {
     /// bound's log term).
     func checkpointThreshold(_ core: Core) -> Int {
         let usual = max(options.checkpointMinimumBytes, Int(core.checkpointBodyBytes / 2))
-        if options.authoritative { return usual }
         return max(4096, min(usual, Int(Double(options.cacheSizeBytes) * Store.logShare)))
     }
 }

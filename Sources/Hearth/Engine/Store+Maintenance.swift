@@ -148,10 +148,9 @@ extension Store {
     /// Prunes before a checkpoint so that it fits beside the files it will replace within the
     /// disk bound (the argument at the top of this file): the new checkpoint, estimated, must
     /// come to at most `plannedPeak`·cap − footprint, and to `target` when one is given.
-    /// Returns the pruning rounds committed (none for an authoritative store).
+    /// Returns the pruning rounds committed.
     @discardableResult
     func makeRoomForCheckpoint(target: Double = .infinity) throws(StoreError) -> Int {
-        guard !options.authoritative else { return 0 }
         let footprint = Double(try footprintBytes())
         let room = max(0, Double(options.cacheSizeBytes) * Store.plannedPeak - footprint)
         return try prune(target: min(target, room), footprint: footprint)
@@ -168,7 +167,6 @@ extension Store {
     /// committed.
     @discardableResult
     func pruneInactiveQueries() throws(StoreError) -> Int {
-        guard !options.authoritative else { return 0 }  // its data is the truth, never a cache
         return try prune(target: .infinity)
     }
 

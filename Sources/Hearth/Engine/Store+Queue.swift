@@ -54,16 +54,13 @@ extension Store {
         // checkpoint, a writer faster than the checkpoints then waited for every other one
         // (a 50 MiB fill under a 100 MiB cap spent a quarter of its time there), and the bound
         // needs only this.
-        var backpressure = false
-        if !options.authoritative {
-            if core.enforcingCap { core.bytesDuringEnforcement += payload.rawCount }
-            let slack = options.cacheSizeBytes / 16
-            backpressure =
-                core.bytesDuringEnforcement > slack
-                || Store.writersWait(
-                    log: core.logBytesSinceCheckpoint, checkpoint: core.checkpointBodyBytes,
-                    ratio: core.compressionRatio, cacheSizeBytes: options.cacheSizeBytes)
-        }
+        if core.enforcingCap { core.bytesDuringEnforcement += payload.rawCount }
+        let slack = options.cacheSizeBytes / 16
+        let backpressure =
+            core.bytesDuringEnforcement > slack
+            || Store.writersWait(
+                log: core.logBytesSinceCheckpoint, checkpoint: core.checkpointBodyBytes,
+                ratio: core.compressionRatio, cacheSizeBytes: options.cacheSizeBytes)
         let prepare =
             events.contains(where: \.isWriteSaved) && notePreparation(rawCount: payload.rawCount, &core)
         return Queued(pending: pending, maintain: maintain, prepare: prepare, backpressure: backpressure)

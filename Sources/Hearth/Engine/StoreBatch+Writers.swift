@@ -18,18 +18,27 @@ extension StoreBatch {
     /// - Throws: ``StoreError/invalidWriter(_:)`` for an empty or too long writer id or a
     ///   negative write id.
     public mutating func recordWriterWatermark(_ writer: String, id: Int64) throws(StoreError) {
-        try StoreBatch.validateWriter(writer)
+        events.append(try StoreBatch.writerWatermark(writer, id: id, now: now))
+    }
+
+    /// The event of ``recordWriterWatermark(_:id:)``, its writer and id checked.
+    static func writerWatermark(_ writer: String, id: Int64, now: Int64) throws(StoreError) -> StoreEvent {
+        try validateWriter(writer)
         guard id >= 0 else { throw .invalidWriter("write id \(id) is negative") }
-        events.append(.writerWatermark(writer: writer, id: id, at: now))
+        return .writerWatermark(writer: writer, id: id, at: now)
+    }
+
+    /// The event of ``removeWriterWatermarks(_:)``, its writers checked; nil for none.
+    static func writerWatermarksRemoved(_ writers: [String]) throws(StoreError) -> StoreEvent? {
+        for w in writers { try validateWriter(w) }
+        return writers.isEmpty ? nil : .writerWatermarksRemoved(writers: writers)
     }
 
     /// Forgets the watermarks of `writers` (evicted to bound the table); unknown writers
     /// change nothing. An empty list records nothing.
     /// - Throws: ``StoreError/invalidWriter(_:)`` for an empty or too long writer id.
     public mutating func removeWriterWatermarks(_ writers: [String]) throws(StoreError) {
-        for w in writers { try StoreBatch.validateWriter(w) }
-        guard !writers.isEmpty else { return }
-        events.append(.writerWatermarksRemoved(writers: writers))
+        if let removed = try StoreBatch.writerWatermarksRemoved(writers) { events.append(removed) }
     }
 
     /// Saves a user write created under `writer` (``saveWrite(_:at:)`` otherwise): a client's

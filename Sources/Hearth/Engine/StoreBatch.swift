@@ -77,18 +77,28 @@ public struct StoreBatch {
     /// Replaces the server's data at `path` (as received from the server).
     /// - Throws: ``StoreError/invalidPath(_:)`` or ``StoreError/invalidData(_:)``.
     public mutating func applyServerOverwrite(_ node: Node, at path: Path) throws(StoreError) {
-        try StoreBatch.validate(path)
-        try StoreBatch.validate(node, at: path)
-        events.append(.serverOverwrite(path: path, node: node, at: now))
+        events.append(try StoreBatch.serverOverwrite(node, at: path, now: now))
+    }
+
+    /// The event of a server overwrite, its path and data checked (``applyServerOverwrite(_:at:)``).
+    static func serverOverwrite(_ node: Node, at path: Path, now: Int64) throws(StoreError) -> StoreEvent {
+        try validate(path)
+        try validate(node, at: path)
+        return .serverOverwrite(path: path, node: node, at: now)
+    }
+
+    /// The event of a server merge, its paths and data checked; nil for an empty merge
+    /// (``applyServerMerge(_:at:)``).
+    static func serverMerge(_ children: [ChildUpdate], at path: Path, now: Int64) throws(StoreError) -> StoreEvent? {
+        try validate(path)
+        try validate(children, at: path)
+        return children.isEmpty ? nil : .serverMerge(path: path, children: children, at: now)
     }
 
     /// Merges children into the server's data at `path` (an empty merge records nothing).
     /// - Throws: ``StoreError/invalidPath(_:)`` or ``StoreError/invalidData(_:)``.
     public mutating func applyServerMerge(_ children: [ChildUpdate], at path: Path) throws(StoreError) {
-        try StoreBatch.validate(path)
-        try StoreBatch.validate(children, at: path)
-        guard !children.isEmpty else { return }
-        events.append(.serverMerge(path: path, children: children, at: now))
+        if let merge = try StoreBatch.serverMerge(children, at: path, now: now) { events.append(merge) }
     }
 
     /// The server data at `path` as this batch sees it: the store's, with the batch's own

@@ -84,10 +84,6 @@ extension Store {
         /// Only records of 64 KiB or more are compressed at all: shorter ones are stored raw
         /// whatever the level (`Store.rawRecordLimit`). Default 6.
         public var logCompressionLevel: Int32 = 6
-        /// An authoritative store holds a database, not a cache of one (`hearth serve`'s
-        /// store): nothing is ever pruned and ``cacheSizeBytes`` does not apply. Checkpoints
-        /// still bound the log.
-        public var authoritative: Bool = false
         /// The file system (the simulated one in tests).
         public var fileSystem: any FileSystem = POSIXFileSystem()
         /// The clock, in milliseconds since the Unix epoch (for LRU and server timestamps).
@@ -97,7 +93,7 @@ extension Store {
         public init() {}
 
         func validate() throws(StoreError) {
-            guard authoritative || (Store.minimumCacheSize...Store.maximumCacheSize).contains(cacheSizeBytes) else {
+            guard (Store.minimumCacheSize...Store.maximumCacheSize).contains(cacheSizeBytes) else {
                 throw .invalidOption(
                     "cacheSizeBytes \(cacheSizeBytes) is outside \(Store.minimumCacheSize)…\(Store.maximumCacheSize) (1 MiB … 100 MiB)"
                 )
@@ -116,16 +112,16 @@ extension Store {
         }
 
         /// The segment size actually used: at most a quarter of the cap.
-        var effectiveSegmentSize: Int { authoritative ? segmentSize : max(4096, min(segmentSize, cacheSizeBytes / 8)) }
+        var effectiveSegmentSize: Int { max(4096, min(segmentSize, cacheSizeBytes / 8)) }
 
         /// How many bytes of commits pass between footprint checks: at most 1/64 of the cap,
         /// so the footprint overshoots by no more than that between checks.
         var effectiveSizeCheckInterval: Int {
-            authoritative ? sizeCheckIntervalBytes : min(sizeCheckIntervalBytes, max(1024, cacheSizeBytes / 64))
+            min(sizeCheckIntervalBytes, max(1024, cacheSizeBytes / 64))
         }
 
-        /// The cap in bytes: unbounded for an authoritative store.
-        var capBytes: UInt64 { authoritative ? .max : UInt64(cacheSizeBytes) }
+        /// The cap in bytes.
+        var capBytes: UInt64 { UInt64(cacheSizeBytes) }
     }
 
     /// The default cap: 10 MiB.

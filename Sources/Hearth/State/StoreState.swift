@@ -146,12 +146,8 @@ public struct StoreState: Sendable, Equatable {
             }
         case .cachePruned(let result):
             applyPrune(result)
-        case let .writerWatermark(writer, id, at):
-            // Never goes back: a watermark is the max of every id and time recorded for it.
-            let old = writerWatermarks[writer]
-            writerWatermarks[writer] = WriterWatermark(id: max(old?.id ?? id, id), at: max(old?.at ?? at, at))
-        case .writerWatermarksRemoved(let writers):
-            for w in writers { writerWatermarks[w] = nil }
+        case .writerWatermark, .writerWatermarksRemoved:
+            WriterWatermark.apply(event, to: &writerWatermarks)
         case let .writerIdentity(writer, first):
             // Format 3's form names the store's only writer: every write's.
             writerIdentities.begin(writer, from: first ?? 0)

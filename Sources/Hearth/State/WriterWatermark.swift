@@ -13,3 +13,19 @@ public struct WriterWatermark: Sendable, Hashable {
         self.at = at
     }
 }
+
+extension WriterWatermark {
+    /// Applies a watermark event to a table: a watermark never goes back (it is the max of every
+    /// id and time recorded for it); a removal forgets it. Other events change nothing.
+    static func apply(_ event: StoreEvent, to marks: inout [String: WriterWatermark]) {
+        switch event {
+        case let .writerWatermark(writer, id, at):
+            let old = marks[writer]
+            marks[writer] = WriterWatermark(id: max(old?.id ?? id, id), at: max(old?.at ?? at, at))
+        case .writerWatermarksRemoved(let writers):
+            for w in writers { marks[w] = nil }
+        default:
+            break
+        }
+    }
+}

@@ -105,6 +105,19 @@ extension StoreBatch {
     }
 }
 
+extension AuthoritativeBatch {
+    /// Records a ``DurableWrite`` (what ``ServerRuntime`` commits).
+    /// - Throws: `StoreError` for an invalid path, data or writer id.
+    package mutating func apply(_ write: DurableWrite) throws(StoreError) {
+        switch write {
+        case let .set(path, node): try overwrite(node, at: path)
+        case let .merge(path, children): try merge(children, at: path)
+        case let .writerWatermark(writer, id): try recordWriterWatermark(writer, id: id)
+        case .writerWatermarksRemoved(let writers): try removeWriterWatermarks(writers)
+        }
+    }
+}
+
 /// A credential the adapter must check (asynchronously), then report with
 /// ``ServerCore/tokenChecked(_:_:now:)``. The connection's later messages wait for it.
 package struct TokenCheckRequest: Sendable, Equatable {

@@ -20,12 +20,16 @@ extension ServerRuntime {
             } else {
                 wake.wait()
             }
-            let (items, deliveries, stopped) = state.withLock { s -> ([Item], [ConnectionID: Delivery], Bool) in
+            // The core's data is taken with the queue, under the same lock: exactly the data
+            // after the outputs taken, which the store checkpoints (an immutable tree: kept, not
+            // copied).
+            let (items, deliveries, stopped, data) = state.withLock {
+                s -> ([Item], [ConnectionID: Delivery], Bool, Node) in
                 defer { s.queue.removeAll(keepingCapacity: true) }
-                return (s.queue, s.queue.isEmpty ? [:] : s.deliveries, s.stopped)
+                return (s.queue, s.queue.isEmpty ? [:] : s.deliveries, s.stopped, s.core.data)
             }
             if !items.isEmpty {
-                release(items, deliveries)
+                release(items, deliveries, data: data)
                 let freed = items.reduce(0) { $0 + $1.weight }
                 if freed > 0 { resume(state.withLock { $0.release(freed) }) }
             }
@@ -36,10 +40,11 @@ extension ServerRuntime {
         }
     }
 
-    /// Commits every write of the batch in one store commit, then delivers in order.
+    /// Commits every write of the batch in one store commit (`data`: the core's data after
+    /// them), then delivers in order.
     /// The onDisconnect journal's changes follow the store commit (a session ends only after
     /// its operations' writes and marker are durable), and both precede the messages.
-    func release(_ items: [Item], _ deliveries: [ConnectionID: Delivery]) {
+    func release(_ items: [Item], _ deliveries: [ConnectionID: Delivery], data: Node) {
         let (removals, pendingEnded) = state.withLock { s in
             defer { (s.markersToRemove, s.pendingEnded) = ([], []) }
             return (s.markersToRemove, s.pendingEnded)
@@ -49,7 +54,7 @@ extension ServerRuntime {
         if !writes.isEmpty {
             do {
                 guard let store = store.withLock({ $0 }) else { throw StoreError.closed }
-                try store.commit { (batch: inout StoreBatch) throws(StoreError) in
+                try store.commit(data: data) { (batch: inout AuthoritativeBatch) throws(StoreError) in
                     for w in writes { try batch.apply(w) }
                 }
                 commits.add(1, ordering: .relaxed)
@@ -128,19 +133,19 @@ extension ServerRuntime {
     func suspendWrites(_ reason: String, dropping items: [Item]) {
         FileHandle.standardError.write(
             Data("hearth serve: writes suspended: \(reason); reads go on, writes are retried\n".utf8))
-        let old = store.withLock { s -> Store? in
+        let old = store.withLock { s -> AuthoritativeStore? in
             defer { s = nil }
             return s
         }
         try? old?.close()
         var durable: (data: Node, marks: [String: WriterWatermark])?
         if let reopen {
-            if let writable = try? reopen(false), let data = try? writable.serverValue(at: .root) {
-                durable = (data, writable.writerWatermarks())
-                store.withLock { $0 = writable }
-            } else if let readable = try? reopen(true), let data = try? readable.serverValue(at: .root) {
-                durable = (data, readable.writerWatermarks())
-                try? readable.close()
+            if let writable = try? reopen(false) {
+                durable = (writable.data, writable.store.writerWatermarks())
+                store.withLock { $0 = writable.store }
+            } else if let readable = try? reopen(true) {
+                durable = (readable.data, readable.store.writerWatermarks())
+                try? readable.store.close()
             }
         }
         var refused: [@Sendable (RESTResponse) -> Void] = []
@@ -202,7 +207,8 @@ extension ServerRuntime {
                 }
                 return
             }
-            store.withLock { $0 = writable }
+            // The data it opened with is the core's already (writes were suspended on it).
+            store.withLock { $0 = writable.store }
         }
         state.withLock { s in
             guard !s.stopped else { return }

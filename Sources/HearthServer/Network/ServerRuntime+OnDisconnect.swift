@@ -10,14 +10,14 @@ extension ServerRuntime {
     /// before the next, so a crash anywhere in it is recovered by the next start, and no
     /// operation runs twice. Linear in the journal's live operations.
     static func recoverOnDisconnect(
-        _ core: inout ServerCore, store: Store, journal: OnDisconnectJournal, now: Int64
+        _ core: inout ServerCore, store: AuthoritativeStore, journal: OnDisconnectJournal, now: Int64
     ) throws(StoreError) {
         let sessions = journal.sessions
         let marked = Set(store.writerWatermarks().keys.compactMap(ServerCore.markedSession))
         guard !sessions.isEmpty || !marked.isEmpty else { return }
         let out = core.runRecovered(sessions, ran: marked, now: now)
         if !out.writes.isEmpty {
-            try store.commit { (batch: inout StoreBatch) throws(StoreError) in
+            try store.commit(data: core.data) { (batch: inout AuthoritativeBatch) throws(StoreError) in
                 for w in out.writes { try batch.apply(w) }
             }
         }
@@ -26,7 +26,9 @@ extension ServerRuntime {
             try journal.compact()
         } catch { throw .log(error) }
         let markers = marked.union(sessions.map(\.0)).sorted().map(ServerCore.onDisconnectMarker)
-        try store.commit { (batch: inout StoreBatch) throws(StoreError) in try batch.removeWriterWatermarks(markers) }
+        try store.commit(data: core.data) { (batch: inout AuthoritativeBatch) throws(StoreError) in
+            try batch.removeWriterWatermarks(markers)
+        }
     }
 
     /// After a failed commit: the sessions whose end was dropped. One whose marker the store

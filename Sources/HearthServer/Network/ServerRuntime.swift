@@ -6,9 +6,10 @@ import HearthWire
 import Synchronization
 
 /// Runs the server's sans-I/O core (`ServerCore`, package-internal) for real: one lock around
-/// the core, a commit thread that makes each batch of outputs durable in the Hearth store (one
-/// commit, one fsync, for every connection that wrote meanwhile — group commit) and then
-/// releases their messages in order, a timer for ticks, and async token checks.
+/// the core, a commit thread that makes each batch of outputs durable in the server's store
+/// (`AuthoritativeStore`: one commit, one fsync, for every connection that wrote meanwhile —
+/// group commit) and then releases their messages in order, a timer for ticks, and async token
+/// checks.
 ///
 /// The release rule of `ServerCore` holds because outputs enter one FIFO under the same
 /// lock that produced them, and the commit thread delivers a batch only after its commit
@@ -73,8 +74,8 @@ public final class ServerRuntime: Sendable {
 
     let state: Mutex<State>
     let wake = DispatchSemaphore(value: 0)
-    let store: Mutex<Store?>
-    let reopen: (@Sendable (_ readOnly: Bool) throws(StoreError) -> Store)?
+    let store: Mutex<AuthoritativeStore?>
+    let reopen: (@Sendable (_ readOnly: Bool) throws(StoreError) -> AuthoritativeStore.Opened)?
     let verifier: any TokenVerifier
     /// Checks App Check tokens under ``ServerConfiguration/enforcesAppCheck`` (none:
     /// every App Check token is invalid).
@@ -97,11 +98,12 @@ public final class ServerRuntime: Sendable {
     /// Writes made durable so far; divided by ``commitCount``, the mean group-commit batch.
     public var committedWriteCount: Int { committedWrites.load(ordering: .relaxed) }
 
-    /// A runtime over an open store: the core starts from the store's data, after the
+    /// A runtime over an open store: the core starts from the data the store opened with, after the
     /// onDisconnect operations of the connections open when the server last stopped (kept in
     /// the store directory's `ondisconnect/` journal) have run — before any client is served.
     /// - Parameters:
-    ///   - store: the database, opened authoritative; the runtime commits every write to it.
+    ///   - store: the database and its store; the runtime serves that data and commits every
+    ///     write, with the data after it, to the store.
     ///   - configuration: the core's limits and modes.
     ///   - verifier: checks credentials, off the lock.
     ///   - appCheckVerifier: checks App Check tokens when the configuration enforces App Check
@@ -115,12 +117,13 @@ public final class ServerRuntime: Sendable {
     ///   - rulesLimits: the bounds rules replaced through `PUT /.settings/rules.json` load and
     ///     run within.
     public init(
-        store: Store, configuration: ServerConfiguration, verifier: any TokenVerifier,
+        store opened: AuthoritativeStore.Opened, configuration: ServerConfiguration, verifier: any TokenVerifier,
         appCheckVerifier: (any TokenVerifier)? = nil, policy: (any AccessPolicy)? = nil,
         clock: @escaping @Sendable () -> Int64 = Store.systemClock,
-        reopen: (@Sendable (_ readOnly: Bool) throws(StoreError) -> Store)? = nil,
+        reopen: (@Sendable (_ readOnly: Bool) throws(StoreError) -> AuthoritativeStore.Opened)? = nil,
         rulesText: String? = nil, rulesLimits: RulesSet.Limits = RulesSet.Limits()
     ) throws(StoreError) {
+        let store = opened.store
         self.store = Mutex(store)
         self.rulesLimits = rulesLimits
         self.reopen = reopen
@@ -128,7 +131,7 @@ public final class ServerRuntime: Sendable {
         self.appCheckVerifier = appCheckVerifier
         enforcesAppCheck = configuration.enforcesAppCheck
         self.clock = clock
-        let data = try store.serverValue(at: .root)
+        let data = opened.data
         var system = SystemRandomNumberGenerator()
         let seed = system.next()
         var core = ServerCore(
@@ -328,6 +331,10 @@ public final class ServerRuntime: Sendable {
     /// way to reopen the store).
     public var failure: String? { state.withLock { $0.failure } }
 
+    /// The data at `path` as the runtime serves it now: every write acknowledged so far, and any
+    /// applied since whose commit is still on its way (tests and tools).
+    package func servedValue(at path: Path) -> Node { state.withLock { $0.core.data.child(at: path) } }
+
     /// The store the runtime writes to now (it changes when a failed commit reopens it).
-    public var currentStore: Store? { store.withLock { $0 } }
+    public var currentStore: AuthoritativeStore? { store.withLock { $0 } }
 }

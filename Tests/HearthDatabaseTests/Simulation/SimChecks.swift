@@ -155,7 +155,7 @@ final class SimChecks {
             }
             modelData = after
         }
-        let durable = (try? sim.server.store.serverValue(at: .root)) ?? .empty
+        let durable = (try? sim.server.durableData()) ?? .empty
         if durable != modelData {
             sim.fail("the server's store holds \(durable.plainJSONString()), the model \(modelData.plainJSONString())")
         }

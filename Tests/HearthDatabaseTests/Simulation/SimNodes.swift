@@ -80,15 +80,17 @@ enum SimApplied {
 /// A server output waiting for its writes to be durable (the release rule).
 struct SimRelease {
     let output: ServerOutput
+    /// The core's data right after this output: what the store checkpoints with its writes.
+    let data: Node
     /// The changes this output made that the model follows, in order.
     let applied: [SimApplied]
 }
 
-/// The server: its core, its authoritative store on its own simulated disk, and the outputs
+/// The server: its core, its store on its own simulated disk, and the outputs
 /// not yet released.
 final class SimServer {
     let fs: SimulatedFileSystem
-    var store: Store
+    var store: AuthoritativeStore
     var core: ServerCore
     /// Bumped by every restart: connections and releases of an older one are dead.
     var incarnation = 0
@@ -111,13 +113,16 @@ final class SimServer {
         return c
     }
 
-    static func storeOptions(_ fs: SimulatedFileSystem, clock: @escaping @Sendable () -> Int64) -> Store.Options {
-        var o = Store.Options()
+    static func storeOptions(
+        _ fs: SimulatedFileSystem, clock: @escaping @Sendable () -> Int64
+    ) -> AuthoritativeStore.Options {
+        var o = AuthoritativeStore.Options()
         o.fileSystem = fs
-        o.authoritative = true
         o.durability = .full
-        o.backgroundMaintenance = false
-        o.lazyCacheLoad = false
+        o.backgroundCheckpoints = false
+        // Small, so that runs checkpoint and restarts open from checkpoints too.
+        o.checkpointMinimumBytes = 4096
+        o.segmentSize = 64 << 10
         o.clock = clock
         return o
     }
@@ -126,7 +131,10 @@ final class SimServer {
         self.exactlyOnceWrites = exactlyOnceWrites
         self.clock = clock
         fs = SimulatedFileSystem(seed: seed)
-        store = try Store.open(directory: SimServer.directory, options: SimServer.storeOptions(fs, clock: clock))
+        store = try AuthoritativeStore.open(
+            directory: SimServer.directory, options: SimServer.storeOptions(fs, clock: clock)
+        )
+        .store
         core = ServerCore(
             data: .empty, configuration: SimServer.configuration(exactlyOnceWrites: exactlyOnceWrites), seed: seed)
     }
@@ -136,19 +144,31 @@ final class SimServer {
         outbox.removeAll()
         fs.powerCut(mode: mode)
         try? store.close()
-        store = try Store.open(directory: SimServer.directory, options: SimServer.storeOptions(fs, clock: clock))
+        let opened = try AuthoritativeStore.open(
+            directory: SimServer.directory, options: SimServer.storeOptions(fs, clock: clock))
+        store = opened.store
         core = ServerCore(
-            data: try store.serverValue(at: .root), configuration: configuration(), seed: seed,
+            data: opened.data, configuration: configuration(), seed: seed,
             writerWatermarks: store.writerWatermarks())
         incarnation += 1
     }
 
-    /// Makes an output's writes durable, as the runtime's commit loop does.
-    func commit(_ writes: [DurableWrite]) throws {
-        guard !writes.isEmpty else { return }
-        try store.commit { (batch: inout StoreBatch) throws(StoreError) in
-            for w in writes { try batch.apply(w) }
+    /// Makes an output's writes durable with the data after them, as the runtime's commit
+    /// loop does.
+    func commit(_ release: SimRelease) throws {
+        guard !release.output.writes.isEmpty else { return }
+        try store.commit(data: release.data) { (batch: inout AuthoritativeBatch) throws(StoreError) in
+            for w in release.output.writes { try batch.apply(w) }
         }
+    }
+
+    /// What the store holds on disk: its directory opened again, read-only, beside it.
+    func durableData() throws -> Node {
+        var o = SimServer.storeOptions(fs, clock: clock)
+        o.readOnly = true
+        let opened = try AuthoritativeStore.open(directory: SimServer.directory, options: o)
+        defer { try? opened.store.close() }
+        return opened.data
     }
 }
 

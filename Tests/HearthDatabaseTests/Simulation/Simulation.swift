@@ -6,7 +6,7 @@ import HearthWire
 @testable import HearthDatabase
 
 /// A deterministic simulation of several sync clients (``ClientCore`` over a store on a
-/// simulated disk) and the server (``ServerCore`` over an authoritative store on another),
+/// simulated disk) and the server (``ServerCore`` over its store on another),
 /// wired by a simulated network on a virtual clock. One seed fixes everything: the workload,
 /// every delay, every fault.
 ///
@@ -432,7 +432,7 @@ final class Simulation {
                 .tokenCheck(incarnation: server.incarnation, ticket: check.ticket, credential: check.credential),
                 at: now + rng.ms(0...30))
         }
-        server.outbox.append(SimRelease(output: out, applied: applied))
+        server.outbox.append(SimRelease(output: out, data: server.core.data, applied: applied))
         server.lastRelease = max(now + rng.ms(0...3), server.lastRelease)
         network.schedule(.release(incarnation: server.incarnation), at: server.lastRelease)
     }
@@ -440,7 +440,7 @@ final class Simulation {
     /// The release rule: the writes are made durable, then the messages go out and the
     /// connections close.
     func release(_ r: SimRelease) {
-        do { try server.commit(r.output.writes) } catch {
+        do { try server.commit(r) } catch {
             fail("the server's store refused a commit: \(error)")
             return
         }

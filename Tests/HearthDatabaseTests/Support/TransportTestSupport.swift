@@ -8,10 +8,24 @@ import NIOPosix
 import Synchronization
 import Testing
 
+/// The test server's store, and the data its runtime serves: every acknowledged write is in it.
+struct ServedStore {
+    let store: AuthoritativeStore
+    let runtime: ServerRuntime
+
+    /// The data at `path` as the server serves it now.
+    func value(at path: Path) throws -> Node { runtime.servedValue(at: path) }
+
+    /// The server's data at `path` (the client store's name for it).
+    func serverValue(at path: Path) throws -> Node { runtime.servedValue(at: path) }
+
+    func close() throws { try store.close() }
+}
+
 /// `hearth serve`'s core on a loopback port over a store in a temporary directory.
 final class TransportTestServer {
     let directory: String
-    let store: Store
+    let store: ServedStore
     let runtime: ServerRuntime
     let server: NetworkServer
 
@@ -21,18 +35,18 @@ final class TransportTestServer {
     /// `appCheckKey`: App Check enforced, with tokens signed by that key.
     init(redirects: Redirects = Redirects(), appCheckKey: String? = nil) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("transport-\(UUID().uuidString)").path
-        var options = Store.Options()
-        options.authoritative = true
-        store = try Store.open(directory: directory, options: options)
+        let opened = try AuthoritativeStore.open(directory: directory)
+        let storeOnly = opened.store
         var configuration = ServerCore.Configuration()
         configuration.emulator = true
         configuration.enforcesAppCheck = appCheckKey != nil
         var appCheck: AppCheckVerifier?
         if let appCheckKey { appCheck = try await AppCheckVerifier(key: appCheckKey) }
         runtime = try ServerRuntime(
-            store: store, configuration: configuration,
+            store: opened, configuration: configuration,
             verifier: try await FirebaseTokenVerifier(secret: String(repeating: "k", count: 32), emulator: true),
             appCheckVerifier: appCheck)
+        store = ServedStore(store: storeOnly, runtime: runtime)
         if redirects.isEmpty {
             server = try await NetworkServer.start(host: "127.0.0.1", port: 0, runtime: runtime, threads: 1)
         } else {
