@@ -279,6 +279,31 @@ enum PruneWorld {
         #expect(after.serverCache.child(at: "chat") == Node(children: [("c", Node(children: [("x", .number(1))]))]))
     }
 
+    @Test func pendingWritesKeptInCheckpointChunksProtectTheirPathsUntilAcknowledged() throws {
+        // After a reopen the pending writes sit in the checkpoint's chunks, outside the
+        // state's path counts: the pass adds theirs itself, minus those acked since.
+        let dir = TempDir(), clock = TestClock()
+        var store = try Store.open(directory: dir.path, options: options(clock: clock))
+        var ids: [Int64] = []
+        for key in ["a", "b", "c"] {
+            let path = Path(keys: ["chat", ChildKey(key)])
+            try store.applyServerOverwrite(.number(1), at: path)
+            try store.commit { batch in try batch.trackQuery(at: QueryLocation(path: path, query: .default), complete: true) }
+            ids.append(try store.saveWrite(.set(.number(2)), at: path))
+        }
+        try store.compact()
+        try store.close()
+        store = try Store.open(directory: dir.path, options: options(clock: clock))
+        defer { try? store.close() }
+        try store.ackWrite(ids[0])
+        let s = try store.state()
+        #expect(!s.writes.chunks.isEmpty && s.writes.loose.isEmpty)
+        let all = rounds(s, maxInactiveQueries: 0, count: 1)
+        #expect(all.map { $0.prunedPaths.map(\.description) } == [["chat/a"]])
+        #expect(all.first?.removedQueryIDs.count == 3)
+        #expect(all.first?.prunedPaths == ReferencePruner.round(s, maxInactiveQueries: 0)?.prunedPaths)
+    }
+
     // MARK: - The pass against the round-by-round reference
 
     @Test func aPassMatchesRoundByRoundPruningOnRandomStates() {
