@@ -288,7 +288,9 @@ enum PruneWorld {
         for key in ["a", "b", "c"] {
             let path = Path(keys: ["chat", ChildKey(key)])
             try store.applyServerOverwrite(.number(1), at: path)
-            try store.commit { batch in try batch.trackQuery(at: QueryLocation(path: path, query: .default), complete: true) }
+            try store.commit { batch in
+                try batch.trackQuery(at: QueryLocation(path: path, query: .default), complete: true)
+            }
             ids.append(try store.saveWrite(.set(.number(2)), at: path))
         }
         try store.compact()
