@@ -30,10 +30,18 @@ enum Pruner {
 
     /// The paths that must never be pruned: active queries, pins, pending writes.
     static func protectedPaths(_ s: StoreState) -> [Path] {
+        var paths = protectedPathsBesideLooseWrites(s)
+        for w in s.writes.loose { paths += w.touchedPaths }
+        return paths
+    }
+
+    /// ``protectedPaths(_:)`` but for the paths of the pending writes held decoded in the state,
+    /// which ``PendingWriteList/loosePaths`` counts already.
+    static func protectedPathsBesideLooseWrites(_ s: StoreState) -> [Path] {
         var paths: [Path] = []
         for q in s.trackedQueries.values where q.active { paths.append(q.path) }
         for pin in s.pins { paths.append(pin.path) }
-        for w in s.pendingWrites { paths += w.touchedPaths }
+        paths += s.writes.chunkTouchedPaths()
         return paths
     }
 
@@ -105,7 +113,17 @@ enum Pruner {
     /// the state the previous one left.
     struct Pass: Sendable {
         /// The state with the pass's rounds applied.
-        private(set) var state: StoreState
+        var state: StoreState {
+            var s = applied
+            if let unapplied { s.applyPrune(unapplied) }
+            return s
+        }
+        /// The state with every round but the last applied: a round is applied when the next
+        /// one begins, so that a pass of one round — a client's usual pass, pruning the queries
+        /// its acknowledged writes left — does not apply it to its copy of the state for
+        /// nothing (the copy's first change duplicates the tracked-query tables).
+        private var applied: StoreState
+        private var unapplied: PruneResult?
         private let candidates: [Candidate]
         /// The index of the first candidate no round has chosen yet.
         private var next = 0
@@ -117,13 +135,15 @@ enum Pruner {
         let maxInactiveQueries: Int
 
         init(_ state: StoreState, fraction: Double = 0.2, maxInactiveQueries: Int) {
-            self.state = state
+            self.applied = state
             self.fraction = fraction
             self.maxInactiveQueries = maxInactiveQueries
             // One trie of the protected paths serves both the candidates' filter and, with the
-            // candidates added, the counts (building one costs O(pending writes), so a pass
-            // builds one, not two).
-            for p in Pruner.protectedPaths(state) { Pass.add(&keep, p, 1) }
+            // candidates added, the counts. It starts as the state's count of the paths its
+            // decoded pending writes touch, kept with every commit: a copy, O(1), where adding
+            // each write's paths cost O(pending writes) per pass.
+            keep = state.writes.loosePaths
+            for p in Pruner.protectedPathsBesideLooseWrites(state) { Pass.add(&keep, p, 1) }
             candidates = Pruner.candidates(state, protectedTrie: keep)
             inactiveQueries = candidates.count { $0.queryID != nil }
             for c in candidates { Pass.add(&keep, c.path, 1) }
@@ -133,14 +153,18 @@ enum Pruner {
         var remainingCandidates: Int { candidates.count - next }
 
         private static func add(_ trie: inout PathTrie<Int>, _ path: Path, _ delta: Int) {
-            let n = (trie.value(at: path) ?? 0) + delta
-            trie.set(path, n > 0 ? n : nil)
+            PendingWriteList.count(path, by: delta, in: &trie)
         }
 
         /// Computes the next round and applies it to ``state``; `nil` when no candidate is left.
         mutating func nextRound() -> Round? {
             let remaining = remainingCandidates
             guard remaining > 0 else { return nil }
+            if let previous = unapplied {
+                applied.applyPrune(previous)
+                unapplied = nil
+            }
+            let state = applied
             var n = max(1, Int((Double(remaining) * fraction).rounded(.up)))
             if inactiveQueries > maxInactiveQueries { n = max(n, inactiveQueries - maxInactiveQueries) }
             n = min(n, remaining)
@@ -187,7 +211,7 @@ enum Pruner {
                 if let q = state.trackedQueries[id] { freedMeta += 64 + (q.keys?.count ?? 0) * 16 }
             }
             let result = PruneResult(prunedPaths: pruned, keptPaths: kept, removedQueryIDs: removed)
-            state.applyPrune(result)
+            unapplied = result
             return Round(
                 result: result, chosen: chosen, untrackedAbove: untrackedAbove,
                 freedCacheBytes: max(0, freedCache), freedMetaBytes: freedMeta)

@@ -85,11 +85,18 @@ final class LazyWriteChunk: Sendable {
 /// Invariants: chunks have increasing, disjoint id ranges; `loose` is sorted by strictly
 /// increasing id (``SegmentedWrites``, so that a commit's change copies a segment, not every
 /// write); a chunk's write whose id is in `hidden` is not pending (removed, or replaced
-/// by the write with that id in `loose`).
+/// by the write with that id in `loose`); `loosePaths` counts exactly the paths the writes in
+/// `loose` touch.
 struct PendingWriteList: Sendable {
     private(set) var chunks: [LazyWriteChunk] = []
     private(set) var hidden: Set<Int64> = []
     private(set) var loose = SegmentedWrites()
+    /// How many of the writes in `loose` touch each path (``PendingWrite/touchedPaths``, each
+    /// occurrence counted; no entry holds 0), kept with every insert and removal: the pending
+    /// writes' share of the paths pruning must keep (``Pruner/Pass``), so that a pruning pass
+    /// copies it in O(1) instead of walking every pending write — a client draining N offline
+    /// writes runs a pass every few hundred acks.
+    private(set) var loosePaths = PathTrie<Int>()
 
     init() {}
 
@@ -114,13 +121,45 @@ struct PendingWriteList: Sendable {
     /// Adds a write (replacing one with the same id). O(1) for a write newer than all.
     mutating func insert(_ write: PendingWrite) {
         if chunk(holding: write.id) != nil { hidden.insert(write.id) }
+        // Only a crafted log replaces a write: the store assigns ids in increasing order.
+        if let last = loose.last, last.id >= write.id, let old = loose.write(write.id) {
+            Self.count(old, by: -1, in: &loosePaths)
+        }
         loose.insert(write)
+        Self.count(write, by: 1, in: &loosePaths)
     }
 
     /// Removes the write with `id`, if pending. Never decodes.
     mutating func remove(_ id: Int64) {
         if chunk(holding: id) != nil { hidden.insert(id) }
-        loose.remove(id)
+        if let old = loose.write(id) {
+            loose.remove(id)
+            Self.count(old, by: -1, in: &loosePaths)
+        }
+    }
+
+    /// Adds `delta` to the count of each path `write` touches, dropping counts that reach 0.
+    static func count(_ write: PendingWrite, by delta: Int, in trie: inout PathTrie<Int>) {
+        for path in write.touchedPaths { count(path, by: delta, in: &trie) }
+    }
+
+    /// Adds `delta` to the count at `path`, dropping it when it reaches 0.
+    static func count(_ path: Path, by delta: Int, in trie: inout PathTrie<Int>) {
+        trie.updateValue(at: path) { n in
+            let total = (n ?? 0) + delta
+            n = total > 0 ? total : nil
+        }
+    }
+
+    /// The paths the pending writes kept in checkpoint chunks touch (each occurrence; the
+    /// writes in `loose` are counted in ``loosePaths`` instead). Decodes every chunk; one that
+    /// cannot be decoded contributes nothing.
+    func chunkTouchedPaths() -> [Path] {
+        var out: [Path] = []
+        for chunk in chunks {
+            for w in (try? chunk.writes()) ?? [] where !hidden.contains(w.id) { out += w.touchedPaths }
+        }
+        return out
     }
 
     /// The pending write with `id`; decodes at most the one chunk that may hold it.

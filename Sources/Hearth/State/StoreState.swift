@@ -9,6 +9,8 @@ import HearthModel
 ///
 /// Invariants (``checkInvariants()`` verifies them in tests):
 /// - pending writes are sorted by strictly increasing id, and every id is ≤ `lastWriteID`;
+/// - the pending writes' path counts (``PendingWriteList/loosePaths``) count exactly the paths
+///   the decoded pending writes touch;
 /// - `trackedByLocation` is exactly the inverse of `trackedQueries`;
 /// - `keyWatchers` holds exactly the tracked queries that `watchesKeys(_:)` selects, at their paths;
 /// - an untracked cache entry is never at or below another untracked entry, nor at or below
@@ -286,6 +288,9 @@ public struct StoreState: Sendable, Equatable {
             return "pending writes out of order at \(i)"
         }
         if let last = pendingWrites.last, last.id > lastWriteID { return "write id beyond lastWriteID" }
+        var looseWritePaths = PathTrie<Int>()
+        for w in writes.loose { PendingWriteList.count(w, by: 1, in: &looseWritePaths) }
+        if looseWritePaths != writes.loosePaths { return "pending-write path counts wrong" }
         if trackedByLocation.count != trackedQueries.count { return "tracked index size mismatch" }
         for (loc, id) in trackedByLocation where trackedQueries[id]?.location != loc {
             return "tracked index wrong for \(loc)"

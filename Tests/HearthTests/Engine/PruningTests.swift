@@ -8,7 +8,11 @@ import HearthTesting
 /// round recomputing the candidates and the kept paths. The pass must match it.
 enum ReferencePruner {
     static func round(_ s: StoreState, fraction: Double = 0.2, maxInactiveQueries: Int) -> PruneResult? {
-        let protected = Pruner.protectedPaths(s)
+        // From the state's lists, not from the index of pending writes' paths the pass starts from.
+        var protected: [Path] = []
+        for q in s.trackedQueries.values where q.active { protected.append(q.path) }
+        for pin in s.pins { protected.append(pin.path) }
+        for w in s.pendingWrites { protected += w.touchedPaths }
         let all = Pruner.candidates(s, protected: protected)
         guard !all.isEmpty else { return nil }
         var n = max(1, Int((Double(all.count) * fraction).rounded(.up)))
@@ -245,6 +249,61 @@ enum PruneWorld {
         #expect(
             pass.state.serverCache
                 == Node(children: [("c", Node(children: [("i3", Node(children: [("f1", blob(3).child(at: "f1"))]))]))]))
+    }
+
+    @Test func anAcknowledgedOrRevertedWriteNoLongerProtectsItsPath() {
+        // A drain: writes on distinct children, each acknowledged one leaving a complete
+        // inactive query and its data behind. The pass starts from the state's count of the
+        // pending writes' paths, which must drop a write when it is acked or reverted.
+        var s = StoreState()
+        for (i, key) in ["a", "b", "c"].enumerated() {
+            let path = Path(keys: ["chat", ChildKey(key)])
+            let op: PendingWrite.Operation =
+                key == "b" ? .update([ChildUpdate(path: "x", node: .number(1))]) : .set(.number(1))
+            s.apply(.writeSaved(PendingWrite(id: Int64(i + 1), path: path, operation: op)))
+        }
+        for (i, key) in ["a", "b", "c"].enumerated() {
+            let path = Path(keys: ["chat", ChildKey(key)])
+            write(&s, path, Int64(i), Node(children: [("x", .number(1))]))
+            track(&s, Int64(i + 1), path, lastUse: Int64(i))
+        }
+        s.apply(.writeAcked(id: 1))
+        s.apply(.writeReverted(id: 2))
+        #expect(s.checkInvariants() == nil)
+        let all = rounds(s, maxInactiveQueries: 0, count: 1)
+        // chat/c's write is still pending: its data stays, the query's record goes.
+        #expect(all.map { $0.prunedPaths.map(\.description) } == [["chat/a", "chat/b"]])
+        #expect(all.map(\.removedQueryIDs) == [[1, 2, 3]])
+        var after = s
+        for r in all { after.applyPrune(r) }
+        #expect(after.serverCache.child(at: "chat") == Node(children: [("c", Node(children: [("x", .number(1))]))]))
+    }
+
+    @Test func pendingWritesKeptInCheckpointChunksProtectTheirPathsUntilAcknowledged() throws {
+        // After a reopen the pending writes sit in the checkpoint's chunks, outside the
+        // state's path counts: the pass adds theirs itself, minus those acked since.
+        let dir = TempDir(), clock = TestClock()
+        var store = try Store.open(directory: dir.path, options: options(clock: clock))
+        var ids: [Int64] = []
+        for key in ["a", "b", "c"] {
+            let path = Path(keys: ["chat", ChildKey(key)])
+            try store.applyServerOverwrite(.number(1), at: path)
+            try store.commit { batch in
+                try batch.trackQuery(at: QueryLocation(path: path, query: .default), complete: true)
+            }
+            ids.append(try store.saveWrite(.set(.number(2)), at: path))
+        }
+        try store.compact()
+        try store.close()
+        store = try Store.open(directory: dir.path, options: options(clock: clock))
+        defer { try? store.close() }
+        try store.ackWrite(ids[0])
+        let s = try store.state()
+        #expect(!s.writes.chunks.isEmpty && s.writes.loose.isEmpty)
+        let all = rounds(s, maxInactiveQueries: 0, count: 1)
+        #expect(all.map { $0.prunedPaths.map(\.description) } == [["chat/a"]])
+        #expect(all.first?.removedQueryIDs.count == 3)
+        #expect(all.first?.prunedPaths == ReferencePruner.round(s, maxInactiveQueries: 0)?.prunedPaths)
     }
 
     // MARK: - The pass against the round-by-round reference
