@@ -117,9 +117,14 @@ final class HTTPClient: @unchecked Sendable {
             if let h = headEnd {
                 let head = String(decoding: buffer[..<h], as: UTF8.self).lowercased()
                 let status = head.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
-                guard let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
-                    let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
-                else { fatalError("no content-length in \(head)") }
+                // A 204 or 304 has no body and no Content-Length (RFC 9110 §8.6).
+                let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") })
+                let declared = line.flatMap {
+                    Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+                }
+                guard let length = status == 204 || status == 304 ? 0 : declared else {
+                    fatalError("no content-length in \(head)")
+                }
                 if buffer.count >= h + 4 + length {
                     let body = String(decoding: buffer[(h + 4)..<(h + 4 + length)], as: UTF8.self)
                     buffer.removeFirst(h + 4 + length)

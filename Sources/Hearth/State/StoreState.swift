@@ -9,7 +9,7 @@ import HearthModel
 ///
 /// Invariants (``checkInvariants()`` verifies them in tests):
 /// - pending writes are sorted by strictly increasing id, and every id is ≤ `lastWriteID`;
-/// - the pending writes' path counts (``PendingWriteList/loosePaths``) count exactly the paths
+/// - the pending writes' path counts (`PendingWriteList.loosePaths`) count exactly the paths
 ///   the decoded pending writes touch;
 /// - `trackedByLocation` is exactly the inverse of `trackedQueries`;
 /// - `keyWatchers` holds exactly the tracked queries that `watchesKeys(_:)` selects, at their paths;

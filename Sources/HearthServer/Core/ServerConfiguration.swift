@@ -58,7 +58,7 @@ public struct ServerConfiguration: Sendable {
     /// server disconnects it (rather than buffer without bound).
     public var maxBufferedBytesPerConnection: Int = 64 << 20
     /// The most bytes of messages waiting to be rendered for one connection (each push
-    /// weighs the request that caused it, ``OutboundMessage/weight``) before the server
+    /// weighs the request that caused it, `OutboundMessage.weight`) before the server
     /// disconnects it: a connection whose pushes cost more to render than writes arrive
     /// cannot pin every version of the data they were made from.
     public var maxWaitingBytesPerConnection: Int = 64 << 20

@@ -102,7 +102,7 @@ public final class ServerRuntime: Sendable {
     /// onDisconnect operations of the connections open when the server last stopped (kept in
     /// the store directory's `ondisconnect/` journal) have run — before any client is served.
     /// - Parameters:
-    ///   - store: the database and its store; the runtime serves that data and commits every
+    ///   - opened: the database and its store; the runtime serves that data and commits every
     ///     write, with the data after it, to the store.
     ///   - configuration: the core's limits and modes.
     ///   - verifier: checks credentials, off the lock.
