@@ -5,7 +5,7 @@
 // No protocol parsing, no store, no fsync: what delivering the same bytes to N sockets costs.
 import Foundation
 import Hearth
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import NIOCore
 import NIOHTTP1
 import NIOPosix

@@ -1,8 +1,8 @@
 // The bytes a listen costs on a 10 MiB location, without a hash and with the matching one.
 import Foundation
 import Hearth
-import HearthWire
-import HearthWireTesting
+@_spi(HearthInternals) import HearthWire
+@_spi(HearthInternals) import HearthWireTesting
 
 func hashListen() async throws -> (withoutHash: Int, withHash: Int, dataBytes: Int) {
     let live = try await Live()

@@ -5,8 +5,8 @@
 import Foundation
 import Hearth
 @_spi(HearthInternals) import HearthServer
-import HearthWire
-import HearthWireTesting
+@_spi(HearthInternals) import HearthWire
+@_spi(HearthInternals) import HearthWireTesting
 
 /// Opens `idle` connections to a fresh `hearth serve`, then times `writes` acknowledged puts.
 func idleWrites(idle: Int, writes: Int) throws -> IdleWritesRun {

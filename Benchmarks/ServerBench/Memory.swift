@@ -4,8 +4,8 @@
 // the first reading so the data is not counted), once the figures have settled.
 import Foundation
 import Hearth
-import HearthWire
-import HearthWireTesting
+@_spi(HearthInternals) import HearthWire
+@_spi(HearthInternals) import HearthWireTesting
 
 func idleMemory(connections: Int, listening: Bool) async throws -> MemoryRun {
     let dir = tempDir("memory")

@@ -10,8 +10,8 @@
 import Dispatch
 import Foundation
 import Hearth
-import HearthWire
-import HearthWireTesting
+@_spi(HearthInternals) import HearthWire
+@_spi(HearthInternals) import HearthWireTesting
 import NIOCore
 import NIOWebSocket
 import Synchronization

@@ -5,8 +5,8 @@
 import Dispatch
 import Foundation
 import Hearth
-import HearthWire
-import HearthWireTesting
+@_spi(HearthInternals) import HearthWire
+@_spi(HearthInternals) import HearthWireTesting
 import Synchronization
 
 /// The data the reads ask for: 100 small children under `r`, written once.

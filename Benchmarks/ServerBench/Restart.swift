@@ -2,7 +2,7 @@
 // received) over a database of `megabytes` MiB of string data.
 import Foundation
 import Hearth
-import HearthWireTesting
+@_spi(HearthInternals) import HearthWireTesting
 
 func restart(megabytes: Int, runs: Int) throws -> [Double] {
     let dir = tempDir("restart")

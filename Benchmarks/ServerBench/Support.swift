@@ -5,7 +5,7 @@ import Dispatch
 import Foundation
 import Hearth
 import HearthServer
-import HearthWireTesting
+@_spi(HearthInternals) import HearthWireTesting
 import NIOCore
 import NIOPosix
 import Synchronization

@@ -4,8 +4,8 @@
 import Dispatch
 import Foundation
 import Hearth
-import HearthWire
-import HearthWireTesting
+@_spi(HearthInternals) import HearthWire
+@_spi(HearthInternals) import HearthWireTesting
 import Synchronization
 
 func writes(connections: Int) async throws -> (perSecond: Double, batch: Double) {

@@ -4,7 +4,7 @@
 import Foundation
 import Hearth
 import HearthDatabase
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Synchronization
 
 final class CountingTransport: Transport {

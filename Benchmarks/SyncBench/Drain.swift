@@ -5,8 +5,8 @@ import Dispatch
 import Foundation
 import Hearth
 import HearthDatabase
-import HearthWire
-import HearthWireTesting
+@_spi(HearthInternals) import HearthWire
+@_spi(HearthInternals) import HearthWireTesting
 import NIOCore
 import NIOWebSocket
 

@@ -6,8 +6,8 @@
 import Foundation
 import Hearth
 import HearthDatabase
-import HearthWire
-import HearthWireTesting
+@_spi(HearthInternals) import HearthWire
+@_spi(HearthInternals) import HearthWireTesting
 
 /// Where the ~10 MiB live: 10,240 children of 1,000 bytes, under one location or spread
 /// over 100 (102–103 children each).

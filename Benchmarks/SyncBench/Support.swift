@@ -4,7 +4,7 @@ import Dispatch
 import Foundation
 import Hearth
 import HearthServer
-import HearthWireTesting
+@_spi(HearthInternals) import HearthWireTesting
 import NIOPosix
 import Synchronization
 

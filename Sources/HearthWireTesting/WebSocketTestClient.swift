@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -140,7 +140,7 @@ public final class WebSocketTestClient: Sendable {
     }
 
     /// The next whole message, reassembled from frames; nil on timeout or close.
-    public func receive(timeout: Double = 5) -> ServerMessage? {
+    @_spi(HearthInternals) public func receive(timeout: Double = 5) -> ServerMessage? {
         var assembler = FrameAssembler(maxMessageLength: 64 << 20)
         while let frame = inbox.next(timeout: timeout) {
             if let text = try? assembler.receive(frame) { return try? ServerMessage.decode(text) }
@@ -149,7 +149,7 @@ public final class WebSocketTestClient: Sendable {
     }
 
     /// Messages until one answers request `number`: the pushes before it, its status and data.
-    public func response(
+    @_spi(HearthInternals) public func response(
         _ number: Int, timeout: Double = 5
     ) -> (pushes: [ServerMessage], status: String?, data: JSONValue?) {
         var pushes: [ServerMessage] = []

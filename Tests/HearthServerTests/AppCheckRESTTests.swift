@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 import Hearth
 @_spi(HearthInternals) @testable import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 
 /// App Check on REST requests and event streams (the `X-Firebase-AppCheck` header): without a

@@ -1,6 +1,6 @@
 import Hearth
 @_spi(HearthInternals) @testable import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 
 /// App Check enforcement (`hearth serve --app-check-key-file`): the verifier (valid, expired,

@@ -1,7 +1,7 @@
 import Hearth
 import HearthRules
 @_spi(HearthInternals) @testable import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 
 /// An attacker's requests against the server core: nothing leaves that the rules would not let

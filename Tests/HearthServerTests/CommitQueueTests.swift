@@ -1,7 +1,8 @@
 import Foundation
 import Hearth
 @_spi(HearthInternals) @testable import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
+@_spi(HearthInternals) import HearthWireTesting
 import Synchronization
 import Testing
 

@@ -1,7 +1,7 @@
 import Hearth
 import HearthRules
 @_spi(HearthInternals) @testable import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 
 /// `hearth serve` answers a listen that carries a compound hash (`ch`) with range merges

@@ -6,8 +6,8 @@
 import Foundation
 import Hearth
 @_spi(HearthInternals) @testable import HearthServer
-import HearthWire
-import HearthWireTesting
+@_spi(HearthInternals) import HearthWire
+@_spi(HearthInternals) import HearthWireTesting
 import NIOCore
 import Testing
 

@@ -1,6 +1,6 @@
 import Hearth
 @_spi(HearthInternals) @testable import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 
 /// Drives a ServerCore directly (no sockets) and checks the release rule on every output.

@@ -1,6 +1,6 @@
 import Hearth
 @_spi(HearthInternals) @testable import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 
 /// Keys that differ only in Unicode normalization (`é` U+00E9 and `e` U+0301) are two children

@@ -1,7 +1,7 @@
 import Foundation
 import Hearth
 @_spi(HearthInternals) @testable import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 
 /// Exactly-once writes on the server (HearthDatabase's article "Exactly-once writes"): the hello offers them,

@@ -1,5 +1,5 @@
 import HearthModel
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 
 @_spi(HearthInternals) @testable import HearthServer

@@ -3,7 +3,7 @@
 import Foundation
 import Hearth
 @_spi(HearthInternals) @testable import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import NIOCore
 import NIOEmbedded
 import NIOWebSocket

@@ -4,8 +4,8 @@ import FoundationNetworking
 #endif
 import Hearth
 @_spi(HearthInternals) @testable import HearthServer
-import HearthWire
-import HearthWireTesting
+@_spi(HearthInternals) import HearthWire
+@_spi(HearthInternals) import HearthWireTesting
 import NIOCore
 import NIOPosix
 import Testing

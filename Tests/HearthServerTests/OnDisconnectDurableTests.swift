@@ -2,7 +2,7 @@ import Foundation
 import Hearth
 @_spi(HearthInternals) @testable import HearthServer
 import HearthTesting
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 
 @Suite("onDisconnect: journaled, run once after a restart, ended by ls; priority server values")

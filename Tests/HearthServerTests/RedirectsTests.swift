@@ -1,5 +1,5 @@
 @_spi(HearthInternals) import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 
 /// `hearth serve --redirect NAMESPACE=HOST[:PORT]`: the table a front instance keeps.

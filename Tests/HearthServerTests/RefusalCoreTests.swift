@@ -1,6 +1,6 @@
 import Hearth
 @_spi(HearthInternals) @testable import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 
 /// What a refused connection hears before the close. Firebase's clients never reconnect after a

@@ -3,7 +3,7 @@ import Hearth
 import HearthLog
 @_spi(HearthInternals) @testable import HearthServer
 import HearthTesting
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Synchronization
 import Testing
 

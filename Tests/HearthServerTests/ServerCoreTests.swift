@@ -1,6 +1,6 @@
 import Hearth
 @_spi(HearthInternals) @testable import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 
 @Suite("Server core: protocol v5 (sans-I/O)")

@@ -1,7 +1,7 @@
 import Hearth
 import HearthRules
 @_spi(HearthInternals) @testable import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 
 /// Security rules enforced by the server core: the rules decide for users and the

@@ -1,6 +1,6 @@
 import Foundation
 @_spi(HearthInternals) @testable import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 
 /// The credential decoder, the synchronous half of the token check: every numeric claim a

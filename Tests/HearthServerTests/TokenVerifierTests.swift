@@ -1,5 +1,5 @@
 @_spi(HearthInternals) import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 
 /// The whole token check, signature included, through the public verifier only (so these run

@@ -39,7 +39,15 @@ import Testing
         #expect(scoped == Self.reexported)
     }
 
-    @Test(arguments: ["Hearth", "HearthModel", "HearthWire", "HearthServer", "HearthDatabase"])
+    /// The wire protocol's codec is machinery the client and server share: nothing of it is
+    /// public outside the `HearthInternals` SPI (which the fuzzers and benchmarks import).
+    @Test func theWireCodecHasNoPublicFace() throws {
+        guard let graph = try SymbolGraph.extract("HearthWire") else { return }
+        let names = graph.symbols.map { $0.path.joined(separator: ".") }
+        #expect(names.isEmpty, "public in HearthWire: \(names.sorted())")
+    }
+
+    @Test(arguments: ["Hearth", "HearthModel", "HearthServer", "HearthDatabase"])
     func noInternalsAndEveryPublicSymbolDocumented(module: String) throws {
         guard let graph = try SymbolGraph.extract(module) else { return }
         #expect(graph.symbols.count > 30, "the symbol graph of \(module) looks empty")

@@ -6,6 +6,7 @@
 // when a copy differs or is missing), so the fuzzers and `swift test` run one and the same code.
 import Hearth
 @_spi(HearthInternals) import HearthServer
+@_spi(HearthInternals) import HearthWire
 
 extension FuzzServerChecks {
     static let methods = ["GET", "PUT", "PATCH", "POST", "DELETE", "OPTIONS", "HEAD", "CONNECT"]

@@ -16,7 +16,7 @@
 // tokens whose every member the builder understands, the outcome (user and expiry, expired, refused)
 // must be the one the documented rules give.
 @_spi(HearthInternals) import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 extension FuzzServerChecks {
     static let tokenSecret = "fuzz-token-secret-at-least-32-bytes!"

@@ -5,7 +5,7 @@
 // holds a symbolic link to each of its files (Fuzz/sync-checks.sh makes them; FuzzRegressionTests fails
 // when a copy differs or is missing), so the fuzzers and `swift test` run one and the same code.
 import Hearth
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 extension FuzzServerChecks {
     /// The input: one byte choosing the assembler's limit, then frames separated by 0xFF. The adapter

@@ -1,4 +1,4 @@
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// The transport's reports waiting to be given to the core, counted in bytes from the moment
 /// they arrive until the drain that handles them has finished.

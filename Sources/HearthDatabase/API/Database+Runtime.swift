@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Hearth
 import HearthModel
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// What the runtime keeps beside the core, under ``Database/state``.
 struct RuntimeState: Sendable {

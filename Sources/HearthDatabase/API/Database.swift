@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Hearth
 import HearthModel
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Logging
 import Synchronization
 

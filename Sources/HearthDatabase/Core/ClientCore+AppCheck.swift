@@ -1,6 +1,6 @@
 import Hearth
 import HearthModel
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 // App Check: the app's attestation token beside the auth token, as firebase-js-sdk
 // `core/PersistentConnection.ts` (`tryAppCheck`, `refreshAppCheckToken`, `onAppCheckRevoked_`)

@@ -1,6 +1,6 @@
 import Hearth
 import HearthModel
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 // The connection's life: going on- and offline, attempts with backoff, the token before each
 // attempt, the hello, restoring state, and the end of a connection.

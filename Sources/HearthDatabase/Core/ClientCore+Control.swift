@@ -1,6 +1,6 @@
 import Hearth
 import HearthModel
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 // What Firebase's production servers say beyond data and answers: redirects to another host
 // (a reset, the hello's host), a shutdown, server errors, security debug output, App Check

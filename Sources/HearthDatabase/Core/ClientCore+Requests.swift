@@ -1,6 +1,6 @@
 import Hearth
 import HearthModel
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 // The app's requests (writes, listens, gets) and what the server answers and pushes.
 extension ClientCore {

@@ -1,6 +1,6 @@
 import Hearth
 import HearthModel
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// The client's protocol logic as a state machine, with no I/O (sans-I/O): Firebase's
 /// `PersistentConnection` (firebase-js-sdk `core/PersistentConnection.ts`, firebase-ios-sdk

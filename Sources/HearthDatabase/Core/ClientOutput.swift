@@ -1,6 +1,6 @@
 import Hearth
 import HearthModel
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// A store mutation the core asks for. The runtime applies one output's commits as one store
 /// commit, before it delivers that output's events.

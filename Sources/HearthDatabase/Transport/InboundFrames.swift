@@ -1,4 +1,4 @@
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// Incoming WebSocket data messages to protocol v5 messages, the same in every transport: text
 /// goes through `FrameAssembler` (count-prefixed segments joined, keepalives dropped, a bound

@@ -1,6 +1,6 @@
 #if !HEARTH_NIO_TRANSPORT && canImport(Darwin)
 import Foundation
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// The ``Transport`` on Apple platforms: protocol v5 over `URLSessionWebSocketTask`, with the
 /// system's TLS and trust settings for `wss://` (and `https://`) endpoints; no SwiftNIO.

@@ -1,5 +1,5 @@
 #if HEARTH_NIO_TRANSPORT
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import NIOCore
 import NIOWebSocket
 

@@ -1,4 +1,4 @@
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// What an ``AccessPolicy`` decided, and why.
 public struct AccessDecision: Sendable, Equatable {

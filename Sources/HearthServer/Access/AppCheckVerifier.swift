@@ -1,4 +1,4 @@
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// Checks App Check tokens for `hearth serve --app-check-key-file` (a test mode of Firebase's
 /// App Check enforcement): a token is valid when it is a JWT signed HS256 with the key, with an

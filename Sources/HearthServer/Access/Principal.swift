@@ -1,4 +1,4 @@
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// Who a connection or request acts as.
 public enum Principal: Sendable, Equatable {

@@ -1,5 +1,5 @@
 import HearthRules
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// Firebase security rules as the server's policy (`hearth serve --rules FILE`): every read,
 /// listen, REST request, write and onDisconnect operation (queued and run) is evaluated by

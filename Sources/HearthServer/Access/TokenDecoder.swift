@@ -1,4 +1,4 @@
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// The synchronous half of checking a credential, a pure function of the credential, the
 /// clock and the server's configuration: the credential's length, the server's own admin

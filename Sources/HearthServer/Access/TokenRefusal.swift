@@ -1,4 +1,4 @@
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// Why a credential is refused: the reason an `invalid_token` answer (REST: 401) carries.
 /// Every description is short, printable ASCII but for the 32 characters it may quote of the

@@ -1,4 +1,4 @@
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import JWTKit
 
 /// Checks credentials for the server (asynchronous: JWT signatures are verified by JWTKit).

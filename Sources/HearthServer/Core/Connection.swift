@@ -1,4 +1,4 @@
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// One client's state in the core: a WebSocket connection or a REST event stream.
 ///

@@ -1,4 +1,4 @@
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// Namespaces a front instance does not serve itself but sends elsewhere, as Firebase's front
 /// ends do: a WebSocket client that names one (`/.ws?v=5&ns=NAME`) gets a reset,
@@ -71,7 +71,7 @@ public struct Redirects: Sendable, Equatable {
 
     /// The message a WebSocket client naming `namespace` gets instead of the hello, if it is
     /// redirected.
-    public func reset(for namespace: String?) -> ServerMessage? {
+    package func reset(for namespace: String?) -> ServerMessage? {
         host(for: namespace).map { ServerMessage.reset(host: $0) }
     }
 }

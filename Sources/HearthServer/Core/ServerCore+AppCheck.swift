@@ -1,5 +1,5 @@
 import Hearth
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 // App Check enforcement (``ServerConfiguration/enforcesAppCheck``), as Firebase's servers
 // do it where App Check is enforced and its clients expect it (firebase-js-sdk

@@ -1,5 +1,5 @@
 import Hearth
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 // A WebSocket connection's life: the hello, frames assembled into messages (held within the
 // budgets), the close with its onDisconnect operations, and the clock's effects (idle and

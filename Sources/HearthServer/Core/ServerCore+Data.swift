@@ -1,5 +1,5 @@
 import Hearth
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 // Writes: validation, server values, the durable write, and the pushes to every affected
 // listener.

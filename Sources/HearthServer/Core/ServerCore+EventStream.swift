@@ -1,5 +1,5 @@
 import Hearth
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 // Event streams (`GET` with `Accept: text/event-stream`): one listen per stream, its changes as
 // Server-Sent Events (`put`, `patch`, `keep-alive`, `auth_revoked`), as firebase-admin reads them.

@@ -1,5 +1,5 @@
 import Hearth
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 // Exactly-once writes (Hearth's extension to protocol v5, ``WriteStamp``): per writer, the
 // highest write id applied — the watermark — kept in memory and made durable in the same

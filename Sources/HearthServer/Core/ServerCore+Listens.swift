@@ -1,5 +1,5 @@
 import Hearth
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 // Listens and credentials: a listen is granted by the access policy and held within the
 // per-connection and total limits; a change of credential re-checks every listen the

@@ -1,5 +1,5 @@
 import Hearth
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 // onDisconnect operations: queued (checked against the rules, within the limits), journaled
 // durably before their `ok` is released, run when their connection closes — or, for the

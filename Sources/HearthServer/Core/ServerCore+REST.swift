@@ -1,6 +1,6 @@
 import Foundation
 import Hearth
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 // REST (`/<path>.json`) and event streams (`Accept: text/event-stream`), as the Realtime
 // Database serves them to firebase-admin and curl: GET/PUT/PATCH/POST/DELETE, `print=silent`,

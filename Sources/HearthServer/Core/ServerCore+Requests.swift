@@ -1,5 +1,5 @@
 import Hearth
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 // Protocol v5 requests. Every write (`p`, `m`, `o`, `om`) is checked against the access policy
 // before anything about the data is compared (a transaction's hash), applied or answered

@@ -1,5 +1,5 @@
 import Hearth
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 // Writes suspended after a failed commit (a full disk): the data goes back to what the store
 // holds, reads go on from it, and writes wait — a WebSocket connection that writes is held,

@@ -1,5 +1,5 @@
 import Hearth
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// The server's protocol logic as a state machine, with no I/O (sans-I/O).
 ///

@@ -1,4 +1,4 @@
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// The bound on the runtime's commit queue: the bytes of the protocol messages and REST requests
 /// taken from the network whose outputs the commit thread has not yet made durable and released.

@@ -1,4 +1,4 @@
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import NIOCore
 import NIOHTTP1
 

@@ -1,5 +1,5 @@
 import Foundation
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import NIOCore
 import NIOHTTP1
 import NIOPosix

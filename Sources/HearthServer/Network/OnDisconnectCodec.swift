@@ -1,5 +1,5 @@
 import Hearth
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// The bytes of the onDisconnect journal's records and checkpoint (FORMAT.md, "The onDisconnect
 /// journal"): a version byte (1), then one JSON document in UTF-8. JSON because an operation is

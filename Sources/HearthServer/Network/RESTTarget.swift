@@ -1,5 +1,5 @@
 import Hearth
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// A REST request's method, target and headers, parsed and checked as soon as its head
 /// arrives — before its body is read or its credential checked: the database path, the query

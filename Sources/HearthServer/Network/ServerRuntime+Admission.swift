@@ -1,5 +1,5 @@
 import Dispatch
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 // Admission to the commit queue: a whole WebSocket message is handled only once it has room in
 // the ``CommitBudget``. Without room its connection is parked — no longer read, its message and

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Hearth
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 // The commit thread: group commit, release in order, and what a failed commit does — writes
 // suspended on the data the store holds, retried until one succeeds.

@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import Hearth
 import HearthRules
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Synchronization
 
 /// Runs the server's sans-I/O core (`ServerCore`, package-internal) for real: one lock around

@@ -4,13 +4,13 @@
 /// A protocol core keys what it knows of a connection by this id, so that a report about a
 /// connection that has since closed (a message or a close arriving late) is recognised and
 /// ignored. The numbers are local to one end and never sent on the wire.
-public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
+@_spi(HearthInternals) public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
     /// The number its end gave it.
-    public let rawValue: UInt64
+    @_spi(HearthInternals) public let rawValue: UInt64
 
     /// The id numbered `rawValue`.
-    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+    @_spi(HearthInternals) public init(_ rawValue: UInt64) { self.rawValue = rawValue }
 
     /// `conn#` and the number.
-    public var description: String { "conn#\(rawValue)" }
+    @_spi(HearthInternals) public var description: String { "conn#\(rawValue)" }
 }

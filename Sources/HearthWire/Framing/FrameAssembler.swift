@@ -8,32 +8,32 @@
 /// Bounded: a message longer than ``maxMessageLength`` UTF-8 bytes, or an announced count
 /// above ``maxSegments``, is refused with ``FrameError`` before it is buffered, so a peer cannot
 /// make the receiver hold more than one maximal message.
-public struct FrameAssembler: Sendable {
+@_spi(HearthInternals) public struct FrameAssembler: Sendable {
     /// The largest message accepted, in UTF-8 bytes.
-    public let maxMessageLength: Int
+    @_spi(HearthInternals) public let maxMessageLength: Int
     /// The most segments one message may announce.
-    public var maxSegments: Int { maxMessageLength / FrameSplitter.maxFrameLength + 2 }
+    @_spi(HearthInternals) public var maxSegments: Int { maxMessageLength / FrameSplitter.maxFrameLength + 2 }
 
     private var remaining = 0
     private var buffer = ""
     private var bufferedBytes = 0
 
     /// An assembler refusing messages longer than `maxMessageLength` UTF-8 bytes.
-    public init(maxMessageLength: Int) {
+    @_spi(HearthInternals) public init(maxMessageLength: Int) {
         precondition(maxMessageLength > 0)
         self.maxMessageLength = maxMessageLength
     }
 
     /// Whether a multi-frame message is partly received.
-    public var isAssembling: Bool { remaining > 0 }
+    @_spi(HearthInternals) public var isAssembling: Bool { remaining > 0 }
 
     /// The UTF-8 bytes of a partly received message held so far (0 when none is; never more
     /// than ``maxMessageLength``).
-    public var bufferedByteCount: Int { remaining > 0 ? bufferedBytes : 0 }
+    @_spi(HearthInternals) public var bufferedByteCount: Int { remaining > 0 ? bufferedBytes : 0 }
 
     /// Feeds one received text frame; returns the message it completes, if any.
     /// - Throws: ``FrameError`` when the message would exceed the limits.
-    public mutating func receive(_ frame: String) throws(FrameError) -> String? {
+    @_spi(HearthInternals) public mutating func receive(_ frame: String) throws(FrameError) -> String? {
         if remaining == 0 {
             if frame.utf8.count <= 6, let count = Int(frame), count >= 0 {
                 if count == 0 { return nil }  // keepalive
@@ -61,13 +61,13 @@ public struct FrameAssembler: Sendable {
 }
 
 /// Why incoming frames were refused.
-public enum FrameError: Error, Sendable, Equatable, CustomStringConvertible {
+@_spi(HearthInternals) public enum FrameError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A message (whole or reassembled) longer than the limit, in UTF-8 bytes.
     case messageTooLarge(limit: Int)
     /// A segment count above the limit.
     case tooManySegments(Int)
 
-    public var description: String {
+    @_spi(HearthInternals) public var description: String {
         switch self {
         case .messageTooLarge(let limit): "message longer than \(limit) bytes"
         case .tooManySegments(let n): "a message announced \(n) frames, more than the size limit allows"

@@ -6,12 +6,12 @@
 /// `WEBSOCKET_MAX_FRAME_SIZE = 16384`). JavaScript counts UTF-16 code units; so do we, and a
 /// segment never ends between the two halves of a surrogate pair (the JS SDK may; a receiver
 /// concatenates segments before decoding, so both are read the same).
-public enum FrameSplitter {
+@_spi(HearthInternals) public enum FrameSplitter {
     /// The longest frame, in UTF-16 code units.
-    public static let maxFrameLength = 16_384
+    @_spi(HearthInternals) public static let maxFrameLength = 16_384
 
     /// The frames to send for `message`, in order.
-    public static func frames(for message: String) -> [String] {
+    @_spi(HearthInternals) public static func frames(for message: String) -> [String] {
         let utf16 = message.utf16
         if utf16.count <= maxFrameLength { return [message] }
         var segments: [String] = []

@@ -4,18 +4,18 @@
 /// (firebase-js-sdk `core/util/NextPushId.ts`).
 ///
 /// The alphabet `-0-9A-Z_a-z` is in ASCII order, so ids sort by time as strings and as keys.
-public struct PushIDGenerator: Sendable {
+package struct PushIDGenerator: Sendable {
     /// The 64 characters, in ASCII order.
-    public static let alphabet: [Character] = Array("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
+    package static let alphabet: [Character] = Array("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
 
     private var lastTime: Int64 = -1
     private var lastRandom: [Int] = Array(repeating: 0, count: 12)
 
     /// A generator with no history.
-    public init() {}
+    package init() {}
 
     /// The next id for time `now` (ms since the epoch), drawing randomness from `generator`.
-    public mutating func next(now: Int64, using generator: inout some RandomNumberGenerator) -> String {
+    package mutating func next(now: Int64, using generator: inout some RandomNumberGenerator) -> String {
         let duplicate = now == lastTime
         lastTime = now
         var chars = [Character](repeating: "-", count: 20)

@@ -1,5 +1,5 @@
 /// A message a client sends, decoded (firebase-js-sdk `core/PersistentConnection.ts`).
-public enum ClientMessage: Sendable, Equatable {
+@_spi(HearthInternals) public enum ClientMessage: Sendable, Equatable {
     /// A data message `{"t":"d","d":{"r":N,"a":ACTION,"b":BODY}}`.
     case request(number: Int, ClientRequest)
     /// A request the server does not know: answered with an error, not a disconnect.
@@ -12,7 +12,7 @@ public enum ClientMessage: Sendable, Equatable {
 
     /// Decodes one reassembled message.
     /// - Throws: ``WireError`` naming what is wrong.
-    public static func decode(_ text: String) throws(WireError) -> ClientMessage {
+    @_spi(HearthInternals) public static func decode(_ text: String) throws(WireError) -> ClientMessage {
         let json: JSONValue
         do { json = try JSONValue.parse(text) } catch { throw .notJSON(error.description) }
         guard case .object = json, let type = json["t"]?.stringValue, let body = json["d"], case .object = body else {
@@ -42,7 +42,7 @@ public enum ClientMessage: Sendable, Equatable {
 }
 
 /// One client request (the `a` and `b` of a data message).
-public enum ClientRequest: Sendable, Equatable {
+@_spi(HearthInternals) public enum ClientRequest: Sendable, Equatable {
     /// `q`: listen at a path, with a query and tag for non-default queries, the hash of the
     /// data the client already has (`""` for none) and, when that data is large, its
     /// `CompoundHash` (`ch`), so that the server can send only the ranges that changed.
@@ -76,7 +76,7 @@ public enum ClientRequest: Sendable, Equatable {
     /// `s`: client statistics (acknowledged, otherwise ignored).
     case stats
 
-    public static func == (lhs: ClientRequest, rhs: ClientRequest) -> Bool {
+    @_spi(HearthInternals) public static func == (lhs: ClientRequest, rhs: ClientRequest) -> Bool {
         switch (lhs, rhs) {
         case let (.listen(a, b, c, d, x), .listen(e, f, g, h, y)): a == e && b == f && c == g && d == h && x == y
         case let (.unlisten(a, b, c), .unlisten(e, f, g)): a == e && b == f && c == g
@@ -171,7 +171,7 @@ public enum ClientRequest: Sendable, Equatable {
     }
 
     /// The request as a client sends it: action and body.
-    public var encoded: (action: String, body: JSONValue) {
+    @_spi(HearthInternals) public var encoded: (action: String, body: JSONValue) {
         func obj(_ m: [(String, JSONValue?)]) -> JSONValue {
             .object(m.compactMap { k, v in v.map { JSONMember(key: k, value: $0) } })
         }
@@ -219,7 +219,7 @@ public enum ClientRequest: Sendable, Equatable {
     }
 
     /// The whole data message text for request number `number`.
-    public func message(number: Int) -> String {
+    @_spi(HearthInternals) public func message(number: Int) -> String {
         let (a, b) = encoded
         return JSONValue.object([
             JSONMember(key: "t", value: "d"),

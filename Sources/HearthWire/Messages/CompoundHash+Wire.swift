@@ -2,7 +2,7 @@
 
 extension CompoundHash {
     /// `{"ps": [path, …], "hs": [hash, …]}`, paths with a leading `/` as the SDKs send them.
-    public var wire: JSONValue {
+    @_spi(HearthInternals) public var wire: JSONValue {
         .object([
             JSONMember(key: "ps", value: .array(posts.map { .string("/" + $0.wireString) })),
             JSONMember(key: "hs", value: .array(hashes.map { .string($0) })),
@@ -10,7 +10,7 @@ extension CompoundHash {
     }
 
     /// The longest hash a range may carry: the 28 characters of a SHA-1 in padded base64.
-    public static let maxHashLength = 28
+    @_spi(HearthInternals) public static let maxHashLength = 28
 
     /// Decodes a listen's `ch` (hostile input): absent or `null` is none; more than
     /// `maxRanges` ranges is none (the listen is answered with the whole data).
@@ -52,23 +52,23 @@ extension CompoundHash {
 /// One range of an `rm` push, `{"s": start, "e": end, "m": data}` (an absent bound left
 /// out): the data between `start` (exclusive) and `end` (inclusive) is now `data` (see
 /// `RangeMerge`).
-public struct WireRangeMerge: Sendable, Equatable {
+@_spi(HearthInternals) public struct WireRangeMerge: Sendable, Equatable {
     /// The exclusive lower bound, relative to the push's path (`nil`: unbounded).
-    public var start: Path?
+    @_spi(HearthInternals) public var start: Path?
     /// The inclusive upper bound, relative to the push's path (`nil`: unbounded).
-    public var end: Path?
+    @_spi(HearthInternals) public var end: Path?
     /// The range's data in export JSON, rooted at the push's path.
-    public var data: JSONValue
+    @_spi(HearthInternals) public var data: JSONValue
 
     /// A range as given.
-    public init(start: Path?, end: Path?, data: JSONValue) {
+    @_spi(HearthInternals) public init(start: Path?, end: Path?, data: JSONValue) {
         self.start = start
         self.end = end
         self.data = data
     }
 
     /// The range of `merge`.
-    public init(_ merge: RangeMerge) {
+    @_spi(HearthInternals) public init(_ merge: RangeMerge) {
         self.init(start: merge.start, end: merge.end, data: merge.update.exportJSON())
     }
 

@@ -1,6 +1,6 @@
 /// A message the server sends (firebase-js-sdk `realtime/Connection.ts` and
 /// `core/PersistentConnection.ts`, `onDataMessage_` / `onDataPush_`).
-public enum ServerMessage: Sendable, Equatable {
+@_spi(HearthInternals) public enum ServerMessage: Sendable, Equatable {
     /// The handshake, first on every connection: `ts` the server's clock (ms), `v` the
     /// protocol version, `h` the host to reconnect to, `s` the session id, and `x` the
     /// protocol extensions the server offers (Hearth's; absent when empty).
@@ -41,20 +41,22 @@ public enum ServerMessage: Sendable, Equatable {
     /// keep the connection).
     case appCheckRevoked(status: String, reason: String)
 
-    public static func == (lhs: ServerMessage, rhs: ServerMessage) -> Bool { lhs.text == rhs.text }
+    @_spi(HearthInternals) public static func == (lhs: ServerMessage, rhs: ServerMessage) -> Bool {
+        lhs.text == rhs.text
+    }
 
     /// The protocol version the server speaks.
-    public static let protocolVersion = "5"
+    @_spi(HearthInternals) public static let protocolVersion = "5"
 
     /// The hello's `x` entry for Hearth's exactly-once writes: the client may stamp `p`/`m`
     /// with a ``WriteStamp``.
-    public static let writeIDsExtension = "w"
+    @_spi(HearthInternals) public static let writeIDsExtension = "w"
 
     /// The message's JSON text.
-    public var text: String { json.serialized() }
+    @_spi(HearthInternals) public var text: String { json.serialized() }
 
     /// The message as JSON.
-    public var json: JSONValue {
+    @_spi(HearthInternals) public var json: JSONValue {
         func m(_ k: String, _ v: JSONValue) -> JSONMember { JSONMember(key: k, value: v) }
         func control(_ t: String, _ d: JSONValue) -> JSONValue {
             .object([m("t", "c"), m("d", .object([m("t", .string(t)), m("d", d)]))])
@@ -109,7 +111,7 @@ public enum ServerMessage: Sendable, Equatable {
 
     /// Decodes a server message (for clients and tests).
     /// - Throws: ``WireError``.
-    public static func decode(_ text: String) throws(WireError) -> ServerMessage {
+    @_spi(HearthInternals) public static func decode(_ text: String) throws(WireError) -> ServerMessage {
         let json: JSONValue
         do { json = try JSONValue.parse(text) } catch { throw .notJSON(error.description) }
         guard let t = json["t"]?.stringValue, let d = json["d"] else { throw .badEnvelope("expected {\"t\",\"d\"}") }

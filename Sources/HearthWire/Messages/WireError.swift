@@ -1,5 +1,5 @@
 /// A message that does not follow protocol v5.
-public enum WireError: Error, Sendable, Equatable, CustomStringConvertible {
+@_spi(HearthInternals) public enum WireError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The text is not JSON.
     case notJSON(String)
     /// The envelope is not `{"t":"d"|"c","d":{…}}`.
@@ -11,7 +11,7 @@ public enum WireError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A query object that is not valid.
     case invalidQuery(String)
 
-    public var description: String {
+    @_spi(HearthInternals) public var description: String {
         switch self {
         case .notJSON(let why): "not JSON: \(why)"
         case .badEnvelope(let why): "not a protocol v5 message: \(why)"
@@ -24,11 +24,11 @@ public enum WireError: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// Parses a wire path: `"/a/b"`, `"a/b"`, `""` and `"/"` (the root).
 /// - Throws: ``WireError/invalidPath(_:)``.
-public func wirePath(_ string: String) throws(WireError) -> Path {
+@_spi(HearthInternals) public func wirePath(_ string: String) throws(WireError) -> Path {
     do { return try Path(validating: string) } catch { throw .invalidPath(error.description) }
 }
 
 extension Path {
     /// The path as the wire sends it: keys joined by `/`, the root as `""`.
-    public var wireString: String { keys.map(\.string).joined(separator: "/") }
+    @_spi(HearthInternals) public var wireString: String { keys.map(\.string).joined(separator: "/") }
 }

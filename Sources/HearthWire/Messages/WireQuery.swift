@@ -5,10 +5,10 @@
 /// Wire object keys: `sp`/`sn`/`sin` start value, start key, start inclusive; `ep`/`en`/`ein`
 /// the same for the end; `l` the limit and `vf` where it counts from (`"l"` first, `"r"` last);
 /// `i` the index (`.key`, `.value`, a child path; absent for priority).
-public enum WireQuery {
+package enum WireQuery {
     /// Reads a wire query object (`null` or absent is the default query).
     /// - Throws: ``WireError/invalidQuery(_:)``.
-    public static func decode(_ json: JSONValue?) throws(WireError) -> QuerySpec {
+    package static func decode(_ json: JSONValue?) throws(WireError) -> QuerySpec {
         guard let json, !json.isNull else { return .default }
         guard case .object = json else { throw .invalidQuery("the query must be an object") }
         do {
@@ -75,7 +75,7 @@ public enum WireQuery {
     }
 
     /// The wire object for a query (`nil` for the default query, which the wire omits).
-    public static func encode(_ query: QuerySpec) -> JSONValue? {
+    package static func encode(_ query: QuerySpec) -> JSONValue? {
         if query.isDefault { return nil }
         var members: [JSONMember] = []
         // startAfter(v) on a non-key index is startAt(v, "[MAX_NAME]"), sent as the JS SDK

@@ -6,29 +6,31 @@
 /// speaks plain v5 to Firebase. The server keeps, per writer, the highest write id it applied
 /// (durably, with the write) and answers a write whose id is not above it `ok` without
 /// applying it again. A writer's ids strictly increase in the order it sends them.
-public struct WriteStamp: Sendable, Hashable {
+@_spi(HearthInternals) public struct WriteStamp: Sendable, Hashable {
     /// The writer: a random id (1…``maxWriterLength`` bytes) a client takes each time it opens
     /// its store and writes, and keeps there with the writes it creates under it.
-    public let writer: String
+    @_spi(HearthInternals) public let writer: String
     /// The write's id: strictly increasing per writer, ≥ 1, below 2⁵³ (exact as a JSON number).
-    public let id: Int64
+    @_spi(HearthInternals) public let id: Int64
 
     /// The longest writer id accepted, in UTF-8 bytes (the store's bound).
-    public static let maxWriterLength = 256
+    @_spi(HearthInternals) public static let maxWriterLength = 256
     /// The largest write id: every id up to it is exact as a JSON number.
-    public static let maxID: Int64 = 9_007_199_254_740_991
+    @_spi(HearthInternals) public static let maxID: Int64 = 9_007_199_254_740_991
 
     /// The `d` of the `ok` that answers a recognised re-send, `{"seen":true}`: the server applied
     /// the write earlier and did not apply it again. Its data may have been superseded since
     /// (the client learns the current data from its listens), so the client must not take the
     /// write's value for the server's.
-    public static let seenResponse: JSONValue = .object([JSONMember(key: "seen", value: .bool(true))])
+    @_spi(HearthInternals) public static let seenResponse: JSONValue = .object([
+        JSONMember(key: "seen", value: .bool(true))
+    ])
 
     /// Whether an `ok`'s `d` says the write was recognised as a re-send.
-    public static func isSeen(_ data: JSONValue?) -> Bool { data?["seen"] == .bool(true) }
+    @_spi(HearthInternals) public static func isSeen(_ data: JSONValue?) -> Bool { data?["seen"] == .bool(true) }
 
     /// A stamp.
-    public init(writer: String, id: Int64) {
+    @_spi(HearthInternals) public init(writer: String, id: Int64) {
         self.writer = writer
         self.id = id
     }

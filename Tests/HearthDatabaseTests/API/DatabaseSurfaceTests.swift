@@ -3,7 +3,7 @@ import Foundation
 import Hearth
 import HearthModel
 import HearthTesting
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 @testable import HearthDatabase
 

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import HearthModel
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Synchronization
 import Testing
 

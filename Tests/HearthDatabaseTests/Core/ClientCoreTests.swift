@@ -1,7 +1,7 @@
 import Hearth
 import HearthModel
 @_spi(HearthInternals) import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 @testable import HearthDatabase
 

@@ -1,7 +1,7 @@
 import Hearth
 @_spi(HearthInternals) import HearthServer
 import HearthModel
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 
 @testable import HearthDatabase

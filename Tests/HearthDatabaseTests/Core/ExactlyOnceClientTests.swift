@@ -1,7 +1,7 @@
 import Foundation
 import Hearth
 import HearthModel
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 @testable import HearthDatabase
 

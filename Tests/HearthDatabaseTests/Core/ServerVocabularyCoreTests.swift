@@ -1,6 +1,6 @@
 import Hearth
 import HearthModel
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 @testable import HearthDatabase
 

@@ -2,7 +2,7 @@ import Foundation
 import Hearth
 import HearthModel
 @_spi(HearthInternals) import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Testing
 @testable import HearthDatabase
 

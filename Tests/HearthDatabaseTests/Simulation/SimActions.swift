@@ -1,7 +1,7 @@
 import Hearth
 import HearthModel
 import HearthTesting
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 @testable import HearthDatabase
 
 // The workload (what apps do) and the faults (what the world does).

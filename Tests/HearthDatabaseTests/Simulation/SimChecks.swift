@@ -1,7 +1,7 @@
 import Hearth
 @_spi(HearthInternals) import HearthServer
 import HearthModel
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 @testable import HearthDatabase
 
 /// The invariants, and the model they compare against.

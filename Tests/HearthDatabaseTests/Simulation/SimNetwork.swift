@@ -1,6 +1,6 @@
 import Hearth
 import HearthModel
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 @testable import HearthDatabase
 
 /// Something that happens at a time in the simulated world.

@@ -2,7 +2,7 @@ import Hearth
 import HearthModel
 @_spi(HearthInternals) import HearthServer
 import HearthTesting
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import Synchronization
 @testable import HearthDatabase
 

@@ -1,4 +1,4 @@
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// The simulator's seeded choices: every decision of a run (workload, faults, delays) is drawn
 /// from one of these, so a seed replays the same run.

@@ -1,6 +1,7 @@
 import Hearth
 import HearthModel
 @testable import HearthDatabase
+@_spi(HearthInternals) import HearthWire
 
 /// A named transaction the workload runs, as the runtime keeps it while it is in flight.
 struct SimTransaction: Sendable {

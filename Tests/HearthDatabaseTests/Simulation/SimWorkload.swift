@@ -1,6 +1,6 @@
 import Hearth
 import HearthModel
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 
 /// The random workload's vocabulary: a small key space (so that writes collide and queries
 /// see each other's changes), values that sort in interesting ways, and queries of every

@@ -2,7 +2,7 @@ import Foundation
 import Hearth
 @testable import HearthDatabase
 @_spi(HearthInternals) import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import NIOCore
 import NIOPosix
 import Synchronization

@@ -1,6 +1,6 @@
 import Foundation
 @_spi(HearthInternals) import HearthServer
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import NIOCore
 import NIOHTTP1
 import NIOPosix

@@ -1,7 +1,7 @@
 import Foundation
 @testable import HearthDatabase
 import HearthModel
-import HearthWire
+@_spi(HearthInternals) import HearthWire
 import NIOCore
 import NIOPosix
 import Testing
