@@ -47,10 +47,11 @@ extension Log {
         Scanner.manifestGeneration(directory, fs)
     }
 
-    /// Opens the checkpoint the MANIFEST names, read-only, without taking the store's lock or
-    /// running recovery (for tools; run it on a store no one is writing to). Verifies the
-    /// MANIFEST and the checkpoint header exactly as ``verify(directory:fileSystem:)`` does;
-    /// the body is read on demand. Returns nil when the store has no checkpoint.
+    /// Opens the checkpoint the MANIFEST names, with the files it references
+    /// (``Checkpoint/referenced``), read-only, without taking the store's lock or running
+    /// recovery (for tools; run it on a store no one is writing to). Verifies the MANIFEST and
+    /// the checkpoint headers exactly as ``verify(directory:fileSystem:)`` does; the bodies are
+    /// read on demand. Returns nil when the store has no checkpoint.
     public static func openCheckpoint(
         directory: String, fileSystem: any FileSystem = POSIXFileSystem()
     ) throws(LogError) -> Checkpoint? {

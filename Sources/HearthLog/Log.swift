@@ -158,6 +158,13 @@ public final class Log: Sendable {
     /// The current checkpoint, if any. Only its header has been verified.
     public var checkpoint: Checkpoint? { core.manifestLock.withLock { core.checkpoint } }
 
+    /// The earlier checkpoint files the current checkpoint references (FORMAT.md §6), ascending
+    /// by id: live with it until an install keeps them no longer. Only their headers have been
+    /// verified.
+    public var referencedCheckpoints: [Checkpoint] {
+        core.manifestLock.withLock { core.checkpoint?.referenced ?? [] }
+    }
+
     /// Installs a checkpoint of the state through `lsn` whose body is `body`. See
     /// ``installCheckpoint(lsn:writer:)``.
     @discardableResult
@@ -170,6 +177,11 @@ public final class Log: Sendable {
     /// place, the log is made durable through `lsn`, the MANIFEST is switched (the only moment that
     /// excludes segment rolls), and only then the old checkpoint and the segments wholly ≤ `lsn` are
     /// deleted. A crash at any point leaves exactly the old or the new generation.
+    ///
+    /// Live checkpoint files — the current checkpoint's, or those it references — that the new
+    /// body reads chunks from are named through ``CheckpointWriter/keep(_:)``: the new MANIFEST
+    /// references them (FORMAT.md §6), so they stay live; every other checkpoint file is deleted
+    /// after the switch.
     @discardableResult
     public func installCheckpoint(lsn: LSN, writer: (CheckpointWriter) throws -> Void) throws(LogError) -> Checkpoint {
         try core.installCheckpoint(lsn: lsn, writer: writer)
@@ -185,14 +197,16 @@ public final class Log: Sendable {
         public var bytes: UInt64
     }
 
-    /// The live files (MANIFEST, checkpoint, segments) and their sizes; `total` is their sum.
+    /// The live files (MANIFEST, checkpoints, segments) and their sizes; `total` is their sum.
     /// The active segment counts up to the end of its records: the zero bytes preallocated
     /// after them (FORMAT.md §4.2) are cut off again at a roll or close, and hold no data.
     public func footprint() throws(LogError) -> (files: [FileSize], total: UInt64) {
         let tail = core.recordsEnd.withLock { $0 }
-        let (segs, ckpt) = core.manifestLock.withLock { (core.segments, core.checkpointRef) }
+        let (segs, ckpts) = core.manifestLock.withLock {
+            (core.segments, [core.checkpointRef].compactMap { $0 } + core.references)
+        }
         var names = [Layout.manifestName]
-        if let c = ckpt { names.append(Layout.checkpointName(c.id)) }
+        names += ckpts.map { Layout.checkpointName($0.id) }
         names += segs.map { Layout.segmentName($0.number) }
         var files: [FileSize] = []
         for n in names {

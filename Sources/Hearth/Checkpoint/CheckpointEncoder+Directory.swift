@@ -122,6 +122,7 @@ extension CheckpointEncoder {
             w.varint(c.rawLength)
             w.bool(c.compressed)
             w.u32(c.crc)
+            if bodyVersion >= CheckpointFormat.referencesVersion { w.varint(c.file) }
         }
         if bodyVersion >= 5 { Self.encodeOrderIndexes(orderIndexes, into: &w) }
         return w.bytes

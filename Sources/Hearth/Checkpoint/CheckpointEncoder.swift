@@ -5,40 +5,6 @@ import HearthModel
 /// Writes a ``StoreState`` as a checkpoint body (``CheckpointFormat``), streaming chunk by
 /// chunk so that memory stays bounded by one chunk plus the directory.
 struct CheckpointEncoder {
-    /// Totals of one encoding, for stats and the pruning estimate.
-    struct Summary: Sendable {
-        var bodyBytes: UInt64 = 0
-        var rawCacheBytes: Int = 0
-        var storedCacheBytes: Int = 0
-        var chunkCount: Int = 0
-        /// Cache chunks copied as stored bytes from the previous checkpoint (``reuse``), and
-        /// encoded anew.
-        var copiedChunks = 0
-        /// See ``copiedChunks``.
-        var encodedChunks = 0
-        /// Copies refused because the old chunk's bytes did not match their CRC (or could not
-        /// be read): those nodes were encoded instead.
-        var rejectedCopies = 0
-        /// Pending-write chunks copied from the previous checkpoint (``previousWrites``).
-        var copiedWriteChunks = 0
-        /// Pending-write chunks taken as prepared in memory (``preparedWrites``).
-        var preparedWriteChunks = 0
-        /// The write chunks written, with their writes: what the next checkpoint may copy.
-        var writeRuns: [WriteChunkMemo.Run] = []
-        /// Raw bytes of the cache chunks copied, and encoded anew (``copiedChunks``).
-        var copiedRawBytes = 0
-        /// See ``copiedRawBytes``.
-        var encodedRawBytes = 0
-        /// Stored bytes of the order index runs (format 5): part of what the cache costs on
-        /// disk, for the next checkpoint's estimate.
-        var orderIndexBytes = 0
-        /// With ``CheckpointEncoder/recordOrigins``: the cache chunks written, and what each
-        /// encodes (by chunk index), for the next checkpoint to copy the unchanged ones.
-        var chunks: [CheckpointFormat.Chunk] = []
-        /// See ``chunks``.
-        var origins: [ChunkOrigins.Origin?] = []
-    }
-
     /// zlib level of the cache chunks.
     let compressionLevel: Int32
     /// zlib level of the pending-write chunks (``Store/Options/pendingWriteCompressionLevel``).
@@ -49,6 +15,13 @@ struct CheckpointEncoder {
     /// The chunks of the previous checkpoint whose stored bytes may be copied for the nodes
     /// that are still the very ones decoded from them (ChunkOrigins.swift); nil encodes all.
     var reuse: ChunkOrigins?
+    /// Whether a reused chunk is referenced where it is — in the previous checkpoint or a file
+    /// it references — rather than copied (body format 6; FORMAT.md §7.1). The body then keeps
+    /// those files live (``Summary/liveBytes``).
+    var referenceReused = false
+    /// Files whose reused chunks are copied even so: their dead bytes are being reclaimed
+    /// (Store+Maintenance.swift), so the new checkpoint must not keep them.
+    var compactFiles: Set<UInt64> = []
     /// The previous checkpoint's pending-write chunks and their writes: a chunk whose writes
     /// are all still pending, unchanged, is copied (CheckpointEncoder+Writes.swift).
     var previousWrites: WriteChunkMemo?
@@ -77,6 +50,15 @@ struct CheckpointEncoder {
         /// Copied from the previous checkpoint (else encoded anew).
         let copied: Bool
         let origin: ChunkOrigins.Origin?
+        /// Referenced where it is: its entry, the file named (no bytes are written).
+        var reference: CheckpointFormat.Chunk? = nil
+    }
+
+    /// How a chunk of the previous checkpoint is reused: referenced where it is, or copied
+    /// (its stored bytes, verified).
+    enum Reuse {
+        case reference(CheckpointFormat.Chunk)
+        case copy([UInt8])
     }
 
     /// An encoder writing cache chunks at zlib level `compressionLevel` and pending-write
@@ -136,6 +118,18 @@ struct CheckpointEncoder {
         // on its worker while the walk goes on, and all are written here, in walk order.
         var ahead = DeflateAhead<Pending>(depth: deflateAhead, level: compressionLevel, worker: deflateWorker)
         func finish(_ stored: StoredChunk, _ chunk: Pending) throws(E) {
+            if let reference = chunk.reference {
+                chunks.append(reference)
+                summary.referencedChunks += 1
+                summary.copiedChunks += 1
+                summary.liveBytes[reference.file, default: 0] += reference.storedLength
+                summary.rawCacheBytes += reference.rawLength
+                summary.storedCacheBytes += reference.storedLength
+                summary.copiedRawBytes += reference.rawLength
+                if let origin = chunk.origin { summary.origins.append(origin) }
+                return
+            }
+            summary.liveBytes[Self.ownFile, default: 0] += stored.bytes.count
             try write(stored.bytes)
             chunks.append(
                 CheckpointFormat.Chunk(
@@ -169,29 +163,43 @@ struct CheckpointEncoder {
                     origin: recordOrigins ? origin() : nil))
         }
 
-        /// Reads chunk `index` of the previous checkpoint for a copy, verified against its CRC;
-        /// nil (counted) when it cannot be read or does not match: the caller encodes instead.
-        func verified(_ index: Int, in reuse: ChunkOrigins) -> [UInt8]? {
+        /// How chunk `index` of the previous checkpoint is reused: referenced where it is, or
+        /// (format before 6, or a file being compacted) copied. Either way its stored bytes are
+        /// read and verified against its CRC first, so that a damaged chunk is never carried
+        /// into the new checkpoint while its node is in memory; nil (counted) when they cannot
+        /// be read or do not match: the caller encodes instead.
+        func verified(_ index: Int, in reuse: ChunkOrigins) -> Reuse? {
             guard let stored = reuse.storedBytes(index) else {
                 summary.rejectedCopies += 1
                 return nil
             }
-            return stored
+            let file = reuse.fileID(index)
+            if referenceReused, bodyVersion >= CheckpointFormat.referencesVersion, !compactFiles.contains(file) {
+                let old = reuse.chunks[index]
+                return .reference(old.at(offset: old.offset, file: file))
+            }
+            return .copy(stored)
         }
 
-        /// Queues the verified stored bytes of chunk `index` of the previous checkpoint to be
-        /// written as a chunk of this one (after the chunks queued before it).
-        /// `origin`: what the chunk encodes in this checkpoint's state (the nodes found the
-        /// same as the old origin's, not the old origin: that would keep older trees alive).
+        /// Queues chunk `index` of the previous checkpoint as a chunk of this one (after the
+        /// chunks queued before it): its entry naming where it is, or its verified stored
+        /// bytes to be written. `origin`: what the chunk encodes in this checkpoint's state (the
+        /// nodes found the same as the old origin's, not the old origin: that would keep older
+        /// trees alive).
         func copy(
-            _ index: Int, _ stored: [UInt8], from reuse: ChunkOrigins, origin: @autoclosure () -> ChunkOrigins.Origin
+            _ index: Int, _ reused: Reuse, from reuse: ChunkOrigins, origin: @autoclosure () -> ChunkOrigins.Origin
         ) throws(E) {
             let old = reuse.chunks[index]
-            try queue(
-                .ready(StoredChunk(bytes: stored, compressed: old.compressed, crc: old.crc)),
-                Pending(
-                    path: old.path, kind: old.kind, rawLength: old.rawLength, copied: true,
-                    origin: recordOrigins ? origin() : nil))
+            var pending = Pending(
+                path: old.path, kind: old.kind, rawLength: old.rawLength, copied: true,
+                origin: recordOrigins ? origin() : nil)
+            switch reused {
+            case .reference(let entry):
+                pending.reference = entry
+                try queue(.ready(StoredChunk(bytes: [], compressed: old.compressed, crc: old.crc)), pending)
+            case .copy(let stored):
+                try queue(.ready(StoredChunk(bytes: stored, compressed: old.compressed, crc: old.crc)), pending)
+            }
         }
 
         /// Emits a run of consecutive children of the node at `path` as one range chunk: a

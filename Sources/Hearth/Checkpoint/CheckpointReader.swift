@@ -220,13 +220,18 @@ final class CheckpointReader: Sendable {
             let rawLength = try r.count(limit: 256 << 20)
             let compressed = try r.bool()
             let crc = try r.u32()
-            guard offset <= bodyEnd, UInt64(stored) <= bodyEnd - offset else {
+            // A chunk in an earlier file is checked against that file's body when it is read.
+            let file = bodyVersion >= CheckpointFormat.referencesVersion ? try r.varint() : 0
+            guard file != 0 || (offset <= bodyEnd && UInt64(stored) <= bodyEnd - offset) else {
                 throw r.fail("chunk range \(offset)+\(stored) beyond the chunk area (\(bodyEnd) bytes)")
+            }
+            if let checkpoint, file != 0, file >= checkpoint.id {
+                throw r.fail("chunk in checkpoint file \(file), not an earlier one")
             }
             chunks.append(
                 CheckpointFormat.Chunk(
                     path: path, kind: kind, offset: offset, storedLength: stored, rawLength: rawLength,
-                    compressed: compressed, crc: crc))
+                    compressed: compressed, crc: crc, file: file))
         }
         let orderIndexes = bodyVersion >= 5 ? try decodeOrderIndexes(&r, bodyEnd: bodyEnd) : []
         guard r.isAtEnd else { throw r.fail("\(r.remaining) trailing bytes in directory") }
@@ -275,17 +280,25 @@ final class CheckpointReader: Sendable {
         }
     }
 
-    /// Chunk `index`'s raw bytes, read, checked and inflated.
+    /// Chunk `index`'s raw bytes, read from the file holding them, checked and inflated.
     private func rawChunk(_ index: Int) throws(CheckpointError) -> [UInt8] {
         let c = directory.chunks[index]
+        guard let file = checkpoint.file(id: c.fileID(own: checkpoint.id)) else {
+            throw corrupt(index, "its checkpoint file \(c.file) is not one the MANIFEST keeps")
+        }
+        guard c.offset <= file.bodySize, UInt64(c.storedLength) <= file.bodySize - c.offset else {
+            throw corrupt(index, "range \(c.offset)+\(c.storedLength) beyond the body of \(file.fileName)")
+        }
         return try CheckpointChunkBytes.read(
-            checkpoint, offset: c.offset, storedLength: c.storedLength, rawLength: c.rawLength,
+            file, offset: c.offset, storedLength: c.storedLength, rawLength: c.rawLength,
             compressed: c.compressed, crc: c.crc, corrupt: { corrupt(index, $0) })
     }
 
+    /// Damage in chunk `index`, named by the file that holds its bytes.
     private func corrupt(_ index: Int, _ reason: String) -> CheckpointError {
         let c = directory.chunks[index]
-        return .corrupt(file: checkpoint.fileName, offset: c.offset, reason: "chunk \(index) at \(c.path): \(reason)")
+        let file = checkpoint.file(id: c.fileID(own: checkpoint.id))?.fileName ?? "checkpoint file \(c.file)"
+        return .corrupt(file: file, offset: c.offset, reason: "chunk \(index) at \(c.path): \(reason)")
     }
 
     /// Verifies every chunk's and order index run's checksum and decoding (for `hearth verify`).

@@ -22,7 +22,7 @@ import HearthModel
 /// since, so the ones a server event or a prune replaced stay alive until then (at most one
 /// checkpoint interval of old versions), and the key–node pairs of its range chunks.
 struct ChunkOrigins: Sendable {
-    /// The checkpoint whose chunks these are (the copies read it).
+    /// The checkpoint whose chunks these are (the copies read it, or a file it references).
     let checkpoint: Checkpoint
     /// Its directory's cache chunks.
     let chunks: [CheckpointFormat.Chunk]
@@ -191,11 +191,16 @@ struct ChunkOrigins: Sendable {
         return a.priority == b.priority && a.children.isIdentical(to: b.children)
     }
 
-    /// The stored bytes of chunk `index`, read from the old checkpoint and verified against
-    /// the CRC its directory gives; nil when the read fails or the bytes do not match.
+    /// The id of the checkpoint file holding chunk `index`'s stored bytes.
+    func fileID(_ index: Int) -> UInt64 { chunks[index].fileID(own: checkpoint.id) }
+
+    /// The stored bytes of chunk `index`, read from the file holding them (the old checkpoint
+    /// or one it references) and verified against the CRC its directory gives; nil when the
+    /// read fails or the bytes do not match.
     func storedBytes(_ index: Int) -> [UInt8]? {
         let c = chunks[index]
-        guard let stored = try? checkpoint.read(offset: c.offset, count: c.storedLength),
+        guard let file = checkpoint.file(id: fileID(index)),
+            let stored = try? file.read(offset: c.offset, count: c.storedLength),
             stored.count == c.storedLength, CRC32C.mask(CRC32C.checksum(stored)) == c.crc
         else { return nil }
         return stored

@@ -1,7 +1,7 @@
 @_spi(HearthInternals) import HearthLog
 import HearthModel
 
-/// The engine's checkpoint body, format 5 (FORMAT.md §7.1; formats 1 to 4 are still read).
+/// The engine's checkpoint body, format 6 (FORMAT.md §7.1; formats 1 to 5 are still read).
 ///
 /// ```
 /// body     := chunk* write-chunk* order-index-run* directory trailer
@@ -25,13 +25,17 @@ import HearthModel
 /// watermarks to the directory's event batch; format 4 replaces that one writer id by the runs
 /// of write ids and the writer id each run was created under; format 5 adds order indexes
 /// (CheckpointFormat+OrderIndex.swift): a large location's children sorted by an ordering a
-/// tracked window uses, so that such a window reads a few runs rather than every child.
+/// tracked window uses, so that such a window reads a few runs rather than every child; format
+/// 6 lets a cache chunk's entry name an earlier checkpoint file that holds its bytes (the chunk
+/// is referenced where it is rather than copied).
 enum CheckpointFormat {
     static let magic: [UInt8] = Array("HEARTHCP".utf8)
     /// The body format this build writes.
-    static let version: UInt32 = 5
+    static let version: UInt32 = 6
     /// The body formats this build reads.
-    static let readableVersions: ClosedRange<UInt32> = 1...5
+    static let readableVersions: ClosedRange<UInt32> = 1...6
+    /// The first body format whose cache chunks may lie in an earlier checkpoint file.
+    static let referencesVersion: UInt32 = 6
     /// Target raw size of one chunk of pending writes (small: the first read after open decodes
     /// the chunks that may hold writes on its path).
     static let writeChunkTarget = 16 * 1024
@@ -58,6 +62,19 @@ enum CheckpointFormat {
         let compressed: Bool
         /// Masked CRC32C of the stored bytes.
         let crc: UInt32
+        /// The checkpoint file holding the stored bytes (format 6): 0 for this body, else the id
+        /// of an earlier checkpoint file this one references (`offset` is then in its body).
+        var file: UInt64 = 0
+
+        /// The id of the file holding the stored bytes, for a chunk of checkpoint `own`.
+        func fileID(own: UInt64) -> UInt64 { file == 0 ? own : file }
+
+        /// The same chunk, its bytes at `offset` of file `file` (0: the body it is listed in).
+        func at(offset: UInt64, file: UInt64) -> Chunk {
+            Chunk(
+                path: path, kind: kind, offset: offset, storedLength: storedLength, rawLength: rawLength,
+                compressed: compressed, crc: crc, file: file)
+        }
 
         /// Whether this chunk holds data needed to read `target`.
         func isRelevant(to target: Path) -> Bool {

@@ -17,7 +17,14 @@ import HearthModel
 // the new checkpoint is written and synced while the old one and the segments it will cover
 // still exist. So, on disk at any instant:
 //
-//     F (= old checkpoint + segments, the footprint) + new checkpoint (+ MANIFEST, ~100 bytes)
+//     F (= old checkpoint files + segments, the footprint) + new checkpoint (+ MANIFEST, ~100 bytes)
+//
+// The old checkpoint files are the current checkpoint and the earlier files it reads chunks from
+// (Store+ChunkFiles.swift): their live chunks and their dead bytes, which compaction keeps under
+// a tenth of the cap after each checkpoint. The new checkpoint file holds only what it does not
+// reference in them — so it is at most what a whole new checkpoint would be, and the estimate
+// below (of a whole one) stays an upper bound; the checkpoint size C in the terms below is that
+// of all its files (Store.checkpointBodyBytes), its logical size plus their dead bytes.
 //
 // Before every checkpoint (makeRoomForCheckpoint) the new checkpoint is estimated — the
 // smaller of the cache's encoded size times the last checkpoint's compression ratio and F
@@ -308,6 +315,8 @@ extension Store {
         encoder.previousWrites = previousWrites
         encoder.preparedWrites = preparedWrites
         encoder.recordOrigins = !closing && cacheMayStayResident()
+        encoder.referenceReused = true
+        encoder.compactFiles = origins.map { filesToCompact($0) } ?? []
         encoder.deflateAhead = closing || waited ? options.checkpointDeflateAhead : 0
         var summary = CheckpointEncoder.Summary()
         let clock = ContinuousClock()
@@ -315,6 +324,7 @@ extension Store {
         do {
             try log.installCheckpoint(lsn: lsn) { writer in
                 summary = try encoder.encode(state) { bytes in try writer.write(bytes) }
+                for id in summary.liveBytes.keys where id != CheckpointEncoder.ownFile { writer.keep(id) }
             }
         } catch {
             core.withLock { $0.lastCheckpointFailed = true }
@@ -331,7 +341,8 @@ extension Store {
         }
         core.withLock { core in
             core.checkpointLSN = max(core.checkpointLSN, lsn)
-            core.checkpointBodyBytes = summary.bodyBytes
+            // The files the checkpoint reads: its own body and those it references.
+            core.checkpointBodyBytes = summary.bodyBytes + (installedCheckpoint?.referencedBytes ?? 0)
             core.logBytesSinceCheckpoint = max(0, core.logBytesSinceCheckpoint - bytesAtSnapshot)
             if summary.rawCacheBytes > 0 {
                 // The order indexes are written from the cache at every checkpoint: estimates of

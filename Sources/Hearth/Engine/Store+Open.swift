@@ -112,7 +112,7 @@ extension Store {
         opening.loading = LoadingState(state: r.directory.state, cacheLoaded: false)
         opening.checkpointLSN = checkpoint.lsn
         opening.lastLSN = checkpoint.lsn
-        opening.checkpointBytes = checkpoint.bodySize
+        opening.checkpointBytes = checkpoint.bodySize + checkpoint.referencedBytes
         if r.directory.chunks.isEmpty {
             opening.loading.finishLoading(cache: .empty, base: options.lazyCacheLoad ? r : nil)
         } else if !options.lazyCacheLoad {

@@ -44,10 +44,14 @@ final class ResidentCache: Sendable {
         var copiedRawBytes = 0
         /// See ``copiedRawBytes``.
         var encodedRawBytes = 0
+        /// Of ``copiedChunks``: those referenced where they are rather than copied (FORMAT.md
+        /// §7.1, Store+ChunkFiles.swift).
+        var referencedChunks = 0
 
         /// Adds what one checkpoint's encoding copied, prepared and encoded.
         mutating func add(_ summary: CheckpointEncoder.Summary) {
             copiedChunks += summary.copiedChunks
+            referencedChunks += summary.referencedChunks
             encodedChunks += summary.encodedChunks
             rejectedCopies += summary.rejectedCopies
             copiedWriteChunks += summary.copiedWriteChunks

@@ -24,6 +24,13 @@ enum Layout {
     static let manifestEntrySize = 16
     /// Upper bound on the number of live segments a MANIFEST may name (checked before allocating).
     static let maxManifestSegments = 1 << 20
+    /// The MANIFEST format that lists referenced checkpoint files (FORMAT.md §6); a MANIFEST with
+    /// none is written as ``formatVersion``, byte for byte what builds before it write.
+    static let manifestReferencesVersion: UInt16 = 2
+    /// Bytes per MANIFEST referenced-checkpoint entry (format 2).
+    static let manifestReferenceSize = 32
+    /// Upper bound on the referenced checkpoint files a MANIFEST may name (checked before allocating).
+    static let maxManifestReferences = 1 << 16
 
     /// LSNs, ids and lengths decoded from disk must be below this (2^62), so that no arithmetic on a
     /// hostile value can overflow. A writer reaches it only after 2^62 records.

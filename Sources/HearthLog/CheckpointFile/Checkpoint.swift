@@ -15,14 +15,23 @@ public final class Checkpoint: Sendable {
     /// CRC32C of the body, masked as stored.
     let bodyCRC: UInt32
     let file: any StoreFile
+    /// The earlier checkpoint files this one reads chunks from (FORMAT.md §6), ascending by id;
+    /// each a handle of its own, header verified.
+    public let referenced: [Checkpoint]
 
-    init(header: CheckpointHeader, file: any StoreFile) {
+    init(header: CheckpointHeader, file: any StoreFile, referenced: [Checkpoint] = []) {
         lsn = header.lsn
         bodySize = header.bodyLength
         fileName = Layout.checkpointName(header.id)
         id = header.id
         bodyCRC = header.bodyCRC
         self.file = file
+        self.referenced = referenced
+    }
+
+    /// The checkpoint file with id `id`: this one, or one it references; nil for any other.
+    public func file(id: UInt64) -> Checkpoint? {
+        id == self.id ? self : referenced.first { $0.id == id }
     }
 
     deinit { try? file.close() }
@@ -60,8 +69,15 @@ public final class CheckpointWriter {
     /// Bytes written so far.
     public private(set) var bytesWritten: UInt64 = 0
     var crc: UInt32 = 0
+    /// The live checkpoint files the body reads chunks from (``keep(_:)``).
+    public private(set) var kept: Set<UInt64> = []
 
     init(file: any StoreFile) { self.file = file }
+
+    /// Marks checkpoint file `id` — the current checkpoint's or one it references — as read by
+    /// this body: the new MANIFEST references it (FORMAT.md §6), so it stays live. Any other id
+    /// fails the install (`invalidArgument`) before anything durable changes.
+    public func keep(_ id: UInt64) { kept.insert(id) }
 
     /// Appends bytes to the body.
     public func write(_ bytes: [UInt8]) throws(LogError) {

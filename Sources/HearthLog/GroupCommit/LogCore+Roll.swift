@@ -80,7 +80,9 @@ extension LogCore {
                 try file.sync()
             }
             try ManifestWriter.writeTemp(
-                Manifest(generation: generation + 1, checkpoint: checkpointRef, segments: newSegments),
+                Manifest(
+                    generation: generation + 1, checkpoint: checkpointRef, segments: newSegments,
+                    references: references),
                 directory: directory, fs: fs)
         } catch {
             try? created?.close()

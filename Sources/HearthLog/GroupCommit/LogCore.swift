@@ -114,7 +114,10 @@ final class LogCore: @unchecked Sendable {
     var generation: UInt64
     var segments: [Manifest.Entry]
     var checkpointRef: Manifest.CheckpointRef?
+    /// With its referenced files' handles (``Checkpoint/referenced``).
     var checkpoint: Checkpoint?
+    /// The earlier checkpoint files the current checkpoint references (FORMAT.md §6).
+    var references: [Manifest.CheckpointRef]
     var nextCheckpointID: UInt64
 
     let checkpointLock = Monitor()
@@ -137,6 +140,7 @@ final class LogCore: @unchecked Sendable {
         segments = manifest.segments
         checkpointRef = manifest.checkpoint
         self.checkpoint = checkpoint
+        references = manifest.references
         nextCheckpointID = (manifest.checkpoint?.id ?? 0) + 1
         self.lock = lock
     }

@@ -93,15 +93,18 @@ extension Recovery {
             if case .unsupportedVersion = damage.error { throw damage.error }  // a newer writer's store
             return try rebuildManifest(directory: directory, fs: fs)
         }
-        if let c = report.checkpoint, damage.file == c.file, report.damagedSegment == nil {
+        let checkpointFiles = [report.checkpoint?.file].compactMap { $0 } + report.referencedCheckpoints
+        if checkpointFiles.contains(damage.file), report.damagedSegment == nil {
             // A damaged checkpoint header: move it aside and rebuild from what remains (the log then
             // keeps only what it can replay from LSN 1, possibly nothing; all of it moved, not deleted).
-            // A checkpoint the MANIFEST names but that is missing has nothing to move aside.
-            guard try logIO({ try fs.listDirectory(directory) }).contains(c.file) else {
+            // A damaged referenced file goes the same way: the current checkpoint stays, and the
+            // engine's chunk checksums report what it held. A checkpoint the MANIFEST names but
+            // that is missing has nothing to move aside.
+            guard try logIO({ try fs.listDirectory(directory) }).contains(damage.file) else {
                 return try rebuildManifest(directory: directory, fs: fs)
             }
-            let b = c.file + Layout.brokenSuffix
-            try logIO { try fs.rename(from: joinPath(directory, c.file), to: joinPath(directory, b)) }
+            let b = damage.file + Layout.brokenSuffix
+            try logIO { try fs.rename(from: joinPath(directory, damage.file), to: joinPath(directory, b)) }
             return [b] + (try rebuildManifest(directory: directory, fs: fs))
         }
         guard var manifest = report.manifest, let i = report.damagedSegment else { throw damage.error }
@@ -155,7 +158,8 @@ extension Recovery {
     }
 
     /// Salvage of a damaged or missing MANIFEST: the old one is moved aside, and a new one is built from
-    /// the files present: the checkpoint with the highest id whose header is intact, and the run of
+    /// the files present: the checkpoint with the highest id whose header is intact (referencing every
+    /// older intact one at or below its LSN, which its body may read chunks from), and the run of
     /// segments (by number, with intact headers) starting at the last one whose base LSN is ≤ the
     /// checkpoint LSN + 1. Segments not chosen are moved aside, never deleted. The scan that follows
     /// checks LSN continuity and the chain (and may salvage again).
@@ -171,6 +175,7 @@ extension Recovery {
         }
         if names.contains(Layout.manifestName) { try moveAside(Layout.manifestName) }
         var checkpoint: Manifest.CheckpointRef?
+        var references: [Manifest.CheckpointRef] = []
         for id in names.compactMap(Layout.checkpointID(fromName:)).sorted(by: >) {
             let n = Layout.checkpointName(id)
             let header: CheckpointHeader? = try? {
@@ -187,6 +192,10 @@ extension Recovery {
             }()
             if let h = header, checkpoint == nil {
                 checkpoint = .init(id: h.id, lsn: h.lsn, bodyLength: h.bodyLength, bodyCRC: h.bodyCRC)
+            } else if let h = header, let c = checkpoint, h.lsn <= c.lsn,
+                references.count < Layout.maxManifestReferences
+            {
+                references.insert(.init(id: h.id, lsn: h.lsn, bodyLength: h.bodyLength, bodyCRC: h.bodyCRC), at: 0)
             } else {
                 try moveAside(n)
             }
@@ -216,7 +225,8 @@ extension Recovery {
             }
         }
         try ManifestWriter.replace(
-            Manifest(generation: 1, checkpoint: checkpoint, segments: keep), directory: directory, fs: fs)
+            Manifest(generation: 1, checkpoint: checkpoint, segments: keep, references: references),
+            directory: directory, fs: fs)
         return moved
     }
 }

@@ -56,9 +56,7 @@ enum Recovery {
         if report.isEmptyStore { throw .storeMissing(path: directory) }
         if let d = report.damage, !d.isTornTail { throw d.error }
         guard let manifest = report.manifest else { throw report.damage?.error ?? .manifestMissing(path: directory) }
-        let checkpoint = try manifest.checkpoint.map { ref throws(LogError) in
-            try Scanner.checkpointHandle(fs, directory, ref)
-        }
+        let checkpoint = try Scanner.checkpointHandle(fs, directory, manifest)
         var info = RecoveryReport(
             createdStore: false, truncatedTail: nil, removedTempFiles: [], removedStrayFiles: [],
             salvaged: nil, lastLSN: report.lastLSN)
@@ -109,10 +107,8 @@ enum Recovery {
         }
         if dirty { try logIO { try fs.syncDirectory(directory) } }
 
-        // The checkpoint handle: header already verified by the scan.
-        let checkpoint = try manifest.checkpoint.map { ref throws(LogError) in
-            try Scanner.checkpointHandle(fs, directory, ref)
-        }
+        // The checkpoint handles: headers already verified by the scan.
+        let checkpoint = try Scanner.checkpointHandle(fs, directory, manifest)
 
         let tail = try openTail(report, &info, directory: directory, fs: fs)
         info.lastLSN = report.lastLSN

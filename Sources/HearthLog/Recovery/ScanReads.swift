@@ -8,7 +8,9 @@ extension Scanner {
     static let rescanAttempts = 8
 
     /// The largest MANIFEST this version reads (refused before allocating).
-    static let manifestSizeLimit = Layout.manifestFixedSize + 4 + Layout.manifestEntrySize * Layout.maxManifestSegments
+    static let manifestSizeLimit =
+        Layout.manifestFixedSize + 4 + Layout.manifestEntrySize * Layout.maxManifestSegments
+        + Layout.manifestReferenceSize * Layout.maxManifestReferences
 
     /// The MANIFEST on disk now, decoded.
     static func readManifest(_ fs: any FileSystem, _ directory: String) throws(LogError) -> Manifest {
@@ -71,12 +73,23 @@ extension Scanner {
     /// MANIFEST by the scan that found `ref`).
     static func checkpointHandle(
         _ fs: any FileSystem, _ directory: String,
-        _ ref: Manifest.CheckpointRef
+        _ ref: Manifest.CheckpointRef, referenced: [Checkpoint] = []
     ) throws(LogError) -> Checkpoint {
         let name = Layout.checkpointName(ref.id)
         let f = try logIO { try fs.open(joinPath(directory, name), mode: .readOnly) }
         let hb = try logIO { try f.read(at: 0, count: Layout.checkpointHeaderSize) }
-        return Checkpoint(header: try CheckpointHeader.decode(hb, file: name), file: f)
+        return Checkpoint(header: try CheckpointHeader.decode(hb, file: name), file: f, referenced: referenced)
+    }
+
+    /// The checkpoint `manifest` names with the files it references, opened for reading
+    /// (headers checked by the scan that read `manifest`); nil when it names none.
+    static func checkpointHandle(
+        _ fs: any FileSystem, _ directory: String, _ manifest: Manifest
+    ) throws(LogError) -> Checkpoint? {
+        guard let ref = manifest.checkpoint else { return nil }
+        var referenced: [Checkpoint] = []
+        for r in manifest.references { referenced.append(try checkpointHandle(fs, directory, r)) }
+        return try checkpointHandle(fs, directory, ref, referenced: referenced)
     }
 
     /// The checkpoint the MANIFEST names, verified as a scan verifies it (MANIFEST, header), without
@@ -89,7 +102,13 @@ extension Scanner {
         guard let ref = manifest.checkpoint else { return nil }
         let name = Layout.checkpointName(ref.id)
         let header = try verifyCheckpointHeader(fs, directory, ref, exists: names.contains(name))
+        var referenced: [Checkpoint] = []
+        for r in manifest.references {
+            let h = try verifyCheckpointHeader(fs, directory, r, exists: names.contains(Layout.checkpointName(r.id)))
+            let f = try logIO { try fs.open(joinPath(directory, Layout.checkpointName(r.id)), mode: .readOnly) }
+            referenced.append(Checkpoint(header: h, file: f))
+        }
         let file = try logIO { try fs.open(joinPath(directory, name), mode: .readOnly) }
-        return Checkpoint(header: header, file: file)
+        return Checkpoint(header: header, file: file, referenced: referenced)
     }
 }

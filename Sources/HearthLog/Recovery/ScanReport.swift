@@ -62,6 +62,9 @@ public struct ScanReport: Sendable {
     public var manifestGeneration: UInt64?
     /// The checkpoint named by the MANIFEST: file, LSN and body length.
     public var checkpoint: (file: String, lsn: LSN, bodyLength: UInt64)?
+    /// The earlier checkpoint files that checkpoint reads chunks from (FORMAT.md §6), which stay
+    /// live with it.
+    public var referencedCheckpoints: [String] = []
     /// Every live segment, in order (stops at the first that could not be opened).
     public var segments: [SegmentScan]
     /// Temp files (`*.tmp`) that open removes.

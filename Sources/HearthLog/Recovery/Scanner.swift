@@ -62,24 +62,28 @@ enum Scanner {
         }
         report.manifest = manifest
         report.manifestGeneration = manifest.generation
-        let live = Set(manifest.segments.map { Layout.segmentName($0.number) })
-            .union(manifest.checkpoint.map { [Layout.checkpointName($0.id)] } ?? [])
+        let live = manifest.liveFileNames
         report.strayFiles = (segmentFiles + checkpointFiles).filter { !live.contains($0) }
         return manifest
     }
 
-    /// 2. The checkpoint header (the body is verified lazily by Checkpoint.readBody()). False when
-    /// it is damaged.
+    /// 2. The checkpoint header, then those of the files it references (the bodies are verified
+    /// lazily by Checkpoint.readBody() and the engine's chunk checksums). False when one is
+    /// damaged.
     private static func scanCheckpointHeader(_ c: ScanContext, _ manifest: Manifest, _ report: inout ScanReport) -> Bool
     {
         guard let ref = manifest.checkpoint else { return true }
         let name = Layout.checkpointName(ref.id)
         report.checkpoint = (name, ref.lsn, ref.bodyLength)
-        do {
-            _ = try verifyCheckpointHeader(c.fs, c.directory, ref, exists: c.names.contains(name))
-        } catch {
-            report.damage = Damage(file: name, offset: error.offset ?? 0, error: error, isTornTail: false)
-            return false
+        report.referencedCheckpoints = manifest.references.map { Layout.checkpointName($0.id) }
+        for r in [ref] + manifest.references {
+            let file = Layout.checkpointName(r.id)
+            do {
+                _ = try verifyCheckpointHeader(c.fs, c.directory, r, exists: c.names.contains(file))
+            } catch {
+                report.damage = Damage(file: file, offset: error.offset ?? 0, error: error, isTornTail: false)
+                return false
+            }
         }
         return true
     }

@@ -117,15 +117,17 @@ import Testing
         let checkpoint = try #require(store.log.checkpoint)
         let reader = try CheckpointReader(checkpoint)
         let damaged = [reader.directory.chunks[3], reader.directory.chunks[reader.directory.chunks.count - 2]]
-        let handle = try #require(FileHandle(forUpdatingAtPath: dir.path + "/" + checkpoint.fileName))
         for c in damaged {
+            // The chunk's bytes are in the checkpoint's file or in one it references.
+            let file = try #require(checkpoint.file(id: c.fileID(own: checkpoint.id)))
+            let handle = try #require(FileHandle(forUpdatingAtPath: dir.path + "/" + file.fileName))
+            defer { try? handle.close() }
             let at = UInt64(64) + c.offset + UInt64(c.storedLength / 2)
             try handle.seek(toOffset: at)
             let byte = try #require(try handle.read(upToCount: 1)?.first)
             try handle.seek(toOffset: at)
             try handle.write(contentsOf: [byte ^ 0x5A])
         }
-        try handle.close()
         try store.compact()
         let counters = store.resident.counters.withLock { $0 }
         #expect(counters.rejectedCopies == 2, "\(counters)")

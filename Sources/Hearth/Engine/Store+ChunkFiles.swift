@@ -1,0 +1,50 @@
+import HearthLog
+
+// Checkpoint files a checkpoint reads chunks from (FORMAT.md §6, §7.1): a checkpoint references
+// each unchanged chunk where it already is instead of copying it, so an install writes only what
+// changed beside the files it keeps. What those files hold that no chunk of the current
+// checkpoint reads — chunks since replaced or pruned, and each file's write chunks, order index
+// runs and directory — is dead: it stays on disk as long as the file is kept. This bounds it: at
+// each checkpoint, the kept files with the most dead bytes have their live chunks copied into the
+// new checkpoint instead (so it no longer keeps them), until the dead bytes left come to at most
+// `deadShare` of the cap. The disk bound counts them (Store+Maintenance.swift).
+
+extension Store {
+    /// The most dead bytes the kept checkpoint files may hold after a checkpoint, as a share of
+    /// the cap.
+    static let deadShare = 0.1
+
+    /// The files whose reused chunks the next checkpoint copies rather than references: with
+    /// `origins` the current checkpoint's chunks, those with the most dead bytes, until the dead
+    /// bytes of the others are within ``deadShare``.
+    func filesToCompact(_ origins: ChunkOrigins) -> Set<UInt64> {
+        let files = [origins.checkpoint] + origins.checkpoint.referenced
+        return Store.compactionPlan(
+            files: files.map { ($0.id, $0.bodySize) }, chunks: origins.chunks, own: origins.checkpoint.id,
+            budget: UInt64(Double(options.cacheSizeBytes) * Store.deadShare))
+    }
+
+    /// The compaction plan for `files` (id, body size) holding `chunks` (of checkpoint `own`):
+    /// dead bytes per file are its body minus the stored bytes of the chunks in it; files are
+    /// taken by most dead bytes first until the rest hold at most `budget`.
+    static func compactionPlan(
+        files: [(id: UInt64, size: UInt64)], chunks: [CheckpointFormat.Chunk], own: UInt64, budget: UInt64
+    ) -> Set<UInt64> {
+        var live: [UInt64: UInt64] = [:]
+        for c in chunks { live[c.fileID(own: own), default: 0] += UInt64(c.storedLength) }
+        let dead = files.map { (id: $0.id, bytes: $0.size - min($0.size, live[$0.id] ?? 0)) }
+        var remaining = dead.reduce(0) { $0 + $1.bytes }
+        var plan: Set<UInt64> = []
+        for file in dead.sorted(by: { $0.bytes > $1.bytes }) where remaining > budget {
+            plan.insert(file.id)
+            remaining -= file.bytes
+        }
+        return plan
+    }
+}
+
+extension Checkpoint {
+    /// The body bytes of the earlier checkpoint files this one references: with its own body,
+    /// what the checkpoint holds on disk.
+    var referencedBytes: UInt64 { referenced.reduce(0) { $0 + $1.bodySize } }
+}
