@@ -8,11 +8,22 @@ import HearthLog
 // each checkpoint, the kept files with the most dead bytes have their live chunks copied into the
 // new checkpoint instead (so it no longer keeps them), until the dead bytes left come to at most
 // `deadShare` of the cap. The disk bound counts them (Store+Maintenance.swift).
+//
+// The number of files is bounded too, by ``Store/maxReferencedFiles``: a checkpoint file stays
+// open for as long as a chunk in it is live, and a workload that changes a few chunks per
+// checkpoint would otherwise keep one more small file (and descriptor) per checkpoint, as many as
+// the dead-byte budget allows — hundreds under a 10 MiB cap, where iOS gives a process 256
+// descriptors. Past the bound, the files with the fewest live bytes (the cheapest to copy) are
+// compacted as well.
 
 extension Store {
     /// The most dead bytes the kept checkpoint files may hold after a checkpoint, as a share of
     /// the cap.
     static let deadShare = 0.1
+
+    /// The most earlier checkpoint files a checkpoint may reference: with its own, at most 16
+    /// checkpoint files are open at once.
+    static let maxReferencedFiles = 15
 
     /// The files whose reused chunks the next checkpoint copies rather than references: with
     /// `origins` the current checkpoint's chunks, those with the most dead bytes, until the dead
@@ -26,9 +37,11 @@ extension Store {
 
     /// The compaction plan for `files` (id, body size) holding `chunks` (of checkpoint `own`):
     /// dead bytes per file are its body minus the stored bytes of the chunks in it; files are
-    /// taken by most dead bytes first until the rest hold at most `budget`.
+    /// taken by most dead bytes first until the rest hold at most `budget`, then by fewest live
+    /// bytes until at most `maxFiles` remain (the files the new checkpoint will reference).
     static func compactionPlan(
-        files: [(id: UInt64, size: UInt64)], chunks: [CheckpointFormat.Chunk], own: UInt64, budget: UInt64
+        files: [(id: UInt64, size: UInt64)], chunks: [CheckpointFormat.Chunk], own: UInt64, budget: UInt64,
+        maxFiles: Int = Store.maxReferencedFiles
     ) -> Set<UInt64> {
         var live: [UInt64: UInt64] = [:]
         for c in chunks { live[c.fileID(own: own), default: 0] += UInt64(c.storedLength) }
@@ -39,6 +52,11 @@ extension Store {
             plan.insert(file.id)
             remaining -= file.bytes
         }
+        let kept = files.filter { !plan.contains($0.id) }.sorted {
+            (live[$0.id] ?? 0, $0.id) < (live[$1.id] ?? 0, $1.id)
+        }
+        for file in kept.prefix(max(0, kept.count - maxFiles)) { plan.insert(file.id) }
+        assert(files.count - plan.count <= maxFiles)
         return plan
     }
 }

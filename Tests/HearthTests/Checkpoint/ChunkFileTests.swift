@@ -145,4 +145,20 @@ import Testing
         #expect(Store.compactionPlan(files: files, chunks: chunks, own: 9, budget: 200) == [3, 5])
         #expect(Store.compactionPlan(files: files, chunks: chunks, own: 9, budget: 0) == [3, 5, 9])
     }
+
+    /// Within the dead-byte budget, the plan still bounds the number of files referenced,
+    /// compacting those with the fewest live bytes.
+    @Test func compactionBoundsTheNumberOfFiles() {
+        func chunk(_ file: UInt64, _ stored: Int) -> CheckpointFormat.Chunk {
+            CheckpointFormat.Chunk(
+                path: "a", kind: .whole, offset: 0, storedLength: stored, rawLength: stored, compressed: false, crc: 0,
+                file: file)
+        }
+        // 40 files of 100 bytes, file k with 60 + k live (all nearly full): no dead-byte pressure.
+        let files: [(id: UInt64, size: UInt64)] = (1...40).map { (UInt64($0), 100) }
+        let chunks = (1...40).map { chunk(UInt64($0), 60 + $0) }
+        let plan = Store.compactionPlan(files: files, chunks: chunks, own: 99, budget: 1 << 20)
+        #expect(plan == Set((1...UInt64(40 - Store.maxReferencedFiles)).map { $0 }))
+        #expect(Store.compactionPlan(files: Array(files.prefix(5)), chunks: chunks, own: 99, budget: 1 << 20).isEmpty)
+    }
 }
