@@ -23,8 +23,9 @@ import Testing
         try store.close()
     }
 
-    @Test func tooManyInactiveQueriesStillPrune() throws {
-        let dir = TempDir()
+    /// A store (maxInactiveQueries 3) with eight inactive complete queries at `q/q0`…`q/q7`, each
+    /// over its value `v0`…`v7`, used a second apart.
+    static func eightInactiveQueriesOverALimitOfThree(_ dir: TempDir) throws -> Store {
         let clock = TestClock()
         var o = options(clock: clock)
         o.maxInactiveQueries = 3
@@ -35,6 +36,12 @@ import Testing
             try store.applyServerOverwrite(.string("v\(i)"), at: path)
             _ = try store.trackQuery(at: QueryLocation(path: path, query: .default), complete: true, active: false)
         }
+        return store
+    }
+
+    @Test func tooManyInactiveQueriesStillPrune() throws {
+        let dir = TempDir()
+        let store = try Self.eightInactiveQueriesOverALimitOfThree(dir)
         try store.compact()
         #expect(store.core.withLock { $0.prunedRounds } > 0)
         #expect(try store.state().trackedQueries.count <= 3)
@@ -48,18 +55,9 @@ import Testing
     /// (DiskBoundTests check what it prunes).
     @Test func aQueryLimitPassUnderTheCapMakesNoSizeEstimate() throws {
         let dir = TempDir()
-        let clock = TestClock()
-        var o = options(clock: clock)
-        o.maxInactiveQueries = 3
-        let store = try Store.open(directory: dir.path, options: o)
+        let store = try Self.eightInactiveQueriesOverALimitOfThree(dir)
         for i in 0..<50 {
             try store.saveWrite(.set(.string("w\(i)")), at: Path(keys: ["outbox", ChildKey("w\(i)")]))
-        }
-        for i in 0..<8 {
-            clock.advance(1000)
-            let path = Path(keys: ["q", ChildKey("q\(i)")])
-            try store.applyServerOverwrite(.string("v\(i)"), at: path)
-            _ = try store.trackQuery(at: QueryLocation(path: path, query: .default), complete: true, active: false)
         }
         try store.compact()
         let (rounds, estimates) = store.core.withLock { ($0.prunedRounds, $0.checkpointSizeEstimates) }
