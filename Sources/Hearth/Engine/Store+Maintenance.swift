@@ -208,8 +208,15 @@ extension Store {
         // Loaded above; dropped only at the end of a maintenance pass, which this is part of.
         guard resident else { return 0 }
         // The estimate walks the whole cache and every pending write: only when a size target
-        // asks for it.
-        var estimate = target.isFinite ? min(Store.estimatedCheckpointBytes(snapshot, ratio: ratio), footprint) : 0
+        // asks for it and the footprint, which bounds the estimate, does not meet it already.
+        // (A pass for the query limit alone before a checkpoint — every checkpoint of a
+        // client draining its writes, whose acks track a query each — would otherwise walk
+        // every pending write once more per checkpoint, to prune nothing by size.)
+        var estimate = 0.0
+        if target.isFinite && footprint > target {
+            estimate = min(Store.estimatedCheckpointBytes(snapshot, ratio: ratio), footprint)
+            core.withLock { $0.checkpointSizeEstimates += 1 }
+        }
         var pass = Pruner.Pass(snapshot, maxInactiveQueries: options.maxInactiveQueries)
         var committed = 0
         while estimate > target || pass.inactiveQueries > options.maxInactiveQueries {

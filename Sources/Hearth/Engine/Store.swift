@@ -86,6 +86,8 @@ public final class Store: Sendable {
         var prunedRounds = 0
         /// Prune calls that returned at once: nothing could need pruning (tests).
         var prunePassesSkipped = 0
+        /// Prune passes that estimated the next checkpoint's size (tests).
+        var checkpointSizeEstimates = 0
         var checkpointsWritten = 0
         var lastCheckpointPause: Duration = .zero
         /// The views (a reference: guarded by this lock too, see ViewHost).

@@ -39,15 +39,9 @@ extension StoreBatch {
 
     /// ``pendingWrite(_:)``, throwing the damage of a checkpoint chunk instead.
     func storedPendingWrite(_ id: Int64) throws(StoreError) -> PendingWrite? {
-        for case .writeSaved(let write) in events.reversed() where write.id == id {
-            return removedInBatch(id) ? nil : write
-        }
-        guard !removedInBatch(id) else { return nil }
+        if writesRemoved.contains(id) { return nil }
+        if let write = writesAdded[id] { return write }
         return try readingCheckpoint { () throws(CheckpointError) in try base.writes.write(id) }
-    }
-
-    private func removedInBatch(_ id: Int64) -> Bool {
-        events.contains { $0 == .writeAcked(id: id) || $0 == .writeReverted(id: id) }
     }
 
     /// Reverts every pending write (Firebase's `removeAllUserWrites`, used when the client
@@ -56,7 +50,7 @@ extension StoreBatch {
     public mutating func removeAllWrites() throws(StoreError) -> [Int64] {
         var ids = try readingCheckpoint { () throws(CheckpointError) in try base.writes.all() }.map(\.id)
         for case .writeSaved(let write) in events { ids.append(write.id) }
-        ids = ids.filter { !removedInBatch($0) }
+        ids = ids.filter { !writesRemoved.contains($0) }
         for id in ids { try revertWrite(id) }
         return ids
     }
@@ -69,9 +63,12 @@ extension StoreBatch {
     /// own data, which may differ, e.g. a resolved timestamp). Pass the value with server
     /// values resolved.
     public mutating func applyUserWriteToServerCache(_ node: Node, at path: Path) throws(StoreError) {
-        guard !hasActiveDefaultQuery(covering: path) else { return }
+        // One walk up from `path` answers both of Firebase's questions (is an active default
+        // query covering it, is a complete one): the overwrite between them changes no query.
+        let covering = defaultQueries(atOrAbove: path)
+        guard !covering.contains(where: \.active) else { return }
         try applyServerOverwrite(node, at: path)
-        try ensureCompleteTrackedQuery(at: path)
+        try ensureCompleteTrackedQuery(at: path, covering: covering)
     }
 
     /// `applyUserWriteToServerCache` for an update: each child on its own, as Firebase does.
@@ -99,37 +96,36 @@ extension StoreBatch {
     }
 
     /// The server time offset as this batch sees it.
-    private var serverTimeOffset: Double {
-        for case .serverTimeOffset(let ms) in events.reversed() { return ms }
-        return base.serverTimeOffsetMs
-    }
+    private var serverTimeOffset: Double { serverTimeOffsetSet ?? base.serverTimeOffsetMs }
 
     /// Whether an active default query sits at `path` or above it.
     func hasActiveDefaultQuery(covering path: Path) -> Bool {
+        defaultQueries(atOrAbove: path).contains(where: \.active)
+    }
+
+    /// The default queries tracked at `path` and above it, as this batch sees them, the
+    /// deepest first.
+    func defaultQueries(atOrAbove path: Path) -> [TrackedQuery] {
+        var found: [TrackedQuery] = []
         var keys = path.keys
         while true {
-            if trackedQuery(at: QueryLocation(path: Path(keys: keys), query: .default))?.active == true { return true }
-            if keys.isEmpty { return false }
+            if let q = trackedQuery(at: QueryLocation(path: Path(keys: keys), query: .default)) { found.append(q) }
+            if keys.isEmpty { return found }
             keys.removeLast()
         }
     }
 
     /// Firebase's `ensureCompleteTrackedQuery`: unless a complete default query already covers
-    /// `path`, the default query there becomes complete — tracked now (inactive, used now) if
-    /// new, its last use unchanged if already tracked.
-    private mutating func ensureCompleteTrackedQuery(at path: Path) throws(StoreError) {
-        var keys = path.keys
-        while true {
-            if trackedQuery(at: QueryLocation(path: Path(keys: keys), query: .default))?.complete == true { return }
-            if keys.isEmpty { break }
-            keys.removeLast()
-        }
-        let location = QueryLocation(path: path, query: .default)
-        if var q = trackedQuery(at: location) {
+    /// `path` (among `covering`, ``defaultQueries(atOrAbove:)``), the default query there
+    /// becomes complete — tracked now (inactive, used now) if new, its last use unchanged if
+    /// already tracked.
+    private mutating func ensureCompleteTrackedQuery(at path: Path, covering: [TrackedQuery]) throws(StoreError) {
+        guard !covering.contains(where: \.complete) else { return }
+        if var q = covering.first, q.path == path {
             q.complete = true
             save(q)
         } else {
-            try trackQuery(at: location, complete: true)
+            try trackQuery(at: QueryLocation(path: path, query: .default), complete: true)
         }
     }
 

@@ -207,10 +207,11 @@ extension Database {
     /// database's tier only when it holds an ack or the token. The outcomes of the plain writes
     /// it ends (`answers`) are kept with it (``apply(_:keeping:to:)``).
     private func commit(_ all: [ClientCommit], answers: [Int64: DatabaseError?]) {
-        // At most this many per store commit: a batch re-reads its own earlier events (an ack
-        // resolves its write against the batch's server data), so a commit of K acks costs
-        // O(K²); a burst of thousands of acks goes in slices, in order (server data before the
-        // acks that follow it, so views never flicker).
+        // At most this many per store commit: an ack of a write holding a server value resolves
+        // it against the batch's server data, which projects every earlier event of the batch,
+        // so a commit of K such acks costs O(K²); a burst of thousands of acks goes in slices,
+        // in order (server data before the acks that follow it, so views never flicker). What
+        // a commit costs beyond its events is under 1% of a drain at this size.
         let slice = 64
         var start = all.startIndex
         while start < all.endIndex {
