@@ -26,12 +26,14 @@ struct ChunkOrigins: Sendable {
     let checkpoint: Checkpoint
     /// Its directory's cache chunks.
     let chunks: [CheckpointFormat.Chunk]
-    /// What a chunk encodes: the whole node, or the children of a range chunk — decoded by a
-    /// load (as pairs, not the decoded children node: about half its memory, and the nodes
-    /// are shared with the cache anyway), or, recorded by the encoder, as the children of the
-    /// parent node (its ``ChildMap``) within the chunk's keys: the map is the snapshot's,
-    /// which shares all but the paths changed since with the resident cache, where pairs
-    /// cost ~64 bytes a child (~45 MB for the fill's 700,000 children).
+    /// What a chunk encodes: the whole node, or the children of a range chunk — as the
+    /// children of the parent node (its ``ChildMap``) within the chunk's keys, recorded by the
+    /// encoder and by a load (`CheckpointReader.fullCacheWithOrigins()`): the map is the
+    /// snapshot's, which shares all but the paths changed since with the resident cache, where
+    /// pairs cost ~64–90 bytes a child (~45 MB for the fill's 700,000 children); or, for a
+    /// loaded chunk its parent's map does not hold alone (overlapping chunks), as the pairs
+    /// it decoded to (not the decoded children node: about half its memory, and the nodes
+    /// are shared with the cache anyway).
     enum Origin: Sendable {
         case whole(Node)
         case run(ContiguousArray<(key: ChildKey, node: Node)>)
@@ -155,8 +157,8 @@ struct ChunkOrigins: Sendable {
 
     /// Whether `children` (consecutive key–node pairs of a node, in key order) are exactly the
     /// children a range chunk decoded to: the same keys, each node the same value.
-    static func sameChildren(
-        _ children: [(key: ChildKey, node: Node)], as decoded: ContiguousArray<(key: ChildKey, node: Node)>
+    static func sameChildren<Children: Collection<(key: ChildKey, node: Node)>>(
+        _ children: Children, as decoded: ContiguousArray<(key: ChildKey, node: Node)>
     ) -> Bool {
         guard decoded.count == children.count else { return false }
         for (a, b) in zip(children, decoded) where a.key != b.key || !same(a.node, b.node) { return false }
@@ -165,9 +167,9 @@ struct ChunkOrigins: Sendable {
 
     /// Whether `children` (consecutive key–node pairs of a node, in key order, all within
     /// `first`...`last`) are exactly the children a range chunk with those keys encodes.
-    static func sameChildren(
-        _ children: [(key: ChildKey, node: Node)], as origin: Origin, first: ChildKey, last: ChildKey
-    ) -> Bool {
+    static func sameChildren<Children: RandomAccessCollection<(key: ChildKey, node: Node)>>(
+        _ children: Children, as origin: Origin, first: ChildKey, last: ChildKey
+    ) -> Bool where Children.Index == Int {
         switch origin {
         case .whole: return false
         case .run(let decoded): return sameChildren(children, as: decoded)

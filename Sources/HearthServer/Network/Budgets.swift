@@ -96,12 +96,15 @@ final class OutboundBudget: Sendable {
     let ledger: OutboundLedger
     let state: Mutex<State>
 
-    init(channel: any Channel, ledger: OutboundLedger, limit: Int) {
+    /// A share of `ledger` for `channel`, joined at once. With `leavesOnClose`, it leaves the
+    /// ledger when the channel closes; without, its owner calls ``OutboundLedger/leave(_:)``
+    /// (a handler that sees the connection close anyway spares the close future a callback).
+    init(channel: any Channel, ledger: OutboundLedger, limit: Int, leavesOnClose: Bool = true) {
         self.channel = channel
         self.ledger = ledger
         self.state = Mutex(State(limit: limit))
         ledger.join(self)
-        channel.closeFuture.whenComplete { [self] _ in ledger.leave(self) }
+        if leavesOnClose { channel.closeFuture.whenComplete { [self] _ in ledger.leave(self) } }
     }
 
     var queued: Int { state.withLock { $0.queued } }

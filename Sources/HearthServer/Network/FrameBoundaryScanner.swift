@@ -1,12 +1,12 @@
 /// Follows the frame boundaries of RFC 6455 (§5.2) through the raw bytes a WebSocket
 /// connection receives, without keeping any: after each chunk it knows whether a frame is in
-/// progress and the payload length its header announced — what NIO's frame decoder, which holds
-/// a frame's bytes until the frame is whole, is about to buffer. The adapter reserves that
-/// length from the server's frame budget before the decoder sees the bytes.
+/// progress and the payload length its header announced — what ``FrameReader``, which holds a
+/// frame's bytes until the frame is whole, is about to buffer. ``WebSocketHandler`` reserves
+/// that length from the server's frame budget before the reader keeps the bytes.
 ///
-/// It reads headers as NIO's `WebSocketFrameDecoder` does (any length encoding, minimal or not;
-/// a mask key when the mask bit is set) and refuses the frames the decoder refuses for their
-/// length.
+/// It reads headers as NIO's `WebSocketFrameDecoder` and ``FrameReader`` do (any length
+/// encoding, minimal or not; a mask key when the mask bit is set) and refuses the frames they
+/// refuse for their length.
 struct FrameBoundaryScanner: Sendable {
     /// A frame announced a payload longer than the limit (the decoder closes the connection).
     struct FrameTooLarge: Error, Equatable {}

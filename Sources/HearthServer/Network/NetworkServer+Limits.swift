@@ -11,7 +11,7 @@ extension NetworkServer {
     /// way: the connection that would exceed it is refused or closed; no other client notices.
     ///
     /// With the defaults the network side holds at most about 1 GiB, whatever clients do:
-    /// 10,000 connections of about 5 KiB each when idle, 40 KiB while a head of nearly ``maxHeadBytes``
+    /// 10,000 connections of about 3.5 KiB each when idle, 40 KiB while a head of nearly ``maxHeadBytes``
     /// is arriving (NIO's buffer grows in powers of two) — 400 MiB — plus the 256 MiB of
     /// ``maxBufferedBodyBytes``, the 64 MiB of ``maxBufferedFrameBytes`` and the 256 MiB of
     /// ``maxQueuedBytes``. The core's own state (listens, partly assembled messages, the

@@ -3,7 +3,6 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import NIOWebSocket
 import Synchronization
 
 /// The network side of `hearth serve`, on SwiftNIO: one port, HTTP/1.1 for REST and event
@@ -64,39 +63,7 @@ public final class NetworkServer: Sendable {
                 maxQueuedBytesPerConnection: s.core.configuration.maxBufferedBytesPerConnection)
         }
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
-        let upgrader = NIOWebSocketServerUpgrader(
-            maxFrameSize: maxFrameBytes,
-            automaticErrorHandling: true,
-            shouldUpgrade: { channel, head in
-                // Not upgraded (a wrong path, or a namespace that cannot be served): the request
-                // goes on as plain HTTP, and RESTTarget answers it with the reason.
-                let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
-                let namespace = RESTTarget.namespace(inTarget: head.uri)
-                let upgrade =
-                    (path == "/.ws" || path == "/.ws/")
-                    && (databases.redirects.host(for: namespace) != nil
-                        || (try? databases.runtime(for: namespace).get()) != nil)
-                return channel.eventLoop.makeSucceededFuture(upgrade ? HTTPHeaders() : nil)
-            },
-            upgradePipelineHandler: { channel, head in
-                channel.eventLoop.makeCompletedFuture {
-                    let namespace = RESTTarget.namespace(inTarget: head.uri)
-                    let pipeline = channel.pipeline.syncOperations
-                    if let reset = databases.redirects.reset(for: namespace) {
-                        try pipeline.addHandler(RedirectHandler(message: reset))
-                        return
-                    }
-                    let runtime = try databases.runtime(for: namespace).get()
-                    // The meter goes just ahead of the decoder the upgrader added, so it sees every
-                    // byte the decoder does (bytes that came with the upgrade request included).
-                    let decoder = try pipeline.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)
-                    try pipeline.addHandler(FrameMeter(budget: shared.frames), position: .before(decoder))
-                    try pipeline.addHandler(
-                        WebSocketHandler(
-                            runtime: runtime, shared: shared, host: head.headers["Host"].first,
-                            lastSession: ServerCore.lastSession(inURI: head.uri)))
-                }
-            })
+        let upgrader = WebSocketUpgrader(databases: databases, shared: shared)
         var decoderLimits = NIOHTTPDecoderLimitConfiguration()
         decoderLimits.maxHeaderFieldSize = limits.maxHeadBytes
         decoderLimits.maxHeaderListSize = limits.maxHeadBytes

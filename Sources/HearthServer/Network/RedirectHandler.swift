@@ -1,13 +1,11 @@
 @_spi(HearthInternals) import HearthWire
 import NIOCore
-import NIOWebSocket
 
 /// A WebSocket connection for a namespace another instance serves (``Redirects``): it gets
 /// the reset naming that instance in place of the hello, then the close; what the client sends
-/// meanwhile is dropped.
+/// meanwhile is dropped unread.
 final class RedirectHandler: ChannelInboundHandler {
-    typealias InboundIn = WebSocketFrame
-    typealias OutboundOut = WebSocketFrame
+    typealias InboundIn = ByteBuffer
 
     let message: ServerMessage
 
@@ -15,9 +13,8 @@ final class RedirectHandler: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         let channel = context.channel
-        for frame in FrameSplitter.frames(for: message.text) {
-            let data = channel.allocator.buffer(string: frame)
-            channel.write(WebSocketFrame(fin: true, opcode: .text, data: data), promise: nil)
+        for part in FrameSplitter.frames(for: message.text) {
+            channel.write(FrameWriter.frame(FrameWriter.text, text: part, allocator: channel.allocator), promise: nil)
         }
         WebSocketHandler.close(channel, status: 1000)
     }

@@ -60,6 +60,40 @@ import Testing
         try reopened.close()
     }
 
+    @Test("a load records a range chunk as the loaded node's own map, not a copy of its pairs, and copies it next")
+    func aLoadRecordsRangeChunksAsSpans() throws {
+        let dir = TempDir()
+        var store = try Store.open(directory: dir.path, options: options())
+        // One node of 3,000 children of ~100 bytes: several range chunks.
+        let kids = (0..<3_000).map {
+            (Path(keys: [ChildKey(String(format: "k%05d", $0))]), Node.string(String(repeating: "x", count: 90)))
+        }
+        try store.applyServerOverwrite(Node.empty.merging(kids), at: "big")
+        try store.compact()
+        let reader = try CheckpointReader(try #require(store.log.checkpoint))
+        let (cache, origins) = try reader.fullCacheWithOrigins()
+        let ranges = origins.chunks.indices.filter { if case .range = origins.chunks[$0].kind { true } else { false } }
+        #expect(ranges.count >= 3)
+        for i in ranges {
+            guard case .span(let map)? = origins.nodes[i] else {
+                Issue.record("range chunk \(i) kept a copy of its pairs")
+                continue
+            }
+            #expect(map.isIdentical(to: cache.child(at: origins.chunks[i].path).children))
+        }
+        try store.close()
+        // Loaded again by the store, changed in one child: the other ranges are copied.
+        store = try Store.open(directory: dir.path, options: options())
+        try store.applyServerOverwrite(.string("changed"), at: "big/k01500")
+        let expected = try store.state()
+        try store.compact()
+        let counters = store.resident.counters.withLock { $0 }
+        #expect(counters.copiedChunks >= ranges.count - 2, "\(counters)")  // all but the changed one and a short last run
+        #expect(counters.rejectedCopies == 0)
+        #expect(try checkpointCache(store) == expected.serverCache)
+        try store.close()
+    }
+
     @Test func aNodeGainingChildrenEveryCheckpointKeepsItsChunksBounded() throws {
         let dir = TempDir()
         let store = try Store.open(directory: dir.path, options: options())
