@@ -17,6 +17,8 @@ let package = Package(
     dependencies: [
         // `name:` pins the identity, so it does not depend on the checkout directory's name.
         .package(name: "Hearth", path: ".."),
+        // FuzzFrames hands the server's frame reader NIO's byte buffers.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // The checks every fuzzer runs, one file per target plus FuzzSupport.swift; the main
@@ -42,7 +44,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The checks of the server's network-facing parsers (FuzzToken, FuzzWire, FuzzREST), linked
+        // The checks of the server's network-facing parsers (FuzzToken, FuzzWire, FuzzREST, FuzzFrames), linked
         // the same way into the main package's Tests/HearthServerTests/FuzzChecks/, whose test
         // target depends on HearthServer and HearthWire.
         .target(
@@ -51,6 +53,7 @@ let package = Package(
                 .product(name: "Hearth", package: "Hearth"),
                 .product(name: "HearthWire", package: "Hearth"),
                 .product(name: "HearthServer", package: "Hearth"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -60,6 +63,7 @@ let package = Package(
         .executableTarget(name: "FuzzToken", dependencies: serverChecks, swiftSettings: swiftSettings),
         .executableTarget(name: "FuzzWire", dependencies: serverChecks, swiftSettings: swiftSettings),
         .executableTarget(name: "FuzzREST", dependencies: serverChecks, swiftSettings: swiftSettings),
+        .executableTarget(name: "FuzzFrames", dependencies: serverChecks, swiftSettings: swiftSettings),
         .executableTarget(name: "FuzzRules", dependencies: ["FuzzRulesChecks"], swiftSettings: swiftSettings),
     ]
 )

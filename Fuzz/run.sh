@@ -17,7 +17,7 @@ if [ "${1:-}" = --build-only ]; then
     shift
 fi
 seconds=${1:-60}
-targets=${HEARTH_FUZZ_TARGETS:-"FuzzDecode FuzzRecovery FuzzState FuzzRules FuzzToken FuzzWire FuzzREST"}
+targets=${HEARTH_FUZZ_TARGETS:-"FuzzDecode FuzzRecovery FuzzState FuzzRules FuzzToken FuzzWire FuzzREST FuzzFrames"}
 # A Swift crash under libFuzzer otherwise starts swift-backtrace, which outlives the fuzzer and
 # holds its output pipes open.
 export SWIFT_BACKTRACE=enable=no

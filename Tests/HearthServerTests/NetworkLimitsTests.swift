@@ -166,6 +166,31 @@ struct NetworkLimitsTests {
         try await live.stop()
     }
 
+    @Test(
+        "a pong is counted against the connection's outbound limit: past it, the connection is closed, the pong not queued"
+    )
+    func pongsAreCounted() async throws {
+        let live = try await LiveServer()
+        let socket = try RawSocket(port: live.server.port)
+        #expect(socket.upgradeToWebSocket() != nil)
+        var budget: OutboundBudget?
+        #expect(
+            eventually {
+                budget = live.runtime.state.withLock { s in
+                    s.deliveries.values.compactMap { ($0.sink as? WebSocketHandler.Sink)?.budget }.first
+                }
+                return budget != nil
+            })
+        // A limit of 0: any counted write is over it. A client that pings and never reads would
+        // otherwise have the server queue its pongs without bound.
+        try #require(budget).setLimit(0)
+        socket.write(RawSocket.frame(Array("are you there".utf8), opcode: 0x9))
+        let (bytes, closed) = socket.readUntilClosed()
+        #expect(closed, "the connection stayed open past its outbound limit")
+        #expect(!RawSocket.frames(in: bytes).contains { $0.opcode == 0xA }, "a pong was written past a limit of 0")
+        try await live.stop()
+    }
+
     @Test("past the total outbound budget the slowest reader is disconnected; a reading listener is not")
     func slowestReaderIsDisconnected() async throws {
         var limits = LiveServer.patient

@@ -10,7 +10,7 @@ import Testing
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    @Test(arguments: ["FuzzWire", "FuzzREST"])
+    @Test(arguments: ["FuzzWire", "FuzzREST", "FuzzFrames"])
     func corpusAndFindingsPass(target: String) throws {
         var files: [URL] = []
         for dir in ["Fuzz/Corpus", "Fuzz/Regressions"] {
@@ -26,10 +26,16 @@ import Testing
 extension ServerFuzzRegressionTests {
     /// The committed corpus is what the seed writer writes: regenerate it with
     /// `HEARTH_FUZZ_WRITE_SEEDS=Fuzz/Corpus/<Target> Fuzz/.build/release/<Target>` after changing it.
-    @Test(arguments: ["FuzzWire", "FuzzREST"])
+    @Test(arguments: ["FuzzWire", "FuzzREST", "FuzzFrames"])
     func theCommittedSeedsAreTheSeedWritersOwn(target: String) throws {
         let dir = Self.root.appendingPathComponent("Fuzz/Corpus/\(target)")
-        for (name, bytes) in target == "FuzzWire" ? FuzzServerChecks.wireSeeds() : FuzzServerChecks.restSeeds() {
+        let seeds =
+            switch target {
+            case "FuzzWire": FuzzServerChecks.wireSeeds()
+            case "FuzzREST": FuzzServerChecks.restSeeds()
+            default: FuzzServerChecks.framesSeeds()
+            }
+        for (name, bytes) in seeds {
             #expect((try? Data(contentsOf: dir.appendingPathComponent(name))) == Data(bytes), "\(name)")
         }
     }

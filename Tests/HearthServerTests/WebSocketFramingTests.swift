@@ -7,7 +7,7 @@ import Foundation
 import Hearth
 @_spi(HearthInternals) @testable import HearthServer
 import HearthModel
-import HearthWireTesting
+@_spi(HearthInternals) import HearthWireTesting
 import NIOCore
 import NIOEmbedded
 import NIOWebSocket

@@ -22,6 +22,7 @@ public enum FuzzServerChecks {
         case "FuzzToken": seeds = tokenSeeds()
         case "FuzzWire": seeds = wireSeeds()
         case "FuzzREST": seeds = restSeeds()
+        case "FuzzFrames": seeds = framesSeeds()
         default: fatalError("unknown fuzz target \(target)")
         }
         do {
@@ -36,12 +37,13 @@ public enum FuzzServerChecks {
         exit(0)
     }
 
-    /// Runs the check of `target` ("FuzzToken", "FuzzWire", "FuzzREST") on one input.
+    /// Runs the check of `target` ("FuzzToken", "FuzzWire", "FuzzREST", "FuzzFrames") on one input.
     public static func run(target: String, _ bytes: [UInt8]) {
         switch target {
         case "FuzzToken": token(bytes)
         case "FuzzWire": wire(bytes)
         case "FuzzREST": rest(bytes)
+        case "FuzzFrames": frames(bytes)
         default: fatalError("unknown fuzz target \(target)")
         }
     }

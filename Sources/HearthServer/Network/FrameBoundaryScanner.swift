@@ -7,9 +7,9 @@
 /// It reads headers as NIO's `WebSocketFrameDecoder` and ``FrameReader`` do (any length
 /// encoding, minimal or not; a mask key when the mask bit is set) and refuses the frames they
 /// refuse for their length.
-struct FrameBoundaryScanner: Sendable {
+@_spi(HearthInternals) public struct FrameBoundaryScanner: Sendable {
     /// A frame announced a payload longer than the limit (the decoder closes the connection).
-    struct FrameTooLarge: Error, Equatable {}
+    @_spi(HearthInternals) public struct FrameTooLarge: Error, Equatable {}
 
     enum Stage: Equatable {
         case opcode
@@ -20,17 +20,18 @@ struct FrameBoundaryScanner: Sendable {
     }
 
     /// The longest payload accepted.
-    let maxPayloadBytes: Int
+    public let maxPayloadBytes: Int
     private(set) var stage = Stage.opcode
     /// The payload length of the frame in progress, once its header has given it.
-    private(set) var announced: Int?
+    public private(set) var announced: Int?
     /// Frames complete so far.
-    private(set) var completed = 0
+    public private(set) var completed = 0
 
-    init(maxPayloadBytes: Int) { self.maxPayloadBytes = maxPayloadBytes }
+    /// A scanner refusing payloads longer than `maxPayloadBytes`.
+    public init(maxPayloadBytes: Int) { self.maxPayloadBytes = maxPayloadBytes }
 
     /// Follows `bytes`, the next received chunk.
-    mutating func scan(_ bytes: UnsafeRawBufferPointer) throws(FrameTooLarge) {
+    public mutating func scan(_ bytes: UnsafeRawBufferPointer) throws(FrameTooLarge) {
         var i = 0
         while i < bytes.count {
             switch stage {

@@ -10,29 +10,33 @@ import NIOCore
 /// than 125 bytes (1002) — each as soon as the frame's length is known, before its payload
 /// comes. The bytes of a frame not yet whole are kept; none once the frames are read, so an idle
 /// connection holds no buffer.
-struct FrameReader {
+@_spi(HearthInternals) public struct FrameReader {
     /// One frame, its payload unmasked.
-    struct Frame {
-        var fin: Bool
+    @_spi(HearthInternals) public struct Frame {
+        /// Whether this is the last frame of its message (RFC 6455's FIN bit).
+        public var fin: Bool
         /// The opcode (the low four bits of the first byte).
-        var opcode: UInt8
-        var payload: ByteBuffer
+        public var opcode: UInt8
+        /// The payload, unmasked.
+        public var payload: ByteBuffer
     }
 
     /// A frame the reader will not read, with the close status that says why.
-    struct Refused: Error, Equatable {
-        let status: UInt16
+    @_spi(HearthInternals) public struct Refused: Error, Equatable {
+        /// The close status: 1009 (too long) or 1002 (a protocol error).
+        public let status: UInt16
     }
 
     /// The longest payload accepted.
-    let maxPayloadBytes: Int
+    public let maxPayloadBytes: Int
     /// The received bytes not yet read as frames.
-    private(set) var pending: ByteBuffer?
+    public private(set) var pending: ByteBuffer?
 
-    init(maxPayloadBytes: Int) { self.maxPayloadBytes = maxPayloadBytes }
+    /// A reader refusing payloads longer than `maxPayloadBytes`.
+    public init(maxPayloadBytes: Int) { self.maxPayloadBytes = maxPayloadBytes }
 
     /// Adds the next received chunk.
-    mutating func append(_ bytes: inout ByteBuffer) {
+    public mutating func append(_ bytes: inout ByteBuffer) {
         guard var held = pending else {
             pending = bytes
             return
@@ -45,10 +49,10 @@ struct FrameReader {
     }
 
     /// Drops the bytes not read (the connection is closing).
-    mutating func clear() { pending = nil }
+    public mutating func clear() { pending = nil }
 
     /// The next whole frame, or nil until more bytes come.
-    mutating func next() throws(Refused) -> Frame? {
+    public mutating func next() throws(Refused) -> Frame? {
         guard let bytes = pending else { return nil }
         let start = bytes.readerIndex
         guard let first = bytes.getInteger(at: start, as: UInt8.self),
@@ -100,7 +104,7 @@ struct FrameReader {
 /// their header, written to the socket as it is — no encoder handler in the pipeline, which
 /// would hold an object, a context and a header buffer for every connection, and write each
 /// frame's header and payload as two buffers.
-enum FrameWriter {
+@_spi(HearthInternals) public enum FrameWriter {
     static let text: UInt8 = 0x1
     static let close: UInt8 = 0x8
     static let pong: UInt8 = 0xA
@@ -115,7 +119,7 @@ enum FrameWriter {
     }
 
     /// A frame of `opcode` carrying `payload`.
-    static func frame(_ opcode: UInt8, payload: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer {
+    public static func frame(_ opcode: UInt8, payload: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer {
         let length = payload.readableBytes
         var buffer = allocator.buffer(capacity: headerBytes(length) + length)
         writeHeader(opcode, length: length, into: &buffer)

@@ -156,10 +156,10 @@ final class WebSocketHandler: ChannelInboundHandler {
             guard fragments != nil else { return refuse(context, status: 1002) }
             append(context, frame)
         case 0x9:
-            context.writeAndFlush(
-                wrapOutboundOut(
-                    FrameWriter.frame(FrameWriter.pong, payload: frame.payload, allocator: context.channel.allocator)),
-                promise: nil)
+            // Counted like every other write: a client that pings and never reads would otherwise
+            // queue pongs in the server without bound.
+            let pong = FrameWriter.frame(FrameWriter.pong, payload: frame.payload, allocator: context.channel.allocator)
+            budget?.write(pong, bytes: pong.capacity)
         case FrameWriter.close:
             closing = true
             WebSocketHandler.close(context.channel, status: 1000)

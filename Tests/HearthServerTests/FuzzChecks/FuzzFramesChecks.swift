@@ -1,0 +1,1 @@
+../../../Fuzz/Sources/FuzzServerChecks/FuzzFramesChecks.swift
