@@ -25,27 +25,15 @@ struct RuntimeState: Sendable {
     var pinned: Set<QueryLocation> = []
     var registrations: [DatabaseHandle: Registration] = [:]
     var infoObservers: [DatabaseHandle: InfoObserver] = [:]
-    var writeResultObservers: [DatabaseHandle: WriteResultObserver] = [:]
     var nextHandle: DatabaseHandle = 1
-    var writeCallbacks: [Int64: WriteCallback] = [:]
-    /// Answered plain writes whose outcome is kept in the store: the record's id by write id,
-    /// until the outcome is handed out; outcomes kept that wait for an observer (oldest first).
-    var writeOutcomeRecords: [Int64: Int64] = [:]
-    var undeliveredWriteResults: [KeptOutcome<WriteResult>] = []
-    /// The id of this run's first write: those below it were restored from an earlier run.
-    var firstWriteOfRun: Int64 = 1
+    /// Outcomes on their way to the app's handlers (writes' and named transactions').
+    var outcomes: OutcomeLedger
     var onDisconnectCallbacks: [Int64: WriteCallback] = [:]
     /// Transactions in flight, by their current write id; named functions; transactions an
-    /// earlier run queued, waiting for their function; outcomes kept in the store that wait
-    /// for an observer (oldest first); outcomes whose handlers all ran, to leave the store
-    /// with the next acknowledgement commit; who hears of named outcomes.
+    /// earlier run queued, waiting for their function.
     var transactions = TransactionQueue<RunningTransaction>()
     var transactionFunctions: [String: TransactionFunction] = [:]
     var restoredTransactions: [QueuedTransaction] = []
-    var undeliveredOutcomes: [KeptOutcome<TransactionOutcome>] = []
-    var outcomeAcks: [Int64] = []
-    var outcomeAckScheduled = false
-    var transactionObservers: [DatabaseHandle: OutcomeObserver<TransactionOutcome>] = [:]
     /// Writes held for an expired token, and who wants to know.
     var writesPaused = false
     var writesPausedObservers: [DatabaseHandle: (queue: DispatchQueue, handler: @Sendable (Bool) -> Void)] = [:]
@@ -87,12 +75,6 @@ struct Registration: Sendable {
     let spec: QuerySpec
     let cancel: (@Sendable (DatabaseError) -> Void)?
     let queue: DispatchQueue
-}
-
-/// A write's completion handler and its queue.
-struct WriteCallback: Sendable {
-    let queue: DispatchQueue
-    let handler: @Sendable (DatabaseError?) -> Void
 }
 
 extension Database {
@@ -200,47 +182,6 @@ extension Database {
             let json = try? JSONValue.parse(text), let exp = json["exp"]?.doubleValue, exp.isFinite, exp > 0, exp < 1e13
         else { return nil }
         return Int64(exp * 1000)
-    }
-
-    /// Applies the core's commits as one store commit (``ClientCommit/apply(to:)``); a
-    /// mutation the store refuses is skipped and remembered, the rest commit. Durable at the
-    /// database's tier only when it holds an ack or the token. The outcomes of the plain writes
-    /// it ends (`answers`) are kept with it (``apply(_:keeping:to:)``).
-    private func commit(_ all: [ClientCommit], answers: [Int64: DatabaseError?]) {
-        // At most this many per store commit: an ack of a write holding a server value resolves
-        // it against the batch's server data, which projects every earlier event of the batch,
-        // so a commit of K such acks costs O(K²); a burst of thousands of acks goes in slices,
-        // in order (server data before the acks that follow it, so views never flicker). What
-        // a commit costs beyond its events is under 1% of a drain at this size.
-        let slice = 64
-        var start = all.startIndex
-        while start < all.endIndex {
-            let end = min(start + slice, all.endIndex)
-            commitSlice(Array(all[start..<end]), answers: answers)
-            start = end
-        }
-    }
-
-    private func commitSlice(_ commits: [ClientCommit], answers: [Int64: DatabaseError?]) {
-        let durable = commits.contains(where: \.needsDurability)
-        var kept: [Int64: Int64] = [:]
-        do {
-            try store.commit(durability: durable ? nil : .buffered) { (b: inout StoreBatch) throws(StoreError) in
-                for c in commits {
-                    do throws(StoreError) {
-                        if let k = try Database.apply(c, keeping: answers, to: &b) { kept[k.write] = k.record }
-                    } catch {
-                        if case .log = error { throw error }
-                        let e = DatabaseError(error)
-                        state.withLock { $0.lastStorageError = e }
-                    }
-                }
-            }
-            if !kept.isEmpty { state.withLock { $0.writeOutcomeRecords.merge(kept) { $1 } } }
-        } catch {
-            let e = DatabaseError(error)
-            state.withLock { $0.lastStorageError = e }
-        }
     }
 
     /// Delivers one core event to the app.

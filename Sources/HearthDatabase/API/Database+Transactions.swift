@@ -109,9 +109,7 @@ extension Database {
     public func observeTransactionResults(
         on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (TransactionOutcome) -> Void
     ) -> DatabaseHandle {
-        observeOutcomes(
-            OutcomeObserver(queue: queue ?? callbacks, handler: handler), in: \.transactionObservers,
-            waiting: \.undeliveredOutcomes)
+        observeOutcomes(OutcomeObserver(queue: queue ?? callbacks, handler: handler), on: \.transactions)
     }
 
     /// At open: transactions an earlier run left. Their optimistic writes are reverted (a

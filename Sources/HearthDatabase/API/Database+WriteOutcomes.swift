@@ -1,6 +1,7 @@
-// A plain write's outcome, kept in the store until the app's handlers have run: the commit that
-// acknowledges or reverts the write also saves a decided record holding the outcome, which leaves
-// once every handler it was handed to has returned (the machinery of Database+Outcomes).
+// The core's commits into the store, and each plain write's outcome kept with them until the app's
+// handlers have run: the commit that acknowledges or reverts a write also saves a decided record
+// holding its outcome, which leaves once every handler it was handed to has returned (the
+// ledger's side is OutcomeLedger, the handlers' Database+Outcomes).
 
 import Dispatch
 import Hearth
@@ -22,17 +23,72 @@ extension Database {
         state.withLock { s in
             for case let .writeCompleted(id, error) in events where !s.transactions.contains(id) {
                 all[id] = .some(error)
-                let heard = id < s.firstWriteOfRun || s.writeCallbacks[id] != nil || !s.writeResultObservers.isEmpty
-                if heard { kept[id] = .some(error) }
+                if s.outcomes.keepsOutcome(ofWrite: id) { kept[id] = .some(error) }
             }
         }
         return (all, kept)
     }
 
+    /// Applies the core's commits as one store commit (``ClientCommit/apply(to:)``); a
+    /// mutation the store refuses is skipped and remembered, the rest commit. Durable at the
+    /// database's tier only when it holds an ack or the token. The outcomes of the plain writes
+    /// it ends (`answers`) are kept with it (``apply(_:keeping:to:)``).
+    func commit(_ all: [ClientCommit], answers: [Int64: DatabaseError?]) {
+        // At most this many per store commit: an ack of a write holding a server value resolves
+        // it against the batch's server data, which projects every earlier event of the batch,
+        // so a commit of K such acks costs O(K²); a burst of thousands of acks goes in slices,
+        // in order (server data before the acks that follow it, so views never flicker). What
+        // a commit costs beyond its events is under 1% of a drain at this size.
+        let slice = 64
+        var start = all.startIndex
+        while start < all.endIndex {
+            let end = min(start + slice, all.endIndex)
+            commitSlice(Array(all[start..<end]), answers: answers)
+            start = end
+        }
+    }
+
+    private func commitSlice(_ commits: [ClientCommit], answers: [Int64: DatabaseError?]) {
+        do {
+            let (kept, refused) = try Database.commit(commits, keeping: answers, to: store)
+            state.withLock { s in
+                s.outcomes.kept(kept)
+                if let last = refused.last { s.lastStorageError = DatabaseError(last.error) }
+            }
+        } catch {
+            let e = DatabaseError(error)
+            state.withLock { $0.lastStorageError = e }
+        }
+    }
+
+    /// Applies the core's `commits` as one store commit — durable at the store's tier when one
+    /// of them needs it, else buffered — keeping the outcome of each plain write `answers` ends
+    /// (``apply(_:keeping:to:)``). A commit the store refuses is skipped and returned; the rest
+    /// commit. Returns the kept outcomes' records by write id. Throws the log's failure (then
+    /// nothing committed).
+    static func commit(
+        _ commits: [ClientCommit], keeping answers: [Int64: DatabaseError?], to store: Store
+    ) throws(StoreError) -> (kept: [Int64: Int64], refused: [(commit: ClientCommit, error: StoreError)]) {
+        let durable = commits.contains(where: \.needsDurability)
+        var kept: [Int64: Int64] = [:]
+        var refused: [(commit: ClientCommit, error: StoreError)] = []
+        try store.commit(durability: durable ? nil : .buffered) { (b: inout StoreBatch) throws(StoreError) in
+            for c in commits {
+                do throws(StoreError) {
+                    if let k = try apply(c, keeping: answers, to: &b) { kept[k.write] = k.record }
+                } catch {
+                    if case .log = error { throw error }
+                    refused.append((c, error))
+                }
+            }
+        }
+        return (kept, refused)
+    }
+
     /// Applies one of the core's commits to `b`; when it ends a plain write still pending (its
     /// ack or its revert) whose answer `answers` holds, the write's outcome is kept in the same
     /// batch, as a decided record. Returns the write's id and the record's.
-    static func apply(
+    private static func apply(
         _ commit: ClientCommit, keeping answers: [Int64: DatabaseError?], to b: inout StoreBatch
     ) throws(StoreError) -> (write: Int64, record: Int64)? {
         let id: Int64
@@ -51,20 +107,6 @@ extension Database {
         let record = try b.saveWriteOutcome(
             writeID: id, at: write.path, status: status == .committed ? .writeApplied : .writeRefused, reason: reason)
         return (id, record.id)
-    }
-
-    /// Reports a write's outcome: its completion (once) and every write-result observer. When
-    /// the outcome is kept in the store (``apply(_:keeping:to:)``), it leaves once each of them
-    /// has returned; with none, it waits for the next ``observeWriteResults(on:_:)``.
-    func reportWrite(_ id: Int64, _ error: DatabaseError?) {
-        let (callback, record) = state.withLock { s in
-            (s.writeCallbacks.removeValue(forKey: id), s.writeOutcomeRecords.removeValue(forKey: id))
-        }
-        let completion = callback.map { c in (queue: c.queue, run: { @Sendable in c.handler(error) }) }
-        deliver(
-            WriteResult(id: WriteID(rawValue: id), error: error), record: record, completion: completion,
-            observers: \.writeResultObservers, waiting: \.undeliveredWriteResults
-        ) { "\($0.id)'s result was dropped: \(Database.maxUndeliveredOutcomes) results wait for observeWriteResults" }
     }
 
     /// At open: the outcomes of writes an earlier run had kept in the store (decided, their

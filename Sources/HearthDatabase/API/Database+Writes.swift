@@ -43,7 +43,9 @@ extension Database {
                 return .failure(error)
             }
             if let completion {
-                state.withLock { $0.writeCallbacks[id] = WriteCallback(queue: queue ?? callbacks, handler: completion) }
+                state.withLock {
+                    $0.outcomes.expect(WriteCallback(queue: queue ?? callbacks, handler: completion), forWrite: id)
+                }
             }
             markTransactionsOverwritten(by: ref.path)
             let write = PendingWrite(id: id, path: ref.path, operation: operation)
@@ -68,14 +70,12 @@ extension Database {
     public func observeWriteResults(
         on queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (WriteResult) -> Void
     ) -> DatabaseHandle {
-        observeOutcomes(
-            OutcomeObserver(queue: queue ?? callbacks, handler: handler), in: \.writeResultObservers,
-            waiting: \.undeliveredWriteResults)
+        observeOutcomes(OutcomeObserver(queue: queue ?? callbacks, handler: handler), on: \.writes)
     }
 
     /// Stops a write-result observer.
     public func removeWriteResultObserver(withHandle handle: DatabaseHandle) {
-        _ = state.withLock { $0.writeResultObservers.removeValue(forKey: handle) }
+        state.withLock { $0.outcomes.writes.remove(handle) }
     }
 
     /// The writes the server has not answered yet (kept across restarts), oldest first.

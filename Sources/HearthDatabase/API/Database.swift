@@ -194,13 +194,15 @@ public final class Database: Sendable {
         state = Mutex(
             RuntimeState(
                 core: core, endpoint: endpoint, hostCache: hostCache, pushIDs: PushIDGenerator(),
-                random: SeededRandom(seed: seed ^ 0x5DEE_CE66_D1CE_4E5B), inbox: Inbox(limit: options.maxInboxBytes)))
+                random: SeededRandom(seed: seed ^ 0x5DEE_CE66_D1CE_4E5B),
+                outcomes: OutcomeLedger(
+                    firstWriteOfRun: (pending.map(\.id).max() ?? 0) + 1, limit: Database.maxUndeliveredOutcomes,
+                    waitingWrites: keptWrites,
+                    waitingTransactions: restored.outcomes.map { KeptOutcome(record: $0.id, value: $0) }),
+                inbox: Inbox(limit: options.maxInboxBytes)))
         state.withLock { s in
             s.info.serverTimeOffset = store.serverTimeOffset()
             s.restoredTransactions = restored.queued
-            s.undeliveredOutcomes = restored.outcomes.map { KeptOutcome(record: $0.id, value: $0) }
-            s.undeliveredWriteResults = keptWrites
-            s.firstWriteOfRun = (pending.map(\.id).max() ?? 0) + 1
         }
         // keepSynced queries listen again; the connection waits for the first use.
         let pins = store.pins()

@@ -70,7 +70,7 @@ struct WriteOutcomeTests {
         #expect(await eventually { db.pendingWriteIDs.isEmpty })
         #expect(await eventually { (try? server.store.value(at: "k4")) == Node(.number(4)) })
         #expect(db.store.transactions().isEmpty, "no outcome kept for writes nothing hears of")
-        #expect(db.state.withLock { $0.undeliveredWriteResults.isEmpty })
+        #expect(db.state.withLock { $0.outcomes.writes.waiting.isEmpty })
         try db.close()
         try await server.stop()
     }

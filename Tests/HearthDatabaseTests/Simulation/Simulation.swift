@@ -484,25 +484,14 @@ final class Simulation {
             }
         }
         if !out.commits.isEmpty {
-            let durable = out.commits.contains(where: \.needsDurability)
             var refused: [String] = []
             var answers: [Int64: DatabaseError?] = [:]
             for case let .writeCompleted(id, error) in out.events where !client.transactions.contains(id) {
                 answers[id] = .some(error)
             }
-            var kept: [Int64: Int64] = [:]
             do {
-                try client.store.commit(durability: durable ? nil : .buffered) {
-                    (b: inout StoreBatch) throws(StoreError) in
-                    for commit in out.commits {
-                        do throws(StoreError) {
-                            if let k = try Database.apply(commit, keeping: answers, to: &b) { kept[k.write] = k.record }
-                        } catch {
-                            if case .log = error { throw error }
-                            refused.append("\(commit): \(error)")
-                        }
-                    }
-                }
+                let (kept, failed) = try Database.commit(out.commits, keeping: answers, to: client.store)
+                refused = failed.map { "\($0.commit): \($0.error)" }
                 client.writeOutcomeRecords.merge(kept) { $1 }
             } catch {
                 fail("c\(i)'s store failed a commit: \(error)")
