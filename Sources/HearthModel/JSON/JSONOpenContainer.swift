@@ -5,7 +5,7 @@
 struct ExactKey: Hashable {
     let string: String
     static func == (lhs: ExactKey, rhs: ExactKey) -> Bool {
-        lhs.string.utf8.elementsEqual(rhs.string.utf8)
+        lhs.string.hasSameUTF8(as: rhs.string)
     }
     func hash(into hasher: inout Hasher) {
         JSONValue.hashExactly(string, into: &hasher)
@@ -29,7 +29,7 @@ struct OpenContainer {
 
     func contains(key: String) -> Bool {
         if let keyIndex { return keyIndex.contains(ExactKey(string: key)) }
-        return members.contains { $0.key.utf8.elementsEqual(key.utf8) }
+        return members.contains { $0.key.hasSameUTF8(as: key) }
     }
 
     mutating func addMember(_ value: JSONValue) {

@@ -52,7 +52,7 @@ public struct JSONMember: Sendable, Hashable {
 
     /// Compares keys by exact UTF-8 bytes, then values.
     public static func == (lhs: JSONMember, rhs: JSONMember) -> Bool {
-        lhs.key.utf8.elementsEqual(rhs.key.utf8) && lhs.value == rhs.value
+        lhs.key.hasSameUTF8(as: rhs.key) && lhs.value == rhs.value
     }
 
     /// Hashes the key's exact UTF-8 bytes and the value.
@@ -79,7 +79,7 @@ extension JSONValue: Hashable {
         case let (.integer(a), .integer(b)):
             return a == b
         case let (.string(a), .string(b)):
-            return a.utf8.elementsEqual(b.utf8)
+            return a.hasSameUTF8(as: b)
         case let (.array(a), .array(b)):
             return a == b
         case let (.object(a), .object(b)):
@@ -132,7 +132,7 @@ extension JSONValue {
     /// `key`; otherwise `nil`. This is a linear scan over the members.
     public subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
-        for member in members where member.key.utf8.elementsEqual(key.utf8) {
+        for member in members where member.key.hasSameUTF8(as: key) {
             return member.value
         }
         return nil

@@ -130,20 +130,7 @@ public struct ChildKey: Sendable, CustomStringConvertible, ExpressibleByStringLi
 
 extension ChildKey: Hashable {
     public static func == (lhs: ChildKey, rhs: ChildKey) -> Bool {
-        // Exact comparison: equal UTF-8 bytes ⇔ equal code points ⇔ equal UTF-16 code units.
-        // (Not String's ==, which compares canonical equivalents as equal.) Native strings
-        // compare their contiguous bytes: the generic elementsEqual over the two UTF-8 views
-        // cost about 450 instructions a call, and keys are compared in every dictionary lookup
-        // and tree walk (6% of all instructions of a durable-write run).
-        let a = lhs.string.utf8
-        let b = rhs.string.utf8
-        let fast = a.withContiguousStorageIfAvailable { pa in
-            b.withContiguousStorageIfAvailable { pb in
-                pa.count == pb.count && pa.elementsEqual(pb)
-            }
-        }
-        if let fast, let equal = fast { return equal }
-        return a.elementsEqual(b)
+        lhs.string.hasSameUTF8(as: rhs.string)
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -56,7 +56,7 @@ extension LeafValue: Hashable {
         case let (.bool(a), .bool(b)): a == b
         case let (.number(a), .number(b)): a == b
         case let (.integer(a), .integer(b)): a == b
-        case let (.string(a), .string(b)): a.utf8.elementsEqual(b.utf8)
+        case let (.string(a), .string(b)): a.hasSameUTF8(as: b)
         case let (.serverValue(a), .serverValue(b)): a == b
         default: false
         }
