@@ -55,8 +55,9 @@ import HearthModel
 //
 // The price: a checkpoint every 0.1 K of log under a cap, each writing what changed beside the
 // files it keeps (a design that rewrote the whole checkpoint at each install could keep only what
-// fits twice beside the log, about half the cap). DiskBoundTests checks the peak on the simulated file system after every write; a real
-// run is in Benchmarks/README.md, "The cap as a bound on disk".
+// fits twice beside the log, about half the cap). DiskBoundTests checks the peak on the simulated
+// file system after every write; a real run is in Benchmarks/README.md, "The cap as a bound on
+// disk" and "The whole cap usable, second stage".
 
 extension Store {
     /// The checkpoint, estimated, that pruning before every checkpoint aims at, as a share of

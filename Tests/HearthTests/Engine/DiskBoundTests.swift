@@ -62,6 +62,10 @@ struct DiskBoundTests {
             "cap \(cap) (background maintenance \(background)): peak \(peak) bytes (\(String(format: "%.2f", Double(peak) / Double(cap)))× the cap), at the end \(end)"
         )
         #expect(end <= UInt64(cap), "the footprint after the run")
+        // The cap is the cache's, not half of it: the most recent data stays cached up to most of
+        // it (pruning aims at 0.85 × the cap of checkpoint). Inline only: in the background, how
+        // the last checkpoints fall among the writes depends on the threads' timing.
+        if !background { #expect(Double(end) >= 0.6 * Double(cap), "only \(end) bytes kept at the end") }
         #expect(Double(peak) <= 1.25 * Double(cap), "peak \(peak) bytes is \(Double(peak) / Double(cap))× the cap")
     }
 
