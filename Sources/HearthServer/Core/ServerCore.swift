@@ -197,14 +197,23 @@ package struct OutboundMessage: Sendable {
     /// writes replaced it), or of its text. What the adapter counts against its limits on
     /// messages waiting to be delivered.
     package let weight: Int
+    /// The text, when it was known as the message was made (nothing to render).
+    package let text: String?
 
     init(weight: Int, _ make: @escaping @Sendable () -> String?) {
         self.weight = weight
         self.make = make
+        text = nil
+    }
+
+    private init(text: String) {
+        weight = text.utf8.count
+        make = { text }
+        self.text = text
     }
 
     /// A message whose text is known.
-    package static func text(_ text: String) -> OutboundMessage { OutboundMessage(weight: text.utf8.count) { text } }
+    package static func text(_ text: String) -> OutboundMessage { OutboundMessage(text: text) }
 
     /// The text to send, or `nil` when there is nothing to send.
     package func render() -> String? { make() }

@@ -4,6 +4,7 @@ import Synchronization
 /// Where the runtime delivers a connection's messages: a WebSocket or an event stream.
 protocol ConnectionSink: Sendable {
     /// Sends one message (a protocol message, split into frames by the sink, or an event).
+    /// Never blocks: it may run on the commit thread (``Delivery``).
     func send(_ text: String)
     /// Closes the connection after what was sent.
     func close()
@@ -14,14 +15,22 @@ protocol ConnectionSink: Sendable {
 }
 
 /// One connection's outbound messages, rendered (``OutboundMessage/render()``) and handed to
-/// its sink in order, one at a time, on GCD's global queue: a connection whose messages are
-/// slow to render — a thousand filtered windows, a large value — delays itself, not the commit
-/// thread or any other connection.
+/// its sink in order, one at a time, on GCD's global queue (short known texts aside: below): a
+/// connection whose messages are slow to render — a thousand filtered windows, a large value —
+/// delays itself, not the commit thread or any other connection.
 ///
 /// The order is kept by a list of jobs and a flag saying one of GCD's threads is running them
 /// (at most one is) rather than by a serial `DispatchQueue` of its own: an idle connection
 /// then holds an empty list and a flag, where a queue and its label are a few hundred bytes
 /// for every connection, most of which wait for nothing.
+///
+/// A message whose text is known when the core produces it (an `ok`, a hello, a refusal: most of
+/// a writer's traffic) and is short (``inlineLimit``) is not queued when nothing of its
+/// connection waits before it: it is handed to the sink on the caller's thread (the commit
+/// thread) at once, which costs a frame's copy and a hand-off to the event loop. A GCD job for
+/// it would cost two thread wake-ups per acknowledged write (the worker's, then the event
+/// loop's) for no rendering at all. Sinks never block: they count what they write against the
+/// outbound budgets and hand it to their event loop.
 ///
 /// What waits here is counted (each message's ``OutboundMessage/weight`` plus ``fixedCost``),
 /// for this connection and in a total shared by all of them; the runtime aborts a connection
@@ -30,6 +39,9 @@ final class Delivery: Sendable {
     /// What every waiting message counts beyond its weight: the closure and the values it
     /// holds.
     static let fixedCost = 256
+
+    /// The longest known text (UTF-8 bytes) sent on the caller's thread rather than queued.
+    static let inlineLimit = 1_024
 
     let sink: any ConnectionSink
     /// The jobs not yet run, in order, and whether a thread is running them.
@@ -51,6 +63,11 @@ final class Delivery: Sendable {
     /// Queues a message; ignored once the connection is closing.
     func send(_ message: OutboundMessage) {
         guard !ended.load(ordering: .relaxed) else { return }
+        if let text = message.text, text.utf8.count <= Delivery.inlineLimit, startInline() {
+            sink.send(text)
+            endInline()
+            return
+        }
         let cost = Delivery.fixedCost + message.weight
         waiting.add(cost, ordering: .relaxed)
         total.value.add(cost, ordering: .relaxed)
@@ -84,6 +101,26 @@ final class Delivery: Sendable {
         dropping.store(true, ordering: .relaxed)
         ended.store(true, ordering: .relaxed)
         sink.close()
+    }
+
+    /// Takes the run for the caller when no job waits or runs (true): what is queued meanwhile
+    /// waits for ``endInline()``.
+    private func startInline() -> Bool {
+        jobs.withLock { jobs -> Bool in
+            guard !jobs.running, jobs.waiting.isEmpty else { return false }
+            jobs.running = true
+            return true
+        }
+    }
+
+    /// Gives the run back after an inline send: jobs queued meanwhile start on GCD's global
+    /// queue, behind it.
+    private func endInline() {
+        let more = jobs.withLock { jobs -> Bool in
+            if jobs.waiting.isEmpty { jobs.running = false }
+            return jobs.running
+        }
+        if more { DispatchQueue.global().async { [self] in run() } }
     }
 
     /// Adds `job` after the others; starts a run on GCD's global queue unless one is under way.

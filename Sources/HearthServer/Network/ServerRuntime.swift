@@ -14,10 +14,12 @@ import Synchronization
 /// The release rule of `ServerCore` holds because outputs enter one FIFO under the same
 /// lock that produced them, and the commit thread delivers a batch only after its commit
 /// returned. Delivering hands each message to its connection's `Delivery`, which renders it
-/// off the lock and off the commit thread, in that connection's order; decoding a message and
-/// parsing a REST body happen before the lock is taken. So the lock is held for what must be
-/// ordered — access checks, applying writes, choosing whom a write concerns — and work that
-/// grows with the data or with one connection's listens is paid by that connection.
+/// off the lock and off the commit thread (a short text known in advance, such as an `ok`, is
+/// handed to the sink at once when nothing of its connection waits), in that connection's
+/// order; decoding a message and parsing a REST body happen before the lock is taken. So the
+/// lock is held for what must be ordered — access checks, applying writes, choosing whom a
+/// write concerns — and work that grows with the data or with one connection's listens is paid
+/// by that connection.
 ///
 /// **A failed commit** (a full disk) does not stop the server: nothing of the failed batch or
 /// of the outputs after it is released; the store is reopened to learn what it holds; the core
