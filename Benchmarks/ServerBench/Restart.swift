@@ -1,7 +1,7 @@
 // The time from `hearth serve` process start to accepting connections (a WebSocket hello
 // received) over a database of `megabytes` MiB of string data.
 import Foundation
-import Hearth
+@_spi(HearthInternals) import Hearth
 @_spi(HearthInternals) import HearthWireTesting
 
 func restart(megabytes: Int, runs: Int) throws -> [Double] {

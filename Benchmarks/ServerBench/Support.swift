@@ -3,8 +3,8 @@
 // `--json PATH` for `scripts/sync_chart.py`.
 import Dispatch
 import Foundation
-import Hearth
-import HearthServer
+@_spi(HearthInternals) import Hearth
+@_spi(HearthInternals) import HearthServer
 @_spi(HearthInternals) import HearthWireTesting
 import NIOCore
 import NIOPosix

@@ -2,8 +2,8 @@
 // clock, medians, and a blocking wait.
 import Dispatch
 import Foundation
-import Hearth
-import HearthServer
+@_spi(HearthInternals) import Hearth
+@_spi(HearthInternals) import HearthServer
 @_spi(HearthInternals) import HearthWireTesting
 import NIOPosix
 import Synchronization

@@ -1,5 +1,5 @@
 // A Hearth store at its 10 MiB cap, as the workloads that need one build it.
-import Hearth
+@_spi(HearthInternals) import Hearth
 
 /// The small location every "first read" measurement reads.
 public let smallLocation: Path = "profiles/user42"

@@ -1,7 +1,7 @@
 import Foundation
-import Hearth
+@_spi(HearthInternals) import Hearth
 import HearthDatabase
-import HearthServer
+@_spi(HearthInternals) import HearthServer
 import Synchronization
 
 /// The whole documentation page ("Offline capabilities"), played with real clients over real

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Hearth
+@_spi(HearthInternals) import Hearth
 import HearthRules
 @_spi(HearthInternals) import HearthServer
 

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Hearth
+@_spi(HearthInternals) import Hearth
 
 /// `hearth state STORE`: the whole materialized state.
 struct StateCommand: ParsableCommand {

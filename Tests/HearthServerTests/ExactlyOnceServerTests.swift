@@ -1,5 +1,5 @@
 import Foundation
-import Hearth
+@_spi(HearthInternals) import Hearth
 @_spi(HearthInternals) @testable import HearthServer
 @_spi(HearthInternals) import HearthWire
 import Testing

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Hearth
+@_spi(HearthInternals) import Hearth
 @_spi(HearthInternals) @testable import HearthServer
 @_spi(HearthInternals) import HearthWire
 @_spi(HearthInternals) import HearthWireTesting

@@ -1,5 +1,5 @@
 import Foundation
-import Hearth
+@_spi(HearthInternals) import Hearth
 import HearthLog
 @_spi(HearthInternals) @testable import HearthServer
 import HearthTesting

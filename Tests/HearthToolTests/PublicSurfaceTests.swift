@@ -61,6 +61,37 @@ import Testing
         #expect(undocumented.isEmpty, "public symbols without a doc comment in \(module): \(undocumented.sorted())")
     }
 
+    /// The engine's machinery, which an embedder of a `Store` never names: the event log's
+    /// vocabulary and its reducer, the server's store, the writer tables of exactly-once
+    /// delivery. `package`, or `@_spi(HearthInternals)` where the fuzzers and benchmarks (other
+    /// packages) or the `hearth` tool need them.
+    static let engineMachinery: Set<String> = [
+        "StoreState", "StoreEvent", "PruneResult", "DecodeError", "AuthoritativeStore", "AuthoritativeBatch",
+        "WriterWatermark", "WriterIdentities", "Store.state()", "Store.CommitResult.events", "StoreBatch.events",
+        "StoreBatch.recordWriterWatermark(_:id:)", "StoreBatch.removeWriterWatermarks(_:)",
+        "StoreBatch.saveWrite(_:at:writer:)", "Store.verifyCheckpoint(_:)", "Store.writerWatermarks()",
+        "Store.writerID()", "Store.writerIdentities()", "Store.Options.sizeCheckIntervalBytes",
+        "ViewEvent.init(kind:path:query:registration:childKey:previousChildKey:node:)", "RegistrationID.init(_:)",
+        "PendingWrite.touchedPaths",
+    ]
+
+    /// What an embedder of the engine calls, which must stay public.
+    static let embedderAPI: Set<String> = [
+        "Store", "Store.open(directory:options:)", "Store.commit(durability:_:)", "Store.stats()",
+        "Store.pendingWrites()", "Store.addListener(at:query:kinds:_:)", "StoreBatch.applyAckedWrite(_:)",
+        "StoreBatch.saveWrite(_:at:)", "StoreError", "ViewEvent", "ChildUpdate", "PendingWrite", "TrackedQuery",
+    ]
+
+    @Test func theEngineExposesItsStoreAndNotItsMachinery() throws {
+        guard let graph = try SymbolGraph.extract("Hearth") else { return }
+        let names = Set(graph.symbols.map { $0.path.joined(separator: ".") })
+        // A listed type hides its members too: none of them may be public either.
+        let exposed = names.filter { name in Self.engineMachinery.contains { name == $0 || name.hasPrefix($0 + ".") } }
+        #expect(exposed.isEmpty, "engine machinery public in Hearth: \(exposed.sorted())")
+        let missing = Self.embedderAPI.subtracting(names)
+        #expect(missing.isEmpty, "not public in Hearth: \(missing.sorted())")
+    }
+
     @Test func testAidsLiveInHearthTesting() throws {
         guard let graph = try SymbolGraph.extract("HearthTesting") else { return }
         let topLevel = Set(graph.symbols.compactMap { $0.path.count == 1 ? $0.path[0] : nil })

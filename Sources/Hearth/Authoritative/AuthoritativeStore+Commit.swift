@@ -7,7 +7,7 @@ import HearthModel
 
 /// The writes of one ``AuthoritativeStore`` commit, as the engine's events: server data
 /// resolved by the server (the store records it as given) and writer watermarks.
-public struct AuthoritativeBatch: Sendable {
+@_spi(HearthInternals) public struct AuthoritativeBatch: Sendable {
     /// The commit's time (store clock, ms), recorded in its events.
     public let now: Int64
     var events: [StoreEvent] = []
@@ -60,7 +60,7 @@ extension AuthoritativeStore {
     ///   store refuses commits (``StoreError/poisoned(_:)``) until reopened, which recovers
     ///   exactly what reached the disk.
     @discardableResult
-    public func commit(
+    @_spi(HearthInternals) public func commit(
         data: Node, _ build: (inout AuthoritativeBatch) throws(StoreError) -> Void
     ) throws(StoreError) -> LSN {
         if options.readOnly { throw .log(.readOnly(path: directory)) }

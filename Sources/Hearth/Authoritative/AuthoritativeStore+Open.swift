@@ -16,7 +16,9 @@ extension AuthoritativeStore {
     ///   ``StoreError/invalidOption(_:)``, a corrupt checkpoint or record error — or
     ///   ``StoreError/corruptRecord(file:offset:lsn:reason:)`` for a pruned cache (a client's
     ///   cache is no database).
-    public static func open(directory: String, options: Options = Options()) throws(StoreError) -> Opened {
+    @_spi(HearthInternals) public static func open(
+        directory: String, options: Options = Options()
+    ) throws(StoreError) -> Opened {
         try options.validate()
         var logOptions = Log.Options()
         logOptions.readOnly = options.readOnly

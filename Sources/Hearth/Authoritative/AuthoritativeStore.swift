@@ -20,7 +20,7 @@ import HearthModel
 /// the truth, not a cache of it.
 ///
 /// Every method is safe to call from any thread.
-public final class AuthoritativeStore: Sendable {
+@_spi(HearthInternals) public final class AuthoritativeStore: Sendable {
     /// How the store behaves. Every field has a documented default.
     public struct Options: Sendable {
         /// The durability tier of commits. Default `.full`.
@@ -122,7 +122,7 @@ public final class AuthoritativeStore: Sendable {
     }
 
     /// The writer watermarks: per writer, the highest write id applied.
-    public func writerWatermarks() -> [String: WriterWatermark] { core.withLock { $0.writerWatermarks } }
+    package func writerWatermarks() -> [String: WriterWatermark] { core.withLock { $0.writerWatermarks } }
 
     /// Checkpoints written since open.
     public var checkpointsWritten: Int { core.withLock { $0.checkpointsWritten } }

@@ -13,7 +13,7 @@ extension Store {
         /// The commit's LSN (the previous LSN when the batch was empty).
         public let lsn: LSN
         /// The events committed.
-        public let events: [StoreEvent]
+        @_spi(HearthInternals) public let events: [StoreEvent]
     }
 
     /// Commits the mutations `build` adds to the batch as one atomic unit: one log record,

@@ -12,7 +12,7 @@ extension Store {
     /// onDisconnect, the indexes of the cache and of the pending writes) and replays the log
     /// after it. With ``Options/lazyCacheLoad`` the server cache is not decoded whole: a read
     /// decodes just the chunks it needs, and only what needs the whole cache (pruning, a
-    /// checkpoint, ``state()``) loads it, until the next maintenance pass — and the checkpoint's
+    /// checkpoint, a read of the whole state) loads it, until the next maintenance pass — and the checkpoint's
     /// pending writes are decoded when a read, view or write first touches a location they
     /// may be at (or when the whole list is needed), so open costs the same with 1,000 or
     /// 100,000 of them. Queries left active by the previous session become inactive.

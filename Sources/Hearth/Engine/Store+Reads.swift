@@ -66,15 +66,15 @@ extension Store {
 
     /// The whole state (loads the whole server cache if it is not resident).
     /// - Throws: the error that stopped the load of the checkpoint cache, if any.
-    public func state() throws(StoreError) -> StoreState {
+    @_spi(HearthInternals) public func state() throws(StoreError) -> StoreState {
         try fullyLoadedCore().loading.state
     }
 
     /// Pending writes in write-id order.
     ///
     /// Decodes the writes of the checkpoint the store was opened from that are still encoded
-    /// (once). Writes in a damaged chunk of that checkpoint are missing here; ``state()`` and
-    /// ``stats()`` throw the damage.
+    /// (once). Writes in a damaged chunk of that checkpoint are missing here; ``stats()`` throws
+    /// the damage.
     public func pendingWrites() -> [PendingWrite] {
         let writes = core.withLock { $0.loading.state.writes }
         return writes.allReadable()
@@ -106,14 +106,14 @@ extension Store {
 
     /// The writer watermarks: per writer, the highest write id applied (a server's
     /// deduplication table, ``StoreBatch/recordWriterWatermark(_:id:)``).
-    public func writerWatermarks() -> [String: WriterWatermark] { core.withLock { $0.loading.state.writerWatermarks } }
+    package func writerWatermarks() -> [String: WriterWatermark] { core.withLock { $0.loading.state.writerWatermarks } }
 
     /// The writer id of this store's newest writes (the last incarnation of a sync client
     /// that wrote, ``StoreBatch/saveWrite(_:at:writer:)``), if any.
-    public func writerID() -> String? { core.withLock { $0.loading.state.writerID } }
+    package func writerID() -> String? { core.withLock { $0.loading.state.writerID } }
 
     /// The writer id each pending write was created under (``WriterIdentities``).
-    public func writerIdentities() -> WriterIdentities { core.withLock { $0.loading.state.writerIdentities } }
+    package func writerIdentities() -> WriterIdentities { core.withLock { $0.loading.state.writerIdentities } }
 
     /// The LSN of the last commit.
     public var lastLSN: LSN { core.withLock { $0.lastLSN } }

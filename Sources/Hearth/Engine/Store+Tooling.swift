@@ -13,7 +13,7 @@ extension Store {
     /// Reads a checkpoint's trailer and directory and decodes every cache chunk, verifying
     /// every checksum and the structure; returns the number of chunks. Reads only.
     /// - Throws: ``StoreError/corruptCheckpoint(file:offset:reason:)`` naming the damage.
-    public static func verifyCheckpoint(_ checkpoint: Checkpoint) throws(StoreError) -> Int {
+    @_spi(HearthInternals) public static func verifyCheckpoint(_ checkpoint: Checkpoint) throws(StoreError) -> Int {
         try verifyCheckpoint(checkpoint, progress: nil)
     }
 

@@ -17,7 +17,7 @@ extension StoreBatch {
     /// a lower id changes nothing but the time). Time is the batch's ``now``.
     /// - Throws: ``StoreError/invalidWriter(_:)`` for an empty or too long writer id or a
     ///   negative write id.
-    public mutating func recordWriterWatermark(_ writer: String, id: Int64) throws(StoreError) {
+    package mutating func recordWriterWatermark(_ writer: String, id: Int64) throws(StoreError) {
         events.append(try StoreBatch.writerWatermark(writer, id: id, now: now))
     }
 
@@ -37,7 +37,7 @@ extension StoreBatch {
     /// Forgets the watermarks of `writers` (evicted to bound the table); unknown writers
     /// change nothing. An empty list records nothing.
     /// - Throws: ``StoreError/invalidWriter(_:)`` for an empty or too long writer id.
-    public mutating func removeWriterWatermarks(_ writers: [String]) throws(StoreError) {
+    package mutating func removeWriterWatermarks(_ writers: [String]) throws(StoreError) {
         if let removed = try StoreBatch.writerWatermarksRemoved(writers) { events.append(removed) }
     }
 
@@ -49,7 +49,7 @@ extension StoreBatch {
     /// - Throws: ``StoreError/invalidWriter(_:)`` for an empty or too long writer id, and what
     ///   ``saveWrite(_:at:)`` throws.
     @discardableResult
-    public mutating func saveWrite(
+    package mutating func saveWrite(
         _ operation: PendingWrite.Operation, at path: Path, writer: String
     ) throws(StoreError) -> Int64 {
         try StoreBatch.validateWriter(writer)

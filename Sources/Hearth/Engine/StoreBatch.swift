@@ -8,7 +8,7 @@ import HearthModel
 /// that throws commits nothing.
 public struct StoreBatch {
     /// The events collected so far, in order.
-    public internal(set) var events: [StoreEvent] = []
+    @_spi(HearthInternals) public internal(set) var events: [StoreEvent] = []
     /// The store's clock when the batch began (ms).
     public let now: Int64
     let base: StoreState

@@ -43,7 +43,7 @@ extension Store {
         public var checkpointMinimumBytes: Int = 1 << 20
         /// The footprint is checked against the cap after every this many appended bytes (and
         /// at open and at every checkpoint). Default 256 KiB.
-        public var sizeCheckIntervalBytes: Int = 256 << 10
+        package var sizeCheckIntervalBytes: Int = 256 << 10
         /// More inactive tracked queries than this are pruned even under the cap. Default 1,000.
         public var maxInactiveQueries: Int = 1000
         /// Run checkpoints and pruning on a background queue (default). When false they run
@@ -53,7 +53,7 @@ extension Store {
         /// its pending writes likewise (default), so that open returns once the directory
         /// (tracked queries, pins, the indexes of the cache and of the pending writes) and the
         /// log after the checkpoint are read, and the whole cache is resident only while an
-        /// operation needs it whole (pruning, a checkpoint, ``Store/state()``; dropped again at
+        /// operation needs it whole (pruning, a checkpoint, a read of the whole state; dropped again at
         /// the end of the next maintenance pass once no server data has arrived for a second:
         /// under a stream of server data it stays resident). When false, open loads everything
         /// before it returns and the cache stays resident.

@@ -44,7 +44,7 @@ public struct PendingWrite: Sendable, Hashable {
     }
 
     /// The absolute paths this write touches: its path for a set, each child's for an update.
-    public var touchedPaths: [Path] {
+    package var touchedPaths: [Path] {
         switch operation {
         case .set: [path]
         case .update(let children): children.map { path.appending($0.path) }
@@ -226,7 +226,7 @@ public struct OnDisconnectOperation: Sendable, Hashable {
 }
 
 /// What one pruning round removed. Recorded as an event so that replay reproduces it.
-public struct PruneResult: Sendable, Hashable {
+@_spi(HearthInternals) public struct PruneResult: Sendable, Hashable {
     /// Paths whose cached data is removed…
     public let prunedPaths: [Path]
     /// …except for these paths below them.

@@ -7,7 +7,7 @@ import HearthModel
 /// over them, at run time and at replay alike. Events are plain data: they carry only the
 /// values defined beside them in Events/, never a type of the layers above. Events carry every
 /// input the reducer needs — including times — so replay is deterministic.
-public enum StoreEvent: Sendable, Hashable {
+@_spi(HearthInternals) public enum StoreEvent: Sendable, Hashable {
     /// The server's data at `path` replaced (`at`: store clock, ms; used for LRU).
     case serverOverwrite(path: Path, node: Node, at: Int64)
     /// The server's data merged at `path`.

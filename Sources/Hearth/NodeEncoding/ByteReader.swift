@@ -13,7 +13,7 @@ import Darwin
 
 /// Why bytes could not be decoded. Carries the byte offset within the decoded unit (a record
 /// payload or a checkpoint section) and what was expected there.
-public struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible {
+@_spi(HearthInternals) public struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Offset of the problem within the decoded bytes.
     public let offset: Int
     /// What was wrong.

@@ -15,7 +15,7 @@ import HearthModel
 /// - `keyWatchers` holds exactly the tracked queries that `watchesKeys(_:)` selects, at their paths;
 /// - an untracked cache entry is never at or below another untracked entry, nor at or below
 ///   a tracked query's path (tracked data is accounted to its query).
-public struct StoreState: Sendable, Equatable {
+@_spi(HearthInternals) public struct StoreState: Sendable, Equatable {
     /// The server's data as last received, at every location the client has seen.
     public internal(set) var serverCache: Node = .empty
     /// Pending user writes in write-id order.
@@ -51,12 +51,12 @@ public struct StoreState: Sendable, Equatable {
     /// for it however many sit at its location.
     var keyWatchers = PathTrie<Set<Int64>>()
     /// Per writer, the highest write id applied (a server's deduplication table).
-    public internal(set) var writerWatermarks: [String: WriterWatermark] = [:]
+    package internal(set) var writerWatermarks: [String: WriterWatermark] = [:]
     /// The writer id each pending write was created under (a client store's; exactly-once
     /// writes).
-    public internal(set) var writerIdentities = WriterIdentities()
+    package internal(set) var writerIdentities = WriterIdentities()
     /// The writer id of the store's newest writes (the last incarnation that wrote), if any.
-    public var writerID: String? { writerIdentities.current }
+    package var writerID: String? { writerIdentities.current }
 
     /// The highest ids ever assigned (ids are never reused, even after removal).
     public internal(set) var lastWriteID: Int64 = 0

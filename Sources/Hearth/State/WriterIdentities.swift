@@ -10,7 +10,7 @@
 /// the two share only the writes made before the copy, which carry the old ids and are the
 /// same writes on both sides. A pending write keeps the id it was created under, so its
 /// re-sends after a restart are still recognised.
-public struct WriterIdentities: Sendable, Hashable {
+package struct WriterIdentities: Sendable, Hashable {
     /// Write ids from `firstWriteID` up to the next run's first, created under `writer`.
     struct Run: Sendable, Hashable {
         let firstWriteID: Int64
@@ -22,12 +22,12 @@ public struct WriterIdentities: Sendable, Hashable {
     private(set) var runs: [Run] = []
 
     /// No writer ids: every write is unstamped.
-    public init() {}
+    package init() {}
 
     /// The writer id write `writeID` was created under: that of the last run beginning at or
     /// below it; `nil` when it is older than every run (a write saved before the store had a
     /// writer id, sent unstamped).
-    public func writer(of writeID: Int64) -> String? {
+    package func writer(of writeID: Int64) -> String? {
         var lo = 0, hi = runs.count
         while lo < hi {
             let mid = (lo + hi) / 2
@@ -37,7 +37,7 @@ public struct WriterIdentities: Sendable, Hashable {
     }
 
     /// The writer id of the newest writes (the last run's), if any.
-    public var current: String? { runs.last?.writer }
+    package var current: String? { runs.last?.writer }
 
     /// From `firstWriteID` on, writes are `writer`'s: the runs beginning there or later are
     /// replaced (events are applied in order, so the later claim wins). Nothing changes when

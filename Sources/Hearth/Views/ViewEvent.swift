@@ -46,7 +46,7 @@ public struct RegistrationID: Hashable, Sendable, CustomStringConvertible {
     public let rawValue: Int
 
     /// Creates an id.
-    public init(_ rawValue: Int) { self.rawValue = rawValue }
+    package init(_ rawValue: Int) { self.rawValue = rawValue }
 
     /// `#` and the number.
     public var description: String { "#\(rawValue)" }
@@ -91,7 +91,7 @@ public struct ViewEvent: Sendable, Equatable, CustomStringConvertible {
     public let node: Node
 
     /// Creates an event.
-    public init(
+    package init(
         kind: Kind, path: Path, query: QuerySpec, registration: RegistrationID,
         childKey: ChildKey?, previousChildKey: ChildKey?, node: Node
     ) {

@@ -1,5 +1,5 @@
-/// The limits and modes of a server: what `hearth serve`'s flags set, handed to
-/// ``ServerRuntime/init(store:configuration:verifier:appCheckVerifier:policy:clock:reopen:rulesText:rulesLimits:)``.
+/// The limits and modes of a server: what `hearth serve`'s flags set, handed to the
+/// ``ServerRuntime`` that serves one database.
 ///
 /// Every limit bounds something a client can grow, per connection and in total; the defaults are
 /// the documented ones (`hearth serve --help`, the RunningTheServer article).

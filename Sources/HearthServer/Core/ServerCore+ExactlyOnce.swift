@@ -1,4 +1,4 @@
-import Hearth
+@_spi(HearthInternals) import Hearth
 @_spi(HearthInternals) import HearthWire
 
 // Exactly-once writes (Hearth's extension to protocol v5, ``WriteStamp``): per writer, the

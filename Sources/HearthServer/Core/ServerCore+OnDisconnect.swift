@@ -1,4 +1,4 @@
-import Hearth
+@_spi(HearthInternals) import Hearth
 @_spi(HearthInternals) import HearthWire
 
 // onDisconnect operations: queued (checked against the rules, within the limits), journaled

@@ -1,4 +1,4 @@
-import Hearth
+@_spi(HearthInternals) import Hearth
 @_spi(HearthInternals) import HearthWire
 
 // Writes suspended after a failed commit (a full disk): the data goes back to what the store

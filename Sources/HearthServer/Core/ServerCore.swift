@@ -1,4 +1,4 @@
-import Hearth
+@_spi(HearthInternals) import Hearth
 @_spi(HearthInternals) import HearthWire
 
 /// The server's protocol logic as a state machine, with no I/O (sans-I/O).

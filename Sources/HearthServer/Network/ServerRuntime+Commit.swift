@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Hearth
+@_spi(HearthInternals) import Hearth
 @_spi(HearthInternals) import HearthWire
 
 // The commit thread: group commit, release in order, and what a failed commit does — writes

@@ -1,4 +1,4 @@
-import Hearth
+@_spi(HearthInternals) import Hearth
 
 // The runtime's side of durable onDisconnect operations: the startup that runs those of the
 // connections a stop or a crash left, and what a failed commit does to sessions it dropped.

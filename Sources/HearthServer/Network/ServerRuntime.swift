@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Hearth
+@_spi(HearthInternals) import Hearth
 import HearthRules
 @_spi(HearthInternals) import HearthWire
 import Synchronization
@@ -118,7 +118,7 @@ public final class ServerRuntime: Sendable {
     ///     answers with.
     ///   - rulesLimits: the bounds rules replaced through `PUT /.settings/rules.json` load and
     ///     run within.
-    public init(
+    @_spi(HearthInternals) public init(
         store opened: AuthoritativeStore.Opened, configuration: ServerConfiguration, verifier: any TokenVerifier,
         appCheckVerifier: (any TokenVerifier)? = nil, policy: (any AccessPolicy)? = nil,
         clock: @escaping @Sendable () -> Int64 = Store.systemClock,
@@ -338,5 +338,5 @@ public final class ServerRuntime: Sendable {
     package func servedValue(at path: Path) -> Node { state.withLock { $0.core.data.child(at: path) } }
 
     /// The store the runtime writes to now (it changes when a failed commit reopens it).
-    public var currentStore: AuthoritativeStore? { store.withLock { $0 } }
+    @_spi(HearthInternals) public var currentStore: AuthoritativeStore? { store.withLock { $0 } }
 }

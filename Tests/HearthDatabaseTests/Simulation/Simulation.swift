@@ -1,4 +1,4 @@
-import Hearth
+@_spi(HearthInternals) import Hearth
 import HearthModel
 @_spi(HearthInternals) import HearthServer
 import HearthTesting

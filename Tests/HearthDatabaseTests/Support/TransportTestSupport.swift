@@ -1,5 +1,5 @@
 import Foundation
-import Hearth
+@_spi(HearthInternals) import Hearth
 @testable import HearthDatabase
 @_spi(HearthInternals) import HearthServer
 @_spi(HearthInternals) import HearthWire

@@ -2,7 +2,7 @@
 // time offset — from what it records beside its events, and an acknowledged write walks the
 // default queries above it once: the answers must be those of the state the events leave.
 import Testing
-@testable import Hearth
+@_spi(HearthInternals) @testable import Hearth
 
 @Suite struct BatchLookupTests {
     @Test func aBatchSeesTheWritesItSavesAcksAndRevertsInOrder() throws {
