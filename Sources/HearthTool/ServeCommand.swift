@@ -177,43 +177,31 @@ struct ServeCommand: AsyncParsableCommand {
             }
             throw ToolError.failed("\(error)")
         }
-        let options = AuthoritativeStore.Options()
-        let store = try AuthoritativeStore.open(directory: dataDirectory, options: options)
         var configuration = ServerConfiguration()
         configuration.emulator = emulator
         configuration.idleTimeoutMs = Int64(idleTimeout) * 1000
         configuration.publicHost = publicHost
         configuration.enforcesAppCheck = appCheckVerifier != nil
         limits.apply(to: &configuration)
-        // After a failed commit (a full disk) the runtime reopens the store to serve reads from
-        // what it holds, read-only if it cannot be opened for writing yet, and retries writes.
-        let storeOptions = options
+        // Each database's store (the default one here, each namespace's in `namespaces/`), reopened
+        // by its runtime after a failed commit (ServerRuntime.init(directory:...)).
         let policyInForce = policy, textInForce = rulesText, limitsInForce = ruleLimits, settings = configuration
         let appCheckInForce = appCheckVerifier
-        @Sendable func runtime(
-            in directory: String, store: AuthoritativeStore.Opened
-        ) throws(StoreError) -> ServerRuntime {
-            let reopen: @Sendable (Bool) throws(StoreError) -> AuthoritativeStore.Opened = { readOnly in
-                var again = storeOptions
-                again.readOnly = readOnly
-                return try AuthoritativeStore.open(directory: directory, options: again)
-            }
-            return try ServerRuntime(
-                store: store, configuration: settings, verifier: verifier, appCheckVerifier: appCheckInForce,
-                policy: policyInForce, reopen: reopen,
-                rulesText: textInForce, rulesLimits: limitsInForce)
+        @Sendable func runtime(in directory: String) throws(StoreError) -> ServerRuntime {
+            try ServerRuntime(
+                directory: directory, configuration: settings, verifier: verifier, appCheckVerifier: appCheckInForce,
+                policy: policyInForce, rulesText: textInForce, rulesLimits: limitsInForce)
         }
         if emulator { FileHandle.standardError.write(Data((Self.emulatorWarning + "\n").utf8)) }
         let namespaces = (dataDirectory as NSString).appendingPathComponent("namespaces")
         let databases = Databases(
-            primary: try runtime(in: dataDirectory, store: store), defaultName: namespace, maxNamespaces: maxNamespaces,
+            primary: try runtime(in: dataDirectory), defaultName: namespace, maxNamespaces: maxNamespaces,
             redirects: redirects
         ) { name in
             // Each namespace is a store of its own; `namespaces/` is made on first use.
             try FileManager.default.createDirectory(atPath: namespaces, withIntermediateDirectories: true)
             let directory = (namespaces as NSString).appendingPathComponent(name)
-            return try runtime(
-                in: directory, store: try AuthoritativeStore.open(directory: directory, options: storeOptions))
+            return try runtime(in: directory)
         }
         let fileLimit = NetworkServer.raiseFileDescriptorLimit()
         let server = try await NetworkServer.start(listening: socket, databases: databases, limits: limits.limits)

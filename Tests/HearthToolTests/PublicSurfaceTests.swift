@@ -92,6 +92,15 @@ import Testing
         #expect(missing.isEmpty, "not public in Hearth: \(missing.sorted())")
     }
 
+    /// With the server's store behind `@_spi`, an embedder still makes a runtime — from a
+    /// directory — to hand to `Databases` and `NetworkServer`, which are public.
+    @Test func anEmbedderCanMakeAServerRuntime() throws {
+        guard let graph = try SymbolGraph.extract("HearthServer") else { return }
+        let inits = graph.symbols.map { $0.path.joined(separator: ".") }.filter { $0.hasPrefix("ServerRuntime.init(") }
+        #expect(inits.contains { $0.hasPrefix("ServerRuntime.init(directory:") }, "public initializers: \(inits)")
+        #expect(!inits.contains { $0.hasPrefix("ServerRuntime.init(store:") }, "the store-taking one is SPI")
+    }
+
     @Test func testAidsLiveInHearthTesting() throws {
         guard let graph = try SymbolGraph.extract("HearthTesting") else { return }
         let topLevel = Set(graph.symbols.compactMap { $0.path.count == 1 ? $0.path[0] : nil })
