@@ -23,8 +23,8 @@ extension Store {
             defer { core.withLock { $0.maintenancePending = false } }
             do throws(StoreError) {
                 if due {
-                    let room = try makeRoomForCheckpoint()
-                    try writeCheckpoint(waited: true, room: room)
+                    try makeRoomForCheckpoint()
+                    try writeCheckpoint(waited: true)
                 }
                 if try footprintBytes() > options.capBytes || tooManyInactiveQueries() {
                     try enforceCap()
