@@ -8,7 +8,8 @@ struct CappedStoreArguments: ParsableArguments {
     @Option(
         name: .customLong("cache-size"),
         help: ArgumentHelp(
-            "The cap to compare the footprint against and prune to (default 10 MiB).", valueName: "BYTES"))
+            "The cap to compare the footprint against (default 10 MiB): compact prunes to it; stats prunes to it only when it is given.",
+            valueName: "BYTES"))
     var cacheSize: Int?
 
     @Flag(help: "Print the result as one JSON object.")

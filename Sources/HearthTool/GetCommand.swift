@@ -8,7 +8,8 @@ struct GetCommand: ParsableCommand {
         abstract: "Print the value at PATH with pending writes overlaid (or the server cache alone).",
         discussion: """
             Values print in Firebase's export format (.value/.priority/.sv). With --query, prints \
-            the query's window. Opens the store (taking its lock; recovery may truncate a torn tail); \
+            the query's window. Opens the store (taking its lock; recovery may truncate a torn tail; \
+            nothing a cap could keep is pruned: the cap is the opener's); \
             with --read-only, or when the directory is not writable or another process holds the \
             store, reads it without the lock and writes nothing.
 

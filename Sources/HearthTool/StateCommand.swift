@@ -8,7 +8,7 @@ struct StateCommand: ParsableCommand {
         abstract: "Print the whole materialized state (the auth token redacted).",
         discussion: """
             Opens the store (taking its lock; recovery may truncate a torn tail and maintenance may \
-            run); with --read-only, or when the directory is not writable or another process holds \
+            run, pruning nothing a cap could keep: the cap is the opener's); with --read-only, or when the directory is not writable or another process holds \
             the store, reads it without the lock and writes nothing.
             """
     )

@@ -9,7 +9,8 @@ struct StatsCommand: ParsableCommand {
             "Print files and sizes, record counts, compression, live and dead bytes, the footprint against the cap, and state counts.",
         discussion: """
             Opens the store (taking its lock; recovery may truncate a torn tail and maintenance may \
-            run); with --read-only, or when the directory is not writable or another process holds \
+            run, pruning only with --cache-size: the cap is the opener's, and a store an app ran \
+            with a larger cap than the default must not lose its cache to being measured); with --read-only, or when the directory is not writable or another process holds \
             the store, reads it without the lock and writes nothing.
             """
     )
@@ -50,11 +51,14 @@ struct StatsCommand: ParsableCommand {
         let liveBytes = s.footprintBytes - min(deadBytes, s.footprintBytes)
         let ratio: Double? = liveRaw > 0 ? Double(liveStored) / Double(liveRaw) : nil
 
+        // Without --cache-size the store opened with the largest cap so that reading it prunes
+        // nothing (StoreAccess.openToRead); the footprint is still shown against the default.
+        let cap = options.cacheSize ?? Store.defaultCacheSize
         let out = Output()
         if options.json {
             out.json([
                 "footprintBytes": Render.int(s.footprintBytes),
-                "cacheSizeBytes": Render.int(s.cacheSizeBytes),
+                "cacheSizeBytes": Render.int(cap),
                 "capExceededByUnprunableData": .bool(s.capExceededByUnprunableData),
                 "liveBytes": Render.int(liveBytes),
                 "deadBytes": Render.int(deadBytes),
@@ -80,9 +84,9 @@ struct StatsCommand: ParsableCommand {
                 "untrackedEntries": Render.int(s.untrackedEntries),
             ])
         } else {
-            let percent = Double(s.footprintBytes) * 100 / Double(s.cacheSizeBytes)
+            let percent = Double(s.footprintBytes) * 100 / Double(cap)
             out.line(
-                "footprint: \(s.footprintBytes) bytes of a \(s.cacheSizeBytes)-byte cap (\(Self.fixed(percent, 1))%)"
+                "footprint: \(s.footprintBytes) bytes of a \(cap)-byte cap (\(Self.fixed(percent, 1))%)"
                     + (s.capExceededByUnprunableData ? " — exceeded by unprunable data" : ""))
             out.line("files:")
             for f in s.files { out.line("  \(f.name)  \(f.bytes) bytes") }

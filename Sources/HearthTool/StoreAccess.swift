@@ -21,6 +21,28 @@ enum StoreAccess {
         options.backgroundMaintenance = false
         options.lazyCacheLoad = false
         if let cacheSizeBytes { options.cacheSizeBytes = cacheSizeBytes }
+        return try open(directory, options: options)
+    }
+
+    /// Opens the store in `directory` for a command that only reads it, with maintenance that
+    /// prunes nothing the store's own cap could have kept.
+    ///
+    /// The cap is not stored: it is the option of whoever opens the store, and pruning runs at
+    /// open. A store an app ran with a 100 MiB cap, opened with the default 10 MiB one to be
+    /// read, would lose most of its cache to a `get`. So without `cacheSizeBytes` a reading
+    /// command opens with the largest cap a store can have and no limit on inactive queries:
+    /// recovery and checkpoints still run, pruning only past what any cap allows.
+    static func openToRead(_ directory: String, cacheSizeBytes: Int?) throws -> Store {
+        var options = Store.Options()
+        options.createIfMissing = false
+        options.backgroundMaintenance = false
+        options.lazyCacheLoad = false
+        options.cacheSizeBytes = cacheSizeBytes ?? Store.maximumCacheSize
+        if cacheSizeBytes == nil { options.maxInactiveQueries = Int.max }
+        return try open(directory, options: options)
+    }
+
+    private static func open(_ directory: String, options: Store.Options) throws -> Store {
         do {
             let store = try Store.open(directory: directory, options: options)
             if let torn = store.recovery.truncatedTail {
@@ -42,7 +64,7 @@ enum StoreAccess {
     /// With `readOnly`, or — automatically, with a note on stderr — when the directory is not
     /// writable or another process holds the store's lock, the store is opened read-only
     /// (``Store/Options/readOnly``): no lock, nothing written, the last consistent state read
-    /// from the MANIFEST, the checkpoint and the segments. Otherwise as ``open(_:create:durability:cacheSizeBytes:)``.
+    /// from the MANIFEST, the checkpoint and the segments. Otherwise as ``openToRead(_:cacheSizeBytes:)``.
     static func openForReading(_ directory: String, readOnly: Bool, cacheSizeBytes: Int? = nil) throws -> Store {
         if readOnly { return try openReadOnly(directory, cacheSizeBytes: cacheSizeBytes) }
         if access(directory, F_OK) == 0, access(directory, W_OK | X_OK) != 0 {
@@ -53,7 +75,7 @@ enum StoreAccess {
             return try openReadOnly(directory, cacheSizeBytes: cacheSizeBytes)
         }
         do {
-            return try open(directory, cacheSizeBytes: cacheSizeBytes)
+            return try openToRead(directory, cacheSizeBytes: cacheSizeBytes)
         } catch let error as StoreError {
             switch error {
             case .log(.storeLocked):
