@@ -108,7 +108,11 @@ let package = Package(
         ),
         .target(
             name: "HearthModel",
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            // Numbers are rounded and ordered with libm's round/floor/sqrt. An optimized build
+            // turns them into instructions; a debug one calls libm, which nothing else links into
+            // an executable that takes HearthModel without Foundation (the rules fuzzer).
+            linkerSettings: [.linkedLibrary("m", .when(platforms: [.linux]))]
         ),
         .target(
             name: "HearthLog",

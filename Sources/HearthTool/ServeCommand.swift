@@ -3,6 +3,7 @@ import Foundation
 @_spi(HearthInternals) import Hearth
 import HearthRules
 @_spi(HearthInternals) import HearthServer
+import Synchronization
 
 /// `hearth serve DATA_DIR`: a Realtime Database server on one port.
 struct ServeCommand: AsyncParsableCommand {
@@ -288,8 +289,6 @@ final class StopSignals: Sendable {
         }
     }
 }
-
-import Synchronization
 
 final class OnceFlag: Sendable {
     let done = Atomic<Bool>(false)
