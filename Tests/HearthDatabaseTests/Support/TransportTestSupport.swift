@@ -90,8 +90,10 @@ final class EventRecorder: Sendable {
     /// The number of `.closed` events so far.
     var closedCount: Int { all.filter { if case .closed = $0 { true } else { false } }.count }
 
-    /// The next event not yet returned, waiting up to `timeout` seconds.
-    func next(timeout: Double = 60) async -> TransportEvent? {
+    /// The next event not yet returned, waiting up to `timeout` seconds: a bound for an event
+    /// that never comes, generous because the whole suite on a loaded 2-core machine delayed
+    /// one past a minute.
+    func next(timeout: Double = 300) async -> TransportEvent? {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             let got = cursor.withLock { c -> TransportEvent? in
@@ -114,7 +116,7 @@ final class EventRecorder: Sendable {
     }
 
     /// The next event, decoded as a server message when it is one.
-    func nextMessage(timeout: Double = 60) async -> ServerMessage? {
+    func nextMessage(timeout: Double = 300) async -> ServerMessage? {
         guard case .message(let text)? = await next(timeout: timeout) else { return nil }
         return try? ServerMessage.decode(text)
     }

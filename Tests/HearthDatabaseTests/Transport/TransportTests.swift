@@ -54,7 +54,8 @@ struct TransportTests {
         #expect(listened.pushes == [.set(path: "a", data: .null, tag: nil)])
 
         connection.close()
-        #expect(await events.next() == .closed(reason: "closed by the client"))
+        let closed = await events.next()
+        #expect(closed == .closed(reason: "closed by the client"), "\(String(describing: closed)); all: \(events.all)")
         #expect(events.overlaps.load(ordering: .relaxed) == 0, "events were delivered one at a time")
         try await server.stop()
     }
@@ -197,7 +198,7 @@ struct TransportTests {
         let quick = Self.makeTransport(connectTimeout: .milliseconds(300))
         let endpoint = ServerEndpoint(secure: false, host: "127.0.0.1", port: port, namespace: "test")
         _ = quick.connect(to: endpoint, lastSessionID: nil, events: events.handler)
-        guard case .closed(let reason)? = await events.next(timeout: 5) else {
+        guard case .closed(let reason)? = await events.next() else {
             Issue.record("no .closed: \(events.all)")
             return
         }
