@@ -4,79 +4,6 @@ import Hearth
 import HearthModel
 @_spi(HearthInternals) import HearthWire
 
-/// What the runtime keeps beside the core, under ``Database/state``.
-struct RuntimeState: Sendable {
-    var core: ClientCore
-    /// Where the connections go (the URL's host, or an emulator's).
-    var endpoint: ServerEndpoint
-    /// Where a persistent store keeps the host a server redirected ``endpoint`` to (`nil`:
-    /// memory only).
-    var hostCache: HostCache?
-    /// Whether the app has used the database (a reference, goOnline/goOffline): settings that
-    /// must precede the first use are refused after it.
-    var started = false
-    var connection: (id: ConnectionID, link: any TransportConnection)?
-    var closed = false
-    var timer: TimerSource?
-    var pushIDs: PushIDGenerator
-    var random: SeededRandom
-    var info = InfoState()
-    /// keepSynced locations (the store persists them; the core listens for them).
-    var pinned: Set<QueryLocation> = []
-    var registrations: [DatabaseHandle: Registration] = [:]
-    var infoObservers: [DatabaseHandle: InfoObserver] = [:]
-    var nextHandle: DatabaseHandle = 1
-    /// Outcomes on their way to the app's handlers (writes' and named transactions').
-    var outcomes: OutcomeLedger
-    var onDisconnectCallbacks: [Int64: WriteCallback] = [:]
-    /// Transactions in flight, by their current write id; named functions; transactions an
-    /// earlier run queued, waiting for their function.
-    var transactions = TransactionQueue<RunningTransaction>()
-    var transactionFunctions: [String: TransactionFunction] = [:]
-    var restoredTransactions: [QueuedTransaction] = []
-    /// Writes held for an expired token, and who wants to know.
-    var writesPaused = false
-    var writesPausedObservers: [DatabaseHandle: (queue: DispatchQueue, handler: @Sendable (Bool) -> Void)] = [:]
-    var getWaiters: [UInt64: @Sendable (Result<Node, DatabaseError>) -> Void] = [:]
-    var nextGet: UInt64 = 1
-    /// Transport reports not yet given to the core (drained together: one store commit for
-    /// a burst of messages), within ``Database/Options/maxInboxBytes``.
-    var inbox: Inbox
-    /// The last store failure while applying the server's data (the data stays as it was;
-    /// nothing acknowledged is lost — an ack that failed to commit is re-sent next run).
-    var lastStorageError: DatabaseError?
-    /// A sync of the app's commits failed (``Database/handOff(after:_:failed:)``): every later
-    /// write is refused with it, and every commit not yet handed to the core fails with it.
-    var durabilityFailure: DatabaseError?
-    /// Commits waiting on the sync queue to be made durable and handed to the core.
-    var handOffs = 0
-
-    mutating func newHandle() -> DatabaseHandle {
-        defer { nextHandle += 1 }
-        return nextHandle
-    }
-}
-
-/// A dispatch timer, which is thread-safe (Dispatch synchronizes its sources) but not marked
-/// `Sendable`.
-final class TimerSource: @unchecked Sendable {
-    let source: DispatchSourceTimer
-    init(_ source: DispatchSourceTimer) { self.source = source }
-    func cancel() { source.cancel() }
-}
-
-/// An observer registered on the store.
-struct Registration: Sendable {
-    let token: ListenerToken
-    /// The location as the store tracks it, and as the core listens to it.
-    let location: QueryLocation
-    /// The query as observed (its view's order; ``location`` folds a query that loads all
-    /// data into the default query).
-    let spec: QuerySpec
-    let cancel: (@Sendable (DatabaseError) -> Void)?
-    let queue: DispatchQueue
-}
-
 extension Database {
     /// Runs one step of the core and does what it returns. Must run on ``work``.
     func step(allowClosed: Bool = false, _ body: (inout ClientCore, Int64) -> ClientOutput) {
@@ -256,5 +183,44 @@ extension Database {
             timer.resume()
             s.timer = TimerSource(timer)
         }
+    }
+}
+
+extension Database {
+    /// A transport report: queued, and the queue drained on ``work`` in one step. The report
+    /// that brings the inbox to its bound stops the connection's reading until a drain.
+    func received(_ event: TransportEvent, on id: ConnectionID) {
+        let (first, stop) = state.withLock { s -> (Bool, (any TransportConnection)?) in
+            let stopping = s.inbox.append(event, from: id)
+            let link = stopping.flatMap { id in s.connection.flatMap { $0.id == id ? $0.link : nil } }
+            return (s.inbox.events.count == 1, link)
+        }
+        stop?.setReading(false)
+        guard first else { return }
+        work.async { [weak self] in self?.drainInbox() }
+    }
+
+    private func drainInbox() {
+        let batch = state.withLock { s in s.inbox.take() }
+        step { (core, now) in
+            var out = ClientOutput()
+            for (id, event) in batch.events {
+                switch event {
+                case .opened: out.append(core.connectionOpened(id, now: now))
+                case .message(let text): out.append(core.received(text, on: id, now: now))
+                case .closed: out.append(core.connectionClosed(id, now: now))
+                }
+            }
+            return out
+        }
+        let closedLinks: [ConnectionID] = batch.events.compactMap {
+            if case .closed = $0.1 { return $0.0 } else { return nil }
+        }
+        let resume = state.withLock { s -> (any TransportConnection)? in
+            if let c = s.connection, closedLinks.contains(c.id) { s.connection = nil }
+            guard let id = s.inbox.handled(batch.bytes) else { return nil }
+            return s.connection.flatMap { $0.id == id ? $0.link : nil }
+        }
+        resume?.setReading(true)
     }
 }

@@ -1,6 +1,7 @@
 #if HEARTH_NIO_TRANSPORT
 @_spi(HearthInternals) import HearthWire
 import NIOCore
+import NIOHTTP1
 import NIOWebSocket
 
 /// A ``TransportConnection`` on a NIO channel: every call hops to the connection's event loop,
@@ -128,6 +129,148 @@ final class WebSocketSession {
         data.write(webSocketErrorCode: code)
         channel.writeAndFlush(
             WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: .random(), data: data), promise: nil)
+    }
+}
+
+/// Before the upgrade: sends the handshake request (NIOHTTP1's upgrade handler adds the
+/// WebSocket headers) and turns a refusal or an error into a reason and a closed socket.
+/// Removed once the server accepts the upgrade.
+final class UpgradeRequester: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private let box: NIOLoopBoundBox<WebSocketSession>
+    private let target: String
+    private let host: String
+
+    init(box: NIOLoopBoundBox<WebSocketSession>, target: String, host: String) {
+        self.box = box
+        self.target = target
+        self.host = host
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: host)
+        headers.add(name: "Content-Length", value: "0")
+        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: target, headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // Only a response that refused the upgrade gets here.
+        if case .head(let head) = unwrapInboundIn(data) {
+            box.value.fail(
+                reason: CloseReason.refusedUpgrade(status: Int(head.status.code), phrase: head.status.reasonPhrase),
+                on: context.channel)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        box.value.fail(reason: CloseReason.openingFailed("\(error)"), on: context.channel)
+    }
+}
+
+/// Holds back the end of the server's input by one turn of the event loop, then passes it on
+/// and closes the channel.
+///
+/// A server may send its 101 response, a first frame and its FIN together — a front's reset
+/// (`r`) and close, say. The upgrade removes the HTTP decoder, and NIO finishes that removal one
+/// turn later (`ByteToMessageHandler` defers it with `execute`); only then does the decoder hand
+/// on the bytes behind the 101, and only if it has not seen the end of input: told of the FIN
+/// first, it drops them (`HTTPDecoder.decodeLast` forwards left-over bytes only without EOF).
+/// Passed on one turn later, the end of input reaches a pipeline whose removal has finished and
+/// whose frames have been delivered; before an upgrade it completes a refusal read to its end.
+final class EndOfInputGuard: ChannelInboundHandler {
+    typealias InboundIn = NIOAny
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard case .inputClosed? = event as? ChannelEvent else {
+            return context.fireUserInboundEventTriggered(event)
+        }
+        let loop = context.eventLoop.assumeIsolated()
+        loop.execute {
+            context.fireUserInboundEventTriggered(event)
+            context.close(promise: nil)
+        }
+    }
+}
+
+/// After the upgrade: whole WebSocket messages (fragments joined by NIOWebSocketFrameAggregator)
+/// in; protocol v5 messages (count-prefixed frames joined by ``FrameAssembler``) out to the
+/// session. Answers pings and close frames.
+final class FrameHandler: ChannelInboundHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    private let box: NIOLoopBoundBox<WebSocketSession>
+    private var inbound: InboundFrames
+    private var closing = false
+
+    init(box: NIOLoopBoundBox<WebSocketSession>, maxMessageBytes: Int) {
+        self.box = box
+        self.inbound = InboundFrames(maxMessageBytes: maxMessageBytes)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        guard !closing else { return }
+        switch frame.opcode {
+        case .text:
+            do throws(InboundFrames.Refusal) {
+                if let message = try inbound.text(utf8: frame.unmaskedData.readableBytesView) {
+                    box.value.received(message, on: context.channel)
+                }
+            } catch {
+                refuse(context: context, error)
+            }
+        case .binary:
+            refuse(context: context, InboundFrames.binaryRefusal)
+        case .ping:
+            let pong = WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: frame.unmaskedData)
+            context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
+        case .connectionClose:
+            var data = frame.unmaskedData
+            let code = data.readWebSocketErrorCode()
+            let text = data.readString(length: data.readableBytes) ?? ""
+            closing = true
+            // Echo the code (RFC 6455 section 5.5.1), then close the socket.
+            WebSocketSession.writeCloseFrame(code: code ?? .normalClosure, on: context.channel)
+            box.value.fail(
+                reason: CloseReason.serverClosed(code: code.map { UInt16(webSocketErrorCode: $0) }, text: text),
+                on: context.channel)
+        default:
+            break  // pong: nothing to do; continuation: joined by the aggregator
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let error = error as? NIOWebSocketFrameAggregator.Error {
+            let code: WebSocketErrorCode =
+                switch error {
+                case .accumulatedFrameSizeIsTooLarge, .tooManyFragments: .messageTooLarge
+                default: .protocolError
+                }
+            refuse(
+                context: context,
+                .init(
+                    code: UInt16(webSocketErrorCode: code),
+                    reason: "the server sent an unacceptable fragmented message: \(error)"))
+        } else {
+            // NIOWebSocketError: WebSocketProtocolErrorHandler already sent the close frame.
+            closing = true
+            box.value.fail(reason: CloseReason.failed("\(error)"), on: context.channel)
+        }
+    }
+
+    /// Fails the connection with a close frame carrying the refusal's code.
+    private func refuse(context: ChannelHandlerContext, _ refusal: InboundFrames.Refusal) {
+        guard !closing else { return }
+        closing = true
+        WebSocketSession.writeCloseFrame(code: WebSocketErrorCode(codeNumber: Int(refusal.code)), on: context.channel)
+        box.value.fail(reason: refusal.reason, on: context.channel)  // closes the socket
     }
 }
 #endif
