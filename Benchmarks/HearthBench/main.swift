@@ -223,6 +223,13 @@ func durableWrites(writers: Int) throws {
         try engine.flush()
         try engine.close()
         closeSeconds = elapsed(c0)
+        if let hearth = engine as? HearthEngine {
+            // The group commit's gathers, and those that ended at their limit (one sync's time)
+            // with fewer committers queued than the last group released.
+            let (gathers, timeouts) = hearth.store.groupCommitGathers
+            metrics["gathers"] = Double(gathers)
+            metrics["gatherTimeouts"] = Double(timeouts)
+        }
     }
     let total = elapsed(t0)
     // Every thread's CPU over the timed part (the writers', the engine's own, the group commit's).

@@ -47,6 +47,8 @@ for workload, rounds in sorted(runs.items()):
               f"  p50 ms {s.median(d['p50Ms'] for d in ds):6.3f}  p99 ms {s.median(d['p99Ms'] for d in ds):7.3f}"
               f"  open ms {s.median(d.get('openMs', 0) for d in ds):6.2f}  close ms {s.median(d.get('closeSeconds', 0) for d in ds) * 1e3:6.2f}")
         print("    runs: " + ", ".join(f"{d['opsPerSec']:.0f}" for d in ds))
+        if all('gathers' in d for d in ds):
+            print(f"    gathers {s.median(d['gathers'] for d in ds):.0f}, ended at the limit {s.median(d['gatherTimeouts'] for d in ds):.0f} (medians)")
     for e in engines[1:]:
         both = [r for r in rounds.values() if 'hearth-full' in r and e in r]
         for label, f in (('ops/s', lambda d: d['opsPerSec']), ('writes only', writes_only)):

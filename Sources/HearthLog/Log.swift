@@ -122,6 +122,11 @@ public final class Log: Sendable {
     /// The highest LSN known to be synced.
     public var durableLSN: LSN { core.monitor.withLock { core.durableLSN } }
 
+    /// Group commit's gathers since the log was opened — the leader of a synced group waiting
+    /// for as many committers as the last group released — and how many of them ended at their
+    /// time limit (about one sync's duration) before that many were queued.
+    public var gatherCounts: (gathers: Int, timeouts: Int) { core.gatherCounts }
+
     /// The highest LSN written (acknowledged under its tier); 0 if the log has never had a record.
     public var lastLSN: LSN { core.monitor.withLock { core.writtenLSN } }
 

@@ -102,6 +102,11 @@ extension Store {
     /// How many commits waited for maintenance (backpressure) since the store opened.
     @_spi(HearthInternals) public var backpressureWaitCount: Int { core.withLock { $0.backpressureWaits } }
 
+    /// The log's group-commit gathers since the store opened, and those that ended at their
+    /// time limit (the log's `gatherCounts`): what the durable-write benchmarks print beside their
+    /// rates.
+    @_spi(HearthInternals) public var groupCommitGathers: (gathers: Int, timeouts: Int) { log.gatherCounts }
+
     /// [core locked] The commit of one validated user write whose path and data were encoded
     /// and deflated before the lock (`body`, `deflatedBody`): under the lock only its id is
     /// taken, its record queued (the id's bytes stored ahead of the deflated body, one raw

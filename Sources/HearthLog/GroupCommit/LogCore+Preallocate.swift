@@ -53,14 +53,14 @@ extension LogCore {
     }
 
     /// [close] Cuts the zeros preallocated past the active segment's last record off again, so
-    /// that a closed store's files hold only records. Best effort: every record is already
-    /// synced, and a zero tail the cut leaves (it failed, or its size change is lost in a power
-    /// cut before the sync) is itself a valid end of the log.
+    /// that a closed store's files hold only records. Best effort, and not synced: every record
+    /// is already synced, and a zero tail the cut leaves (it failed, or its size change is lost
+    /// in a power cut) is itself a valid end of the log, which the next open cuts again. A sync
+    /// here would make close wait for a metadata write that keeps nothing durable.
     func trimPreallocation() {
         guard let a = active, preallocatedEnd > a.offset else { return }
         do throws(FileSystemError) {
             try a.file.truncate(to: a.offset)
-            try a.file.sync()
             preallocatedEnd = 0
             overwritable = 0..<0
         } catch {}

@@ -4,7 +4,8 @@
 //   there cleanly, recovery cuts them off and reports them as `preallocatedTail`, never as a torn
 //   tail; appends after reopen start at the real end;
 // - a torn record followed by zeros is still a torn tail; zeros in a sealed segment are corruption;
-// - a roll and a close cut the zeros off; a failed preallocation write fails no append;
+// - a roll and a close cut the zeros off (close without a sync); a failed preallocation write
+//   fails no append;
 // - `footprint()` counts the active segment's records, not its zeros.
 import Testing
 @_spi(HearthInternals) @testable import HearthLog
@@ -48,6 +49,24 @@ import HearthTesting
         #expect(fs.contents(of: Self.segment1)?.count == Int(end), "close cuts the zeros off")
         let report = try Log.verify(directory: storeDir, fileSystem: fs)
         #expect(report.damage == nil && report.segments.last?.preallocatedTail == 0)
+    }
+
+    /// Close's cut is not synced: with every record synced it syncs nothing. The cut lost in a
+    /// power cut leaves the synced zeros, the normal end of the log, which the next open cuts.
+    @Test func closeSyncsNothingAndACutLostInAPowerCutIsHarmless() throws {
+        let (fs, log, history) = try Self.written(40, seed: 0x9A_0008)
+        let end = try Self.recordsEnd(fs, "seg-0000000000000001.log")
+        let syncs = fs.syncCount
+        try log.close()
+        #expect(fs.syncCount == syncs, "close synced a file with every record already durable")
+        #expect(fs.contents(of: Self.segment1)?.count == Int(end), "close cuts the zeros off")
+        fs.powerCut(mode: .dropAllUnsynced)
+        #expect(try Log.verify(directory: storeDir, fileSystem: fs).damage == nil)
+        let again = try Log.open(directory: storeDir, fileSystem: fs, options: .test(segmentSize: 1 << 20))
+        #expect(again.recovery.truncatedTail == nil, "zeros are not a torn tail")
+        #expect(try recoveredHistory(again) == history)
+        try again.close()
+        #expect(fs.contents(of: Self.segment1)?.count == Int(end))
     }
 
     @Test func aZeroTailAfterACrashIsTheNormalEndNotATornTail() throws {

@@ -22,9 +22,11 @@ import HearthTesting
         let (store, o) = try Self.seeded(fs, count: 2_000)
         #expect(try store.stats().logBytesSinceCheckpoint >= Store.openReplayCheckpointBytes)
         #expect(store.log.checkpoint == nil)
+        let syncs = fs.syncCount
         try store.close()
         // Looked at before reopening: an open that replays 64 KiB checkpoints too.
         #expect(fs.fileNames(in: "/db").contains { $0.hasPrefix("ckpt-") }, "close wrote no checkpoint")
+        #expect(fs.syncCount - syncs >= 3, "the checkpoint, the new segment and the MANIFEST are synced")
         let again = try Store.open(directory: "/db", options: o)
         let checkpoint = try #require(again.log.checkpoint)
         #expect(checkpoint.lsn == again.log.lastLSN, "open replayed no record")
@@ -37,7 +39,10 @@ import HearthTesting
         let fs = SimulatedFileSystem(seed: 42)
         let (store, o) = try Self.seeded(fs, count: 100)
         #expect(try store.stats().logBytesSinceCheckpoint < Store.openReplayCheckpointBytes)
+        let syncs = fs.syncCount
         try store.close()
+        // Every write was synced when it returned; cutting the preallocated zeros off needs none.
+        #expect(fs.syncCount == syncs, "close synced a log with every record durable")
         #expect(
             !fs.fileNames(in: "/db").contains { $0.hasPrefix("ckpt-") },
             "a short tail is cheaper to replay than to checkpoint at every close")
