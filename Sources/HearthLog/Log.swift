@@ -125,7 +125,7 @@ public final class Log: Sendable {
     /// Group commit's gathers since the log was opened — the leader of a synced group waiting
     /// for as many committers as the last group released — and how many of them ended at their
     /// time limit (about one sync's duration) before that many were queued.
-    public var gatherCounts: (gathers: Int, timeouts: Int) { core.gatherCounts }
+    package var gatherCounts: (gathers: Int, timeouts: Int) { core.gatherCounts }
 
     /// The highest LSN written (acknowledged under its tier); 0 if the log has never had a record.
     public var lastLSN: LSN { core.monitor.withLock { core.writtenLSN } }
