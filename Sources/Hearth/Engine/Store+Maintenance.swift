@@ -13,7 +13,7 @@ import HearthModel
 // The disk bound (the article "The engine API", FORMAT.md §8.5). With cap K, the store's files hold
 // at most 1.25 K at every instant — not only between checkpoints — as long as pruning can
 // remove enough (data that active queries, pins and pending writes hold is never pruned; the
-// store then reports `capExceededByUnprunableData`), and it keeps up to 0.85 K of checkpoint —
+// store then reports `capExceededByUnprunableData`), and it keeps up to 0.8 K of checkpoint —
 // the most recently used cache, with the rest of the state — beside it. The largest moment is a
 // checkpoint install: the new checkpoint file is written and synced while the old files and the
 // segments it will cover still exist. So, on disk at any instant:
@@ -26,32 +26,35 @@ import HearthModel
 //
 // - live: pruning before every checkpoint (makeRoomForCheckpoint) brings the checkpoint,
 //   estimated whole — the smaller of the cache's encoded size times the last checkpoint's
-//   compression ratio, plus the other state, and F itself — to at most liveShare (0.85 K);
+//   compression ratio, plus the other state, and F itself — to at most liveShare (0.8 K);
 // - dead: compaction brings the dead bytes of the kept files to at most deadShare (0.05 K) at
 //   each checkpoint, copying files' live chunks into the new file as far as the room below
 //   allows (a file that does not fit is compacted at a later checkpoint with more room, once
-//   its chunks die, or when the cap is enforced), so C ≤ 0.9 K;
+//   its chunks die, or when the cap is enforced), so C ≤ 0.85 K;
 // - log: a checkpoint is due once the log since the last one reaches its threshold, at most
 //   logShare (0.1 K); writers wait for maintenance (backpressure, Backpressure.swift) once that
-//   log is past 0.1 K + K/16 and, with the checkpoint, past 0.9 K + 0.1 K + K/16 (or sooner:
+//   log is past 0.1 K + K/16 and, with the checkpoint, past 0.85 K + 0.1 K + K/16 (or sooner:
 //   when the next new file would no longer fit beside them), so C and the log come to at most
-//   1.0625 K;
+//   1.0125 K;
 // - plus K/64 between footprint checks, plus the covered head of the live segment (one
 //   segment, K/32; a checkpoint rolls the segment first, which normally makes this 0, but a
 //   roll may be given up — see writeCheckpoint — so the bound keeps the term);
-// - so F ≤ 1.0625 + 0.047 < 1.11 K;
+// - so F ≤ 1.0125 + 0.047 < 1.06 K;
 // - the new file: it holds only what the checkpoint does not reference where it is — the
 //   changed chunks, the pending writes and indexes, and the copies compaction makes — estimated
 //   as the whole checkpoint minus the old chunks still unchanged (ChunkOrigins.reusableBytes),
-//   and pruned (Store.prune) until it is at most plannedPeak·K − F; the copies are held to what
-//   is left of that room (CheckpointRoom.copyBudget). When the changed chunks alone do not fit,
-//   pruning goes on until the whole checkpoint does — the bound a new file always meets.
+//   and pruned (Store.prune) until it is at most plannedPeak·K − F − K/32 (the segment the
+//   checkpoint's roll creates beside F); the copies are held to what is left of that room
+//   (CheckpointRoom.copyBudget). When the changed chunks alone do not fit, pruning goes on
+//   until the whole checkpoint does — the bound a new file always meets.
 //
-// So an install peaks at plannedPeak·K (1.15 K) when the estimates are right; the 0.1 K to the
-// bound absorbs their error (the compression ratio's, seen up to ~15% of what is estimated —
-// here the new file and, through the live term, the checkpoint). Between checkpoints F is at most
-// C + log ≈ K, and past the cap maintenance prunes and checkpoints at once (enforceCap) rather
-// than wait for the log's threshold.
+// So an install peaks at plannedPeak·K (1.1 K) when the estimates are right; the 0.15 K to the
+// bound absorbs their error: the compression ratio's (seen up to ~15% of what is estimated —
+// here the new file and, through the live term, the checkpoint; the new file, which also holds
+// the copies compaction makes into what is left of the room, is the least sure of them), and,
+// with maintenance in the background, the log writers add while it is written before they wait.
+// Between checkpoints F is at most C + log ≈ K, and past the cap maintenance prunes and
+// checkpoints at once (enforceCap) rather than wait for the log's threshold.
 //
 // The price: a checkpoint every 0.1 K of log under a cap, each writing what changed beside the
 // files it keeps (a design that rewrote the whole checkpoint at each install could keep only what
@@ -62,11 +65,11 @@ import HearthModel
 extension Store {
     /// The checkpoint, estimated, that pruning before every checkpoint aims at, as a share of
     /// the cap: the cache (with the rest of the state) the store keeps.
-    static let liveShare = 0.85
+    static let liveShare = 0.8
 
     /// The checkpoint-install peak pruning plans for, as a share of the cap (the disk bound is
     /// 1.25; the difference absorbs estimation error).
-    static let plannedPeak = 1.15
+    static let plannedPeak = 1.1
 
     /// The log since the last checkpoint, as a share of the cap, that makes a checkpoint due
     /// (the disk bound's log term).

@@ -18,6 +18,15 @@ struct DiskBoundTests {
         options.fileSystem = fs
         options.cacheSizeBytes = cap
         options.backgroundMaintenance = background
+        // Nothing here reads the wall clock, so that a run is the same in every process (inline,
+        // the end state to the byte): the times the records carry and the LRU orders by come
+        // from a test clock that moves a millisecond a write (the system clock's differ from run
+        // to run, and so did the end), and the resident cache is never dropped: a drop is decided by a
+        // wall-clock quiet second, and though it changes nothing written (a drop after every pass
+        // ends the same, to the byte), the test does not rest on that.
+        let clock = TestClock()
+        options.clock = { clock() }
+        options.residentCacheQuietNanos = .max
         let store = try Store.open(directory: "/s", options: options)
         var rng = SeededRandom(seed: seed)
         var written = 0
@@ -43,6 +52,7 @@ struct DiskBoundTests {
                 try store.ackWrite(id)
             }
             written += value.utf8.count
+            clock.advance(1)
             i += 1
         }
         try store.waitUntilLoaded()
@@ -63,9 +73,10 @@ struct DiskBoundTests {
         )
         #expect(end <= UInt64(cap), "the footprint after the run")
         // The cap is the cache's, not half of it: the most recent data stays cached up to most of
-        // it (pruning aims at 0.85 × the cap of checkpoint). Inline only: in the background, how
-        // the last checkpoints fall among the writes depends on the threads' timing.
-        if !background { #expect(Double(end) >= 0.6 * Double(cap), "only \(end) bytes kept at the end") }
+        // it (pruning aims at 0.8 × the cap of checkpoint; aiming at half, the end is ~0.5).
+        // Inline only: in the background, how the last checkpoints fall among the writes depends
+        // on the threads' timing.
+        if !background { #expect(Double(end) >= 0.65 * Double(cap), "only \(end) bytes kept at the end") }
         #expect(Double(peak) <= 1.25 * Double(cap), "peak \(peak) bytes is \(Double(peak) / Double(cap))× the cap")
     }
 
