@@ -215,10 +215,17 @@ public final class Log: Sendable {
         names += segs.map { Layout.segmentName($0.number) }
         var files: [FileSize] = []
         for n in names {
-            let size = try logIO { () throws -> UInt64 in
-                let f = try core.fs.open(joinPath(directory, n), mode: .readOnly)
-                defer { try? f.close() }
-                return try f.size()
+            let size: UInt64
+            do {
+                size = try logIO { () throws -> UInt64 in
+                    let f = try core.fs.open(joinPath(directory, n), mode: .readOnly)
+                    defer { try? f.close() }
+                    return try f.size()
+                }
+            } catch .io(let e) where e.code == .notFound {
+                // An install on another thread (a background maintenance pass, beside a caller's
+                // compact) deleted it after the list was taken: it holds no bytes now.
+                continue
             }
             let live = n == Layout.segmentName(tail.segment) ? min(size, tail.end) : size
             files.append(FileSize(name: n, bytes: live))

@@ -23,8 +23,8 @@ extension Store {
             defer { core.withLock { $0.maintenancePending = false } }
             do throws(StoreError) {
                 if due {
-                    try makeRoomForCheckpoint()
-                    try writeCheckpoint(waited: true)
+                    let room = try makeRoomForCheckpoint()
+                    try writeCheckpoint(waited: true, room: room)
                 }
                 if try footprintBytes() > options.capBytes || tooManyInactiveQueries() {
                     try enforceCap()

@@ -13,47 +13,59 @@ import HearthModel
 // The disk bound (the article "The engine API", FORMAT.md §8.5). With cap K, the store's files hold
 // at most 1.25 K at every instant — not only between checkpoints — as long as pruning can
 // remove enough (data that active queries, pins and pending writes hold is never pruned; the
-// store then reports `capExceededByUnprunableData`). The largest moment is a checkpoint install:
-// the new checkpoint is written and synced while the old one and the segments it will cover
-// still exist. So, on disk at any instant:
+// store then reports `capExceededByUnprunableData`), and it keeps up to 0.8 K of checkpoint —
+// the most recently used cache, with the rest of the state — beside it. The largest moment is a
+// checkpoint install: the new checkpoint file is written and synced while the old files and the
+// segments it will cover still exist. So, on disk at any instant:
 //
-//     F (= old checkpoint files + segments, the footprint) + new checkpoint (+ MANIFEST, ~100 bytes)
+//     F (= old checkpoint files + segments, the footprint) + new file (+ MANIFEST, ~100 bytes)
 //
-// The old checkpoint files are the current checkpoint and the earlier files it reads chunks from
-// (Store+ChunkFiles.swift): their live chunks and their dead bytes, which compaction keeps under
-// a tenth of the cap after each checkpoint. The new checkpoint file holds only what it does not
-// reference in them — so it is at most what a whole new checkpoint would be, and the estimate
-// below (of a whole one) stays an upper bound; the checkpoint size C in the terms below is that
-// of all its files (Store.checkpointBodyBytes), its logical size plus their dead bytes.
+// where the old checkpoint files are the current checkpoint and the earlier files it reads
+// chunks from (Store+ChunkFiles.swift): C, their live chunks and state plus their dead bytes
+// (Store.checkpointBodyBytes). The terms:
 //
-// Before every checkpoint (makeRoomForCheckpoint) the new checkpoint is estimated — the
-// smaller of the cache's encoded size times the last checkpoint's compression ratio and F
-// itself (a checkpoint rewrites what the files already hold, minus what was overwritten) —
-// and pruned down to at most plannedPeak·K − F. So a checkpoint install peaks at plannedPeak·K
-// (1.1 K) when the estimate is right; the 0.15 K to the bound absorbs its error (seen up to
-// ~15% of the checkpoint). F itself stays small enough for that target to be positive:
-//
-// - a new checkpoint is at most min(F, 1.1 K − F) ≤ 0.55 K;
-// - a checkpoint is due once the log since the last one reaches its threshold, at most
-//   logShare (0.2 K); writers wait for maintenance (backpressure, Backpressure.swift) once
-//   that log is past 0.2 K + K/16 and, with the checkpoint, past 0.55 K + 0.2 K + K/16 (or
-//   sooner: when the next checkpoint would no longer fit beside it), so checkpoint and log
-//   come to at most 0.8125 K — what they came to when writers waited at the log term alone
-//   and the checkpoint was at its largest;
+// - live: pruning before every checkpoint (makeRoomForCheckpoint) brings the checkpoint,
+//   estimated whole — the smaller of the cache's encoded size times the last checkpoint's
+//   compression ratio, plus the other state, and F itself — to at most liveShare (0.8 K);
+// - dead: compaction brings the dead bytes of the kept files to at most deadShare (0.05 K) at
+//   each checkpoint, copying files' live chunks into the new file as far as the room below
+//   allows (a file that does not fit is compacted at a later checkpoint with more room, once
+//   its chunks die, or when the cap is enforced), so C ≤ 0.85 K;
+// - log: a checkpoint is due once the log since the last one reaches its threshold, at most
+//   logShare (0.1 K); writers wait for maintenance (backpressure, Backpressure.swift) once that
+//   log is past 0.1 K + K/16 and, with the checkpoint, past 0.85 K + 0.1 K + K/16 (or sooner:
+//   when the next new file would no longer fit beside them), so C and the log come to at most
+//   1.0125 K;
 // - plus K/64 between footprint checks, plus the covered head of the live segment (one
-//   segment, K/8; a checkpoint rolls the segment first, which normally makes this 0, but a
+//   segment, K/32; a checkpoint rolls the segment first, which normally makes this 0, but a
 //   roll may be given up — see writeCheckpoint — so the bound keeps the term);
-// - so F ≤ 0.8125 + 0.14 < 0.96 K < 1.1 K, and between checkpoints F stays under K.
+// - so F ≤ 1.0125 + 0.047 < 1.06 K;
+// - the new file: it holds only what the checkpoint does not reference where it is — the
+//   changed chunks, the pending writes and indexes, and the copies compaction makes — estimated
+//   as the whole checkpoint minus the old chunks still unchanged (ChunkOrigins.reusableBytes),
+//   and pruned (Store.prune) until it is at most plannedPeak·K − F − K/32 (the segment the
+//   checkpoint's roll creates beside F); the copies are held to what is left of that room
+//   (CheckpointRoom.copyBudget). When the changed chunks alone do not fit, pruning goes on
+//   until the whole checkpoint does — the bound a new file always meets.
 //
-// The price: checkpoints every 0.2 K of log under a cap (each rewriting at most ~0.55 K), and
-// the cache between prunes held to what fits twice beside the log. DiskBoundTests checks the
-// peak on the simulated file system after every write; a real run is in Benchmarks/README.md,
-// "The cap as a bound on disk".
+// So an install peaks at plannedPeak·K (1.1 K) when the estimates are right; the 0.15 K to the
+// bound absorbs their error: the compression ratio's (seen up to ~15% of what is estimated —
+// here the new file and, through the live term, the checkpoint; the new file, which also holds
+// the copies compaction makes into what is left of the room, is the least sure of them), and,
+// with maintenance in the background, the log writers add while it is written before they wait.
+// Between checkpoints F is at most C + log ≈ K, and past the cap maintenance prunes and
+// checkpoints at once (enforceCap) rather than wait for the log's threshold.
+//
+// The price: a checkpoint every 0.1 K of log under a cap, each writing what changed beside the
+// files it keeps (a design that rewrote the whole checkpoint at each install could keep only what
+// fits twice beside the log, about half the cap). DiskBoundTests checks the peak on the simulated
+// file system after every write; a real run is in Benchmarks/README.md, "The cap as a bound on
+// disk" and "The whole cap usable, second stage".
 
 extension Store {
-    /// The estimated footprint after pruning must fall below this share of the cap, leaving
-    /// room for the live log between checkpoints.
-    static let pruneTarget = 0.7
+    /// The checkpoint, estimated, that pruning before every checkpoint aims at, as a share of
+    /// the cap: the cache (with the rest of the state) the store keeps.
+    static let liveShare = 0.8
 
     /// The checkpoint-install peak pruning plans for, as a share of the cap (the disk bound is
     /// 1.25; the difference absorbs estimation error).
@@ -61,7 +73,7 @@ extension Store {
 
     /// The log since the last checkpoint, as a share of the cap, that makes a checkpoint due
     /// (the disk bound's log term).
-    static let logShare = 0.2
+    static let logShare = 0.1
 
     /// Runs maintenance now (inline) or on the maintenance queue.
     func scheduleMaintenance(force: Bool) {
@@ -119,8 +131,8 @@ extension Store {
             // acks: O(N) checkpoints of O(N) writes.
             if tooManyInactiveQueries() { try pruneInactiveQueries() }
             if sinceCheckpoint >= threshold {
-                try makeRoomForCheckpoint()
-                try writeCheckpoint()
+                let room = try makeRoomForCheckpoint()
+                try writeCheckpoint(room: room)
             }
             if force { core.withLock { $0.capExceededByUnprunable = false } }
         }
@@ -143,113 +155,13 @@ extension Store {
         let cap = options.capBytes
         var footprint = try footprintBytes()
         for step in 0..<Store.maxCapSteps {
-            let rounds = try makeRoomForCheckpoint(target: Double(cap) * Store.pruneTarget)
-            if step > 0 && rounds == 0 { break }
-            try writeCheckpoint()
+            let room = try makeRoomForCheckpoint()
+            if step > 0 && room.rounds == 0 { break }
+            try writeCheckpoint(room: room)
             footprint = try footprintBytes()
             if footprint <= cap && !tooManyInactiveQueries() { break }
         }
         core.withLock { $0.capExceededByUnprunable = footprint > cap }
-    }
-
-    /// Prunes before a checkpoint so that it fits beside the files it will replace within the
-    /// disk bound (the argument at the top of this file): the new checkpoint, estimated, must
-    /// come to at most `plannedPeak`·cap − footprint, and to `target` when one is given.
-    /// Returns the pruning rounds committed.
-    @discardableResult
-    func makeRoomForCheckpoint(target: Double = .infinity) throws(StoreError) -> Int {
-        let footprint = Double(try footprintBytes())
-        let room = max(0, Double(options.cacheSizeBytes) * Store.plannedPeak - footprint)
-        return try prune(target: min(target, room), footprint: footprint)
-    }
-
-    /// The bytes of the live files (MANIFEST, checkpoint, segments).
-    func footprintBytes() throws(StoreError) -> UInt64 {
-        do { return try log.footprint().total } catch { throw .log(error) }
-    }
-
-    /// Prunes the least recently used inactive queries (a ``Pruner/Pass`` round takes a fifth of
-    /// the candidates, so this runs once per ~maxInactiveQueries/5 new ones) until at most
-    /// `maxInactiveQueries` remain; no size estimate, no checkpoint. Returns the rounds
-    /// committed.
-    @discardableResult
-    func pruneInactiveQueries() throws(StoreError) -> Int {
-        return try prune(target: .infinity)
-    }
-
-    /// Prunes in rounds until the estimated checkpoint fits the target share of the cap and
-    /// the inactive queries are within their limit, or nothing prunable is left. Returns the
-    /// number of rounds committed.
-    ///
-    /// One ``Pruner/Pass`` computes the rounds: the candidates are sorted once, and the
-    /// estimate is measured once and then lowered by what each round frees (the encoded size
-    /// of the pruned subtrees minus the kept ones below them, times the last checkpoint's
-    /// compression ratio) — not re-measured over the whole cache every round. Writers go on
-    /// meanwhile: each round is committed as its own event, adjusted under the commit's lock
-    /// to keep what other commits made protected or recent since the pass began
-    /// (``Pruner/Pass/adjust(_:to:snapshot:)``).
-    @discardableResult
-    func prune(target: Double, footprint: Double = .infinity) throws(StoreError) -> Int {
-        // Nothing can need pruning when the footprint already meets the target (the estimate
-        // is at most the footprint) and the inactive queries are within their limit (a pass
-        // counts at most those): skip the estimate and the pass, each O(cache + pending
-        // writes) — before every checkpoint among many pending writes, most of the
-        // maintenance thread's time (`HearthBench writes16`).
-        let inactive = core.withLock { Pruner.inactiveQueryCount($0.loading.state) }
-        if footprint <= target && inactive <= options.maxInactiveQueries {
-            core.withLock { $0.prunePassesSkipped += 1 }
-            return 0
-        }
-        // Pending writes protect their locations: every one must be known.
-        _ = try fullyLoadedCore()
-        let (snapshot, ratio, resident) = core.withLock {
-            ($0.loading.state, $0.compressionRatio, $0.loading.cacheLoaded)
-        }
-        // Loaded above; dropped only at the end of a maintenance pass, which this is part of.
-        guard resident else { return 0 }
-        // The estimate walks the whole cache and every pending write: only when a size target
-        // asks for it and the footprint, which bounds the estimate, does not meet it already.
-        // (A pass for the query limit alone before a checkpoint — every checkpoint of a
-        // client draining its writes, whose acks track a query each — would otherwise walk
-        // every pending write once more per checkpoint, to prune nothing by size.)
-        var estimate = 0.0
-        if target.isFinite && footprint > target {
-            estimate = min(Store.estimatedCheckpointBytes(snapshot, ratio: ratio), footprint)
-            core.withLock { $0.checkpointSizeEstimates += 1 }
-        }
-        var pass = Pruner.Pass(snapshot, maxInactiveQueries: options.maxInactiveQueries)
-        var committed = 0
-        while estimate > target || pass.inactiveQueries > options.maxInactiveQueries {
-            guard let round = pass.nextRound() else { break }
-            estimate -= Double(round.freedCacheBytes) * ratio + Double(round.freedMetaBytes)
-            var result: PruneResult?
-            try commit(durability: .buffered) { batch in
-                result = pass.adjust(round, to: batch.base, snapshot: snapshot)
-                if let result { batch.append(.cachePruned(result)) }
-            }
-            if result != nil {
-                committed += 1
-                core.withLock { $0.prunedRounds += 1 }
-            }
-        }
-        return committed
-    }
-
-    /// An estimate of the checkpoint body for `state`: the cache's encoded size times the
-    /// last checkpoint's compression ratio, plus the other state uncompressed.
-    static func estimatedCheckpointBytes(_ state: StoreState, ratio: Double) -> Double {
-        let cache = Double(NodeCodec.encodedSize(state.serverCache))
-        var meta = 0
-        for w in state.pendingWrites {
-            switch w.operation {
-            case .set(let n): meta += NodeCodec.encodedSize(n) + 16
-            case .update(let c): meta += c.reduce(16) { $0 + NodeCodec.encodedSize($1.node) + 16 }
-            }
-        }
-        meta +=
-            state.trackedQueries.count * 64 + state.trackedQueries.values.reduce(0) { $0 + ($1.keys?.count ?? 0) * 16 }
-        meta += state.untracked.count * 32
-        return cache * ratio + Double(meta)
     }
 
     /// Writes a checkpoint of the state as of the last commit, unless one exists at that LSN.
@@ -278,8 +190,12 @@ extension Store {
     ///
     /// `waited`: a caller waits for it (``compact()``, and close's). Only those compress on a second
     /// thread (DeflateAhead.swift): beside writers, on two cores, it cost CPU and gained nothing.
+    ///
+    /// `room`: what ``makeRoomForCheckpoint()`` planned for the new file (the copies of compacted
+    /// files' chunks it allows, the size writers leave room for while it is written).
     func writeCheckpoint(
-        afterSnapshot: (() -> Void)? = nil, closing: Bool = false, waited: Bool = false
+        afterSnapshot: (() -> Void)? = nil, closing: Bool = false, waited: Bool = false,
+        room: CheckpointRoom = CheckpointRoom()
     ) throws(StoreError) {
         // Nothing to checkpoint: do not load the whole cache for it.
         if core.withLock({ $0.lastLSN <= $0.checkpointLSN }) { return }
@@ -300,10 +216,12 @@ extension Store {
                 do throws(LogError) { roll = try log.submitRoll() } catch { throw .log(error) }
             }
             checkpointSnapshotTaken(&core)
+            core.installingBytes = room.newFile
             preparedWrites = takePreparedWrites(&core)
             return (core.loading.state, core.lastLSN, core.checkpointLSN, core.logBytesSinceCheckpoint, roll)
         }
         guard lsn > checkpointLSN else { return }
+        defer { core.withLock { $0.installingBytes = 0 } }
         var installed = false
         var nextOrigins: ChunkOrigins?
         defer { checkpointFinished(lsn: lsn, installed: installed, origins: nextOrigins, readable: !closing) }
@@ -321,9 +239,13 @@ extension Store {
         encoder.reuse = origins
         encoder.previousWrites = previousWrites
         encoder.preparedWrites = preparedWrites
-        encoder.recordOrigins = !closing && cacheMayStayResident()
+        // Recorded at every checkpoint but close's, not only when the cache looks likely to stay
+        // resident (a guess, wrong whenever server data pauses and resumes): the disk bound counts
+        // on the next install referencing the unchanged chunks, and without them it writes the
+        // whole checkpoint beside the old files. A drop of the cache releases them with it.
+        encoder.recordOrigins = !closing
         encoder.referenceReused = true
-        encoder.compactFiles = origins.map { filesToCompact($0) } ?? []
+        encoder.compactFiles = origins.map { filesToCompact($0, copyBudget: room.copyBudget) } ?? []
         encoder.deflateAhead = closing || waited ? options.checkpointDeflateAhead : 0
         var summary = CheckpointEncoder.Summary()
         let clock = ContinuousClock()
@@ -383,8 +305,8 @@ extension Store {
         guard due else { return }
         defer { core.withLock { $0.maintenancePending = false } }
         do throws(StoreError) {
-            try makeRoomForCheckpoint()
-            try writeCheckpoint(closing: true)
+            let room = try makeRoomForCheckpoint()
+            try writeCheckpoint(closing: true, room: room)
         } catch {
             // Best effort (see above).
         }

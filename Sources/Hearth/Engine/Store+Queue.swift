@@ -46,7 +46,7 @@ extension Store {
                 || core.logBytesSinceCheckpoint >= checkpointThreshold(core))
         // Backpressure (the disk bound's log term, Store+Maintenance.swift): writers wait
         // for maintenance once the log since the checkpoint has grown by a sixteenth of the
-        // cap while the cap is enforced, or has passed the cap's log share (0.2 K, the most
+        // cap while the cap is enforced, or has passed the cap's log share (0.1 K, the most
         // the threshold can be) by a sixteenth of the cap and the footprint it makes with the
         // checkpoint has grown as far as the bound lets it (Backpressure.swift) — so a
         // sustained burst cannot outrun checkpoints and pruning. Not the threshold itself
@@ -60,7 +60,7 @@ extension Store {
             core.bytesDuringEnforcement > slack
             || Store.writersWait(
                 log: core.logBytesSinceCheckpoint, checkpoint: core.checkpointBodyBytes,
-                ratio: core.compressionRatio, cacheSizeBytes: options.cacheSizeBytes)
+                ratio: core.compressionRatio, cacheSizeBytes: options.cacheSizeBytes, installing: core.installingBytes)
         let prepare =
             events.contains(where: \.isWriteSaved) && notePreparation(rawCount: payload.rawCount, &core)
         return Queued(pending: pending, maintain: maintain, prepare: prepare, backpressure: backpressure)

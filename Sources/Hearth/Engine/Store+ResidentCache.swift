@@ -222,17 +222,6 @@ extension Store {
         if options.lazyCacheLoad { core.loading.checkpointSnapshotTaken() }
     }
 
-    /// Whether the server cache may stay resident after the maintenance pass under way: for
-    /// a checkpoint, whether to record what each chunk it writes encodes (an eagerly loaded
-    /// cache always stays; a lazy one while server data keeps arriving,
-    /// ``dropResidentCacheIfQuiet(asOf:)``). A wrong guess costs only memory for one
-    /// checkpoint interval, or re-encoding at the next checkpoint.
-    func cacheMayStayResident() -> Bool {
-        guard options.lazyCacheLoad else { return true }
-        let last = core.withLock { $0.lastServerEventNanos }
-        return !Store.isQuiet(lastServerEvent: last, now: monotonicNanos(), quiet: options.residentCacheQuietNanos)
-    }
-
     /// After a checkpoint install through `lsn` succeeded (`true`) or failed: the new
     /// checkpoint becomes the base the resident cache can be dropped to, and `origins` (what
     /// its chunks encode, recorded by its encoder) what the next checkpoint may copy while the

@@ -61,6 +61,10 @@ public final class Store: Sendable {
         var closed = false
         var checkpointLSN: LSN
         var checkpointBodyBytes: UInt64
+        /// The most bytes the checkpoint file being written was planned to take (its new file's
+        /// bound, ``Store/CheckpointRoom/newFile``); 0 when none is written. Writers wait
+        /// before the log pushes the files past the planned install peak beside it.
+        var installingBytes: UInt64 = 0
         /// Raw payload bytes appended since the checkpoint LSN.
         var logBytesSinceCheckpoint = 0
         var bytesSinceSizeCheck = 0

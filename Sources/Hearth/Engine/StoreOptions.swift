@@ -13,8 +13,9 @@ extension Store {
         public var cacheSizeBytes: Int = Store.defaultCacheSize
         /// The durability tier of writes that do not name one. Default `.full`.
         public var durability: Durability = .full
-        /// Log segment size. Default 4 MiB, and never more than a quarter of the cap, so the
-        /// live log cannot by itself push the footprint past it.
+        /// Log segment size. Default 4 MiB, and never more than a thirty-second of the cap, so
+        /// that the covered head of the live segment a checkpoint may leave behind is a small
+        /// term of the disk bound.
         public var segmentSize: Int = 4 << 20
         /// Keep the longest valid prefix of a damaged store (moving damaged files aside as
         /// `*.broken`, never deleting one) instead of refusing to open: a damaged MANIFEST is
@@ -111,8 +112,9 @@ extension Store {
             }
         }
 
-        /// The segment size actually used: at most a quarter of the cap.
-        var effectiveSegmentSize: Int { max(4096, min(segmentSize, cacheSizeBytes / 8)) }
+        /// The segment size actually used: at most a thirty-second of the cap (the disk bound
+        /// counts one segment's covered head: Store+Maintenance.swift).
+        var effectiveSegmentSize: Int { max(4096, min(segmentSize, cacheSizeBytes / 32)) }
 
         /// How many bytes of commits pass between footprint checks: at most 1/64 of the cap,
         /// so the footprint overshoots by no more than that between checks.

@@ -76,9 +76,9 @@ struct BackpressureTests {
     @Test func theRuleNeverWaitsBeforeTheLogTermAndKeepsTheBoundAfterIt() {
         let k = Self.cap
         let term = Store.backpressureLogBytes(cacheSizeBytes: k)
-        #expect(term == Int(0.2 * Double(k)) + k / 16)
-        let logs = stride(from: 0, through: k, by: k / 256)
-        for checkpoint in stride(from: 0, through: Int(0.55 * Double(k)), by: k / 64) {
+        #expect(term == Int(0.1 * Double(k)) + k / 16)
+        let logs = stride(from: 0, through: k + k / 4, by: k / 256)
+        for checkpoint in stride(from: 0, through: Int(0.85 * Double(k)), by: k / 64) {
             for ratio in [0, 0.05, 0.35, 0.75, 1, 1.5] {
                 var waited = false
                 for log in logs {
@@ -90,24 +90,25 @@ struct BackpressureTests {
                     waited = waited || wait
                     guard !wait && log > term else { continue }
                     // Past the log term without waiting: the checkpoint and log stay within the
-                    // disk bound's 0.8125 K, and the next checkpoint, estimated at the cache's
-                    // ratio, still fits beside the footprint under the planned peak.
+                    // disk bound's 1.0125 K, and the next checkpoint's new file, estimated as the
+                    // log at the cache's ratio, still fits beside the footprint under the planned
+                    // peak.
                     let c = Double(checkpoint)
                     let l = Double(log)
                     let kd = Double(k)
-                    #expect(c + l <= 0.8125 * kd)
-                    #expect(c + l + kd / 64 + kd / 8 + c + min(1, ratio) * l <= 1.1 * kd)
+                    #expect(c + l <= 1.0125 * kd)
+                    #expect(c + l + kd / 64 + kd / 32 + min(1, ratio) * l <= 1.1 * kd)
                 }
             }
         }
         // Each of the two conditions binds somewhere: an empty checkpoint whose log compresses
-        // to nothing waits at 0.8125 K; a checkpoint of 0.3 K waits just past the log term.
-        let justUnder = Int(0.8125 * Double(k)) - 1024
+        // to nothing waits at 1.0125 K; a checkpoint of 0.8 K waits just past the log term.
+        let justUnder = Int(1.0125 * Double(k)) - 1024
         #expect(!Store.writersWait(log: justUnder, checkpoint: 0, ratio: 0, cacheSizeBytes: k))
         #expect(Store.writersWait(log: justUnder + 2048, checkpoint: 0, ratio: 0, cacheSizeBytes: k))
         let pastTerm = term + 1024
-        #expect(Store.writersWait(log: pastTerm, checkpoint: UInt64(0.3 * Double(k)), ratio: 0.75, cacheSizeBytes: k))
-        #expect(!Store.writersWait(log: pastTerm, checkpoint: UInt64(0.05 * Double(k)), ratio: 0.75, cacheSizeBytes: k))
+        #expect(Store.writersWait(log: pastTerm, checkpoint: UInt64(0.8 * Double(k)), ratio: 0.75, cacheSizeBytes: k))
+        #expect(!Store.writersWait(log: pastTerm, checkpoint: UInt64(0.5 * Double(k)), ratio: 0.75, cacheSizeBytes: k))
     }
 
     @Test func aSmallStoreWaitsOnlyOnceItsFootprintReachesTheBound() throws {
@@ -118,17 +119,17 @@ struct BackpressureTests {
         // the writer goes on, until a writer waits for it.
         fs.syncDelayPathContains = ".ckpt"
         fs.holdSyncs()
-        // 1.5 MiB of log: past a trigger at the threshold (the threshold, at most half the checkpoint,
-        // plus cap/16 = 512 KiB) but under the log term (2.1 MiB). No writer waits.
-        var next = try Self.feed(store, from: 0, bytes: 1536 << 10)
+        // 1 MiB of log: past a trigger at the threshold (the threshold, at most half the checkpoint,
+        // plus cap/16 = 512 KiB) but under the log term (1.3 MiB). No writer waits.
+        var next = try Self.feed(store, from: 0, bytes: 1 << 20)
         #expect(store.backpressureWaitCount == 0, "a writer waited with the log under the bound's term")
-        // 4.5 MiB: past the log term, but the checkpoint is small and the log compresses to
+        // 6 MiB: past the log term, but the checkpoint is small and the log compresses to
         // almost nothing, so the footprint is far from the bound. Writers waited here when the
         // log term alone decided.
-        next = try Self.feed(store, from: next, bytes: 3 << 20)
+        next = try Self.feed(store, from: next, bytes: 5 << 20)
         #expect(store.backpressureWaitCount == 0, "a writer waited with the footprint far under the bound")
-        // Past 0.8125 of the cap while the checkpoint still runs: the writer waits.
-        next = try Self.feedReleasingOnWait(store, fs, from: next, bytes: 2 << 20)
+        // Past 1.0125 of the cap while the checkpoint still runs: the writer waits.
+        next = try Self.feedReleasingOnWait(store, fs, from: next, bytes: 3 << 20)
         #expect(store.backpressureWaitCount > 0, "the log outran the checkpoints past the bound")
         try Self.closeAndReopen(store, fs, options, lastFed: next - 1).close()
     }
@@ -152,12 +153,12 @@ struct BackpressureTests {
         #expect(checkpoint > UInt64(0.25 * Double(Self.cap)) && checkpoint < UInt64(0.4 * Double(Self.cap)))
         fs.syncDelayPathContains = ".ckpt"
         fs.holdSyncs()
-        var next = try Self.feed(store, from: 0, bytes: 1536 << 10)
+        var next = try Self.feed(store, from: 0, bytes: 1 << 20)
         #expect(store.backpressureWaitCount == 0, "a writer waited with the log under the bound's term")
-        // 3 MiB: past the log term; the checkpoint and log are at 0.7 of the cap, under the
-        // bound's 0.8125, but the next checkpoint (the last one plus the log at the cache's
-        // ratio) would not fit beside them without pruning. The writer waits.
-        next = try Self.feedReleasingOnWait(store, fs, from: next, bytes: 1536 << 10)
+        // 4 MiB: past the log term; the checkpoint and log are at 0.75–0.9 of the cap, under
+        // the bound's 1.0125, but the next checkpoint's new file (the log at the cache's ratio)
+        // would not fit beside them without pruning. The writer waits.
+        next = try Self.feedReleasingOnWait(store, fs, from: next, bytes: 3 << 20)
         #expect(store.backpressureWaitCount > 0, "the next checkpoint would not fit, yet no writer waited")
         let again = try Self.closeAndReopen(store, fs, options, lastFed: next - 1)
         #expect(!(try again.serverValue(at: Path(keys: ["old", "r00000"]))).isEmpty)
