@@ -8,8 +8,9 @@ struct StateCommand: ParsableCommand {
         abstract: "Print the whole materialized state (the auth token redacted).",
         discussion: """
             Opens the store (taking its lock; recovery may truncate a torn tail and maintenance may \
-            run, pruning nothing a cap could keep: the cap is the opener's); with --read-only, or when the directory is not writable or another process holds \
-            the store, reads it without the lock and writes nothing.
+            run, pruning nothing a cap could keep: the cap is the opener's); with --read-only, or \
+            when the directory is not writable or another process holds the store, reads it \
+            without the lock and writes nothing.
             """
     )
 

@@ -10,8 +10,9 @@ struct StatsCommand: ParsableCommand {
         discussion: """
             Opens the store (taking its lock; recovery may truncate a torn tail and maintenance may \
             run, pruning only with --cache-size: the cap is the opener's, and a store an app ran \
-            with a larger cap than the default must not lose its cache to being measured); with --read-only, or when the directory is not writable or another process holds \
-            the store, reads it without the lock and writes nothing.
+            with a larger cap than the default must not lose its cache to being measured); with \
+            --read-only, or when the directory is not writable or another process holds the \
+            store, reads it without the lock and writes nothing.
             """
     )
 

@@ -15,12 +15,9 @@ enum StoreAccess {
     static func open(
         _ directory: String, create: Bool = false, durability: Durability = .full, cacheSizeBytes: Int? = nil
     ) throws -> Store {
-        var options = Store.Options()
+        var options = toolOptions(cacheSizeBytes: cacheSizeBytes)
         options.createIfMissing = create
         options.durability = durability
-        options.backgroundMaintenance = false
-        options.lazyCacheLoad = false
-        if let cacheSizeBytes { options.cacheSizeBytes = cacheSizeBytes }
         return try open(directory, options: options)
     }
 
@@ -33,15 +30,24 @@ enum StoreAccess {
     /// command opens with the largest cap a store can have and no limit on inactive queries:
     /// recovery and checkpoints still run, pruning only past what any cap allows.
     static func openToRead(_ directory: String, cacheSizeBytes: Int?) throws -> Store {
-        var options = Store.Options()
-        options.createIfMissing = false
-        options.backgroundMaintenance = false
-        options.lazyCacheLoad = false
-        options.cacheSizeBytes = cacheSizeBytes ?? Store.maximumCacheSize
+        var options = toolOptions(cacheSizeBytes: cacheSizeBytes ?? Store.maximumCacheSize)
         if cacheSizeBytes == nil { options.maxInactiveQueries = Int.max }
         return try open(directory, options: options)
     }
 
+    /// The options every command opens a store with: never created, maintenance inline, the
+    /// whole cache loaded at open.
+    private static func toolOptions(cacheSizeBytes: Int?) -> Store.Options {
+        var options = Store.Options()
+        options.createIfMissing = false
+        options.backgroundMaintenance = false
+        options.lazyCacheLoad = false
+        if let cacheSizeBytes { options.cacheSizeBytes = cacheSizeBytes }
+        return options
+    }
+
+    /// Opens the store, noting on stderr a torn tail recovery cut off (or, read-only, left in
+    /// place); a missing store is named as such.
     private static func open(_ directory: String, options: Store.Options) throws -> Store {
         do {
             let store = try Store.open(directory: directory, options: options)
@@ -50,6 +56,11 @@ enum StoreAccess {
                 // last write is gone — say so rather than silently answer one record earlier.
                 Output.stderr(
                     "hearth: note: recovery dropped a torn tail: \(torn.bytes) bytes at \(torn.file):\(torn.offset) (a write interrupted by a crash; everything before it is intact)"
+                )
+            }
+            if let torn = store.recovery.ignoredTornTail {
+                Output.stderr(
+                    "hearth: note: read-only: ignored a torn tail of \(torn.bytes) bytes at \(torn.file):\(torn.offset) (a write in progress or interrupted by a crash; not truncated, not read)"
                 )
             }
             return store
@@ -94,24 +105,9 @@ enum StoreAccess {
 
     /// Opens the store read-only, noting on stderr a torn tail it left in place.
     static func openReadOnly(_ directory: String, cacheSizeBytes: Int? = nil) throws -> Store {
-        var options = Store.Options()
+        var options = toolOptions(cacheSizeBytes: cacheSizeBytes)
         options.readOnly = true
-        options.createIfMissing = false
-        options.backgroundMaintenance = false
-        options.lazyCacheLoad = false
-        if let cacheSizeBytes { options.cacheSizeBytes = cacheSizeBytes }
-        do {
-            let store = try Store.open(directory: directory, options: options)
-            if let torn = store.recovery.ignoredTornTail {
-                Output.stderr(
-                    "hearth: note: read-only: ignored a torn tail of \(torn.bytes) bytes at \(torn.file):\(torn.offset) (a write in progress or interrupted by a crash; not truncated, not read)"
-                )
-            }
-            return store
-        } catch {
-            if case .log(.storeMissing) = error { throw missingStore(directory) }
-            throw error
-        }
+        return try open(directory, options: options)
     }
 
     static func missingStore(_ directory: String) -> ToolError {

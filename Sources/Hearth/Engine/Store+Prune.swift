@@ -20,18 +20,17 @@ extension Store {
     /// Prunes before a checkpoint so that the store keeps at most ``liveShare`` of the cap
     /// and the new checkpoint file fits beside the files it will replace within the disk bound
     /// (the argument at the top of Store+Maintenance.swift): estimated, it must come to at most
-    /// ``plannedPeak``·cap − footprint − cap/32 (the segment the checkpoint's roll creates). With
-    /// maintenance in the background, less the log
-    /// writers may still add before they wait (up to ``backpressureLogBytes(cacheSizeBytes:)``):
-    /// past that, they wait while the file being written would not fit beside the footprint
-    /// (Backpressure.swift, ``Core/installingBytes``).
+    /// ``plannedPeak``·cap − footprint − a segment (the one the checkpoint's roll creates). With
+    /// maintenance in the background, less the log writers may still add before they wait (up
+    /// to ``backpressureLogBytes(cacheSizeBytes:)``): past that, they wait while the file being
+    /// written would not fit beside the footprint (Backpressure.swift, ``Core/installingBytes``).
     @discardableResult
     func makeRoomForCheckpoint() throws(StoreError) -> CheckpointRoom {
         let footprint = Double(try footprintBytes())
         let cap = Double(options.cacheSizeBytes)
-        // The segment the checkpoint's roll creates (preallocated whole) is not in the footprint
-        // yet but is on disk while the new file is written.
-        var reserve = cap / 32
+        // The segment the checkpoint's roll creates is not in the footprint yet, but it is on disk
+        // (up to its size, as writers fill and preallocate it) while the new file is written.
+        var reserve = Double(options.effectiveSegmentSize)
         if options.backgroundMaintenance {
             let log = core.withLock { $0.logBytesSinceCheckpoint }
             reserve += Double(max(0, Store.backpressureLogBytes(cacheSizeBytes: options.cacheSizeBytes) - log))
