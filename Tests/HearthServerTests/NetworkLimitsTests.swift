@@ -191,6 +191,36 @@ struct NetworkLimitsTests {
         try await live.stop()
     }
 
+    @Test(
+        "a write's ok is counted against the connection's outbound limit: past it, the connection is closed, the ok not queued"
+    )
+    func oksAreCounted() async throws {
+        let live = try await LiveServer()
+        let socket = try RawSocket(port: live.server.port)
+        #expect(socket.upgradeToWebSocket() != nil)
+        var budget: OutboundBudget?
+        #expect(
+            eventually {
+                budget = live.runtime.state.withLock { s in
+                    s.deliveries.values.compactMap { ($0.sink as? WebSocketHandler.Sink)?.budget }.first
+                }
+                return budget != nil
+            })
+        // A limit of 0: any counted write is over it. A client that writes and never reads would
+        // otherwise have the server queue its oks without bound; a short ok is sent from the
+        // commit thread without the delivery queue, so only the budget stands in its way.
+        try #require(budget).setLimit(0)
+        let put = ClientRequest.put(path: "/a", data: .number(1), hash: nil).message(number: 1)
+        socket.write(RawSocket.frame(Array(put.utf8)))
+        let (bytes, closed) = socket.readUntilClosed()
+        #expect(closed, "the connection stayed open past its outbound limit")
+        let texts = RawSocket.frames(in: bytes).filter { $0.opcode == 0x1 }.map {
+            String(decoding: $0.payload, as: UTF8.self)
+        }
+        #expect(!texts.contains { $0.contains("\"r\":1") }, "an ok was written past a limit of 0: \(texts)")
+        try await live.stop()
+    }
+
     @Test("past the total outbound budget the slowest reader is disconnected; a reading listener is not")
     func slowestReaderIsDisconnected() async throws {
         var limits = LiveServer.patient
