@@ -145,17 +145,22 @@ final class OutboundBudget: Sendable {
     }
 
     /// Writes `data` counted against the budgets; over a limit, closes the connection instead.
-    /// Returns whether it was written.
+    /// Returns whether it was handed to the connection (false too for a connection already
+    /// closed, whose bytes are returned at once).
     @discardableResult
     func write<Part: Sendable>(_ data: Part, bytes: Int) -> Bool {
         guard add(bytes) else {
             channel.close(promise: nil)  // not reading its socket, or the slowest of too many
             return false
         }
-        channel.onEventLoop { [self] in
+        let handed = channel.onEventLoop { [self] in
             let promise = channel.eventLoop.makePromise(of: Void.self)
             promise.futureResult.whenComplete { [self] _ in done(bytes) }
             channel.writeAndFlush(data, promise: promise)
+        }
+        guard handed else {
+            done(bytes)  // the connection is gone: nothing will be written or report done
+            return false
         }
         return true
     }
