@@ -127,12 +127,14 @@ extension LogCore {
             return (old, drop)
         }()
         // 4. Only now, with the new generation durable, delete the old one. Best effort: anything left
-        //    behind is not named by the MANIFEST and is removed by the next open.
+        //    behind is not named by the MANIFEST and is removed by the next open. For the same
+        //    reason the unlinks are not followed by a directory sync: one lost in a crash only
+        //    brings back such a file, and the next sync of this directory (the next roll or
+        //    install) makes them durable anyway.
         for old in oldCheckpoints where old.id != id {
             try? fs.unlink(joinPath(directory, Layout.checkpointName(old.id)))
         }
         for e in dropped { try? fs.unlink(joinPath(directory, Layout.segmentName(e.number))) }
-        if !oldCheckpoints.isEmpty || !dropped.isEmpty { try? fs.syncDirectory(directory) }
         return handle
     }
 }

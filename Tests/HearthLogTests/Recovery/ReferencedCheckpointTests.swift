@@ -264,4 +264,27 @@ private func storeKeepingCheckpointOne(
             try log.close()
         }
     }
+
+    /// The unlinks after the switch are best effort and not synced (FORMAT.md §8.3 step 4): an
+    /// install syncs the directory once for its file's name and once for the MANIFEST's, and a
+    /// power cut that undoes the unlinks brings back only files the next open removes.
+    @Test func unlinksAfterTheSwitchAreNotSynced() throws {
+        let fs = SimulatedFileSystem(seed: 93)
+        let log = try Log.open(directory: storeDir, fileSystem: fs, options: .test())
+        for i in 0..<40 { _ = try log.append(jsonPayload(i), type: 1) }
+        _ = try log.installCheckpoint(lsn: 10) { try $0.write(Array("first".utf8)) }
+        for i in 40..<60 { _ = try log.append(jsonPayload(i), type: 1) }
+        let before = fs.directorySyncCount
+        // Records follow the LSN, so no roll: the name, then the MANIFEST.
+        _ = try log.installCheckpoint(lsn: 30) { try $0.write(Array("second".utf8)) }
+        #expect(fs.directorySyncCount - before == 2, "the install synced the directory for its unlinks")
+        let first = Layout.checkpointName(1)
+        #expect(!fs.fileNames(in: storeDir).contains(first), "the replaced checkpoint was not unlinked")
+        fs.powerCut(mode: .dropAllUnsynced)
+        #expect(fs.fileNames(in: storeDir).contains(first), "the power cut kept an unsynced unlink")
+        let reopened = try Log.open(directory: storeDir, fileSystem: fs, options: .test())
+        #expect(try reopened.checkpoint?.readBody() == Array("second".utf8))
+        #expect(!fs.fileNames(in: storeDir).contains(first), "open left a file no MANIFEST names")
+        try reopened.close()
+    }
 }
