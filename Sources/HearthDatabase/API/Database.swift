@@ -132,6 +132,8 @@ public final class Database: Sendable {
     let pauseSignal = Mutex(WritesPausedSignal())
     /// The completions of this run's onDisconnect operations, by operation id, until answered.
     let onDisconnectCallbacks = Mutex<[Int64: WriteCallback]>([:])
+    /// What `.info` holds, and its observers.
+    let infoBoard = Mutex(InfoBoard())
     let temporaryDirectory: String?
 
     /// Opens (or creates) the store. The connection starts at the database's first use (the
@@ -215,10 +217,9 @@ public final class Database: Sendable {
         pushIDs = Mutex(PushIDSource(random: SeededRandom(seed: seed ^ 0x5DEE_CE66_D1CE_4E5B)))
         inbox = Mutex(Inbox(limit: options.maxInboxBytes))
         state = Mutex(RuntimeState(core: core, endpoint: endpoint, hostCache: hostCache))
-        state.withLock { s in
-            s.info.serverTimeOffset = store.serverTimeOffset()
-            s.restoredTransactions = restored.queued
-        }
+        state.withLock { s in s.restoredTransactions = restored.queued }
+        let offset = store.serverTimeOffset()
+        infoBoard.withLock { board in _ = board.update { $0.serverTimeOffset = offset } }
         // keepSynced queries listen again; the connection waits for the first use.
         let pins = store.pins()
         if !pins.isEmpty {
@@ -300,11 +301,11 @@ public final class Database: Sendable {
     }
 
     /// Whether the client is connected (what `.info/connected` says).
-    public var isConnected: Bool { state.withLock { $0.info.connected } }
+    public var isConnected: Bool { infoBoard.withLock { $0.info.connected } }
 
     /// The server's clock minus this device's, in ms (what `.info/serverTimeOffset` says): the
     /// last one measured, kept across restarts.
-    public var serverTimeOffset: Double { state.withLock { $0.info.serverTimeOffset } }
+    public var serverTimeOffset: Double { infoBoard.withLock { $0.info.serverTimeOffset } }
 
     deinit {
         state.withLock { $0.timer?.cancel() }

@@ -7,7 +7,7 @@ import HearthModel
 /// What the runtime keeps beside the core, under ``Database/state``: what must change in the
 /// same step as the core (the connection, the listens' registrations, the transactions). The
 /// parts with an owner of their own keep their state under their own lock: the ack path
-/// (``Database/acknowledger``), the inbox, the hand-offs, the push ids, the writes-paused signal.
+/// (``Database/acknowledger``), the inbox, the hand-offs, the push ids, the writes-paused signal, `.info`.
 struct RuntimeState: Sendable {
     var core: ClientCore
     /// Where the connections go (the URL's host, or an emulator's).
@@ -21,11 +21,9 @@ struct RuntimeState: Sendable {
     var connection: (id: ConnectionID, link: any TransportConnection)?
     var closed = false
     var timer: TimerSource?
-    var info = InfoState()
     /// keepSynced locations (the store persists them; the core listens for them).
     var pinned: Set<QueryLocation> = []
     var registrations: [DatabaseHandle: Registration] = [:]
-    var infoObservers: [DatabaseHandle: InfoObserver] = [:]
     var nextHandle: DatabaseHandle = 1
     /// Transactions in flight, by their current write id; named functions; transactions an
     /// earlier run queued, waiting for their function.

@@ -1,4 +1,5 @@
 import Dispatch
+import HearthTesting
 import HearthModel
 import Synchronization
 import Testing
@@ -47,5 +48,37 @@ struct PushIDSourceTests {
         let fromB = (0..<5).map { _ in b.next(now: 1_700_000_000_000) }
         #expect(fromA == fromB)
         #expect(Set(fromA).count == 5)
+    }
+}
+
+/// `.info` and its observers: a change tells exactly the observers whose location changed, each
+/// with what it held before, and the observers then know the new value.
+@Suite("Info board")
+struct InfoBoardTests {
+    @Test func aChangeTellsTheObserversOfWhatChangedOnce() throws {
+        var o = Database.Options()
+        o.storeDirectory = "/db"
+        o.fileSystem = SimulatedFileSystem(seed: 1)
+        o.connectAtOpen = false
+        o.callbackQueue = DispatchQueue(label: "info-board-tests")
+        let db = try Database(url: "ws://127.0.0.1:9000?ns=info", options: o)
+        defer { try? db.close() }
+        let root = db.reference(withPath: ".info")
+        func observer(_ key: String) -> InfoObserver {
+            InfoObserver(
+                ref: root.child(key), path: Path(keys: [ChildKey(key)]), kind: .value, queue: DispatchQueue.main,
+                handler: { _, _ in }, last: key == "connected" ? .bool(false) : .number(0))
+        }
+        var board = InfoBoard()
+        _ = board.add(observer("connected"), as: 1)
+        _ = board.add(observer("serverTimeOffset"), as: 2)
+        let fired = board.update { $0.connected = true }
+        #expect(fired.map { $0.1 } == [.bool(true)], "only the changed location")
+        #expect(fired.first?.0.last == .bool(false), "told with what it held before")
+        #expect(board.update { $0.connected = true }.isEmpty, "no change, no event")
+        #expect(board.handles(at: Path(keys: [Database.infoKey, "connected"])) == [1])
+        board.remove(1)
+        #expect(board.update { $0.connected = false }.isEmpty)
+        #expect(board.info.connected == false)
     }
 }
