@@ -23,7 +23,7 @@ extension Database {
     }
 
     /// Whether writes are held because the auth token expired (until a new token arrives).
-    public var writesPaused: Bool { state.withLock { $0.writesPaused } }
+    public var writesPaused: Bool { pauseSignal.withLock { $0.paused } }
 
     /// Observes ``writesPaused``: `handler` runs with the current value at once, then on
     /// every change.
@@ -33,17 +33,42 @@ extension Database {
     ) -> DatabaseHandle {
         startIfNeeded()
         let q = queue ?? callbacks
-        let (handle, now) = state.withLock { s in
-            let h = s.newHandle()
-            s.writesPausedObservers[h] = (q, handler)
-            return (h, s.writesPaused)
-        }
+        let handle = state.withLock { $0.newHandle() }
+        let now = pauseSignal.withLock { $0.add((q, handler), as: handle) }
         q.async { handler(now) }
         return handle
     }
 
     /// Stops a ``observeWritesPaused(on:_:)`` observer.
     public func removeWritesPausedObserver(withHandle handle: DatabaseHandle) {
-        _ = state.withLock { $0.writesPausedObservers.removeValue(forKey: handle) }
+        pauseSignal.withLock { $0.remove(handle) }
+    }
+}
+
+/// Whether writes are held for an expired token, and the observers of it.
+///
+/// Invariant: the value and the observers change under one lock, so an observer hears the value
+/// current when it registered and then every change after, none twice.
+struct WritesPausedSignal: Sendable {
+    typealias Observer = (queue: DispatchQueue, handler: @Sendable (Bool) -> Void)
+
+    private(set) var paused = false
+    private var observers: [DatabaseHandle: Observer] = [:]
+
+    /// Registers `observer` as `handle`; returns the value it hears first.
+    mutating func add(_ observer: Observer, as handle: DatabaseHandle) -> Bool {
+        precondition(observers[handle] == nil, "a handle names one observer")
+        observers[handle] = observer
+        return paused
+    }
+
+    mutating func remove(_ handle: DatabaseHandle) {
+        observers.removeValue(forKey: handle)
+    }
+
+    /// The value is now `paused`; returns the observers to tell.
+    mutating func set(_ paused: Bool) -> [Observer] {
+        self.paused = paused
+        return Array(observers.values)
     }
 }

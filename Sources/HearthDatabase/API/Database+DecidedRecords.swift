@@ -1,5 +1,6 @@
 // The decided record of an outcome kept in the store: a named transaction's or a plain write's
-// status, and the error it ended with, in the record's local-result field (FORMAT.md §11.4).
+// status, and the error it ended with, in the record's local-result field (FORMAT.md §11.4); and
+// the plain writes' records an earlier run left, read back at open.
 
 import Hearth
 import HearthModel
@@ -67,5 +68,45 @@ extension Database {
         case ("eventBufferFull", 2): Int(f[1]).map { DatabaseError.eventBufferFull(limit: $0) }
         default: nil
         }
+    }
+
+    /// At open: the outcomes of writes an earlier run had kept in the store (decided, their
+    /// handlers not all returned), in the order they were decided. A write's outcome record
+    /// that names no write id (its argument not an integer: no version of Hearth writes one,
+    /// so a damaged or foreign store) can never be delivered: it is removed here, with a
+    /// warning, rather than kept forever.
+    static func keptWriteResults(
+        _ store: Store, warn: (String) -> Void
+    ) throws(StoreError) -> [KeptOutcome<WriteResult>] {
+        var kept: [KeptOutcome<WriteResult>] = []
+        var unreadable: [Int64] = []
+        for tx in store.transactions() where tx.status.isWriteOutcome {
+            if let result = writeResult(of: tx) {
+                kept.append(KeptOutcome(record: tx.id, value: result))
+            } else {
+                unreadable.append(tx.id)
+            }
+        }
+        if !unreadable.isEmpty {
+            try store.commit(durability: .buffered) { (b: inout StoreBatch) throws(StoreError) in
+                for id in unreadable { try b.completeTransaction(id) }
+            }
+            warn("removed \(unreadable.count) write outcome record(s) naming no write id: \(unreadable)")
+        }
+        return kept
+    }
+
+    /// The write result a decided write's record holds (nil for any other record).
+    package static func writeResult(of tx: QueuedTransaction) -> WriteResult? {
+        guard tx.status.isWriteOutcome else { return nil }
+        let id: Int64
+        switch tx.argument.leafValue {
+        case .number(let n)?:
+            guard let exact = Int64(exactly: n) else { return nil }
+            id = exact
+        case .integer(let i)?: id = i
+        default: return nil
+        }
+        return WriteResult(id: WriteID(rawValue: id), error: tx.status == .writeApplied ? nil : reason(of: tx))
     }
 }

@@ -31,25 +31,61 @@ struct InfoObserver: Sendable {
     var last: Node
 }
 
+/// `.info` and its observers, under one lock: a change and the events it raises are one step,
+/// so observers see the changes in order, none twice.
+///
+/// Invariant: after every call, each observer's ``InfoObserver/last`` is what ``info`` holds at
+/// its path (what it has been told).
+struct InfoBoard: Sendable {
+    private(set) var info = InfoState()
+    private var observers: [DatabaseHandle: InfoObserver] = [:]
+
+    /// Applies `change`; returns each observer whose location changed (as it was before) with
+    /// its new value.
+    mutating func update(_ change: (inout InfoState) -> Void) -> [(InfoObserver, Node)] {
+        change(&info)
+        let root = info.node
+        var fire: [(InfoObserver, Node)] = []
+        for (handle, o) in observers {
+            let now = root.child(at: o.path)
+            if now != o.last {
+                fire.append((o, now))
+                observers[handle]!.last = now
+            }
+        }
+        checkInvariants()
+        return fire
+    }
+
+    /// Registers `observer` as `handle`; returns it (its `last` is what it hears first).
+    mutating func add(_ observer: InfoObserver, as handle: DatabaseHandle) -> InfoObserver {
+        precondition(observers[handle] == nil, "a handle names one observer")
+        observers[handle] = observer
+        checkInvariants()
+        return observer
+    }
+
+    mutating func remove(_ handle: DatabaseHandle) {
+        observers.removeValue(forKey: handle)
+    }
+
+    /// The observers of `path` (a path under `.info`, the root key included).
+    func handles(at path: Path) -> [DatabaseHandle] {
+        observers.filter { Path(keys: [Database.infoKey] + $0.value.path.keys) == path }.map(\.key)
+    }
+
+    private func checkInvariants() {
+        assert(observers.values.allSatisfy { $0.last == info.node.child(at: $0.path) }, "observers know .info")
+    }
+}
+
 extension Database {
     /// The `.info` root key.
     static let infoKey = ChildKey(".info")
 
     /// Changes `.info` and tells its observers what changed.
     func updateInfo(_ change: (inout InfoState) -> Void) {
-        let fire: [(InfoObserver, Node)] = state.withLock { s in
-            change(&s.info)
-            let root = s.info.node
-            var fire: [(InfoObserver, Node)] = []
-            for (handle, o) in s.infoObservers {
-                let now = root.child(at: o.path)
-                if now != o.last {
-                    fire.append((o, now))
-                    s.infoObservers[handle]!.last = now
-                }
-            }
-            return fire
-        }
+        let fire = infoBoard.withLock { $0.update(change) }
         for (o, now) in fire { Database.raise(o, from: o.last, to: now) }
     }
 
@@ -59,12 +95,13 @@ extension Database {
         handler: @escaping @Sendable (DataSnapshot, String?) -> Void
     ) -> DatabaseHandle {
         let relative = Path(keys: Array(ref.path.keys.dropFirst()))
-        let (handle, observer) = state.withLock { s in
-            let node = s.info.node.child(at: relative)
-            let o = InfoObserver(ref: ref, path: relative, kind: kind, queue: queue, handler: handler, last: node)
-            let h = s.newHandle()
-            s.infoObservers[h] = o
-            return (h, o)
+        let handle = state.withLock { $0.newHandle() }
+        let observer = infoBoard.withLock { board in
+            board.add(
+                InfoObserver(
+                    ref: ref, path: relative, kind: kind, queue: queue, handler: handler,
+                    last: board.info.node.child(at: relative)),
+                as: handle)
         }
         Database.raise(observer, from: .empty, to: observer.last)
         return handle

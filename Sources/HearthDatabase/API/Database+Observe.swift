@@ -72,9 +72,8 @@ extension Database {
 
     /// Removes one observer (of data or of `.info`); the last one on a query unlistens.
     func removeObserver(_ handle: DatabaseHandle) {
-        let (registration, _) = state.withLock { s in
-            (s.registrations.removeValue(forKey: handle), s.infoObservers.removeValue(forKey: handle))
-        }
+        infoBoard.withLock { $0.remove(handle) }
+        let registration = state.withLock { $0.registrations.removeValue(forKey: handle) }
         guard let registration else { return }
         try? store.removeListener(registration.token)
         work.sync { step { (core, now) in core.unlisten(registration.location, now: now) } }
@@ -83,13 +82,11 @@ extension Database {
     /// Removes every observer at `location`'s path (all queries there, as Firebase's
     /// `removeAllObservers` on a reference does) or of exactly `location` (on a query).
     func removeAllObservers(at path: Path, query: QuerySpec?) {
-        let handles: [DatabaseHandle] = state.withLock { s in
-            var h = s.registrations.filter {
-                $0.value.location.path == path && (query == nil || $0.value.spec == query)
-            }.map(\.key)
-            h += s.infoObservers.filter { Path(keys: [Database.infoKey] + $0.value.path.keys) == path }.map(\.key)
-            return h
+        var handles: [DatabaseHandle] = state.withLock { s in
+            s.registrations.filter { $0.value.location.path == path && (query == nil || $0.value.spec == query) }
+                .map(\.key)
         }
+        handles += infoBoard.withLock { $0.handles(at: path) }
         for h in handles { removeObserver(h) }
     }
 
@@ -122,7 +119,7 @@ extension Database {
     func getData(_ query: DatabaseQuery) async throws(DatabaseError) -> DataSnapshot {
         if let invalid = query.invalid { throw invalid }
         if query.ref.path.keys.first == Database.infoKey {
-            let node = state.withLock { $0.info.node.child(at: Path(keys: Array(query.ref.path.keys.dropFirst()))) }
+            let node = infoBoard.withLock { $0.info.node.child(at: Path(keys: Array(query.ref.path.keys.dropFirst()))) }
             return DataSnapshot(ref: query.ref, node: node, index: query.spec.index)
         }
         let location = QueryLocation(path: query.ref.path, query: query.spec)

@@ -33,13 +33,26 @@ extension Database {
         if let request = out.fetchToken { fetchToken(request) }
         if let request = out.fetchAppCheckToken { fetchAppCheckToken(request) }
         let answers = plainWriteAnswers(out.events)
-        if !out.commits.isEmpty { commit(out.commits, answers: answers.kept) }
+        if !out.commits.isEmpty { acknowledger.commit(out.commits, answering: answers) }
         if !out.messages.isEmpty {
             let link = state.withLock { s in s.connection.flatMap { $0.id == s.core.currentConnection ? $0.link : nil }
             }
             if let link { for m in out.messages { link.send(m) } }
         }
-        for event in out.events { deliver(event, plainWrites: answers.all) }
+        for event in out.events { deliver(event, plainWrites: answers) }
+    }
+
+    /// The server's answers to plain writes among `events`, by write id: a transaction's write
+    /// is answered to the transaction.
+    private func plainWriteAnswers(_ events: [ClientEvent]) -> [Int64: DatabaseError?] {
+        var answers: [Int64: DatabaseError?] = [:]
+        guard events.contains(where: { if case .writeCompleted = $0 { true } else { false } }) else { return answers }
+        state.withLock { s in
+            for case let .writeCompleted(id, error) in events where !s.transactions.contains(id) {
+                answers[id] = .some(error)
+            }
+        }
+        return answers
     }
 
     private func open(_ id: ConnectionID) {
@@ -133,20 +146,17 @@ extension Database {
                 self?.transactionAnswered(writeID: id, error: nil, interrupted: true)
             }
         case let .writeCompleted(id, error):
-            reportWrite(id, error)
+            acknowledger.reportWrite(id, error)
         case let .listenRevoked(location, error):
             revoke(location, error)
         case let .getCompleted(id, result):
             let waiter = state.withLock { $0.getWaiters.removeValue(forKey: id) }
             waiter?(result)
         case let .onDisconnectCompleted(id, error):
-            let callback = state.withLock { $0.onDisconnectCallbacks.removeValue(forKey: id) }
+            let callback = onDisconnectCallbacks.withLock { $0.removeValue(forKey: id) }
             if let callback { callback.queue.async { callback.handler(error) } }
         case .writesPaused(let paused):
-            let observers = state.withLock { s in
-                s.writesPaused = paused
-                return Array(s.writesPausedObservers.values)
-            }
+            let observers = pauseSignal.withLock { $0.set(paused) }
             for o in observers { o.queue.async { o.handler(paused) } }
         case .protocolWarning(let text), .notice(let text):
             Database.logger(options)(text)
@@ -190,18 +200,17 @@ extension Database {
     /// A transport report: queued, and the queue drained on ``work`` in one step. The report
     /// that brings the inbox to its bound stops the connection's reading until a drain.
     func received(_ event: TransportEvent, on id: ConnectionID) {
-        let (first, stop) = state.withLock { s -> (Bool, (any TransportConnection)?) in
-            let stopping = s.inbox.append(event, from: id)
-            let link = stopping.flatMap { id in s.connection.flatMap { $0.id == id ? $0.link : nil } }
-            return (s.inbox.events.count == 1, link)
+        let (first, stopping) = inbox.withLock { inbox in
+            let stopping = inbox.append(event, from: id)
+            return (inbox.events.count == 1, stopping)
         }
-        stop?.setReading(false)
+        if let stopping { link(stopping)?.setReading(false) }
         guard first else { return }
         work.async { [weak self] in self?.drainInbox() }
     }
 
     private func drainInbox() {
-        let batch = state.withLock { s in s.inbox.take() }
+        let batch = inbox.withLock { $0.take() }
         step { (core, now) in
             var out = ClientOutput()
             for (id, event) in batch.events {
@@ -216,11 +225,14 @@ extension Database {
         let closedLinks: [ConnectionID] = batch.events.compactMap {
             if case .closed = $0.1 { return $0.0 } else { return nil }
         }
-        let resume = state.withLock { s -> (any TransportConnection)? in
+        state.withLock { s in
             if let c = s.connection, closedLinks.contains(c.id) { s.connection = nil }
-            guard let id = s.inbox.handled(batch.bytes) else { return nil }
-            return s.connection.flatMap { $0.id == id ? $0.link : nil }
         }
-        resume?.setReading(true)
+        if let resuming = inbox.withLock({ $0.handled(batch.bytes) }) { link(resuming)?.setReading(true) }
+    }
+
+    /// The link of connection `id`, while it is the one open.
+    private func link(_ id: ConnectionID) -> (any TransportConnection)? {
+        state.withLock { s in s.connection.flatMap { $0.id == id ? $0.link : nil } }
     }
 }

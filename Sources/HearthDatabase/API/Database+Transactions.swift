@@ -269,7 +269,7 @@ extension Database {
 
     /// Ends a transaction: its listener stops and the app hears. A named one's record stays in
     /// the store, decided, with its outcome (committed at the store's durability tier before
-    /// any handler runs), until every handler has returned (``deliverOutcome(_:completion:)``):
+    /// any handler runs), until every handler has returned (``WriteAcknowledger/reportTransaction(_:completion:)``):
     /// a process that dies first reports it at the next start.
     private func finish(_ t: RunningTransaction, committed: Bool, error: DatabaseError?) {
         if let h = t.listener { removeObserver(h) }
@@ -283,7 +283,8 @@ extension Database {
         _ = try? store.commit { (b: inout StoreBatch) throws(StoreError) in
             if b.transaction(id) != nil { try b.updateTransaction(id, localResult: reason, status: status) }
         }
-        deliverOutcome(TransactionOutcome(id: id, committed: committed, error: error), completion: completion)
+        acknowledger.reportTransaction(
+            TransactionOutcome(id: id, committed: committed, error: error), completion: completion)
     }
 
     /// A plain write at `path`: transactions at, above or below it will abort with `set`

@@ -1,6 +1,7 @@
 import Dispatch
 import Hearth
 import HearthModel
+@_spi(HearthInternals) import HearthWire
 
 /// The durable id of a write, given when the write is made: the outcome of every write ever
 /// made — including writes restored after a restart, for which Firebase calls no completion
@@ -43,17 +44,15 @@ extension Database {
                 return .failure(error)
             }
             if let completion {
-                state.withLock {
-                    $0.outcomes.expect(WriteCallback(queue: queue ?? callbacks, handler: completion), forWrite: id)
-                }
+                acknowledger.expect(WriteCallback(queue: queue ?? callbacks, handler: completion), forWrite: id)
             }
             markTransactionsOverwritten(by: ref.path)
             let write = PendingWrite(id: id, path: ref.path, operation: operation)
             let writer = writerID
             handOff(after: lsn) { [self] in
                 step { (core, now) in core.write(write, writer: writer, now: now) }
-            } failed: { [self, id] error in
-                reportWrite(id, error)
+            } failed: { [acknowledger, id] error in
+                acknowledger.reportWrite(id, error)
             }
             return .success(WriteID(rawValue: id))
         }
@@ -73,9 +72,20 @@ extension Database {
         observeOutcomes(OutcomeObserver(queue: queue ?? callbacks, handler: handler), on: \.writes)
     }
 
+    /// Registers `observer` on the acknowledger's `channel`; the first one also gets, at once,
+    /// every outcome waiting there.
+    func observeOutcomes<Value: Sendable>(
+        _ observer: OutcomeObserver<Value>, on channel: WritableKeyPath<OutcomeLedger, OutcomeChannel<Value>>
+    ) -> DatabaseHandle {
+        startIfNeeded()
+        let handle = state.withLock { $0.newHandle() }
+        acknowledger.observe(observer, as: handle, on: channel)
+        return handle
+    }
+
     /// Stops a write-result observer.
     public func removeWriteResultObserver(withHandle handle: DatabaseHandle) {
-        state.withLock { $0.outcomes.writes.remove(handle) }
+        acknowledger.removeObserver(handle, on: \.writes)
     }
 
     /// The writes the server has not answered yet (kept across restarts), oldest first.
@@ -86,8 +96,19 @@ extension Database {
     /// A new push id: time-ordered (by the server's clock, estimated), collision-resistant.
     func nextPushID() -> String {
         let now = options.clock() + Int64(serverTimeOffset)
-        return state.withLock { s in s.pushIDs.next(now: now, using: &s.random) }
+        return pushIDs.withLock { $0.next(now: now) }
     }
+}
+
+/// The push id generator and the randomness its ids are drawn with (seeded by
+/// ``Database/Options/seed``).
+struct PushIDSource: Sendable {
+    private var generator = PushIDGenerator()
+    var random: SeededRandom
+
+    init(random: SeededRandom) { self.random = random }
+
+    mutating func next(now: Int64) -> String { generator.next(now: now, using: &random) }
 }
 
 // Every commit an app's call makes (a write, a transaction's, an onDisconnect's) is saved on the
@@ -127,7 +148,7 @@ extension Database {
     /// Runs `save` at the tier that leaves the sync to ``work`` (`.buffered` when the store's
     /// own tier would sync; nil, the store's tier, otherwise) — refused once a sync failed.
     private func withoutSync<T>(_ save: (Durability?) throws(StoreError) -> T) throws(DatabaseError) -> T {
-        if let failure = state.withLock({ $0.durabilityFailure }) { throw failure }
+        if let failure = handOffs.withLock({ $0.failure }) { throw failure }
         do { return try save(defersSync ? .buffered : nil) } catch { throw DatabaseError(error) }
     }
 
@@ -142,13 +163,10 @@ extension Database {
         after lsn: LSN, _ handOff: @escaping @Sendable () -> Void,
         failed: @escaping @Sendable (DatabaseError) -> Void
     ) {
-        let backlog = state.withLock { s in
-            s.handOffs += 1
-            return s.handOffs
-        }
+        let backlog = handOffs.withLock { $0.queued() }
         work.async { [self] in
             let failure = makeDurable(through: lsn)
-            state.withLock { $0.handOffs -= 1 }
+            handOffs.withLock { $0.ran() }
             if let failure { failed(failure) } else { handOff() }
         }
         if backlog > Database.maxHandOffs { work.sync {} }
@@ -158,16 +176,45 @@ extension Database {
     /// or when an earlier sync covered it); the failure, kept for every later call.
     private func makeDurable(through lsn: LSN) -> DatabaseError? {
         dispatchPrecondition(condition: .onQueue(work))
-        if let failure = state.withLock({ $0.durabilityFailure }) { return failure }
+        if let failure = handOffs.withLock({ $0.failure }) { return failure }
         guard defersSync else { return nil }
         do throws(StoreError) {
             try store.waitUntilDurable(lsn)
             return nil
         } catch {
             let failure = DatabaseError(error)
-            state.withLock { $0.durabilityFailure = $0.durabilityFailure ?? failure }
+            handOffs.withLock { $0.failed(failure) }
             Database.logger(options)("writes refused until the database is reopened: a sync failed (\(error))")
             return failure
         }
+    }
+}
+
+/// The app's commits between the caller's thread and the core (``Database/handOff(after:_:failed:)``).
+///
+/// Invariant: ``waiting`` counts the hand-offs queued on the database's queue that have not run
+/// (never negative), and once a sync has failed ``failure`` stays: every later commit is refused
+/// with it until the database is reopened.
+struct HandOffGate: Sendable {
+    /// Hand-offs queued and not yet run.
+    private(set) var waiting = 0
+    /// The first failed sync of the app's commits.
+    private(set) var failure: DatabaseError?
+
+    /// One more hand-off is queued; returns how many wait now (itself included).
+    mutating func queued() -> Int {
+        waiting += 1
+        return waiting
+    }
+
+    /// A queued hand-off has run.
+    mutating func ran() {
+        precondition(waiting > 0, "a hand-off runs once for each one queued")
+        waiting -= 1
+    }
+
+    /// A sync failed with `error`; the first failure is the one kept.
+    mutating func failed(_ error: DatabaseError) {
+        if failure == nil { failure = error }
     }
 }

@@ -108,7 +108,7 @@ public final class Database: Sendable {
     let writerID: String
     let options: Options
     /// Serializes every step of the core and the store commits that follow it.
-    let work = DispatchQueue(label: "hearth.database.sync")
+    let work: DispatchQueue
     /// Handlers' default queue.
     let callbacks: DispatchQueue
     /// Where the server's answers to transactions are handled, one at a time in the order they
@@ -116,9 +116,24 @@ public final class Database: Sendable {
     let transactionSteps = DispatchQueue(label: "hearth.database.transactions")
     let transport: any Transport
     let state: Mutex<RuntimeState>
+    /// The ack path: commits the core's output, and carries outcomes to their handlers.
+    let acknowledger: WriteAcknowledger
     /// Held across saving a write and handing it to the core, so writes reach the core in
     /// write-id order.
     let writeLock = Mutex(())
+    /// The app's commits on their way to the core, and the sync failure that refuses them.
+    let handOffs = Mutex(HandOffGate())
+    /// Push ids, and the randomness they are drawn with.
+    let pushIDs: Mutex<PushIDSource>
+    /// Transport reports not yet given to the core (drained together: one store commit for
+    /// a burst of messages), within ``Options/maxInboxBytes``.
+    let inbox: Mutex<Inbox>
+    /// Whether writes are held for an expired token, and who wants to know.
+    let pauseSignal = Mutex(WritesPausedSignal())
+    /// The completions of this run's onDisconnect operations, by operation id, until answered.
+    let onDisconnectCallbacks = Mutex<[Int64: WriteCallback]>([:])
+    /// What `.info` holds, and its observers.
+    let infoBoard = Mutex(InfoBoard())
     let temporaryDirectory: String?
 
     /// Opens (or creates) the store. The connection starts at the database's first use (the
@@ -136,6 +151,8 @@ public final class Database: Sendable {
         } catch { throw .invalidValue("\(error)") }
         guard options.maxInboxBytes > 0 else { throw .invalidValue("maxInboxBytes must be positive") }
         self.options = options
+        let work = DispatchQueue(label: "hearth.database.sync")
+        self.work = work
         self.callbacks = options.callbackQueue ?? DispatchQueue.main
         self.transport = options.transport ?? PlatformTransport.make()
         var storeOptions = Store.Options()
@@ -191,19 +208,18 @@ public final class Database: Sendable {
             hash: { location in Database.cachedHash(store, location) },
             cache: { location in Database.cachedNode(store, location) }
         )
-        state = Mutex(
-            RuntimeState(
-                core: core, endpoint: endpoint, hostCache: hostCache, pushIDs: PushIDGenerator(),
-                random: SeededRandom(seed: seed ^ 0x5DEE_CE66_D1CE_4E5B),
-                outcomes: OutcomeLedger(
-                    firstWriteOfRun: (pending.map(\.id).max() ?? 0) + 1, limit: Database.maxUndeliveredOutcomes,
-                    waitingWrites: keptWrites,
-                    waitingTransactions: restored.outcomes.map { KeptOutcome(record: $0.id, value: $0) }),
-                inbox: Inbox(limit: options.maxInboxBytes)))
-        state.withLock { s in
-            s.info.serverTimeOffset = store.serverTimeOffset()
-            s.restoredTransactions = restored.queued
-        }
+        acknowledger = WriteAcknowledger(
+            store: store, work: work, log: log,
+            ledger: OutcomeLedger(
+                firstWriteOfRun: (pending.map(\.id).max() ?? 0) + 1, limit: WriteAcknowledger.maxUndeliveredOutcomes,
+                waitingWrites: keptWrites,
+                waitingTransactions: restored.outcomes.map { KeptOutcome(record: $0.id, value: $0) }))
+        pushIDs = Mutex(PushIDSource(random: SeededRandom(seed: seed ^ 0x5DEE_CE66_D1CE_4E5B)))
+        inbox = Mutex(Inbox(limit: options.maxInboxBytes))
+        state = Mutex(RuntimeState(core: core, endpoint: endpoint, hostCache: hostCache))
+        state.withLock { s in s.restoredTransactions = restored.queued }
+        let offset = store.serverTimeOffset()
+        infoBoard.withLock { board in _ = board.update { $0.serverTimeOffset = offset } }
         // keepSynced queries listen again; the connection waits for the first use.
         let pins = store.pins()
         if !pins.isEmpty {
@@ -265,7 +281,7 @@ public final class Database: Sendable {
     public func close() throws(DatabaseError) {
         let wasOpen: Bool = work.sync {
             // Outcomes whose handlers have run leave the store before it closes (durably).
-            commitOutcomeAcks()
+            acknowledger.close()
             let open = state.withLock { s in
                 defer { s.closed = true }
                 return !s.closed
@@ -285,11 +301,11 @@ public final class Database: Sendable {
     }
 
     /// Whether the client is connected (what `.info/connected` says).
-    public var isConnected: Bool { state.withLock { $0.info.connected } }
+    public var isConnected: Bool { infoBoard.withLock { $0.info.connected } }
 
     /// The server's clock minus this device's, in ms (what `.info/serverTimeOffset` says): the
     /// last one measured, kept across restarts.
-    public var serverTimeOffset: Double { state.withLock { $0.info.serverTimeOffset } }
+    public var serverTimeOffset: Double { infoBoard.withLock { $0.info.serverTimeOffset } }
 
     deinit {
         state.withLock { $0.timer?.cancel() }

@@ -130,14 +130,14 @@ extension Database {
             }
             guard let op else { return .failure(.storage("onDisconnect not saved")) }
             if let completion {
-                state.withLock {
-                    $0.onDisconnectCallbacks[op.id] = WriteCallback(queue: queue ?? callbacks, handler: completion)
+                onDisconnectCallbacks.withLock {
+                    $0[op.id] = WriteCallback(queue: queue ?? callbacks, handler: completion)
                 }
             }
             handOff(after: lsn) { [self] in
                 step { (core, now) in core.onDisconnect(op, now: now) }
             } failed: { [self] error in
-                let callback = state.withLock { $0.onDisconnectCallbacks.removeValue(forKey: op.id) }
+                let callback = onDisconnectCallbacks.withLock { $0.removeValue(forKey: op.id) }
                 if let callback { callback.queue.async { callback.handler(error) } }
             }
             return .success(())

@@ -4,7 +4,10 @@ import Hearth
 import HearthModel
 @_spi(HearthInternals) import HearthWire
 
-/// What the runtime keeps beside the core, under ``Database/state``.
+/// What the runtime keeps beside the core, under ``Database/state``: what must change in the
+/// same step as the core (the connection, the listens' registrations, the transactions). The
+/// parts with an owner of their own keep their state under their own lock: the ack path
+/// (``Database/acknowledger``), the inbox, the hand-offs, the push ids, the writes-paused signal, `.info`.
 struct RuntimeState: Sendable {
     var core: ClientCore
     /// Where the connections go (the URL's host, or an emulator's).
@@ -18,38 +21,17 @@ struct RuntimeState: Sendable {
     var connection: (id: ConnectionID, link: any TransportConnection)?
     var closed = false
     var timer: TimerSource?
-    var pushIDs: PushIDGenerator
-    var random: SeededRandom
-    var info = InfoState()
     /// keepSynced locations (the store persists them; the core listens for them).
     var pinned: Set<QueryLocation> = []
     var registrations: [DatabaseHandle: Registration] = [:]
-    var infoObservers: [DatabaseHandle: InfoObserver] = [:]
     var nextHandle: DatabaseHandle = 1
-    /// Outcomes on their way to the app's handlers (writes' and named transactions').
-    var outcomes: OutcomeLedger
-    var onDisconnectCallbacks: [Int64: WriteCallback] = [:]
     /// Transactions in flight, by their current write id; named functions; transactions an
     /// earlier run queued, waiting for their function.
     var transactions = TransactionQueue<RunningTransaction>()
     var transactionFunctions: [String: TransactionFunction] = [:]
     var restoredTransactions: [QueuedTransaction] = []
-    /// Writes held for an expired token, and who wants to know.
-    var writesPaused = false
-    var writesPausedObservers: [DatabaseHandle: (queue: DispatchQueue, handler: @Sendable (Bool) -> Void)] = [:]
     var getWaiters: [UInt64: @Sendable (Result<Node, DatabaseError>) -> Void] = [:]
     var nextGet: UInt64 = 1
-    /// Transport reports not yet given to the core (drained together: one store commit for
-    /// a burst of messages), within ``Database/Options/maxInboxBytes``.
-    var inbox: Inbox
-    /// The last store failure while applying the server's data (the data stays as it was;
-    /// nothing acknowledged is lost — an ack that failed to commit is re-sent next run).
-    var lastStorageError: DatabaseError?
-    /// A sync of the app's commits failed (``Database/handOff(after:_:failed:)``): every later
-    /// write is refused with it, and every commit not yet handed to the core fails with it.
-    var durabilityFailure: DatabaseError?
-    /// Commits waiting on the sync queue to be made durable and handed to the core.
-    var handOffs = 0
 
     mutating func newHandle() -> DatabaseHandle {
         defer { nextHandle += 1 }

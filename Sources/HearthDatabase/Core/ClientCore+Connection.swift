@@ -226,18 +226,6 @@ extension ClientCore {
         return out
     }
 
-    /// Reports the moment writes become held (the token expired) and asks for a fresh token
-    /// when connected.
-    mutating func checkPause(now: Int64, into out: inout ClientOutput) {
-        guard writesPaused(now: now), !pausedReported else { return }
-        pausedReported = true
-        out.events.append(.writesPaused(true))
-        if isConnected && configuration.usesTokens && !refreshingToken {
-            refreshingToken = true
-            requestToken(force: true, into: &out)
-        }
-    }
-
     /// The server's hello: the connection is up. Records the server time offset, then
     /// restores state in Firebase's order: auth, listens, writes, gets.
     mutating func helloReceived(

@@ -123,43 +123,6 @@ package struct ClientOutput: Sendable {
     }
 }
 
-extension ClientCommit {
-    /// Whether the commit must be durable at the database's tier (an ack or revert lost in a
-    /// crash means the write is sent again; the token is the user's session). Server data
-    /// needs no sync: losing it loses only cache.
-    package var needsDurability: Bool {
-        switch self {
-        case .ackWrite, .revertWrite, .saveAuth, .clearAuth, .ackOnDisconnect, .removeOnDisconnect,
-            .applyOnDisconnectLocally, .transactionSent:
-            true
-        default: false
-        }
-    }
-
-    /// Records the commit in a store batch. Each batch method checks its input before it
-    /// records anything, so a mutation the store refuses (invalid data from a server, an ack
-    /// for a write no longer pending) throws without spoiling the batch.
-    package func apply(to b: inout StoreBatch) throws(StoreError) {
-        switch self {
-        case let .serverOverwrite(path, node): try b.applyServerOverwrite(node, at: path)
-        case let .serverMerge(path, children): try b.applyServerMerge(children, at: path)
-        case let .taggedOverwrite(path, node, location): try b.applyTaggedServerOverwrite(node, at: path, for: location)
-        case let .taggedMerge(path, children, location): try b.applyTaggedServerMerge(children, at: path, for: location)
-        case .listenComplete(let location): try b.applyListenComplete(location)
-        case .ackWrite(let id): if b.pendingWrite(id) != nil { try b.applyAckedWrite(id) }
-        case .revertWrite(let id): if b.pendingWrite(id) != nil { try b.revertWrite(id) }
-        case .serverTimeOffset(let ms): try b.setServerTimeOffset(ms)
-        case .saveAuth(let token): b.saveAuth(token)
-        case .clearAuth: b.clearAuth()
-        case .transactionSent(let id): if b.transaction(id) != nil { try b.updateTransaction(id, status: .sent) }
-        case .ackOnDisconnect(let id): if b.onDisconnectOperation(id) != nil { try b.ackOnDisconnect(id) }
-        case .removeOnDisconnect(let id): if b.onDisconnectOperation(id) != nil { try b.removeOnDisconnect(id) }
-        case .applyOnDisconnectLocally(let id):
-            if b.onDisconnectOperation(id) != nil { try b.applyOnDisconnectLocally(id) }
-        }
-    }
-}
-
 /// A request for a token from the app's token provider.
 package struct TokenFetch: Equatable, Sendable {
     /// Whether the provider must refresh the token rather than return a cached one.

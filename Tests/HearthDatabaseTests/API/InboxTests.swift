@@ -109,7 +109,7 @@ struct InboxTests {
         transport.state.withLock { $0.waiting = acks }
         let heaviest = acks.map { Inbox.weight(of: .message($0)) }.max() ?? 0
         let peak = Mutex(0)
-        transport.probe.withLock { $0 = { peak.withLock { $0 = max($0, db.state.withLock { $0.inbox.bytes }) } } }
+        transport.probe.withLock { $0 = { peak.withLock { $0 = max($0, db.inbox.withLock { $0.bytes }) } } }
         // The sync queue is held: nothing is drained while the acks arrive.
         let gate = DispatchSemaphore(value: 0)
         db.work.async { gate.wait() }

@@ -128,13 +128,13 @@ struct TransactionOutcomeTests {
         try await server.stop()
     }
 
-    /// Outcomes without a handler are kept up to ``Database/maxUndeliveredOutcomes``; past it
+    /// Outcomes without a handler are kept up to ``WriteAcknowledger/maxUndeliveredOutcomes``; past it
     /// the oldest is dropped, from memory and from the store.
     @Test func outcomesWaitingForAnObserverAreBounded() async throws {
         let fs = SimulatedFileSystem(seed: 47)
         let db = try Database(url: "ws://127.0.0.1:9?ns=bound", options: options(fs, online: false))
         db.registerTransactionFunction("increment", TransactionTests.increment)
-        let n = Database.maxUndeliveredOutcomes + 1
+        let n = WriteAcknowledger.maxUndeliveredOutcomes + 1
         var ids: [Int64] = []
         for i in 0..<n {
             ids.append(try #require(try db.reference(withPath: "c/\(i)").runTransaction(named: "increment")))

@@ -70,7 +70,7 @@ struct WriteOutcomeTests {
         #expect(await eventually { db.pendingWriteIDs.isEmpty })
         #expect(await eventually { (try? server.store.value(at: "k4")) == Node(.number(4)) })
         #expect(db.store.transactions().isEmpty, "no outcome kept for writes nothing hears of")
-        #expect(db.state.withLock { $0.outcomes.writes.waiting.isEmpty })
+        #expect(db.acknowledger.ledger.writes.waiting.isEmpty)
         try db.close()
         try await server.stop()
     }
@@ -150,13 +150,13 @@ struct WriteOutcomeTests {
     }
 
     /// Results of writes restored from an earlier run (their completions died with it), answered
-    /// before any observer is registered, are kept up to ``Database/maxUndeliveredOutcomes``;
+    /// before any observer is registered, are kept up to ``WriteAcknowledger/maxUndeliveredOutcomes``;
     /// past it the oldest is dropped, from memory and from the store.
     @Test func resultsWaitingForAnObserverAreBounded() async throws {
         let server = try await TransportTestServer()
         let url = "ws://127.0.0.1:\(server.server.port)?ns=wbound"
         let fs = SimulatedFileSystem(seed: 47)
-        let n = Database.maxUndeliveredOutcomes + 1
+        let n = WriteAcknowledger.maxUndeliveredOutcomes + 1
         var ids: [WriteID] = []
         do {
             let earlier = try Database(url: url, options: options(fs, online: false))

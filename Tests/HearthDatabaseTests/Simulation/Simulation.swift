@@ -490,7 +490,7 @@ final class Simulation {
                 answers[id] = .some(error)
             }
             do {
-                let (kept, failed) = try Database.commit(out.commits, keeping: answers, to: client.store)
+                let (kept, failed) = try WriteAcknowledger.commit(out.commits, keeping: answers, to: client.store)
                 refused = failed.map { "\($0.commit): \($0.error)" }
                 client.writeOutcomeRecords.merge(kept) { $1 }
             } catch {
