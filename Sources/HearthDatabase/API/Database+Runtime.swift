@@ -204,9 +204,8 @@ extension Database {
             let stopping = inbox.append(event, from: id)
             return (inbox.events.count == 1, stopping)
         }
-        if let stopping { link(stopping)?.setReading(false) }
-        guard first else { return }
-        work.async { [weak self] in self?.drainInbox() }
+        if first { work.async { [weak self] in self?.drainInbox() } }
+        if let stopping { tell(stopping, reading: false) }
     }
 
     private func drainInbox() {
@@ -228,7 +227,29 @@ extension Database {
         state.withLock { s in
             if let c = s.connection, closedLinks.contains(c.id) { s.connection = nil }
         }
-        if let resuming = inbox.withLock({ $0.handled(batch.bytes) }) { link(resuming)?.setReading(true) }
+        if let resuming = inbox.withLock({ $0.handled(batch.bytes) }) { tell(resuming, reading: true) }
+    }
+
+    /// Tells connection `id` to stop or go on reading, as the inbox just decided, and then
+    /// again until what it was told last is what the inbox says now.
+    ///
+    /// A stop decided on the transport's thread and a resume decided by a drain on ``work``
+    /// reach the connection by separate calls, made outside the inbox's lock (a transport may
+    /// deliver from inside `setReading`); both transports apply the calls in the order they were
+    /// made. Without the check, a stop made after a resume it was decided before would leave
+    /// the connection unread with nothing in the inbox to resume it. With it, whoever calls
+    /// last has looked at the decision after its call, so the last call is the current one.
+    /// Each further round follows another thread's change of the decision, and that thread
+    /// checks again itself.
+    private func tell(_ id: ConnectionID, reading: Bool) {
+        var told = reading
+        link(id)?.setReading(told)
+        while true {
+            let wanted = inbox.withLock { $0.stopped != id }
+            guard wanted != told else { return }
+            told = wanted
+            link(id)?.setReading(told)
+        }
     }
 
     /// The link of connection `id`, while it is the one open.

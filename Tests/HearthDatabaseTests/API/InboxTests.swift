@@ -56,6 +56,43 @@ final class BufferedTransport: Transport, TransportConnection {
     }
 }
 
+/// A transport whose `setReading(false)`, the stop a delivery decides, lets the database's
+/// queue go and reaches the connection only after the resume the drain then decides: the two
+/// calls cross on their way, as a stop and a resume made on two threads can.
+final class CrossingTransport: Transport, TransportConnection {
+    struct State {
+        var events: (@Sendable (TransportEvent) -> Void)?
+        var readingLog: [Bool] = []
+    }
+    let state = Mutex(State())
+    /// Held by the test on the database's queue until the stop is under way.
+    let gate = DispatchSemaphore(value: 0)
+    let resumed = DispatchSemaphore(value: 0)
+
+    func connect(
+        to endpoint: ServerEndpoint, lastSessionID: String?, events: @escaping @Sendable (TransportEvent) -> Void
+    ) -> any TransportConnection {
+        state.withLock { $0.events = events }
+        return self
+    }
+
+    func send(_ message: String) {}
+    func close() {}
+
+    func setReading(_ reading: Bool) {
+        if reading {
+            state.withLock { $0.readingLog.append(true) }
+            resumed.signal()
+            return
+        }
+        gate.signal()
+        _ = resumed.wait(timeout: .now() + 60)  // a hang guard: the drain resumes at once
+        state.withLock { $0.readingLog.append(false) }
+    }
+
+    func deliver(_ event: TransportEvent) { state.withLock { $0.events }?(event) }
+}
+
 @Suite("The client's inbox is bounded: past it the connection stops being read, and nothing is dropped", .serialized)
 struct InboxTests {
     @Test("the inbox stops the connection once, when it reaches its bound, and lets it read again after a drain")
@@ -128,5 +165,37 @@ struct InboxTests {
         while transport.state.withLock({ $0.readingLog.last }) != true && Date() < deadline { usleep(1_000) }
         #expect(transport.state.withLock { $0.readingLog.last } == true, "reading again")
         #expect(transport.state.withLock { $0.waiting.isEmpty })
+    }
+
+    @Test("a stop that reaches the connection after the resume decided later is followed by another resume")
+    func crossingStopAndResume() throws {
+        let transport = CrossingTransport()
+        var options = Database.Options()
+        options.transport = transport
+        options.maxInboxBytes = 1_024
+        let db = try Database(url: "ws://127.0.0.1:9?ns=inbox", options: options)
+        defer { try? db.close() }
+        db.goOnline()
+        transport.deliver(.opened)
+        transport.deliver(.message(ServerMessage.hello(timestamp: 0, host: "h", sessionID: "s").text))
+        db.work.sync {}
+        // The queue is held: the first message's drain waits behind the gate, so the second
+        // message, which brings the inbox to its bound, stops the connection with both waiting.
+        let gate = transport.gate
+        db.work.async { gate.wait() }
+        let push = { (n: Int, size: Int) in
+            ServerMessage.set(
+                path: Path(keys: [ChildKey("p\(n)")]), data: .string(String(repeating: "x", count: size)), tag: nil
+            ).text
+        }
+        transport.deliver(.message(push(1, 10)))
+        // Stops the connection: the stop lets the drain run, and lands after its resume.
+        transport.deliver(.message(push(2, 2_000)))
+        db.work.sync {}
+        let log = transport.state.withLock { $0.readingLog }
+        #expect(
+            log.first == true && log.dropFirst().first == false, "the resume was made before the stop landed: \(log)")
+        #expect(log.last == true, "left unread with an empty inbox: \(log)")
+        #expect(db.inbox.withLock { $0.bytes } == 0)
     }
 }
