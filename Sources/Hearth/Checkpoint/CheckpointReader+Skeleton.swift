@@ -35,7 +35,7 @@ extension CheckpointReader {
         let origins: ChunkOrigins
         /// The order indexes of the locations no event reached, with their runs' stored bytes.
         let orderIndexes: [CheckpointFormat.OrderIndex.Target: [CheckpointEncoder.CopiedRun]]
-        /// The chunks decoded, and those stood in for.
+        /// The chunks read whole (decoded, or found decoded), and those stood in for.
         let decodedChunks: Int
         /// See ``decodedChunks``.
         let standInChunks: Int
@@ -130,11 +130,13 @@ extension CheckpointReader {
             for i in chunkIndex.candidates(for: path) where path.contains(chunks[i].path) { decode.insert(i) }
         }
         let standIns = Set(chunks.indices).subtracting(decode)
+        let readBefore = chunksRead
         let assembled = try fullCacheWithOrigins(standingIn: standIns)
+        let read = chunksRead - readBefore
         var cache = assembled.cache
         for event in events { cache = StoreState.applyingCacheEvent(event, to: cache) }
         return Skeleton(
-            cache: cache, origins: assembled.origins, orderIndexes: copied, decodedChunks: decode.count,
+            cache: cache, origins: assembled.origins, orderIndexes: copied, decodedChunks: read,
             standInChunks: standIns.count)
     }
 

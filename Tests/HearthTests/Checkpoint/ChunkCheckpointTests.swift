@@ -79,13 +79,29 @@ import Testing
         a.count == b.count && zip(a, b).allSatisfy { x, y in x.count == y.count && zip(x, y).allSatisfy { $0 == $1 } }
     }
 
-    @Test func aCheckpointOfANonResidentCacheDecodesOnlyTheChunksWrittenInside() throws {
+    /// The store of ``makeStore(_:)`` and a copy: `lazy` opened as it is (its cache not resident),
+    /// `loaded` with its cache loaded by a whole-state read.
+    func twoStores() throws -> (dir: TempDir, other: TempDir, lazy: Store, loaded: Store) {
         let dir = TempDir()
         try makeStore(dir)
         let other = try copy(dir)
         let lazy = try Store.open(directory: dir.path, options: options())
         let loaded = try Store.open(directory: other.path, options: options())
         _ = try loaded.state()
+        return (dir, other, lazy, loaded)
+    }
+
+    /// Closes both stores; their checkpoints hold the same cache and the same order index.
+    func closeAndCompare(_ lazy: Store, _ dir: TempDir, _ loaded: Store, _ other: TempDir) throws {
+        try lazy.close()
+        try loaded.close()
+        let (a, b) = (try checkpointContent(dir), try checkpointContent(other))
+        #expect(a.cache == b.cache)
+        #expect(a.indexes.count == 1 && same(a.indexes, b.indexes))
+    }
+
+    @Test func aCheckpointOfANonResidentCacheDecodesOnlyTheChunksWrittenInside() throws {
+        let (dir, other, lazy, loaded) = try twoStores()
         let chunks = try #require(lazy.checkpointChunkCount())
         #expect(chunks >= 20)
         try applyBoth(lazy, loaded) { store in
@@ -111,22 +127,13 @@ import Testing
         }
         #expect(
             try lazy.query(Self.window.query, at: "list").window == loaded.query(Self.window.query, at: "list").window)
-        try lazy.close()
-        try loaded.close()
-        let (a, b) = (try checkpointContent(dir), try checkpointContent(other))
-        #expect(a.cache == b.cache)
-        #expect(a.indexes.count == 1 && same(a.indexes, b.indexes))
+        try closeAndCompare(lazy, dir, loaded, other)
     }
 
     /// A write inside the indexed list decodes the list (its order index is written anew from
     /// its children); one beside it copies the index as it is.
     @Test func anOrderIndexIsCopiedUnlessItsLocationChanged() throws {
-        let dir = TempDir()
-        try makeStore(dir)
-        let other = try copy(dir)
-        let lazy = try Store.open(directory: dir.path, options: options())
-        let loaded = try Store.open(directory: other.path, options: options())
-        _ = try loaded.state()
+        let (dir, other, lazy, loaded) = try twoStores()
         let listChunks = try #require(lazy.checkpointChunkCount(under: "list"))
         #expect(listChunks >= 3)
         try applyBoth(lazy, loaded) { store in
@@ -146,11 +153,7 @@ import Testing
         #expect(second >= listChunks && second <= listChunks + 3, "\(stats)")
         #expect(
             try lazy.query(Self.window.query, at: "list").window == loaded.query(Self.window.query, at: "list").window)
-        try lazy.close()
-        try loaded.close()
-        let (a, b) = (try checkpointContent(dir), try checkpointContent(other))
-        #expect(a.cache == b.cache)
-        #expect(a.indexes.count == 1 && same(a.indexes, b.indexes))
+        try closeAndCompare(lazy, dir, loaded, other)
         let reopened = try Store.open(directory: dir.path, options: options())
         #expect(try reopened.serverValue(at: "list/i10005/ts") == .number(99999))
         try reopened.close()
