@@ -100,7 +100,7 @@ extension AuthoritativeStore {
     static func apply(_ event: StoreEvent, to core: inout Core) {
         switch event {
         case .serverOverwrite, .serverMerge:
-            core.latest = LoadingState.applyCacheEvent(event, to: core.latest)
+            core.latest = StoreState.applyingCacheEvent(event, to: core.latest)
         case .writerWatermark, .writerWatermarksRemoved:
             WriterWatermark.apply(event, to: &core.writerWatermarks)
         default:

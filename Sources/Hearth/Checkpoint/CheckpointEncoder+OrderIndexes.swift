@@ -34,14 +34,32 @@ extension CheckpointEncoder {
     /// Writes the order indexes of `state` (``orderIndexTargets(_:chunks:)``) from `offset` on
     /// and returns their directory entries.
     func writeOrderIndexes<E: Error>(
-        _ state: StoreState, chunks: [CheckpointFormat.Chunk], offset: inout UInt64,
+        _ state: StoreState, chunks: [CheckpointFormat.Chunk], offset: inout UInt64, summary: inout Summary,
         write: ([UInt8]) throws(E) -> Void
     ) throws(E) -> [CheckpointFormat.OrderIndex] {
         var indexes: [CheckpointFormat.OrderIndex] = []
         for target in Self.orderIndexTargets(state, chunks: chunks) {
             let (path, index) = (target.path, target.index)
+            if let copied = copiedOrderIndexes[target] {
+                var runs: [CheckpointFormat.OrderIndex.Run] = []
+                for c in copied {
+                    try write(c.stored)
+                    runs.append(
+                        CheckpointFormat.OrderIndex.Run(
+                            count: c.run.count, offset: offset, storedLength: c.run.storedLength,
+                            rawLength: c.run.rawLength, compressed: c.run.compressed, crc: c.run.crc))
+                    offset += UInt64(c.stored.count)
+                }
+                indexes.append(CheckpointFormat.OrderIndex(path: path, index: index, runs: runs))
+                continue
+            }
             var entries = state.serverCache.child(at: path).children.map { child in
                 (key: child.key, value: CheckpointFormat.storedIndexValue(index.indexedValue(of: child.value)))
+            }
+            if standIns,
+                state.serverCache.child(at: path).children.contains(where: { CheckpointReader.isStandIn($0.value) })
+            {
+                summary.standInsEncoded += 1
             }
             entries.sort { CheckpointFormat.compareIndexed($0, $1) < 0 }
             var runs: [CheckpointFormat.OrderIndex.Run] = []
@@ -67,6 +85,13 @@ extension CheckpointEncoder {
             indexes.append(CheckpointFormat.OrderIndex(path: path, index: index, runs: runs))
         }
         return indexes
+    }
+
+    /// One run of an order index of the previous checkpoint and its stored bytes (checked against
+    /// its CRC when read), to be written as it is (``copiedOrderIndexes``).
+    struct CopiedRun: Sendable {
+        let run: CheckpointFormat.OrderIndex.Run
+        let stored: [UInt8]
     }
 
     /// The directory's order index entries (format 5; FORMAT.md §7.1).

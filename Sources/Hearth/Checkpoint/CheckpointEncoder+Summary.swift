@@ -41,5 +41,9 @@ extension CheckpointEncoder {
         var chunks: [CheckpointFormat.Chunk] = []
         /// See ``chunks``.
         var origins: [ChunkOrigins.Origin?] = []
+        /// With ``CheckpointEncoder/standIns``: stand-ins the encoder met where it encodes, not
+        /// at a chunk it references — never, as CheckpointReader+Skeleton.swift argues; the
+        /// store gives up a checkpoint that has any (Store+ChunkCheckpoint.swift).
+        var standInsEncoded = 0
     }
 }

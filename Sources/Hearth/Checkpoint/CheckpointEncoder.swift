@@ -29,6 +29,15 @@ struct CheckpointEncoder {
     /// in id order (PreparedWriteChunks.swift): each whose writes are all still pending,
     /// unchanged, is written as prepared instead of being encoded and deflated here.
     var preparedWrites: [WriteChunkMemo.Run] = []
+    /// Whether the cache holds stand-ins for chunks of ``reuse`` (CheckpointReader+Skeleton.swift):
+    /// a reused chunk is then referenced without reading it (its node is no value to encode
+    /// instead), and one whose file is compacted but cannot be read back is referenced all the
+    /// same (its file stays, as any file a chunk is read from does).
+    var standIns = false
+    /// Order indexes copied as they are, by location and ordering (``CopiedRun``): for a cache
+    /// with ``standIns``, the indexes of the locations no event since the previous checkpoint
+    /// reached, whose children are not decoded.
+    var copiedOrderIndexes: [CheckpointFormat.OrderIndex.Target: [CopiedRun]] = [:]
     /// Whether to record what each cache chunk encodes (``Summary/origins``): for a cache that
     /// stays resident after this checkpoint, whose next checkpoint can then copy every chunk
     /// whose nodes are unchanged (ChunkOrigins.swift).
@@ -86,7 +95,8 @@ struct CheckpointEncoder {
             bodyVersion >= 2
             ? try writePendingWrites(state.pendingWrites, offset: &offset, summary: &summary, write: put) : []
         let orderIndexes =
-            bodyVersion >= 5 ? try writeOrderIndexes(state, chunks: chunks, offset: &offset, write: put) : []
+            bodyVersion >= 5
+            ? try writeOrderIndexes(state, chunks: chunks, offset: &offset, summary: &summary, write: put) : []
         summary.orderIndexBytes = orderIndexes.reduce(0) { $0 + $1.runs.reduce(0) { $0 + $1.storedLength } }
         assert(offset == written, "the directory starts where the chunks end")
 
@@ -169,15 +179,18 @@ struct CheckpointEncoder {
         /// into the new checkpoint while its node is in memory; nil (counted) when they cannot
         /// be read or do not match: the caller encodes instead.
         func verified(_ index: Int, in reuse: ChunkOrigins) -> Reuse? {
-            guard let stored = reuse.storedBytes(index) else {
-                summary.rejectedCopies += 1
-                return nil
-            }
             let file = reuse.fileID(index)
-            if referenceReused, bodyVersion >= CheckpointFormat.referencesVersion, !compactFiles.contains(file) {
-                let old = reuse.chunks[index]
+            let old = reuse.chunks[index]
+            let referenced = referenceReused && bodyVersion >= CheckpointFormat.referencesVersion
+            // A stand-in is referenced as the chunk it stands for: nothing else can be written.
+            if standIns, referenced, !compactFiles.contains(file) {
                 return .reference(old.at(offset: old.offset, file: file))
             }
+            guard let stored = reuse.storedBytes(index) else {
+                summary.rejectedCopies += 1
+                return standIns ? .reference(old.at(offset: old.offset, file: file)) : nil
+            }
+            if referenced, !compactFiles.contains(file) { return .reference(old.at(offset: old.offset, file: file)) }
             return .copy(stored)
         }
 
@@ -254,6 +267,7 @@ struct CheckpointEncoder {
                 try copy(index, stored, from: reuse, origin: .whole(node))
                 return nil
             }
+            if standIns && CheckpointReader.isStandIn(node) { summary.standInsEncoded += 1 }
             if node.isLeaf { return try leaf(node, at: path) }
             // Off the old chunks' ways, a node whose whole encoding fits in a chunk is encoded
             // in one walk — the bytes the walk below gives it, since nothing under it can split
@@ -276,6 +290,7 @@ struct CheckpointEncoder {
                 } else if child.isLeaf {
                     encoded = try leaf(child, at: path.child(key))
                 } else if let whole = NodeCodec.encode(child, upTo: CheckpointFormat.chunkTarget) {
+                    if standIns && CheckpointReader.isStandIn(child) { summary.standInsEncoded += 1 }
                     encoded = whole
                 } else {
                     encoded = try process(child, at: path.child(key), reuse: nil, triedWhole: true)

@@ -16,9 +16,11 @@ extension CheckpointReader {
     /// `select` names, for a range chunk, the only children of it to place (`nil`: all of
     /// them); the others are not built (``chunkChildren(_:keeping:)``). `visit` sees each chunk
     /// decoded whole, with its node (a selected range chunk is not decoded whole: not visited).
+    /// `standIns`: chunks placed as their stand-in (``standIn(_:_:)``) instead of decoded, and
+    /// visited with it.
     func assemble(
         include: (CheckpointFormat.Chunk) -> Bool, prioritiesUnder: Path?, within: Path? = nil,
-        select: (CheckpointFormat.Chunk) -> Set<ChildKey>? = { _ in nil },
+        select: (CheckpointFormat.Chunk) -> Set<ChildKey>? = { _ in nil }, standIns: Set<Int> = [],
         visit: ((Int, Node) -> Void)? = nil
     ) throws(CheckpointError) -> Node {
         // Group the selected chunks by their path, in directory order.
@@ -43,6 +45,10 @@ extension CheckpointReader {
                 p = parent
             }
         }
+        func placed(_ i: Int) throws(CheckpointError) -> Node {
+            if standIns.contains(i) { return CheckpointReader.standIn(i, directory.chunks[i]) }
+            return try chunk(i)
+        }
         func build(_ path: Path, depth: Int) throws(CheckpointError) -> Node {
             var pairs: [(key: ChildKey, value: Node)] = []
             var wholeNode: Node?
@@ -56,14 +62,14 @@ extension CheckpointReader {
                 let c = directory.chunks[i]
                 switch c.kind {
                 case .whole:
-                    let node = try chunk(i)
+                    let node = try placed(i)
                     visit?(i, node)
                     wholeNode = node
                 case .range:
                     if let keys = select(c) {
                         pairs.append(contentsOf: try chunkChildren(i, keeping: keys))
                     } else {
-                        let node = try chunk(i)
+                        let node = try placed(i)
                         visit?(i, node)
                         if let map = joined, let next = map.concatenating(node.children) {
                             joined = next
@@ -126,11 +132,17 @@ extension CheckpointReader {
     /// (30 MB for 64 MiB of JSON records). Only where the map holds exactly those pairs within
     /// the chunk's keys, so that the two compare alike; a chunk overlapping another, which no
     /// writer makes, keeps its pairs.
-    func fullCacheWithOrigins() throws(CheckpointError) -> (cache: Node, origins: ChunkOrigins) {
+    ///
+    /// `standIns`: chunks left undecoded, each placed as its stand-in (CheckpointReader+Skeleton.swift).
+    func fullCacheWithOrigins(
+        standingIn standIns: Set<Int> = []
+    ) throws(CheckpointError) -> (
+        cache: Node, origins: ChunkOrigins
+    ) {
         var nodes: [Int: ChunkOrigins.Origin] = [:]
         let chunks = directory.chunks
         let cache = try assemble(
-            include: { _ in true }, prioritiesUnder: nil,
+            include: { _ in true }, prioritiesUnder: nil, standIns: standIns,
             visit: { nodes[$0] = ChunkOrigins.Origin($1, kind: chunks[$0].kind) })
         for (i, origin) in nodes {
             guard case .run(let pairs) = origin, case .range(let first, let last) = chunks[i].kind else { continue }

@@ -13,6 +13,9 @@ final class CheckpointReader: Sendable {
     private let decoded: Mutex<ChunkMemo>
     /// The directory's chunks by location.
     let chunkIndex: ChunkPathIndex
+    /// Chunks asked for whole (``chunk(_:)``), decoded or found decoded (tests: what a
+    /// checkpoint from chunks reads).
+    private let chunkCalls = Atomic<Int>(0)
 
     /// Raw chunk bytes a reader keeps decoded by default: 2 MiB, ~14 MiB of nodes — room for
     /// the chunks the views of a store at the default cap read at open (~1.3 MB raw).
@@ -241,6 +244,7 @@ final class CheckpointReader: Sendable {
 
     /// The node a chunk holds: the whole node at its path, or a children node of its range.
     func chunk(_ index: Int) throws(CheckpointError) -> Node {
+        chunkCalls.add(1, ordering: .relaxed)
         let kept = decoded.withLock { $0.get(index) }
         if case .node(let node)? = kept { return node }
         let c = directory.chunks[index]
@@ -310,6 +314,9 @@ final class CheckpointReader: Sendable {
         try verifyOrderIndexes()
         try directory.state.writes.decodeAll()
     }
+
+    /// How many times a chunk was asked for whole since the reader was made.
+    var chunksRead: Int { chunkCalls.load(ordering: .relaxed) }
 
     /// How many chunks are decoded and memoized now (tests, tooling).
     var decodedChunkCount: Int { decoded.withLock { $0.count } }

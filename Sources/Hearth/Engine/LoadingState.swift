@@ -70,8 +70,10 @@ struct LoadingState: Sendable {
             state.noteServerWrite(at: path, time: at)
             deferred.append(event)
         case .cachePruned:
-            // The store prunes only with the cache loaded.
-            preconditionFailure("pruning before the cache is loaded")
+            // Its tracked queries and untracked entries go now (the empty cache stays empty);
+            // the data it removes is removed wherever the deferred events are applied.
+            state.apply(event)
+            deferred.append(event)
         default:
             state.apply(event)
         }
@@ -82,7 +84,7 @@ struct LoadingState: Sendable {
     mutating func finishLoading(cache: Node, base: CheckpointReader? = nil) {
         precondition(!cacheLoaded, "cache loaded twice")
         var c = cache
-        for event in deferred { c = LoadingState.applyCacheEvent(event, to: c) }
+        for event in deferred { c = StoreState.applyingCacheEvent(event, to: c) }
         state.serverCache = c
         self.base = base.map { .reader($0) }
         sinceBase = base == nil ? [] : deferred
@@ -110,6 +112,17 @@ struct LoadingState: Sendable {
         base = .installed(checkpoint)
         swap(&events, &sinceBase)
         return events
+    }
+
+    /// A checkpoint of the cache not resident — the current checkpoint's with the first `count`
+    /// deferred events applied (Store+ChunkCheckpoint.swift) — is installed, and reads go on from
+    /// it: those events are in it, and only the ones after them stay deferred. Returns the
+    /// events no longer held, for the caller to release after the store's lock.
+    mutating func checkpointedFromChunks(eventCount count: Int) -> [StoreEvent] {
+        precondition(!cacheLoaded && count <= deferred.count, "a checkpoint of the deferred events it folded in")
+        var done = Array(deferred[count...])
+        swap(&done, &deferred)
+        return done
     }
 
     /// The base checkpoint whose reader is still to be built, if that is the base.
@@ -148,18 +161,6 @@ struct LoadingState: Sendable {
         return reader
     }
 
-    static func applyCacheEvent(_ event: StoreEvent, to cache: Node) -> Node {
-        switch event {
-        case let .serverOverwrite(path, node, _):
-            return cache.updating(path, with: node)
-        case let .serverMerge(path, children, _):
-            // As StoreState.apply: the one-by-one writes' result, the path above copied once.
-            return cache.merging(children.map { ($0.path, $0.node) }, at: path)
-        default:
-            return cache
-        }
-    }
-
     /// The server value at `path`, given the checkpoint's cache at that path (`base`, read
     /// from the chunks), with the deferred events projected onto it.
     func serverValue(at path: Path, base: Node) -> Node {
@@ -174,6 +175,14 @@ struct LoadingState: Sendable {
     /// once into those at or above `path` (which touch every child) and those below it (by
     /// child key), so that a long tail of large merges costs one pass, not one per key.
     func serverChildren(_ keys: Set<ChildKey>, at path: Path, base: Node) -> Node {
+        if deferred.contains(where: \.isPrune) {
+            // A prune keeps some paths below the ones it removes: each child on its own.
+            return Node(
+                children: keys.compactMap { key in
+                    let value = LoadingState.project(deferred, onto: base.child(key), at: path.child(key))
+                    return value.isEmpty ? nil : (key: key, value: value)
+                })
+        }
         typealias Write = (sequence: Int, at: Path, node: Node)
         var above: [Write] = []
         var below: [ChildKey: [Write]] = [:]
@@ -231,6 +240,10 @@ struct LoadingState: Sendable {
         var value = value
         for event in events {
             switch event {
+            case .cachePruned(let result):
+                // Pruning is a function of paths: applied to a tree holding `value` at `path`
+                // and nothing else, it leaves at `path` what it leaves there in the whole cache.
+                value = StoreState.pruning(Node.empty.updating(path, with: value), by: result).child(at: path)
             case let .serverOverwrite(target, node, _):
                 value = StoreState.overlay(value, at: path, write: node, writtenAt: target, serverNow: nil)
             case let .serverMerge(target, children, _):

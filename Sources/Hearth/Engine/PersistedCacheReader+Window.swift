@@ -54,6 +54,9 @@ extension PersistedCacheReader {
             case let .serverMerge(target, children, _):
                 guard target.contains(path) || path.contains(target) else { continue }
                 for child in children { guard note(target.appending(child.path)) else { return nil } }
+            case .cachePruned(let result):
+                // What a prune keeps below the location is not one child each: read it whole.
+                for p in result.prunedPaths where p.contains(path) || path.contains(p) { return nil }
             default:
                 break
             }

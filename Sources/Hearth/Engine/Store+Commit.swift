@@ -58,9 +58,6 @@ extension Store {
                 } else {
                     try Store.collectEvents(core.loading, reader: core.reader, now: now, build)
                 }
-            if events.contains(where: { if case .cachePruned = $0 { true } else { false } }) {
-                try loadCacheUnderLock(&core)
-            }
             if events.isEmpty {
                 // Nothing to persist; a listen's completion may still concern its view.
                 try core.views.completeWindows(for: [], viewOperations, core.persisted)

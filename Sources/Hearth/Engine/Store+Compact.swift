@@ -9,11 +9,14 @@ extension Store {
     @discardableResult
     public func compact() throws(StoreError) -> (before: UInt64, after: UInt64) {
         if options.readOnly { throw .log(.readOnly(path: directory)) }
-        // Nothing since the checkpoint and the cache not resident: no checkpoint to write, and
-        // no whole cache to load for one (Store+ResidentCache.swift).
+        // Nothing since the checkpoint and the cache not resident: no checkpoint to write. A
+        // lazily loaded cache that is not resident is checkpointed from its chunks, not loaded
+        // (Store+ChunkCheckpoint.swift).
         let due = core.withLock { $0.lastLSN > $0.checkpointLSN || $0.loading.cacheLoaded }
-        if due {
+        if due && !options.lazyCacheLoad {
             _ = try fullyLoadedCore()
+        } else if due {
+            try decodeCheckpointWrites()
         } else if let failure = core.withLock({ $0.loadError }) {
             throw failure
         }

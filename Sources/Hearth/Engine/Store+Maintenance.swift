@@ -199,16 +199,21 @@ extension Store {
     ) throws(StoreError) {
         // Nothing to checkpoint: do not load the whole cache for it.
         if core.withLock({ $0.lastLSN <= $0.checkpointLSN }) { return }
-        _ = try fullyLoadedCore()
+        // A lazily loaded cache that is not resident is checkpointed from its chunks, not loaded
+        // (Store+ChunkCheckpoint.swift); the pending writes are encoded from memory either way.
+        if options.lazyCacheLoad { try decodeCheckpointWrites() } else { _ = try fullyLoadedCore() }
+        var source: ChunkSource?
         var origins: ChunkOrigins?
         var previousWrites: WriteChunkMemo?
         var preparedWrites: [WriteChunkMemo.Run] = []
-        let (state, lsn, checkpointLSN, bytesAtSnapshot, roll) = try core.withLock {
+        let (snapshot, lsn, checkpointLSN, bytesAtSnapshot, roll) = try core.withLock {
             (core: inout Core) throws(StoreError) -> (StoreState, LSN, LSN, Int, Log.PendingAppend?) in
             origins = core.cacheOrigins
             previousWrites = core.writeChunkMemo
-            // Loaded above; dropped only at the end of a maintenance pass, which this is part of.
-            guard core.loading.cacheLoaded, core.lastLSN > core.checkpointLSN else {
+            if options.lazyCacheLoad, !core.loading.cacheLoaded, let reader = core.reader {
+                source = ChunkSource(reader: reader, events: core.loading.deferred)
+            }
+            guard core.loading.cacheLoaded || source != nil, core.lastLSN > core.checkpointLSN else {
                 return (core.loading.state, core.lastLSN, core.lastLSN, 0, nil)
             }
             var roll: Log.PendingAppend?
@@ -234,25 +239,40 @@ extension Store {
             }
         }
         afterSnapshot?()
+        var state = snapshot
         var encoder = CheckpointEncoder(
             compressionLevel: options.compressionLevel, writeCompressionLevel: options.pendingWriteCompressionLevel)
+        if let source {
+            let skeleton = try chunkSkeleton(source, queries: state.trackedQueries.values)
+            state.serverCache = skeleton.cache
+            origins = skeleton.origins
+            encoder.standIns = true
+            encoder.copiedOrderIndexes = skeleton.orderIndexes
+        }
         encoder.reuse = origins
         encoder.previousWrites = previousWrites
         encoder.preparedWrites = preparedWrites
         // Recorded at every checkpoint but close's, not only when the cache looks likely to stay
         // resident (a guess, wrong whenever server data pauses and resumes): the disk bound counts
         // on the next install referencing the unchanged chunks, and without them it writes the
-        // whole checkpoint beside the old files. A drop of the cache releases them with it.
-        encoder.recordOrigins = !closing
+        // whole checkpoint beside the old files. A drop of the cache releases them with it. Not
+        // for a checkpoint from chunks: its cache holds stand-ins, and the next one starts from
+        // the new checkpoint's directory (or a load's origins) instead.
+        encoder.recordOrigins = !closing && source == nil
         encoder.referenceReused = true
         encoder.compactFiles = origins.map { filesToCompact($0, copyBudget: room.copyBudget) } ?? []
         encoder.deflateAhead = closing || waited ? options.checkpointDeflateAhead : 0
         var summary = CheckpointEncoder.Summary()
         let clock = ContinuousClock()
         let start = clock.now
-        do {
+        do throws(LogError) {
             try log.installCheckpoint(lsn: lsn) { writer in
                 summary = try encoder.encode(state) { bytes in try writer.write(bytes) }
+                // Never written (CheckpointReader+Skeleton.swift); if one were, the checkpoint is
+                // given up before it is installed, and the store goes on from the old one.
+                if summary.standInsEncoded > 0 {
+                    throw LogError.invalidArgument("a checkpoint from chunks met \(summary.standInsEncoded) stand-ins")
+                }
                 for id in summary.liveBytes.keys where id != CheckpointEncoder.ownFile { writer.keep(id) }
             }
         } catch {
@@ -284,6 +304,7 @@ extension Store {
             core.lastCheckpointPause = elapsed
             core.lastCheckpointFailed = false
         }
+        if let source, !closing { readFromChunkCheckpoint(source, installed: installedCheckpoint) }
     }
 
     /// At close (on the maintenance queue): checkpoints when the log since the last checkpoint

@@ -138,16 +138,9 @@ extension Store {
                     throw StoreError.corruptRecord(
                         file: record.file, offset: record.offset, lsn: record.lsn, reason: "\(error)")
                 }
-                for e in events {
-                    if case .cachePruned = e, !opening.loading.cacheLoaded, let r = opening.reader {
-                        // A prune in the tail (a crash between a prune and its checkpoint)
-                        // changes the cache, which must be loaded first.
-                        opening.loading.finishLoading(
-                            cache: try readingCheckpoint { () throws(CheckpointError) in try r.fullCache() })
-                        opening.reader = nil
-                    }
-                    opening.loading.apply(e)
-                }
+                // A prune in the tail (a crash between a prune and its checkpoint) is deferred
+                // with the server events, as one committed with the cache not resident is.
+                for e in events { opening.loading.apply(e) }
                 opening.replayedBytes += record.payload.count
                 opening.lastLSN = record.lsn
             }

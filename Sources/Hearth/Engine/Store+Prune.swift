@@ -88,21 +88,25 @@ extension Store {
             core.withLock { $0.prunePassesSkipped += 1 }
             return CheckpointRoom(newFile: UInt64(footprint.isFinite ? footprint : 0))
         }
-        // Pending writes protect their locations: every one must be known.
-        _ = try fullyLoadedCore()
-        let (snapshot, ratio, resident, origins) = core.withLock {
-            ($0.loading.state, $0.compressionRatio, $0.loading.cacheLoaded, $0.cacheOrigins)
-        }
-        // Loaded above; dropped only at the end of a maintenance pass, which this is part of.
-        guard resident else { return CheckpointRoom() }
         // The estimate walks the whole cache and every pending write: only when a size bound
         // asks for it and the footprint, which bounds the estimate, does not meet it already.
         // (A pass for the query limit alone before a checkpoint — every checkpoint of a
         // client draining its writes, whose acks track a query each — would otherwise walk
         // every pending write once more per checkpoint, to prune nothing by size.)
+        let estimated = bound.isFinite && footprint > bound
+        // Pending writes protect their locations: every one must be known. The cache is needed
+        // only by the estimate: the rounds are chosen from the tracked queries, untracked entries
+        // and protected paths alone, and a prune of a cache not resident is deferred with the
+        // server events, applied where they are (LoadingState, Store+ChunkCheckpoint.swift).
+        if estimated || !options.lazyCacheLoad { _ = try fullyLoadedCore() } else { try decodeCheckpointWrites() }
+        let (snapshot, ratio, resident, origins) = core.withLock {
+            ($0.loading.state, $0.compressionRatio, $0.loading.cacheLoaded, $0.cacheOrigins)
+        }
+        // Loaded above when estimated; dropped only at the end of a maintenance pass, which this
+        // is part of.
+        guard resident || !estimated else { return CheckpointRoom() }
         var estimate = 0.0
         var fresh = 0.0
-        let estimated = bound.isFinite && footprint > bound
         if estimated {
             estimate = min(Store.estimatedCheckpointBytes(snapshot, ratio: ratio), footprint)
             fresh = estimate

@@ -7,11 +7,15 @@ import HearthModel
 // checkpoint's cache into nodes at open: reads, views and writes work from the checkpoint's
 // chunks (decoded on demand, under the reader's byte-bounded LRU, ChunkMemo.swift) with the
 // server events since the checkpoint projected onto them (LoadingState). Only what needs the
-// cache whole loads it — pruning, a checkpoint (which re-encodes it), ``Store/state()``,
+// cache whole loads it — pruning to a size (its estimate measures the cache), ``Store/state()``,
 // ``Store/stats()`` — and the end of each maintenance pass drops it again once it is a known
 // checkpoint's cache plus server events (LoadingState.dropCache) and no server data has
 // arrived for a second (``dropResidentCacheIfQuiet()``): after the pass's checkpoint is
 // durable, the store goes back to reading chunks, now from that checkpoint.
+//
+// A checkpoint of a cache not resident is written from its chunks (Store+ChunkCheckpoint.swift),
+// and pruning by the number of inactive queries chooses its rounds from the state's metadata and
+// defers its event with the server events: neither loads the cache.
 //
 // The price: an operation that needs the whole cache pays a full decode (the checkpoint's
 // chunks, ~1–2 ms per 64 KiB) when it is not resident; the peak then is the old one for the
@@ -47,6 +51,12 @@ final class ResidentCache: Sendable {
         /// Of ``copiedChunks``: those referenced where they are rather than copied (FORMAT.md
         /// §7.1, Store+ChunkFiles.swift).
         var referencedChunks = 0
+        /// Checkpoints written from the chunks of a cache that was not resident
+        /// (Store+ChunkCheckpoint.swift), and the chunks they decoded (tests: that they decode
+        /// only the chunks their events write inside).
+        var chunkCheckpoints = 0
+        /// See ``chunkCheckpoints``.
+        var chunkCheckpointDecodes = 0
 
         /// Adds what one checkpoint's encoding copied, prepared and encoded.
         mutating func add(_ summary: CheckpointEncoder.Summary) {
@@ -87,6 +97,11 @@ extension Store {
         var decodedChunks: Int
         /// See ``decodedChunks``.
         var decodedChunkBytes: Int
+        /// Checkpoints written from the chunks of a cache not resident, and the chunks they
+        /// decoded (``ResidentCache/Counters/chunkCheckpoints``).
+        var chunkCheckpoints = 0
+        /// See ``chunkCheckpoints``.
+        var chunkCheckpointDecodes = 0
     }
 
     /// How much of the server cache is resident now.
@@ -98,7 +113,8 @@ extension Store {
                 loads: counters.loads, drops: counters.drops, baseReads: counters.baseReads,
                 deferredEvents: core.loading.deferred.count,
                 decodedChunks: core.reader?.decodedChunkCount ?? 0,
-                decodedChunkBytes: core.reader?.decodedChunkBytes ?? 0)
+                decodedChunkBytes: core.reader?.decodedChunkBytes ?? 0, chunkCheckpoints: counters.chunkCheckpoints,
+                chunkCheckpointDecodes: counters.chunkCheckpointDecodes)
         }
     }
 
@@ -140,8 +156,8 @@ extension Store {
     }
 
     /// Loads the whole server cache under the store's lock, if it is not resident: for a
-    /// commit whose events need it (a prune committed through a batch, which tools and tests
-    /// do; the store's own pruning loads it before it computes the prune).
+    /// whole-state read whose load a maintenance pass dropped before its copy
+    /// (``residentCore()``).
     func loadCacheUnderLock(_ core: inout Core) throws(StoreError) {
         guard !core.loading.cacheLoaded, let reader = core.reader else { return }
         let (cache, origins) = try readingCheckpoint { () throws(CheckpointError) in

@@ -19,6 +19,13 @@ extension Store {
     func fullyLoadedCore() throws(StoreError) -> Core {
         // The pending writes first: they do not need the cache, and the cache is then loaded
         // and copied at once (cacheLoadedCore).
+        try decodeCheckpointWrites()
+        return try cacheLoadedCore()
+    }
+
+    /// Decodes every pending write of the checkpoint the store was opened from; throws if that
+    /// failed (a damaged write chunk then poisons the store, as a damaged cache chunk does).
+    func decodeCheckpointWrites() throws(StoreError) {
         let writes = try core.withLock { (core: inout Core) throws(StoreError) in
             if let e = core.loadError { throw e }
             return core.loading.state.writes
@@ -36,7 +43,6 @@ extension Store {
                 throw error
             }
         }
-        return try cacheLoadedCore()
     }
 
     /// The core once the checkpoint cache is loaded (pending writes may still be encoded);

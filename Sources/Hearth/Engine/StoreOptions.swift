@@ -53,10 +53,11 @@ extension Store {
         /// its pending writes likewise (default), so that open returns once the directory
         /// (tracked queries, pins, the indexes of the cache and of the pending writes) and the
         /// log after the checkpoint are read, and the whole cache is resident only while an
-        /// operation needs it whole (pruning, a checkpoint, a read of the whole state; dropped again at
-        /// the end of the next maintenance pass once no server data has arrived for a second:
-        /// under a stream of server data it stays resident). When false, open loads everything
-        /// before it returns and the cache stays resident.
+        /// operation needs it whole (pruning to a size, a read of the whole state; dropped again
+        /// at the end of the next maintenance pass once no server data has arrived for a second:
+        /// under a stream of server data it stays resident). A checkpoint, and pruning by the
+        /// number of inactive queries, work from the chunks instead. When false, open loads
+        /// everything before it returns and the cache stays resident.
         public var lazyCacheLoad: Bool = true
         /// How long after the last server event a maintenance pass still keeps a resident
         /// cache (Store+ResidentCache.swift). Not public: tests set 0 (drop at every pass).

@@ -81,4 +81,9 @@ extension StoreEvent {
     var isWriteSaved: Bool {
         if case .writeSaved = self { true } else { false }
     }
+
+    /// Whether the event prunes the server cache.
+    var isPrune: Bool {
+        if case .cachePruned = self { true } else { false }
+    }
 }

@@ -110,4 +110,20 @@ extension StoreState {
         }
         return Node(children: pairs)
     }
+
+    /// `cache` with `event`'s server data written, or its prune applied (other events leave it):
+    /// the server-cache part of ``apply(_:)``, for a cache held apart from the state.
+    static func applyingCacheEvent(_ event: StoreEvent, to cache: Node) -> Node {
+        switch event {
+        case let .serverOverwrite(path, node, _):
+            return cache.updating(path, with: node)
+        case let .serverMerge(path, children, _):
+            // As apply: the one-by-one writes' result, the path above copied once.
+            return cache.merging(children.map { ($0.path, $0.node) }, at: path)
+        case .cachePruned(let result):
+            return pruning(cache, by: result)
+        default:
+            return cache
+        }
+    }
 }

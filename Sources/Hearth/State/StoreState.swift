@@ -256,10 +256,20 @@ import HearthModel
     }
 
     mutating func applyPrune(_ result: PruneResult) {
+        serverCache = StoreState.pruning(serverCache, by: result)
+        for path in result.prunedPaths where untracked.value(at: path) != nil { untracked.set(path, nil) }
+        for id in result.removedQueryIDs {
+            removeTrackedQuery(id, keepDataAsUntracked: false)
+        }
+    }
+
+    /// `cache` with `result`'s pruned paths removed but for the kept paths below them.
+    static func pruning(_ cache: Node, by result: PruneResult) -> Node {
         // The kept paths strictly below each pruned path, found in a trie: O(depth) per path
         // plus the kept paths found (a scan of every kept path per pruned path is quadratic).
         // Nested kept paths are idempotent here (the inner one's data is inside the outer
         // one's, read from the same cache), so only the topmost ones are copied.
+        var cache = cache
         var keptTrie = PathTrie<Bool>()
         for keep in result.keptPaths { keptTrie.set(keep, true) }
         for path in result.prunedPaths {
@@ -269,14 +279,11 @@ import HearthModel
                     assertionFailure("the trie's entries below \(path) lie below it")
                     continue
                 }
-                kept = kept.updating(rel, with: serverCache.child(at: keep))
+                kept = kept.updating(rel, with: cache.child(at: keep))
             }
-            serverCache = serverCache.updating(path, with: kept)
-            if untracked.value(at: path) != nil { untracked.set(path, nil) }
+            cache = cache.updating(path, with: kept)
         }
-        for id in result.removedQueryIDs {
-            removeTrackedQuery(id, keepDataAsUntracked: false)
-        }
+        return cache
     }
 
     // MARK: - Invariants
