@@ -191,7 +191,9 @@ package struct TokenCheckRequest: Sendable, Equatable {
 /// may render to nothing: a filtered query's window that the write did not change, a listen
 /// whose data the client already has.
 package struct OutboundMessage: Sendable {
-    private let make: @Sendable () -> String?
+    /// How to render the text; nil when it is known (``text``): an `ok` per write then costs
+    /// no closure.
+    private let make: (@Sendable () -> String?)?
     /// What the message may keep alive until it is rendered, in bytes, beyond a small fixed
     /// cost: the size of the request whose write it pushes (the data as it was before later
     /// writes replaced it), or of its text. What the adapter counts against its limits on
@@ -208,7 +210,7 @@ package struct OutboundMessage: Sendable {
 
     private init(text: String) {
         weight = text.utf8.count
-        make = { text }
+        make = nil
         self.text = text
     }
 
@@ -216,5 +218,5 @@ package struct OutboundMessage: Sendable {
     package static func text(_ text: String) -> OutboundMessage { OutboundMessage(text: text) }
 
     /// The text to send, or `nil` when there is nothing to send.
-    package func render() -> String? { make() }
+    package func render() -> String? { text ?? make?() }
 }
