@@ -2,8 +2,6 @@ import Foundation
 @_spi(HearthInternals) import Hearth
 @_spi(HearthInternals) @testable import HearthServer
 @_spi(HearthInternals) import HearthWire
-import NIOCore
-import NIOEmbedded
 import Synchronization
 import Testing
 
@@ -140,31 +138,5 @@ struct WritePathTests {
         #expect(sink.waitClosed())
         #expect(rig.runtime.servedValue(at: "b") == node("1"))
         rig.runtime.stop()
-    }
-
-    @Test(
-        "a WebSocket sink sends a message of up to 16,384 UTF-8 bytes as one frame, a longer one as Firebase splits it")
-    func sinkFramesAsTheSplitterSays() throws {
-        let channel = EmbeddedChannel()
-        let budget = OutboundBudget(channel: channel, ledger: OutboundLedger(limit: 1 << 30), limit: 1 << 30)
-        let sink = WebSocketHandler.Sink(budget: budget)
-        let texts = [
-            #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":{}}}}"#, String(repeating: "a", count: 16_384),
-            String(repeating: "é", count: 8_192), String(repeating: "a", count: 16_385),
-            // 16,386 UTF-8 bytes but 8,193 UTF-16 units: one frame, as Firebase counts.
-            String(repeating: "é", count: 8_193), String(repeating: "é", count: 16_385),
-        ]
-        for text in texts {
-            sink.send(text)
-            var frames: [String] = []
-            while let buffer = try channel.readOutbound(as: ByteBuffer.self) {
-                let read = try WebSocketFramingTests.readBoth(Array(buffer: buffer), cuts: []).nio
-                #expect(read.count == 1 && read.first?.opcode == FrameWriter.text && read.first?.fin == true)
-                frames += read.map { String(decoding: $0.payload, as: UTF8.self) }
-            }
-            #expect(frames == FrameSplitter.frames(for: text), "\(text.utf8.count) bytes")
-        }
-        #expect(budget.queued == 0, "every frame written left the budget")
-        _ = try channel.finish()
     }
 }

@@ -237,8 +237,9 @@ struct WritePlan {
     let children: [(path: Path, node: Node)]
     /// The same children at absolute paths (what the policy is asked about).
     let writes: [(path: Path, value: Node)]
-    /// The data the plan was made on, and the data it makes.
+    /// The data the plan was made on.
     let oldData: Node
+    /// The data it makes: what the policy judges, and what applying the plan makes the data.
     let newData: Node
 }
 

@@ -191,9 +191,7 @@ package struct TokenCheckRequest: Sendable, Equatable {
 /// may render to nothing: a filtered query's window that the write did not change, a listen
 /// whose data the client already has.
 package struct OutboundMessage: Sendable {
-    /// How to render the text; nil when it is known (``text``): an `ok` per write then costs
-    /// no closure.
-    private let make: (@Sendable () -> String?)?
+    private let make: @Sendable () -> String?
     /// What the message may keep alive until it is rendered, in bytes, beyond a small fixed
     /// cost: the size of the request whose write it pushes (the data as it was before later
     /// writes replaced it), or of its text. What the adapter counts against its limits on
@@ -210,7 +208,7 @@ package struct OutboundMessage: Sendable {
 
     private init(text: String) {
         weight = text.utf8.count
-        make = nil
+        make = { text }
         self.text = text
     }
 
@@ -218,5 +216,5 @@ package struct OutboundMessage: Sendable {
     package static func text(_ text: String) -> OutboundMessage { OutboundMessage(text: text) }
 
     /// The text to send, or `nil` when there is nothing to send.
-    package func render() -> String? { text ?? make?() }
+    package func render() -> String? { make() }
 }

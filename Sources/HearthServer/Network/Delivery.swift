@@ -60,15 +60,13 @@ final class Delivery: Sendable {
         self.total = total
     }
 
-    /// Queues a message, or sends it at once (see above); ignored once the connection is
-    /// closing. Returns whether it was queued: only then does it add to what waits.
-    @discardableResult
-    func send(_ message: OutboundMessage) -> Bool {
-        guard !ended.load(ordering: .relaxed) else { return false }
+    /// Queues a message; ignored once the connection is closing.
+    func send(_ message: OutboundMessage) {
+        guard !ended.load(ordering: .relaxed) else { return }
         if let text = message.text, text.utf8.count <= Delivery.inlineLimit, startInline() {
             sink.send(text)
             endInline()
-            return false
+            return
         }
         let cost = Delivery.fixedCost + message.weight
         waiting.add(cost, ordering: .relaxed)
@@ -81,7 +79,6 @@ final class Delivery: Sendable {
             guard !dropping.load(ordering: .relaxed), let text = message.render() else { return }
             sink.send(text)
         }
-        return true
     }
 
     /// Closes the connection after the messages queued so far.

@@ -79,12 +79,11 @@ extension ServerRuntime {
             return nil
         }
         if !ended.isEmpty { state.withLock { $0.markersToRemove += ended } }
-        // The connections that had a message queued (not sent at once): only those can have
-        // passed a limit on what waits.
         var touched = Set<ConnectionID>()
         for item in items {
             let out = item.output
-            for (id, message) in out.messages where deliveries[id]?.send(message) == true {
+            for (id, message) in out.messages {
+                deliveries[id]?.send(message)
                 touched.insert(id)
             }
             for id in out.closes { deliveries[id]?.close() }
@@ -102,9 +101,7 @@ extension ServerRuntime {
                 DispatchQueue.global().async { respond(reply.render()) }
             }
         }
-        // With nothing queued, nothing was added to what waits since the last check, which left
-        // the total within its limit (or nothing left to abort).
-        if !touched.isEmpty { enforceWaitingLimits(touched, deliveries) }
+        enforceWaitingLimits(touched, deliveries)
     }
 
     /// Aborts a connection with more waiting than its limit, then — while the total is over its

@@ -61,22 +61,11 @@ final class WebSocketHandler: ChannelInboundHandler {
         let budget: OutboundBudget
 
         func send(_ text: String) {
-            // At most as many UTF-16 units as UTF-8 bytes: a message this short is one frame
-            // (an `ok`, most pushes), sent without splitting it.
-            if text.utf8.count <= FrameSplitter.maxFrameLength {
-                write(text)
-                return
-            }
+            let channel = budget.channel
             for part in FrameSplitter.frames(for: text) {
-                guard write(part) else { return }
+                let frame = FrameWriter.frame(FrameWriter.text, text: part, allocator: channel.allocator)
+                guard budget.write(frame, bytes: frame.capacity) else { return }
             }
-        }
-
-        /// Writes one text frame; false when the connection was closed for its budget.
-        @discardableResult
-        func write(_ part: String) -> Bool {
-            let frame = FrameWriter.frame(FrameWriter.text, text: part, allocator: budget.channel.allocator)
-            return budget.write(frame, bytes: frame.capacity)
         }
 
         func close() { WebSocketHandler.close(budget.channel, status: 1000) }
