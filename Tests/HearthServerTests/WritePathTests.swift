@@ -131,9 +131,15 @@ struct WritePathTests {
         #expect(sink.response(1)?.status == "ok")
         #expect(!sink.messages.contains(.pong))
         #expect(rig.runtime.servedValue(at: "a") == node(#"{"t":"c","d":{"t":"p"}}"#))
-        // A whole message in one frame, then one that is not JSON: answered, then refused.
-        rig.send(1, 2, .put(path: "b", data: .number(1), hash: nil))
+        // The last segment opens a JSON object too, and alone is not a message.
+        rig.runtime.received(id, "2")
+        rig.runtime.received(id, #"{"t":"d","d":{"r":2,"a":"p","b":{"p":"/c","d":"#)
+        rig.runtime.received(id, #"{"k":1}}}}"#)
         #expect(sink.response(2)?.status == "ok")
+        #expect(rig.runtime.servedValue(at: "c") == node(#"{"k":1}"#))
+        // A whole message in one frame, then one that is not JSON: answered, then refused.
+        rig.send(1, 3, .put(path: "b", data: .number(1), hash: nil))
+        #expect(sink.response(3)?.status == "ok")
         rig.runtime.received(id, #"{"t":"d","#)
         #expect(sink.waitClosed())
         #expect(rig.runtime.servedValue(at: "b") == node("1"))
