@@ -22,7 +22,9 @@ final class EchoHandler: ChannelInboundHandler, Sendable {
     }
 }
 
-func echoRoundTrips(connections: Int) async throws -> Double {
+/// Round trips per second, and CPU µs per round trip of the echo server's two threads.
+func echoRoundTrips(connections: Int) async throws -> (perSecond: Double, serverMicros: Double) {
+    let before = threadNames()
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
     let upgrader = NIOWebSocketServerUpgrader(
         shouldUpgrade: { ch, _ in ch.eventLoop.makeSucceededFuture(HTTPHeaders()) },
@@ -39,6 +41,8 @@ func echoRoundTrips(connections: Int) async throws -> Double {
     let count = Atomic<Int>(0)
     let stop = Atomic<Bool>(false)
     let message = ClientRequest.put(path: "w/c0/k1", data: 1, hash: nil).message(number: 1)
+    let serverThreads = newThreads(since: before, prefixes: ["NIO-ELT"])
+    let cpu0 = cpuSeconds(serverThreads)
     let start = now()
     let threads = Threads(connections) { i in
         let c = clients[i]
@@ -52,8 +56,9 @@ func echoRoundTrips(connections: Int) async throws -> Double {
     stop.store(true, ordering: .relaxed)
     threads.join()
     let rate = Double(count.load(ordering: .relaxed)) / (now() - start)
+    let cpu = cpuSeconds(serverThreads) - cpu0
     for c in clients { c.close() }
     try await channel.close()
     try await group.shutdownGracefully()
-    return rate
+    return (rate, 1e6 * cpu / Double(max(1, count.load(ordering: .relaxed))))
 }

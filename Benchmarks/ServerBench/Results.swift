@@ -10,6 +10,12 @@ struct WritesRun: Codable {
     var meanBatch: Double
     var fsyncPerSecond: Double
     var echoRoundTripsPerSecond: Double
+    /// CPU µs per acknowledged write of the server's threads (its event loops and commit thread).
+    var serverMicrosPerWrite: Double?
+    /// CPU µs per acknowledged write of the whole process (clients included).
+    var processMicrosPerWrite: Double?
+    /// CPU µs per round trip of the echo server's threads.
+    var echoServerMicrosPerRoundTrip: Double?
 }
 
 /// One fan-out run (`rounds` puts, each observed by every listener) and its broadcast floor.

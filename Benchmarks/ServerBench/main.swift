@@ -28,11 +28,12 @@ if options.wants("writes") {
         for c in options.connections {
             let load = loadAverage()
             let fsync = fsyncRate()
-            let echo = try await echoRoundTrips(connections: c)
-            let (rate, batch) = try await writes(connections: c)
-            results.writes.append(WritesRun(connections: c, load: load, writesPerSecond: rate, meanBatch: batch, fsyncPerSecond: fsync, echoRoundTripsPerSecond: echo))
-            report(String(format: "writes run %d, %2d connection(s): %.0f acknowledged durable writes/s, mean group commit %.1f writes; floor fdatasync %.0f/s × batch = %.0f/s; raw WebSocket echo %.0f round trips/s (%@)",
-                          run, c, rate, batch, fsync, fsync * batch, echo, loadText(load)))
+            let (echo, echoMicros) = try await echoRoundTrips(connections: c)
+            let (rate, batch, serverMicros, processMicros) = try await writes(connections: c)
+            results.writes.append(WritesRun(connections: c, load: load, writesPerSecond: rate, meanBatch: batch, fsyncPerSecond: fsync, echoRoundTripsPerSecond: echo,
+                                            serverMicrosPerWrite: serverMicros, processMicrosPerWrite: processMicros, echoServerMicrosPerRoundTrip: echoMicros))
+            report(String(format: "writes run %d, %2d connection(s): %.0f acknowledged durable writes/s, mean group commit %.1f writes; server CPU %.1f µs/write (process %.1f); floor fdatasync %.0f/s × batch = %.0f/s; raw WebSocket echo %.0f round trips/s, its server CPU %.1f µs/round trip (%@)",
+                          run, c, rate, batch, serverMicros, processMicros, fsync, fsync * batch, echo, echoMicros, loadText(load)))
         }
         try save()
     }
@@ -40,8 +41,9 @@ if options.wants("writes") {
         let rows = results.writes.filter { $0.connections == c }
         let rate = median(rows.map(\.writesPerSecond)), echo = median(rows.map(\.echoRoundTripsPerSecond))
         let floor = median(rows.map { $0.fsyncPerSecond * $0.meanBatch })
-        report(String(format: "writes, %2d connection(s), median of %d: %.0f/s, batch %.1f; %.0f%% of fdatasync × batch (%.0f/s), %.0f%% of echo (%.0f/s)",
-                      c, rows.count, rate, median(rows.map(\.meanBatch)), 100 * rate / floor, floor, 100 * rate / echo, echo))
+        let micros = median(rows.compactMap(\.serverMicrosPerWrite)), echoMicros = median(rows.compactMap(\.echoServerMicrosPerRoundTrip))
+        report(String(format: "writes, %2d connection(s), median of %d: %.0f/s, batch %.1f, server CPU %.1f µs/write (process %.1f); %.0f%% of fdatasync × batch (%.0f/s), %.0f%% of echo (%.0f/s, server CPU %.1f µs/round trip)",
+                      c, rows.count, rate, median(rows.map(\.meanBatch)), micros, median(rows.compactMap(\.processMicrosPerWrite)), 100 * rate / floor, floor, 100 * rate / echo, echo, echoMicros))
     }
 }
 if options.wants("fanout") {
@@ -109,7 +111,7 @@ if options.wants("reads") {
     var rows: [Int: [(ws: Double, rest: Double, echo: Double)]] = [:]
     for run in 1...options.runs {
         for c in options.connections {
-            let echo = try await echoRoundTrips(connections: c)
+            let echo = try await echoRoundTrips(connections: c).perSecond
             let ws = try await webSocketReads(connections: c)
             let rest = try await restReads(connections: c)
             rows[c, default: []].append((ws, rest, echo))

@@ -11,8 +11,9 @@ package enum FrameOutcome: Sendable {
     /// output says what to do.
     case pending(ServerOutput)
     /// A whole message, to decode (off the core's lock) and pass to
-    /// ``ServerCore/receive(_:message:bytes:now:)``.
-    case complete(String)
+    /// ``ServerCore/receive(_:message:bytes:now:)``; `isFrame` when it is the frame itself
+    /// rather than assembled from segments (a decode of the frame made before is its decode).
+    case complete(String, isFrame: Bool)
 }
 
 extension ServerCore {
@@ -77,9 +78,8 @@ extension ServerCore {
     @_spi(HearthInternals) public mutating func receive(_ id: ConnectionID, frame: String, now: Int64) -> ServerOutput {
         switch receiveFrame(id, frame, now: now) {
         case .pending(let out): return out
-        case .complete(let text):
-            let decoded = Result { () throws(WireError) -> ClientMessage in try ClientMessage.decode(text) }
-            return receive(id, message: decoded, bytes: text.utf8.count, now: now)
+        case .complete(let text, _):
+            return receive(id, message: Self.decode(text), bytes: text.utf8.count, now: now)
         }
     }
 
@@ -95,6 +95,7 @@ extension ServerCore {
             return .pending(
                 refuse(id, reason: "the server holds too much unfinished data; try again later", .temporary))
         }
+        let isFrame = !assembler.isAssembling
         let message: String?
         do { message = try assembler.receive(frame) } catch {
             return .pending(refuse(id, reason: error.description, .permanent))
@@ -106,7 +107,12 @@ extension ServerCore {
         connection.assemblingSince = assembler.isAssembling ? (connection.assemblingSince ?? now) : nil
         connection.kind = .webSocket(assembler)
         connections[id] = connection
-        return message.map(FrameOutcome.complete) ?? .pending(ServerOutput())
+        return message.map { .complete($0, isFrame: isFrame) } ?? .pending(ServerOutput())
+    }
+
+    /// Decodes one whole message (no core state: callers run it off the core's lock).
+    package static func decode(_ text: String) -> Result<ClientMessage, WireError> {
+        Result { () throws(WireError) -> ClientMessage in try ClientMessage.decode(text) }
     }
 
     /// One whole message, decoded (or why it could not be): handled now, or queued while the

@@ -89,26 +89,37 @@ extension ServerCore {
         return out
     }
 
-    /// The writes of a set or a merge as absolute paths and resolved values, and the database
-    /// they would make.
-    func plan(
-        _ path: Path, _ children: [(path: Path, node: Node)]
-    ) -> (writes: [(path: Path, value: Node)], newData: Node) {
+    /// Plans a set (`children` = one child at the empty path, `merge` false) or a merge on the
+    /// data as it is now: each child resolved against it, and the database they make.
+    func plan(_ path: Path, _ children: [(path: Path, node: Node)], merge: Bool) -> WritePlan {
         var newData = data
+        var resolved: [(path: Path, node: Node)] = []
         var writes: [(path: Path, value: Node)] = []
+        resolved.reserveCapacity(children.count)
+        writes.reserveCapacity(children.count)
         for c in children {
             let at = path.appending(c.path)
             let value = resolve(c.node, at: at, in: data)
+            resolved.append((c.path, value))
             writes.append((at, value))
             newData = newData.updating(at, with: value)
         }
-        return (writes, newData)
+        return WritePlan(
+            path: path, isMerge: merge, children: resolved, writes: writes, oldData: data, newData: newData)
     }
 
-    /// Asks the policy about a set (`children` = one child at the empty path) or a merge.
-    func mayWrite(_ path: Path, _ children: [(path: Path, node: Node)], as principal: Principal) -> AccessDecision {
-        let (writes, newData) = plan(path, children)
-        return policy.write(writes, principal: principal, oldData: data, newData: newData, now: now)
+    /// Asks the policy about a planned write.
+    func mayWrite(_ plan: WritePlan, as principal: Principal) -> AccessDecision {
+        policy.write(plan.writes, principal: principal, oldData: plan.oldData, newData: plan.newData, now: now)
+    }
+
+    /// Plans a set (`merge` false: one child at the empty path) or a merge and asks the policy
+    /// about it: the plan to ``apply(_:weight:into:)`` when the policy allows it, nil when not.
+    func allowedWrite(
+        _ path: Path, _ children: [(path: Path, node: Node)], merge: Bool, as principal: Principal
+    ) -> WritePlan? {
+        let plan = plan(path, children, merge: merge)
+        return mayWrite(plan, as: principal).allowed ? plan : nil
     }
 
     /// Asks the policy about a read or listen.
@@ -122,38 +133,25 @@ extension ServerCore {
         return node.resolvingServerValues(over: base.child(at: path), serverNow: Double(now))
     }
 
-    /// Applies a set: resolves, records the durable write, pushes to listeners. `weight`: the
-    /// size of the request that made it, which each push it causes carries
-    /// (``OutboundMessage/weight``).
-    mutating func commitSet(_ path: Path, _ node: Node, weight: Int, into out: inout ServerOutput) {
+    /// Applies a planned set or merge — the tree the policy was shown becomes the data —,
+    /// records the durable write and pushes to listeners. The plan must have been made on the
+    /// data as it is now (nothing applied in between). `weight`: the size of the request that
+    /// made it, which each push it causes carries (``OutboundMessage/weight``).
+    mutating func apply(_ plan: WritePlan, weight: Int, into out: inout ServerOutput) {
         precondition(writesSuspended == nil, "a write was applied while writes are suspended")
+        assert(plan.oldData == data, "a write plan applied to data other than the data it was made on")
+        if plan.isMerge && plan.children.isEmpty { return }
         let old = data
-        let resolved = resolve(node, at: path, in: old)
-        data = old.updating(path, with: resolved)
-        out.writes.append(.set(path, resolved))
-        notify(changedAt: [path], old: old, weight: weight, into: &out, merge: nil)
-    }
-
-    /// Applies a merge: each child resolved against the data before the merge.
-    mutating func commitMerge(
-        _ path: Path, _ children: [(path: Path, node: Node)], weight: Int, into out: inout ServerOutput
-    ) {
-        precondition(writesSuspended == nil, "a write was applied while writes are suspended")
-        guard !children.isEmpty else { return }
-        let old = data
-        var resolved: [(path: Path, node: Node)] = []
-        for c in children {
-            let at = path.appending(c.path)
-            resolved.append((c.path, resolve(c.node, at: at, in: old)))
+        data = plan.newData
+        if plan.isMerge {
+            out.writes.append(.merge(plan.path, plan.children.map { ChildUpdate(path: $0.path, node: $0.node) }))
+            notify(
+                changedAt: plan.writes.map(\.path), old: old, weight: weight, into: &out,
+                merge: (plan.path, plan.children))
+        } else {
+            out.writes.append(.set(plan.path, plan.children[0].node))
+            notify(changedAt: [plan.path], old: old, weight: weight, into: &out, merge: nil)
         }
-        var updates: [ChildUpdate] = []
-        for c in resolved { updates.append(ChildUpdate(path: c.path, node: c.node)) }
-        data = old
-        for c in resolved { data = data.updating(path.appending(c.path), with: c.node) }
-        out.writes.append(.merge(path, updates))
-        notify(
-            changedAt: resolved.map { path.appending($0.path) }, old: old, weight: weight, into: &out,
-            merge: (path, resolved))
     }
 
     /// Pushes a change to every listen it touches, in connection order.
@@ -225,6 +223,24 @@ extension ServerCore {
             }
         }
     }
+}
+
+/// A set or a merge resolved and applied to the data once (``ServerCore/plan(_:_:merge:)``):
+/// the policy judges the tree it makes, and applying it makes that tree the data, so a write's
+/// tree update is not computed once for the check and again for the apply.
+struct WritePlan {
+    /// Where the write is.
+    let path: Path
+    /// A merge (`m`, `PATCH`) rather than a set of one child at the empty path.
+    let isMerge: Bool
+    /// The children, relative to ``path``, with their server values resolved.
+    let children: [(path: Path, node: Node)]
+    /// The same children at absolute paths (what the policy is asked about).
+    let writes: [(path: Path, value: Node)]
+    /// The data the plan was made on.
+    let oldData: Node
+    /// The data it makes: what the policy judges, and what applying the plan makes the data.
+    let newData: Node
 }
 
 /// Why written data was refused (answered as `invalid_data`, or REST 400).

@@ -66,7 +66,7 @@ extension ServerCore {
             return
         }
         // Checked when queued, against the data as it is now, and again when it runs.
-        guard mayWrite(op.path, children, as: principal).allowed else {
+        guard mayWrite(plan(op.path, children, merge: op.isMerge), as: principal).allowed else {
             out.send(id, .response(number: r, status: "permission_denied", data: .string("Permission denied")))
             return
         }
@@ -105,12 +105,10 @@ extension ServerCore {
         for op in ops {
             held.onDisconnectBytes -= op.bytes
             assert(held.onDisconnectBytes >= 0, "ran more onDisconnect bytes than were held")
-            guard let children = try? validatedChildren(op), mayWrite(op.path, children, as: op.principal).allowed
+            guard let children = try? validatedChildren(op),
+                let plan = allowedWrite(op.path, children, merge: op.isMerge, as: op.principal)
             else { continue }
-            switch op.action {
-            case .set: commitSet(op.path, children[0].node, weight: op.bytes, into: &out)
-            case .merge: commitMerge(op.path, children, weight: op.bytes, into: &out)
-            }
+            apply(plan, weight: op.bytes, into: &out)
         }
         out.writes.append(.writerWatermark(writer: Self.onDisconnectMarker(session), id: 1))
         out.onDisconnect.append(.ended(session: session))
@@ -146,6 +144,14 @@ extension ServerCore {
         guard let lastSession, let stale = sessions[lastSession] else { return }
         out.closes.append(stale)
         out.append(disconnect(stale, now: now))
+    }
+}
+
+extension OnDisconnectOperation {
+    /// Whether the operation is a merge (`om`) rather than a set (`o`).
+    var isMerge: Bool {
+        if case .merge = action { return true }
+        return false
     }
 }
 

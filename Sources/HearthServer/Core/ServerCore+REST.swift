@@ -165,7 +165,9 @@ extension ServerCore {
                     do { node = try validated(json, at: path) } catch { return refuse(.error(400, error.description)) }
                 }
             }
-            guard mayWrite(path, [(.root, node)], as: request.principal).allowed else { return refuse(denied) }
+            guard let plan = allowedWrite(path, [(.root, node)], merge: false, as: request.principal) else {
+                return refuse(denied)
+            }
             if let match = request.ifMatch {
                 // Whether the data matches is itself data: a conditional write needs read access.
                 guard mayRead(path, .default, as: request.principal).allowed else { return refuse(denied) }
@@ -175,7 +177,7 @@ extension ServerCore {
                     return refuse(RESTResponse(status: 412, headers: ["ETag": etag], body: body))
                 }
             }
-            commitSet(path, node, weight: weight, into: &out)
+            apply(plan, weight: weight, into: &out)
             let written = data.child(at: path)
             let withETag = request.wantsETag || request.ifMatch != nil
             return (
@@ -212,8 +214,10 @@ extension ServerCore {
             } catch {
                 return refuse(.error(400, "\(error)"))
             }
-            guard mayWrite(path, children, as: request.principal).allowed else { return refuse(denied) }
-            commitMerge(path, children, weight: weight, into: &out)
+            guard let plan = allowedWrite(path, children, merge: true, as: request.principal) else {
+                return refuse(denied)
+            }
+            apply(plan, weight: weight, into: &out)
             if silent { return refuse(RESTResponse(status: 204, body: "")) }
             // Firebase answers with the update as written.
             let written = children.map { ($0.path, data.child(at: path.appending($0.path))) }
@@ -235,8 +239,10 @@ extension ServerCore {
             let at = path.child(ChildKey(key))
             let node: Node
             do { node = try validated(json, at: at) } catch { return refuse(.error(400, error.description)) }
-            guard mayWrite(at, [(.root, node)], as: request.principal).allowed else { return refuse(denied) }
-            commitSet(at, node, weight: weight, into: &out)
+            guard let plan = allowedWrite(at, [(.root, node)], merge: false, as: request.principal) else {
+                return refuse(denied)
+            }
+            apply(plan, weight: weight, into: &out)
             if silent { return refuse(RESTResponse(status: 204, body: "")) }
             let name = JSONValue.object([JSONMember(key: "name", value: .string(key))]).serialized()
             return refuse(RESTResponse(status: 200, body: name))

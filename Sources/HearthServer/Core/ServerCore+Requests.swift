@@ -60,7 +60,7 @@ extension ServerCore {
         case let .put(path, json, hash, stamp):
             let node: Node
             do { node = try validated(json, at: path) } catch { return answer("invalid_data", error.description) }
-            guard mayWrite(path, [(.root, node)], as: principal).allowed else {
+            guard let plan = allowedWrite(path, [(.root, node)], merge: false, as: principal) else {
                 return answer("permission_denied", "Permission denied")
             }
             // A compare-and-set tells whether the data matches: only to who may read it.
@@ -72,19 +72,19 @@ extension ServerCore {
             if let hash, hash != data.child(at: path).hash {
                 return answer("datastale", "Transaction hash does not match")
             }
-            commitSet(path, node, weight: bytes, into: &out)
+            apply(plan, weight: bytes, into: &out)
             advanceWatermark(stamp, into: &out)
             out.send(id, .response(number: r, status: "ok", data: nil))
         case let .merge(path, children, stamp):
             let nodes: [(path: Path, node: Node)]
             do { nodes = try validated(children, at: path) } catch { return answer("invalid_data", error.description) }
-            guard mayWrite(path, nodes, as: principal).allowed else {
+            guard let plan = allowedWrite(path, nodes, merge: true, as: principal) else {
                 return answer("permission_denied", "Permission denied")
             }
             if alreadyApplied(stamp) {
                 return answerSeen(id, number: r, writtenAt: nodes.map { path.appending($0.path) }, into: &out)
             }
-            commitMerge(path, nodes, weight: bytes, into: &out)
+            apply(plan, weight: bytes, into: &out)
             advanceWatermark(stamp, into: &out)
             out.send(id, .response(number: r, status: "ok", data: nil))
         case let .onDisconnectPut(path, json):

@@ -17,22 +17,23 @@ struct Parked: Sendable {
 enum Assembled: Equatable {
     /// Part of a message, or nothing to handle now.
     case pending
-    /// A whole message with room taken for it: handle it.
-    case taken(String, weight: Int)
+    /// A whole message with room taken for it: handle it. `isFrame`: it is the frame itself
+    /// (``FrameOutcome/complete(_:isFrame:)``).
+    case taken(String, weight: Int, isFrame: Bool)
     /// A whole message with no room: parked, and the connection waits in line.
     case waiting
 }
 
 extension ServerRuntime {
     /// Assembles `frame` under the lock and, for a whole message, takes room for it or parks it.
-    func assemble(_ id: ConnectionID, _ frame: String, _ s: inout State) -> Assembled {
-        switch s.core.receiveFrame(id, frame, now: clock()) {
+    func assemble(_ id: ConnectionID, _ frame: String, now: Int64, _ s: inout State) -> Assembled {
+        switch s.core.receiveFrame(id, frame, now: now) {
         case .pending(let out):
             if !out.isEmpty { s.queue.append(.output(out)) }
             return .pending
-        case .complete(let text):
+        case let .complete(text, isFrame):
             let weight = CommitBudget.weight(ofBytes: text.utf8.count)
-            if s.budget.takeOrWait(weight, for: id) { return .taken(text, weight: weight) }
+            if s.budget.takeOrWait(weight, for: id) { return .taken(text, weight: weight, isFrame: isFrame) }
             assert(s.parked[id]?.head == nil, "a parked connection waits for one message at a time")
             s.parked[id, default: Parked()].head = (text, weight)
             return .waiting
@@ -41,7 +42,7 @@ extension ServerRuntime {
 
     /// Decodes a whole message outside the lock and hands it to the core with its room.
     func handle(_ id: ConnectionID, _ text: String, weight: Int) {
-        let decoded = Result { () throws(WireError) -> ClientMessage in try ClientMessage.decode(text) }
+        let decoded = ServerCore.decode(text)
         let now = clock()
         input(weight: weight) { core -> (ServerOutput, Void) in
             (core.receive(id, message: decoded, bytes: text.utf8.count, now: now), ())
@@ -78,10 +79,10 @@ extension ServerRuntime {
                 }
                 let frame = p.frames.removeFirst()
                 s.parked[id] = p
-                switch assemble(id, frame, &s) {
+                switch assemble(id, frame, now: clock(), &s) {
                 case .pending: return .next
                 case .waiting: return .stop
-                case let .taken(text, weight): return .handle(text, weight: weight)
+                case let .taken(text, weight, _): return .handle(text, weight: weight)
                 }
             }
             switch step {
@@ -111,6 +112,17 @@ extension ServerRuntime {
 }
 
 extension ServerRuntime.State {
+    /// Queues `out` with the room `weight` its input took, or gives that room back at once when
+    /// there is nothing to queue; returns the connections the room given back lets in.
+    mutating func enqueue(_ out: ServerOutput, weight: Int) -> [ConnectionID] {
+        if !out.isEmpty {
+            queue.append(.output(out, weight: weight))
+        } else if weight > 0 {
+            return release(weight)
+        }
+        return []
+    }
+
     /// Gives back `weight` of the commit queue's room and admits the connections first in line
     /// that now fit — in the same lock, so a connection is never out of line yet not admitted.
     mutating func release(_ weight: Int) -> [ConnectionID] {

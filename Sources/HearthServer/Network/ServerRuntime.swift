@@ -172,11 +172,7 @@ public final class ServerRuntime: Sendable {
         let result = state.withLock { s -> T? in
             guard !s.stopped else { return nil }
             let (out, result) = body(&s.core)
-            if !out.isEmpty {
-                s.queue.append(.output(out, weight: weight))
-            } else if weight > 0 {
-                admitted = s.release(weight)
-            }
+            admitted = s.enqueue(out, weight: weight)
             return result
         }
         wake.signal()
@@ -200,21 +196,36 @@ public final class ServerRuntime: Sendable {
     /// handled once it has room in the commit queue. Without room, the message and the frames
     /// after it are kept, the connection is no longer read (``ConnectionSink/setReading(_:)``)
     /// and waits its turn (``CommitBudget``).
+    ///
+    /// A frame that may be a whole message (it opens a JSON object; a segment count never
+    /// does) is decoded before the lock, and when it is one and has room it is handled in the
+    /// same lock section that assembled it: one section per message rather than two. A segment
+    /// decoded that way is decoded again once its message is whole, and a message that waits
+    /// for room again when it is let in — extra work bounded by the bytes received.
     func received(_ id: ConnectionID, _ frame: String) {
+        let early = frame.utf8.first == UInt8(ascii: "{") ? ServerCore.decode(frame) : nil
+        let now = clock()
+        var admitted: [ConnectionID] = []
         let (step, sink) = state.withLock { s -> (Assembled, (any ConnectionSink)?) in
             guard !s.stopped else { return (.pending, nil) }
             if s.parked[id] != nil {
                 s.parked[id]?.frames.append(frame)
                 return (.pending, nil)
             }
-            let step = assemble(id, frame, &s)
+            let step = assemble(id, frame, now: now, &s)
+            if case let .taken(text, weight, true) = step, let early {
+                let out = s.core.receive(id, message: early, bytes: text.utf8.count, now: now)
+                admitted = s.enqueue(out, weight: weight)
+                return (.pending, nil)
+            }
             return (step, step == .waiting ? s.deliveries[id]?.sink : nil)
         }
         switch step {
         case .pending: wake.signal()
         case .waiting: sink?.setReading(false)
-        case let .taken(text, weight): handle(id, text, weight: weight)
+        case let .taken(text, weight, _): handle(id, text, weight: weight)
         }
+        resume(admitted)
     }
 
     /// A connection closed (by the peer or by us).

@@ -53,7 +53,15 @@
     @_spi(HearthInternals) public static let writeIDsExtension = "w"
 
     /// The message's JSON text.
-    @_spi(HearthInternals) public var text: String { json.serialized() }
+    @_spi(HearthInternals) public var text: String {
+        // A request's `ok` — one for every write a server acknowledges — is written straight
+        // out: the bytes `json.serialized()` gives (a request number below 2^53 prints as an
+        // integer), without building and serializing a JSON tree for each.
+        if case let .response(number, "ok", nil) = self, number >= 0, number < 1 << 53 {
+            return #"{"t":"d","d":{"r":"# + String(number) + #","b":{"s":"ok","d":{}}}}"#
+        }
+        return json.serialized()
+    }
 
     /// The message as JSON.
     @_spi(HearthInternals) public var json: JSONValue {
