@@ -166,11 +166,9 @@ struct NetworkLimitsTests {
         try await live.stop()
     }
 
-    @Test(
-        "a pong is counted against the connection's outbound limit: past it, the connection is closed, the pong not queued"
-    )
-    func pongsAreCounted() async throws {
-        let live = try await LiveServer()
+    /// A raw WebSocket connection to `live` and the outbound budget the server counts its
+    /// writes against (waited for: the server registers it as the upgrade completes).
+    static func webSocketWithItsBudget(_ live: LiveServer) throws -> (RawSocket, OutboundBudget) {
         let socket = try RawSocket(port: live.server.port)
         #expect(socket.upgradeToWebSocket() != nil)
         var budget: OutboundBudget?
@@ -181,9 +179,18 @@ struct NetworkLimitsTests {
                 }
                 return budget != nil
             })
+        return (socket, try #require(budget))
+    }
+
+    @Test(
+        "a pong is counted against the connection's outbound limit: past it, the connection is closed, the pong not queued"
+    )
+    func pongsAreCounted() async throws {
+        let live = try await LiveServer()
+        let (socket, budget) = try Self.webSocketWithItsBudget(live)
         // A limit of 0: any counted write is over it. A client that pings and never reads would
         // otherwise have the server queue its pongs without bound.
-        try #require(budget).setLimit(0)
+        budget.setLimit(0)
         socket.write(RawSocket.frame(Array("are you there".utf8), opcode: 0x9))
         let (bytes, closed) = socket.readUntilClosed()
         #expect(closed, "the connection stayed open past its outbound limit")
@@ -196,20 +203,11 @@ struct NetworkLimitsTests {
     )
     func oksAreCounted() async throws {
         let live = try await LiveServer()
-        let socket = try RawSocket(port: live.server.port)
-        #expect(socket.upgradeToWebSocket() != nil)
-        var budget: OutboundBudget?
-        #expect(
-            eventually {
-                budget = live.runtime.state.withLock { s in
-                    s.deliveries.values.compactMap { ($0.sink as? WebSocketHandler.Sink)?.budget }.first
-                }
-                return budget != nil
-            })
+        let (socket, budget) = try Self.webSocketWithItsBudget(live)
         // A limit of 0: any counted write is over it. A client that writes and never reads would
         // otherwise have the server queue its oks without bound; a short ok is sent from the
         // commit thread without the delivery queue, so only the budget stands in its way.
-        try #require(budget).setLimit(0)
+        budget.setLimit(0)
         let put = ClientRequest.put(path: "/a", data: .number(1), hash: nil).message(number: 1)
         socket.write(RawSocket.frame(Array(put.utf8)))
         let (bytes, closed) = socket.readUntilClosed()

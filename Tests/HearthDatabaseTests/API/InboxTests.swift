@@ -117,17 +117,26 @@ struct InboxTests {
         #expect(inbox.bytes == 0)
     }
 
-    @Test("acks arriving while the sync queue is busy: the connection stops at the bound, every write completes")
-    func busyDatabaseStopsReading() throws {
-        let transport = BufferedTransport()
+    /// A database on `transport` with a 1,024-byte inbox, connected (its first use) and past
+    /// the server's hello, delivered through `deliver`.
+    static func connected(
+        _ transport: any Transport, deliver: (TransportEvent) -> Void
+    ) throws -> (Database, Database.Options) {
         var options = Database.Options()
         options.transport = transport
         options.maxInboxBytes = 1_024
         let db = try Database(url: "ws://127.0.0.1:9?ns=inbox", options: options)
-        defer { try? db.close() }
         db.goOnline()  // connects now (the first use), so that the transport has its handler
-        transport.deliver(.opened)
-        transport.deliver(.message(ServerMessage.hello(timestamp: 0, host: "h", sessionID: "s").text))
+        deliver(.opened)
+        deliver(.message(ServerMessage.hello(timestamp: 0, host: "h", sessionID: "s").text))
+        return (db, options)
+    }
+
+    @Test("acks arriving while the sync queue is busy: the connection stops at the bound, every write completes")
+    func busyDatabaseStopsReading() throws {
+        let transport = BufferedTransport()
+        let (db, options) = try Self.connected(transport) { transport.deliver($0) }
+        defer { try? db.close() }
         let writes = 50
         let completed = Mutex<[DatabaseError?]>([])
         let done = DispatchSemaphore(value: 0)
@@ -170,14 +179,8 @@ struct InboxTests {
     @Test("a stop that reaches the connection after the resume decided later is followed by another resume")
     func crossingStopAndResume() throws {
         let transport = CrossingTransport()
-        var options = Database.Options()
-        options.transport = transport
-        options.maxInboxBytes = 1_024
-        let db = try Database(url: "ws://127.0.0.1:9?ns=inbox", options: options)
+        let (db, _) = try Self.connected(transport) { transport.deliver($0) }
         defer { try? db.close() }
-        db.goOnline()
-        transport.deliver(.opened)
-        transport.deliver(.message(ServerMessage.hello(timestamp: 0, host: "h", sessionID: "s").text))
         db.work.sync {}
         // The queue is held: the first message's drain waits behind the gate, so the second
         // message, which brings the inbox to its bound, stops the connection with both waiting.
