@@ -139,13 +139,14 @@ struct ChunkOrigins: Sendable {
 
     /// The range chunks at `path` worth copying (at least ``minimumCopiedRun`` raw bytes), in
     /// key order: index, first and last key, origin.
-    func rangeChunks(at path: Path) -> [(index: Int, first: ChildKey, last: ChildKey, origin: Origin)] {
+    /// (`atLeast`: another least raw length.)
+    func rangeChunks(
+        at path: Path, atLeast least: Int = minimumCopiedRun
+    ) -> [(index: Int, first: ChildKey, last: ChildKey, origin: Origin)] {
         guard let indices = byPath[path] else { return [] }
         var out: [(index: Int, first: ChildKey, last: ChildKey, origin: Origin)] = []
         for i in indices {
-            if case let .range(first, last) = chunks[i].kind, let origin = nodes[i],
-                chunks[i].rawLength >= Self.minimumCopiedRun
-            {
+            if case let .range(first, last) = chunks[i].kind, let origin = nodes[i], chunks[i].rawLength >= least {
                 switch origin {
                 case .run, .span: out.append((i, first, last, origin))
                 case .whole: break

@@ -133,11 +133,15 @@ enum Pruner {
         private(set) var inactiveQueries: Int
         let fraction: Double
         let maxInactiveQueries: Int
+        /// The last checkpoint's chunks, when known: what a round frees is measured from those
+        /// still unchanged instead of walked (``ChunkOrigins/encodedSize(of:at:)``, the same size).
+        let origins: ChunkOrigins?
 
-        init(_ state: StoreState, fraction: Double = 0.2, maxInactiveQueries: Int) {
+        init(_ state: StoreState, fraction: Double = 0.2, maxInactiveQueries: Int, origins: ChunkOrigins? = nil) {
             self.applied = state
             self.fraction = fraction
             self.maxInactiveQueries = maxInactiveQueries
+            self.origins = origins
             // One trie of the protected paths serves both the candidates' filter and, with the
             // candidates added, the counts. It starts as the state's count of the paths its
             // decoded pending writes touch, kept with every commit: a copy, O(1), where adding
@@ -190,10 +194,10 @@ enum Pruner {
             for p in pruned {
                 untrackedAbove.append((p, state.untracked.nearestAtOrAbove(p)))
                 if let parent = p.parent, prunedTrie.nearestAtOrAbove(parent) != nil { continue }
-                freedCache += NodeCodec.encodedSize(state.serverCache.child(at: p))
+                freedCache += encodedSize(state.serverCache.child(at: p), at: p)
                 for k in keep.entries(below: p, topmostOnly: true) {
                     kept.append(k)
-                    freedCache -= NodeCodec.encodedSize(state.serverCache.child(at: k))
+                    freedCache -= encodedSize(state.serverCache.child(at: k), at: k)
                 }
             }
             assert(
@@ -215,6 +219,10 @@ enum Pruner {
             return Round(
                 result: result, chosen: chosen, untrackedAbove: untrackedAbove,
                 freedCacheBytes: max(0, freedCache), freedMetaBytes: freedMeta)
+        }
+
+        private func encodedSize(_ node: Node, at path: Path) -> Int {
+            origins?.encodedSize(of: node, at: path) ?? NodeCodec.encodedSize(node)
         }
 
         /// Paths found kept since the pass began (see ``adjust(_:to:snapshot:)``).

@@ -108,7 +108,7 @@ extension Store {
         var estimate = 0.0
         var fresh = 0.0
         if estimated {
-            estimate = min(Store.estimatedCheckpointBytes(snapshot, ratio: ratio), footprint)
+            estimate = min(Store.estimatedCheckpointBytes(snapshot, ratio: ratio, origins: origins), footprint)
             fresh = estimate
             if estimate > room, let origins {
                 let reusable = origins.reusableBytes(in: snapshot.serverCache).values.reduce(0, +)
@@ -116,7 +116,7 @@ extension Store {
             }
             core.withLock { $0.checkpointSizeEstimates += 1 }
         }
-        var pass = Pruner.Pass(snapshot, maxInactiveQueries: options.maxInactiveQueries)
+        var pass = Pruner.Pass(snapshot, maxInactiveQueries: options.maxInactiveQueries, origins: origins)
         var committed = 0
         while estimate > target || min(fresh, estimate) > room || pass.inactiveQueries > options.maxInactiveQueries {
             guard let round = pass.nextRound() else { break }
@@ -141,9 +141,11 @@ extension Store {
     }
 
     /// An estimate of the checkpoint body for `state`: the cache's encoded size times the
-    /// last checkpoint's compression ratio, plus the other state uncompressed.
-    static func estimatedCheckpointBytes(_ state: StoreState, ratio: Double) -> Double {
-        let cache = Double(NodeCodec.encodedSize(state.serverCache))
+    /// last checkpoint's compression ratio, plus the other state uncompressed. With `origins`
+    /// (the last checkpoint's chunks), the cache's encoded size is measured walking only what
+    /// changed since (``ChunkOrigins/encodedSize(of:at:)``): the same size.
+    static func estimatedCheckpointBytes(_ state: StoreState, ratio: Double, origins: ChunkOrigins? = nil) -> Double {
+        let cache = Double(origins?.encodedSize(of: state.serverCache) ?? NodeCodec.encodedSize(state.serverCache))
         var meta = 0
         for w in state.pendingWrites {
             switch w.operation {

@@ -148,12 +148,23 @@ enum NodeCodec {
             size += varintSize(UInt64(children.count))
             children.forEachPair { key, child in size += stringSize(key.string) + encodedSize(child) }
         }
-        switch node.priority {
-        case .number?: size += 9
-        case .string(let s)?: size += 1 + stringSize(s)
-        case nil: break
+        return size + prioritySize(node.priority)
+    }
+
+    /// The bytes a node with `count` children and `priority` takes beyond its children's keys
+    /// and encodings: its tag, the count and the priority (what ``encodedSize(_:)`` adds to them).
+    static func childrenNodeOverhead(count: Int, priority: Priority?) -> Int {
+        1 + varintSize(UInt64(count)) + prioritySize(priority)
+    }
+
+    /// The bytes `priority` takes in a node's encoding.
+    @inline(__always)
+    static func prioritySize(_ priority: Priority?) -> Int {
+        switch priority {
+        case .number?: 9
+        case .string(let s)?: 1 + stringSize(s)
+        case nil: 0
         }
-        return size
     }
 
     static func stringSize(_ s: String) -> Int {
