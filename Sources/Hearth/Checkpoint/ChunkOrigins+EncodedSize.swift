@@ -44,7 +44,7 @@ extension ChunkOrigins {
                 size += pair(key, child)
                 pending = pairs.next()
             }
-            if unchanged(range.origin, in: children, from: range.first, through: range.last) {
+            if rangeUnchanged(range.origin, in: children, from: range.first, through: range.last) {
                 let count = children.rank(of: range.last) - children.rank(of: range.first) + 1
                 size += chunks[range.index].rawLength - NodeCodec.childrenNodeOverhead(count: count, priority: nil)
                 pairs = children.iterator(after: range.last)
@@ -61,27 +61,5 @@ extension ChunkOrigins {
             pending = pairs.next()
         }
         return size
-    }
-
-    /// Whether `children` hold, within `first`...`last`, exactly the pairs a range chunk
-    /// recorded as `origin` (the key of both ends included: a run starts and ends at a child).
-    private func unchanged(
-        _ origin: Origin, in children: ChildMap, from first: ChildKey, through last: ChildKey
-    ) -> Bool {
-        switch origin {
-        case .whole: return false
-        case .span(let recorded):
-            return children.hasSamePairs(as: recorded, from: first, through: last, same: Self.same)
-        case .run(let decoded):
-            guard let head = decoded.first, let tail = decoded.last, head.key == first, tail.key == last else {
-                return false
-            }
-            var held = ContiguousArray<(key: ChildKey, node: Node)>()
-            for (key, child) in children.pairs(from: first) {
-                if ChildKey.compare(key, last) > 0 || held.count > decoded.count { break }
-                held.append((key, child))
-            }
-            return Self.sameChildren(held, as: decoded)
-        }
     }
 }

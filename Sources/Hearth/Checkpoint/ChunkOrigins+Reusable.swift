@@ -24,18 +24,10 @@ extension ChunkOrigins {
                 switch (chunk.kind, origin) {
                 case (.whole, .whole(let decoded)):
                     unchanged = Self.same(decoded, node)
-                case (.range(let first, let last), .span(let recorded)):
+                case (.range(let first, let last), _):
                     unchanged =
                         chunk.rawLength >= Self.minimumCopiedRun
-                        && node.children.hasSamePairs(as: recorded, from: first, through: last, same: Self.same)
-                case (.range(let first, let last), .run(let decoded)):
-                    guard chunk.rawLength >= Self.minimumCopiedRun else { break }
-                    var held = ContiguousArray<(key: ChildKey, node: Node)>()
-                    for (key, child) in node.children.pairs(from: first) {
-                        if ChildKey.compare(key, last) > 0 || held.count > decoded.count { break }
-                        held.append((key, child))
-                    }
-                    unchanged = Self.sameChildren(held, as: decoded)
+                        && rangeUnchanged(origin, in: node.children, from: first, through: last)
                 default:
                     break
                 }
@@ -43,5 +35,27 @@ extension ChunkOrigins {
             }
         }
         return out
+    }
+
+    /// Whether `children` hold, within `first`...`last`, exactly the pairs a range chunk
+    /// recorded as `origin` (the key of both ends included: a run starts and ends at a child).
+    func rangeUnchanged(
+        _ origin: Origin, in children: ChildMap, from first: ChildKey, through last: ChildKey
+    ) -> Bool {
+        switch origin {
+        case .whole: return false
+        case .span(let recorded):
+            return children.hasSamePairs(as: recorded, from: first, through: last, same: Self.same)
+        case .run(let decoded):
+            guard let head = decoded.first, let tail = decoded.last, head.key == first, tail.key == last else {
+                return false
+            }
+            var held = ContiguousArray<(key: ChildKey, node: Node)>()
+            for (key, child) in children.pairs(from: first) {
+                if ChildKey.compare(key, last) > 0 || held.count > decoded.count { break }
+                held.append((key, child))
+            }
+            return Self.sameChildren(held, as: decoded)
+        }
     }
 }
