@@ -11,7 +11,9 @@ extension Database {
         let now = options.clock()
         let output: ClientOutput? = state.withLock { s in
             if s.closed && !allowClosed { return nil }
-            return body(&s.core, now)
+            let out = body(&s.core, now)
+            s.core.assertInvariants()
+            return out
         }
         guard let output else { return }
         apply(output)

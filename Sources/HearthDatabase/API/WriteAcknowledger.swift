@@ -32,9 +32,6 @@ final class WriteAcknowledger: Sendable {
         /// Set by ``close()``: acknowledgement commits stop (the records stay, delivered again
         /// at the next start).
         var closed = false
-        /// The last of the core's commits the store refused, or the last commit that failed
-        /// (the data stays as it was; an ack that failed to commit is re-sent next run).
-        var lastRefusal: DatabaseError?
     }
 
     private let store: Store
@@ -53,7 +50,7 @@ final class WriteAcknowledger: Sendable {
     // MARK: - 1. The answer commits, with the outcome kept
 
     /// Applies the core's commits in slices of ``slice`` store commits (``commit(_:keeping:to:)``);
-    /// a mutation the store refuses is skipped and remembered, the rest commit. The outcome of a
+    /// a mutation the store refuses is skipped and logged, the rest commit. The outcome of a
     /// plain write `answers` ends (write id → the server's error, `nil` when applied) is kept
     /// with its answer when ``OutcomeLedger/keepsOutcome(ofWrite:)`` says someone will hear it.
     func commit(_ all: [ClientCommit], answering answers: [Int64: DatabaseError?]) {
@@ -70,13 +67,16 @@ final class WriteAcknowledger: Sendable {
     private func commitSlice(_ commits: [ClientCommit], keeping answers: [Int64: DatabaseError?]) {
         do {
             let (kept, refused) = try WriteAcknowledger.commit(commits, keeping: answers, to: store)
-            state.withLock { s in
-                s.ledger.kept(kept)
-                if let last = refused.last { s.lastRefusal = DatabaseError(last.error) }
-            }
+            state.withLock { $0.ledger.kept(kept) }
+            // A refusal is a change from the server the store would not take (a value past its
+            // limits, an offset that is not a number): the cache keeps what it had, and the
+            // app's logger hears of it.
+            for r in refused { log("the store refused a change from the server: \(DatabaseError(r.error))") }
         } catch {
-            let e = DatabaseError(error)
-            state.withLock { $0.lastRefusal = e }
+            // The log failed: nothing of the slice committed, and the store refuses writes until
+            // it recovers; the writes it would have acknowledged stay pending and are re-sent
+            // at the next start.
+            log("acknowledgements not saved: \(DatabaseError(error))")
         }
     }
 
@@ -127,9 +127,6 @@ final class WriteAcknowledger: Sendable {
             writeID: id, at: write.path, status: status == .committed ? .writeApplied : .writeRefused, reason: reason)
         return (id, record.id)
     }
-
-    /// The last commit the store refused or failed, if any.
-    var lastRefusal: DatabaseError? { state.withLock { $0.lastRefusal } }
 
     // MARK: - 2. The handlers hear it
 

@@ -21,9 +21,11 @@ struct WriteAcknowledgerTests {
         try Store.open(directory: dir.path, options: SyncHarness.storeOptions(clock: { 1_700_000_000_000 }))
     }
 
-    func acknowledger(_ store: Store, firstWriteOfRun: Int64 = 1) -> WriteAcknowledger {
+    func acknowledger(
+        _ store: Store, firstWriteOfRun: Int64 = 1, log: @escaping @Sendable (String) -> Void = { _ in }
+    ) -> WriteAcknowledger {
         WriteAcknowledger(
-            store: store, work: work, log: { _ in },
+            store: store, work: work, log: log,
             ledger: OutcomeLedger(firstWriteOfRun: firstWriteOfRun, limit: WriteAcknowledger.maxUndeliveredOutcomes))
     }
 
@@ -74,14 +76,17 @@ struct WriteAcknowledgerTests {
         #expect(outcomeRecords(store).isEmpty)
     }
 
-    /// A commit the store refuses is skipped and remembered; the others in its slice commit.
-    @Test func aRefusedCommitIsSkippedAndRemembered() throws {
+    /// A commit the store refuses is skipped and logged; the others in its slice commit.
+    @Test func aRefusedCommitIsSkippedAndLogged() throws {
         let store = try open()
         defer { try? store.close() }
-        let ack = acknowledger(store)
-        #expect(ack.lastRefusal == nil)
+        let logged = Mutex<[String]>([])
+        let ack = acknowledger(store) { line in logged.withLock { $0.append(line) } }
+        ack.commit([.serverOverwrite(Path("t"), .string("y"))], answering: [:])
+        #expect(logged.withLock { $0 }.isEmpty)
         ack.commit([.serverTimeOffset(.nan), .serverOverwrite(Path("s"), .string("x"))], answering: [:])
-        #expect(ack.lastRefusal != nil)
+        #expect(logged.withLock { $0.count } == 1)
+        #expect(logged.withLock { $0.first?.hasPrefix("the store refused a change from the server") } == true)
         #expect(try store.value(at: Path("s")) == .string("x"))
     }
 

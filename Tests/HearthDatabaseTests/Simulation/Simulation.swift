@@ -469,6 +469,7 @@ final class Simulation {
     /// ends), the messages, the events.
     func apply(_ i: Int, _ out: ClientOutput) {
         let client = clients[i]
+        for broken in client.core.invariantViolations() { fail("c\(i)'s core: \(broken)") }
         if let link = out.close, let id = client.conn, connections[id]?.link == link { clientClose(i, id) }
         if let link = out.open {
             if let id = client.conn { clientClose(i, id) }

@@ -4,6 +4,7 @@ import HearthModel
 @_spi(HearthInternals) import HearthServer
 @_spi(HearthInternals) import HearthWire
 import Synchronization
+import Testing
 @testable import HearthDatabase
 
 /// A temporary directory, removed when released.
@@ -134,6 +135,7 @@ final class SyncHarness {
 
     /// Applies a client output the way the runtime does.
     func apply(_ i: Int, _ out: ClientOutput) {
+        #expect(clients[i].core.invariantViolations() == [], "client \(i)'s core after its step")
         if let id = out.close, clients[i].link == id { disconnect(i, notifyClient: false) }
         if let id = out.open {
             clients[i].opened += 1
