@@ -47,8 +47,11 @@ extension CheckpointFormat {
     static func storedIndexValue(_ value: Node) -> Node {
         if value.isEmpty { return .empty }
         if value.isLeaf { return value.withPriority(nil) }
-        return Node(children: [(key: ChildKey("o"), value: .bool(true))])
+        return storedObject
     }
+
+    /// What an order index stores for every object.
+    static let storedObject = Node(children: [(key: ChildKey("o"), value: .bool(true))])
 
     /// A run's raw bytes: `varint count ‖ count × (string key ‖ node indexed value)`.
     static func encodeOrderIndexRun(_ entries: ArraySlice<(key: ChildKey, value: Node)>) -> [UInt8] {

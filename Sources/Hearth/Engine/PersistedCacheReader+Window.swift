@@ -1,7 +1,8 @@
 // A limited view over a location cached whole, built from the checkpoint chunks its window
 // needs rather than the whole location: found from the chunk index when ordered by key
 // (CheckpointReader+Window.swift), from the checkpoint's order index of that ordering otherwise
-// (CheckpointReader+OrderWindow.swift). The views layer completes the view's server cache from
+// (CheckpointReader+OrderWindow.swift), or, with no such index, from a pass over the location's
+// range chunks that keeps only the window (CheckpointReader+ScanWindow.swift). The views layer completes the view's server cache from
 // the whole location before anything changes it (ViewHost+Windows.swift).
 
 import HearthModel
@@ -27,12 +28,11 @@ extension PersistedCacheReader {
     /// window can hold, read from the chunks holding them — complete for the window (the same
     /// window as the whole location's), not for the location. `nil` when that is not known
     /// from the checkpoint: the cache is resident (no chunks to spare), the location is held
-    /// whole in one chunk, the query orders by something other than the key and the checkpoint
-    /// has no order index of that ordering there, a server event since the checkpoint wrote at
+    /// whole in one chunk (or, ordered by other than the key without an order index of that
+    /// ordering, a child of it has chunks of its own), a server event since the checkpoint wrote at
     /// or above `path`, or a chunk or index run needed is damaged or disagrees with the other.
     func windowCache(at path: Path, query: QuerySpec) -> Node? {
         guard !loading.cacheLoaded, let reader, query.limit != nil else { return nil }
-        if query.index != .key, reader.orderIndex(at: path, by: query.index) == nil { return nil }
         let state = loading.state
         guard state.isServerCacheComplete(path: path, query: query) else { return nil }
         // A complete filtered query of its own is served its tracked keys (the rules' case).
@@ -70,9 +70,12 @@ extension PersistedCacheReader {
                 }
                 keys = found
             } else {
-                guard let found = try reader.orderWindow(of: path, query: query, margin: written.count) else {
-                    return nil
-                }
+                // Without an order index of this ordering, every child's value is read, but
+                // only the window's children are kept.
+                let found =
+                    try reader.orderWindow(of: path, query: query, margin: written.count)
+                    ?? reader.scannedOrderWindow(of: path, query: query, margin: written.count)
+                guard let found else { return nil }
                 indexed = found
                 keys = Set(found.map(\.key))
             }

@@ -22,7 +22,7 @@ import Testing
     /// strings, booleans or objects; some children are leaves (by value: every type) and some
     /// carry priorities. Cached whole under a complete default query, the windows of
     /// ``tracked`` tracked (inactive, incomplete), checkpointed; then `tail` server events.
-    func makeStore(_ dir: TempDir, seed: UInt64, count: Int, tail: Int) throws -> [StoreEvent] {
+    func makeStore(_ dir: TempDir, seed: UInt64, count: Int, tail: Int, indexed: Bool = true) throws -> [StoreEvent] {
         var random = SeededRandom(seed: seed)
         let store = try Store.open(directory: dir.path, options: options())
         var pairs: [(key: ChildKey, value: Node)] = []
@@ -48,7 +48,7 @@ import Testing
         }
         try store.applyServerOverwrite(Node(children: pairs), at: big)
         try store.trackQuery(at: QueryLocation(path: big, query: .default), complete: true, active: false)
-        for query in Self.tracked {
+        for query in Self.tracked where indexed {
             try store.trackQuery(at: QueryLocation(path: big, query: query), complete: false, active: false)
         }
         try store.compact()
@@ -160,25 +160,94 @@ import Testing
         #expect(after.contains { $0.kind == .childRemoved } && after.contains { $0.kind == .childAdded })
     }
 
-    /// What the index does not cover reads the whole location: an ordering no tracked window
-    /// uses, and a server overwrite at the location after the checkpoint.
-    @Test func whatTheIndexDoesNotCoverReadsTheWholeLocation() throws {
+    /// A server overwrite at the location after the checkpoint reads the whole location.
+    @Test func anOverwriteOfTheLocationReadsTheWholeLocation() throws {
         let dir = TempDir()
         let overwrite: [StoreEvent] = [
             .serverOverwrite(path: big, node: Node(children: [("a", Node(children: [("ts", .number(1))]))]), at: 0)
         ]
         _ = try makeStore(dir, seed: 5, count: 3000, tail: 0)
-        for (tail, query) in [
-            ([], try QuerySpec(orderBy: .child("other")).limitToLast(5)), (overwrite, Self.tracked[0]),
-        ] {
-            let (lazy, loaded, log) = try states(dir, tail: tail)
-            defer { try? log.close() }
+        let query = Self.tracked[0]
+        let (lazy, loaded, log) = try states(dir, tail: overwrite)
+        defer { try? log.close() }
+        let windows = PersistedWindows()
+        let got = try #require(lazy.servingWindows(windows).serverCache(at: big, query: query))
+        let want = try #require(loaded.serverCache(at: big, query: query))
+        #expect(query.window(of: got.node) == query.window(of: want.node))
+        #expect(windows.answered.isEmpty, "\(query): the whole location")
+    }
+
+    /// An ordering the checkpoint has no index of (the app never showed it before) is answered
+    /// by a pass over the location's range chunks that decodes only each child's indexed value
+    /// (CheckpointReader+ScanWindow.swift) and keeps no chunk: every window is the whole
+    /// location's, with server changes after the checkpoint too, and the views built from it
+    /// raise the same events.
+    @Test(arguments: [(21, 0), (22, 7)] as [(UInt64, Int)])
+    func windowsOfAnUnindexedOrderingEqualTheWholeLocations(seed: UInt64, tail: Int) throws {
+        let dir = TempDir()
+        let events = try makeStore(dir, seed: seed, count: 4000, tail: tail, indexed: false)
+        let (lazy, loaded, log) = try states(dir, tail: events)
+        defer { try? log.close() }
+        let reader = try #require(lazy.reader)
+        #expect(reader.directory.orderIndexes.isEmpty)
+        #expect(reader.directory.chunks.count >= 4)
+        // The pass itself keeps no chunk decoded.
+        let before = reader.decodedChunkCount
+        let found = try #require(try reader.scannedOrderWindow(of: big, query: Self.tracked[0], margin: 0))
+        #expect(found.count == 50 && reader.decodedChunkCount == before, "the pass keeps no chunk")
+        var queries = try queries()
+        queries.append(try QuerySpec(orderBy: .child("ts/deep")).limitToLast(3))
+        queries.append(try QuerySpec(orderBy: .child("text")).limitToFirst(9))
+        for query in queries {
             let windows = PersistedWindows()
             let got = try #require(lazy.servingWindows(windows).serverCache(at: big, query: query))
             let want = try #require(loaded.serverCache(at: big, query: query))
-            #expect(query.window(of: got.node) == query.window(of: want.node))
-            #expect(windows.answered.isEmpty, "\(query): the whole location")
+            #expect(got.complete)
+            #expect(query.window(of: got.node) == query.window(of: want.node), "\(query)")
+            #expect(windows.answered == [QueryLocation(path: big, query: query)], "\(query): answered by the pass")
         }
+        let query = Self.tracked[0]
+        let listener = ViewHost.Listener(
+            location: QueryLocation(path: big, query: query), query: query, handler: { _ in })
+        let (_, got) = try ViewHost().addListener(listener, kinds: .all, lazy)
+        let (_, want) = try ViewHost().addListener(listener, kinds: .all, loaded)
+        #expect(got == want && got.count == 51)
+    }
+
+    /// The pass's decoder reads each child's indexed value exactly as decoding the child and
+    /// taking it does, for every ordering, every kind of child, and the malformed bytes
+    /// decoding refuses.
+    @Test func theIndexedScanEqualsDecodingEachChild() throws {
+        var random = SeededRandom(seed: 77)
+        var pairs: [(key: ChildKey, value: Node)] = []
+        for i in 0..<300 {
+            var value: Node =
+                switch i % 7 {
+                case 0: .number(Double(Int.random(in: -5..<5, using: &random)))
+                case 1: .string("s\(i)")
+                case 2: Node(children: [("ts", .bool(i % 2 == 0)), ("a", Node(children: [("b", .number(Double(i)))]))])
+                case 3: Node(children: [("a", .string("x")), ("ts", Node(children: [("deep", .number(1))]))])
+                case 4: Node(children: [("ts", .number(Double(i)).withPriority(.string("p")))])
+                case 5: Node(children: [("zz", .number(1))])
+                default: Node(children: [("text", .string("t")), ("ts", .number(Double(i % 11)))])
+                }
+            if i % 3 == 0 { value = value.withPriority(i % 2 == 0 ? .number(Double(i)) : .string("q\(i)")) }
+            pairs.append((ChildKey("k\(1000 + i)"), value))
+        }
+        let node = Node(children: pairs)
+        let bytes = NodeCodec.encode(node)
+        for index in [QueryIndex.child("ts"), .child("a/b"), .child("ts/deep"), .child("missing"), .value, .priority] {
+            let got = try NodeCodec.indexedChildren(bytes, by: index)
+            let want = node.children.map {
+                ($0.key, CheckpointFormat.storedIndexValue(index.indexedValue(of: $0.value)))
+            }
+            #expect(got.map(\.key) == want.map(\.0), "\(index)")
+            #expect(got.map(\.value) == want.map(\.1), "\(index)")
+        }
+        #expect(try NodeCodec.indexedChildren(NodeCodec.encode(.empty), by: .value).isEmpty)
+        #expect(throws: DecodeError.self) { try NodeCodec.indexedChildren(Array(bytes.dropLast()), by: .child("ts")) }
+        #expect(throws: DecodeError.self) { try NodeCodec.indexedChildren(bytes + [0], by: .child("ts")) }
+        #expect(throws: DecodeError.self) { try NodeCodec.indexedChildren(NodeCodec.encode(.number(1)), by: .value) }
     }
 
     /// A damaged index run is never a wrong window: the window reads the whole location, and
