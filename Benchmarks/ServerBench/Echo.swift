@@ -22,8 +22,9 @@ final class EchoHandler: ChannelInboundHandler, Sendable {
     }
 }
 
-/// Round trips per second, and CPU µs per round trip of the echo server's two threads.
-func echoRoundTrips(connections: Int) async throws -> (perSecond: Double, serverMicros: Double) {
+/// Round trips per second, and CPU µs per round trip of the echo server's two threads and of
+/// the whole process (its clients included).
+func echoRoundTrips(connections: Int) async throws -> (perSecond: Double, serverMicros: Double, processMicros: Double) {
     let before = threadNames()
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
     let upgrader = NIOWebSocketServerUpgrader(
@@ -42,7 +43,7 @@ func echoRoundTrips(connections: Int) async throws -> (perSecond: Double, server
     let stop = Atomic<Bool>(false)
     let message = ClientRequest.put(path: "w/c0/k1", data: 1, hash: nil).message(number: 1)
     let serverThreads = newThreads(since: before, prefixes: ["NIO-ELT"])
-    let cpu0 = cpuSeconds(serverThreads)
+    let cpu0 = cpuSeconds(serverThreads), process0 = processCPUSeconds()
     let start = now()
     let threads = Threads(connections) { i in
         let c = clients[i]
@@ -56,9 +57,10 @@ func echoRoundTrips(connections: Int) async throws -> (perSecond: Double, server
     stop.store(true, ordering: .relaxed)
     threads.join()
     let rate = Double(count.load(ordering: .relaxed)) / (now() - start)
-    let cpu = cpuSeconds(serverThreads) - cpu0
+    let cpu = cpuSeconds(serverThreads) - cpu0, process = processCPUSeconds() - process0
     for c in clients { c.close() }
     try await channel.close()
     try await group.shutdownGracefully()
-    return (rate, 1e6 * cpu / Double(max(1, count.load(ordering: .relaxed))))
+    let trips = Double(max(1, count.load(ordering: .relaxed)))
+    return (rate, 1e6 * cpu / trips, 1e6 * process / trips)
 }

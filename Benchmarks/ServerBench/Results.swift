@@ -9,6 +9,8 @@ struct WritesRun: Codable {
     var writesPerSecond: Double
     var meanBatch: Double
     var fsyncPerSecond: Double
+    /// fdatasyncs per second of an overwrite of synced zero bytes (the store's pattern).
+    var fsyncOverwritePerSecond: Double?
     var echoRoundTripsPerSecond: Double
     /// CPU µs per acknowledged write of the server's threads (its event loops and commit thread).
     var serverMicrosPerWrite: Double?
@@ -16,6 +18,8 @@ struct WritesRun: Codable {
     var processMicrosPerWrite: Double?
     /// CPU µs per round trip of the echo server's threads.
     var echoServerMicrosPerRoundTrip: Double?
+    /// CPU µs per round trip of the whole process during the echo (its clients included).
+    var echoProcessMicrosPerRoundTrip: Double?
 }
 
 /// One fan-out run (`rounds` puts, each observed by every listener) and its broadcast floor.

@@ -42,6 +42,29 @@ func writes(connections: Int) async throws -> (perSecond: Double, batch: Double,
     return (count / elapsed, Double(written) / Double(max(1, commits)), 1e6 * cpu / count, 1e6 * process / count)
 }
 
+/// fdatasyncs per second of a 128-byte overwrite of zero bytes already written and synced, in
+/// the same file system, for `seconds` (at most 3): the store's own pattern, whose log writes
+/// zeros ahead of its records (LogCore+Preallocate.swift) so that a group's sync changes no file
+/// size. An append's sync (``fsyncRate()``) writes the inode too on this disk.
+func fsyncOverwriteRate() -> Double {
+    let dir = tempDir("fsync")
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let fd = open(dir + "/f", O_CREAT | O_RDWR, 0o600)
+    let zeros = [UInt8](repeating: 0, count: 4 << 20)
+    _ = zeros.withUnsafeBytes { write(fd, $0.baseAddress, zeros.count) }
+    fsync(fd)
+    let bytes = [UInt8](repeating: 7, count: 128)
+    var n = 0
+    let start = now()
+    while now() - start < min(options.seconds, 3) && (n + 1) * 128 <= zeros.count {
+        _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, 128, off_t(n * 128)) }
+        fdatasync(fd)
+        n += 1
+    }
+    close(fd)
+    return Double(n) / (now() - start)
+}
+
 /// fsyncs per second of a small append in the same file system (the floor of one durable
 /// commit), measured for `seconds` (at most 3).
 func fsyncRate() -> Double {

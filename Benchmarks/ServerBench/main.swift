@@ -27,13 +27,14 @@ if options.wants("writes") {
     for run in 1...options.runs {
         for c in options.connections {
             let load = loadAverage()
-            let fsync = fsyncRate()
-            let (echo, echoMicros) = try await echoRoundTrips(connections: c)
+            let fsync = fsyncRate(), overwrite = fsyncOverwriteRate()
+            let (echo, echoMicros, echoProcessMicros) = try await echoRoundTrips(connections: c)
             let (rate, batch, serverMicros, processMicros) = try await writes(connections: c)
-            results.writes.append(WritesRun(connections: c, load: load, writesPerSecond: rate, meanBatch: batch, fsyncPerSecond: fsync, echoRoundTripsPerSecond: echo,
-                                            serverMicrosPerWrite: serverMicros, processMicrosPerWrite: processMicros, echoServerMicrosPerRoundTrip: echoMicros))
-            report(String(format: "writes run %d, %2d connection(s): %.0f acknowledged durable writes/s, mean group commit %.1f writes; server CPU %.1f µs/write (process %.1f); floor fdatasync %.0f/s × batch = %.0f/s; raw WebSocket echo %.0f round trips/s, its server CPU %.1f µs/round trip (%@)",
-                          run, c, rate, batch, serverMicros, processMicros, fsync, fsync * batch, echo, echoMicros, loadText(load)))
+            results.writes.append(WritesRun(connections: c, load: load, writesPerSecond: rate, meanBatch: batch, fsyncPerSecond: fsync, fsyncOverwritePerSecond: overwrite, echoRoundTripsPerSecond: echo,
+                                            serverMicrosPerWrite: serverMicros, processMicrosPerWrite: processMicros, echoServerMicrosPerRoundTrip: echoMicros,
+                                            echoProcessMicrosPerRoundTrip: echoProcessMicros))
+            report(String(format: "writes run %d, %2d connection(s): %.0f acknowledged durable writes/s, mean group commit %.1f writes; server CPU %.1f µs/write (process %.1f); floor fdatasync %.0f/s × batch = %.0f/s (of an overwrite: %.0f/s × batch = %.0f/s); raw WebSocket echo %.0f round trips/s, its server CPU %.1f µs/round trip (process %.1f) (%@)",
+                          run, c, rate, batch, serverMicros, processMicros, fsync, fsync * batch, overwrite, overwrite * batch, echo, echoMicros, echoProcessMicros, loadText(load)))
         }
         try save()
     }
@@ -41,9 +42,11 @@ if options.wants("writes") {
         let rows = results.writes.filter { $0.connections == c }
         let rate = median(rows.map(\.writesPerSecond)), echo = median(rows.map(\.echoRoundTripsPerSecond))
         let floor = median(rows.map { $0.fsyncPerSecond * $0.meanBatch })
+        let overwriteFloor = median(rows.compactMap { r in r.fsyncOverwritePerSecond.map { $0 * r.meanBatch } })
         let micros = median(rows.compactMap(\.serverMicrosPerWrite)), echoMicros = median(rows.compactMap(\.echoServerMicrosPerRoundTrip))
-        report(String(format: "writes, %2d connection(s), median of %d: %.0f/s, batch %.1f, server CPU %.1f µs/write (process %.1f); %.0f%% of fdatasync × batch (%.0f/s), %.0f%% of echo (%.0f/s, server CPU %.1f µs/round trip)",
-                      c, rows.count, rate, median(rows.map(\.meanBatch)), micros, median(rows.compactMap(\.processMicrosPerWrite)), 100 * rate / floor, floor, 100 * rate / echo, echo, echoMicros))
+        let echoProcessMicros = median(rows.compactMap(\.echoProcessMicrosPerRoundTrip))
+        report(String(format: "writes, %2d connection(s), median of %d: %.0f/s, batch %.1f, server CPU %.1f µs/write (process %.1f); %.0f%% of fdatasync × batch (%.0f/s; of an overwrite's: %.0f%% of %.0f/s), %.0f%% of echo (%.0f/s, server CPU %.1f µs/round trip, process %.1f)",
+                      c, rows.count, rate, median(rows.map(\.meanBatch)), micros, median(rows.compactMap(\.processMicrosPerWrite)), 100 * rate / floor, floor, 100 * rate / overwriteFloor, overwriteFloor, 100 * rate / echo, echo, echoMicros, echoProcessMicros))
     }
 }
 if options.wants("fanout") {
