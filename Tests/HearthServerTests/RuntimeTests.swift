@@ -204,4 +204,21 @@ struct RuntimeTests {
         #expect(reopened.data.child(at: "x") == .number(3))
         try reopened.store.close()
     }
+
+    #if os(Linux)
+    /// The commit thread carries its name at the OS level (`/proc`, `top -H`, `perf`), where
+    /// an operator looks for it: Foundation on Linux names the OS thread only when the name
+    /// is set on the thread itself.
+    @Test("the commit thread is named hearth-commit at the OS level")
+    func commitThreadIsNamed() async throws {
+        let rig = try await RuntimeRig()
+        let a = rig.connect(1)
+        // An acknowledged write ran through the commit loop: the thread has named itself.
+        rig.send(1, 1, .put(path: "n", data: 1, hash: nil))
+        #expect(a.response(1)?.status == "ok")
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")
+        let names = tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+        #expect(names.contains("hearth-commit\n"), "\(Set(names))")
+    }
+    #endif
 }

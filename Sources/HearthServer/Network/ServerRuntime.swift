@@ -144,8 +144,12 @@ public final class ServerRuntime: Sendable {
         try Self.recoverOnDisconnect(&core, store: store, journal: journal, now: clock())
         state = Mutex(
             State(core: core, budget: CommitBudget(limit: configuration.maxCommitQueueBytes), rulesText: rulesText))
-        let thread = Thread { [self] in self.commitLoop() }
-        thread.name = "hearth-commit"
+        // Named from inside: on Linux, Foundation names the OS thread (what `top -H`, `perf`
+        // and /proc show) only when the name is set on the thread itself.
+        let thread = Thread { [self] in
+            Thread.current.name = "hearth-commit"
+            self.commitLoop()
+        }
         thread.start()
     }
 
