@@ -248,6 +248,24 @@ import Testing
         #expect(throws: DecodeError.self) { try NodeCodec.indexedChildren(Array(bytes.dropLast()), by: .child("ts")) }
         #expect(throws: DecodeError.self) { try NodeCodec.indexedChildren(bytes + [0], by: .child("ts")) }
         #expect(throws: DecodeError.self) { try NodeCodec.indexedChildren(NodeCodec.encode(.number(1)), by: .value) }
+        // Damaged bytes (which a chunk's CRC normally stops first): a typed error or, where the
+        // full decode accepts them, the same entries — never a trap.
+        for round in 0..<3000 {
+            var damaged = bytes
+            for _ in 0...(round % 3) {
+                let at = Int.random(in: 0..<damaged.count, using: &random)
+                damaged[at] ^= UInt8.random(in: 1...255, using: &random)
+            }
+            if round % 5 == 0 { damaged.removeLast(Int.random(in: 0..<damaged.count, using: &random)) }
+            let index = [QueryIndex.child("ts"), .child("a/b"), .value, .priority][round % 4]
+            let got = try? NodeCodec.indexedChildren(damaged, by: index)
+            if let whole = try? NodeCodec.decode(damaged), !whole.isLeaf, whole.priority == nil {
+                let want = whole.children.map {
+                    ($0.key, CheckpointFormat.storedIndexValue(index.indexedValue(of: $0.value)))
+                }
+                #expect(got?.map(\.key) == want.map(\.0) && got?.map(\.value) == want.map(\.1), "round \(round)")
+            }
+        }
     }
 
     /// A damaged index run is never a wrong window: the window reads the whole location, and
