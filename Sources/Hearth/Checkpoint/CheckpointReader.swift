@@ -285,7 +285,7 @@ final class CheckpointReader: Sendable {
     }
 
     /// Chunk `index`'s raw bytes, read from the file holding them, checked and inflated.
-    private func rawChunk(_ index: Int) throws(CheckpointError) -> [UInt8] {
+    func rawChunk(_ index: Int) throws(CheckpointError) -> [UInt8] {
         let c = directory.chunks[index]
         guard let file = checkpoint.file(id: c.fileID(own: checkpoint.id)) else {
             throw corrupt(index, "its checkpoint file \(c.file) is not one the MANIFEST keeps")
@@ -299,7 +299,7 @@ final class CheckpointReader: Sendable {
     }
 
     /// Damage in chunk `index`, named by the file that holds its bytes.
-    private func corrupt(_ index: Int, _ reason: String) -> CheckpointError {
+    func corrupt(_ index: Int, _ reason: String) -> CheckpointError {
         let c = directory.chunks[index]
         let file = checkpoint.file(id: c.fileID(own: checkpoint.id))?.fileName ?? "checkpoint file \(c.file)"
         return .corrupt(file: file, offset: c.offset, reason: "chunk \(index) at \(c.path): \(reason)")
