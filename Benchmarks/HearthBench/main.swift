@@ -482,6 +482,19 @@ func coldOpen() throws {
         try h.store.compact()
         metrics["checkpointMs"] = elapsed(t) * 1000
         metrics["peakRSSCheckpointBytes"] = peakRSS()
+    } else if let h = engine as? HearthEngine, let mode = option("--whole-load"), mode.hasPrefix("stat") {
+        // What `stats()` and `state()` cost after open (issue 47 item 3): `stats` (the cache's
+        // size from the checkpoint's chunk table), `state-location` (one location's state, its
+        // chunks read), `state` (the whole state: the whole cache materialised).
+        let t = clock.now
+        switch mode {
+        case "stats": metrics["serverCacheBytes"] = Double(try h.store.stats().serverCacheBytes)
+        case "state-location":
+            metrics["locationBytes"] = Double(jsonBytes(try h.store.state(at: smallLocation).serverCache.child(at: smallLocation)))
+        default: metrics["stateBytes"] = Double(jsonBytes(try h.store.state().serverCache))
+        }
+        metrics["wholeLoadMs"] = elapsed(t) * 1000
+        metrics["peakRSSWholeLoadBytes"] = peakRSS()
     } else if let h = engine as? HearthEngine, option("--whole-load") != "skip" {
         // For the analysis (`--whole-load skip` leaves it out, for a heap profile of the
         // open alone): what loading the whole cache (which nothing at open needs: reads
@@ -591,6 +604,12 @@ func pruneBuild() throws {
 func pruneMeasure() throws {
     var config = EngineConfig(directory: directory)
     config.hearthPruneFraction = 0.2
+    if engineName.hasPrefix("hearth"), let share = option("--cap-share").flatMap({ Double($0) }) {
+        // Pruned to a size instead (issue 47 item 3): a cap of this share of the store's bytes
+        // on disk, and no limit on inactive queries.
+        config.hearthCapBytes = Int(share * Double(bytesOnDisk(directory)))
+        config.hearthPruneFraction = nil
+    }
     metrics["bytesBefore"] = Double(bytesOnDisk(directory))
     let t0 = clock.now
     let engine = try makeEngine(engineName, config)

@@ -37,8 +37,10 @@ extension CheckpointReader {
         let orderIndexes: [CheckpointFormat.OrderIndex.Target: [CheckpointEncoder.CopiedRun]]
         /// The chunks read whole (decoded, or found decoded), and those stood in for.
         let decodedChunks: Int
+        /// The chunks stood in for.
+        let standIns: Set<Int>
         /// See ``decodedChunks``.
-        let standInChunks: Int
+        var standInChunks: Int { standIns.count }
     }
 
     /// The key of a stand-in's one child: a leaf under it holds the chunk's index. No stored
@@ -48,8 +50,14 @@ extension CheckpointReader {
     /// This checkpoint's cache with `events` (server overwrites, merges and prunes, in order) applied,
     /// decoding only the chunks an event writes inside and the locations of `queries`' order
     /// indexes that changed (see the top of this file).
+    ///
+    /// `reading`: paths whose subtrees the caller reads from the skeleton (a prune's measure,
+    /// Store+ChunkSizes.swift): a chunk one lies strictly inside is decoded too, as if an event
+    /// wrote there. `standingInAll`: every chunk may stand in, not only those the encoder would
+    /// reuse (for a skeleton that is measured, never encoded).
     func skeleton(
-        applying events: [StoreEvent], queries: some Sequence<TrackedQuery>
+        applying events: [StoreEvent], queries: some Sequence<TrackedQuery>, reading: [Path] = [],
+        standingInAll: Bool = false
     ) throws(CheckpointError) -> Skeleton {
         let chunks = directory.chunks
         // Every path an event writes a whole value at.
@@ -69,11 +77,12 @@ extension CheckpointReader {
                 break
             }
         }
+        for path in reading { written.set(path, true) }
         // The chunks the encoder would reuse, found as it finds them.
         let layout = ChunkOrigins(
             checkpoint: checkpoint, chunks: chunks, nodes: chunks.map { _ -> ChunkOrigins.Origin? in .whole(.empty) })
-        var reusable = Set<Int>()
-        for indices in layout.byPath.values {
+        var reusable = standingInAll ? Set(chunks.indices) : Set<Int>()
+        for indices in layout.byPath.values where !standingInAll {
             for (n, i) in indices.enumerated() {
                 switch chunks[i].kind {
                 case .whole: if n == 0 { reusable.insert(i) }
@@ -136,8 +145,7 @@ extension CheckpointReader {
         var cache = assembled.cache
         for event in events { cache = StoreState.applyingCacheEvent(event, to: cache) }
         return Skeleton(
-            cache: cache, origins: assembled.origins, orderIndexes: copied, decodedChunks: read,
-            standInChunks: standIns.count)
+            cache: cache, origins: assembled.origins, orderIndexes: copied, decodedChunks: read, standIns: standIns)
     }
 
     /// The stand-in for chunk `index`: a node only it holds (compared by identity), whole or as

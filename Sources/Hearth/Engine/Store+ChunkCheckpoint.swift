@@ -30,22 +30,14 @@ extension Store {
     func chunkSkeleton(
         _ source: ChunkSource, queries: some Sequence<TrackedQuery>
     ) throws(StoreError) -> CheckpointReader.Skeleton {
-        do throws(StoreError) {
-            let skeleton = try readingCheckpoint { () throws(CheckpointError) in
-                try source.reader.skeleton(applying: source.events, queries: queries)
-            }
-            resident.counters.withLock {
-                $0.chunkCheckpoints += 1
-                $0.chunkCheckpointDecodes += skeleton.decodedChunks
-            }
-            return skeleton
-        } catch {
-            core.withLock {
-                if $0.loadError == nil { $0.loadError = error }
-                $0.poisoned = $0.poisoned ?? "checkpoint load failed: \(error)"
-            }
-            throw error
+        let skeleton = try poisoningOnFailure { () throws(CheckpointError) in
+            try source.reader.skeleton(applying: source.events, queries: queries)
         }
+        resident.counters.withLock {
+            $0.chunkCheckpoints += 1
+            $0.chunkCheckpointDecodes += skeleton.decodedChunks
+        }
+        return skeleton
     }
 
     /// After a checkpoint from `source`'s chunks: reads go on from `installed` (its reader built

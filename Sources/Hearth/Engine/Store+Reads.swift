@@ -64,10 +64,25 @@ extension Store {
             complete: persisted.loading.state.isServerCacheComplete(path: path, query: query))
     }
 
-    /// The whole state (loads the whole server cache if it is not resident).
+    /// The whole state (loads the whole server cache if it is not resident: the server cache is
+    /// part of it; ``state(at:)`` reads one location's).
     /// - Throws: the error that stopped the load of the checkpoint cache, if any.
     @_spi(HearthInternals) public func state() throws(StoreError) -> StoreState {
         try fullyLoadedCore().loading.state
+    }
+
+    /// The state with only the server data at `path` in its server cache (at `path`; nothing
+    /// beside it): while the cache is not resident, only the checkpoint chunks on the way to
+    /// `path` are decoded, as ``serverValue(at:)`` decodes them. Every other part is the whole
+    /// state's, every pending write decoded.
+    /// - Throws: ``StoreError/corruptCheckpoint(file:offset:reason:)`` if a chunk it reads, or a
+    ///   pending write's, is damaged.
+    @_spi(HearthInternals) public func state(at path: Path) throws(StoreError) -> StoreState {
+        try decodeCheckpointWrites()
+        let persisted = core.withLock { $0.persisted }
+        var state = persisted.loading.state
+        state.serverCache = Node.empty.updating(path, with: try persisted.serverValue(at: path))
+        return state
     }
 
     /// Pending writes in write-id order.

@@ -18,7 +18,7 @@ public struct StoreStats: Sendable {
     public let checkpointLSN: LSN
     /// Raw event bytes in the log after the checkpoint.
     public let logBytesSinceCheckpoint: Int
-    /// The encoded (uncompressed) size of the server cache.
+    /// The encoded (uncompressed) size of the server cache (FORMAT.md's node encoding).
     public let serverCacheBytes: Int
     /// Counts of the state's parts.
     public let pendingWrites: Int
@@ -41,9 +41,24 @@ public struct StoreStats: Sendable {
 }
 
 extension Store {
-    /// Current sizes and counts (loads the whole server cache if it is not resident).
+    /// Current sizes and counts.
+    ///
+    /// Loads nothing: while the server cache is not resident, its size is measured from the
+    /// checkpoint's chunk table, decoding only the chunks the server data since the checkpoint
+    /// was written inside (Store+ChunkSizes.swift) — the size a load would measure.
+    /// - Throws: ``StoreError/corruptCheckpoint(file:offset:reason:)`` if a chunk it reads, or a
+    ///   pending write's, is damaged.
     public func stats() throws(StoreError) -> StoreStats {
-        let core = try fullyLoadedCore()
+        try decodeCheckpointWrites()
+        let (core, source) = self.core.withLock { ($0, $0.chunkSource) }
+        let cacheBytes: Int
+        if let source {
+            cacheBytes = try chunkSizes(source, reading: []).encodedSize
+        } else if core.loading.cacheLoaded {
+            cacheBytes = NodeCodec.encodedSize(core.loading.state.serverCache)
+        } else {
+            cacheBytes = NodeCodec.encodedSize(try fullyLoadedCore().loading.state.serverCache)
+        }
         let (files, total): ([Log.FileSize], UInt64)
         do { (files, total) = try log.footprint() } catch { throw .log(error) }
         let s = core.loading.state
@@ -52,7 +67,7 @@ extension Store {
             capExceededByUnprunableData: core.capExceededByUnprunable,
             lastLSN: core.lastLSN, checkpointLSN: core.checkpointLSN,
             logBytesSinceCheckpoint: core.logBytesSinceCheckpoint,
-            serverCacheBytes: NodeCodec.encodedSize(s.serverCache),
+            serverCacheBytes: cacheBytes,
             pendingWrites: s.pendingWrites.count, trackedQueries: s.trackedQueries.count,
             activeQueries: s.trackedQueries.values.count(where: \.active), pins: s.pins.count,
             transactions: s.transactions.count, onDisconnectOperations: s.onDisconnect.count,
