@@ -4,7 +4,8 @@ import HearthModel
 // children: a window by child over 100,000 cached children with no order index of that ordering
 // needs every child's `ts`, not every child (CheckpointReader+ScanWindow.swift). Each child is
 // scanned as bytes (NodeSelectiveDecoder.swift's `skip`) and only the value at the ordering's
-// path is decoded.
+// path is decoded. It sits with the checkpoint's readers, not the node codec, because what it
+// yields is the order index's stored form of each value (CheckpointFormat+OrderIndex.swift).
 
 extension NodeCodec {
     /// The children of the children node encoded in `bytes`, in key order, each with the value
