@@ -51,13 +51,10 @@ extension CheckpointReader {
     /// decoding only the chunks an event writes inside and the locations of `queries`' order
     /// indexes that changed (see the top of this file).
     ///
-    /// `reading`: paths whose subtrees the caller reads from the skeleton (a prune's measure,
-    /// Store+ChunkSizes.swift): a chunk one lies strictly inside is decoded too, as if an event
-    /// wrote there. `standingInAll`: every chunk may stand in, not only those the encoder would
-    /// reuse (for a skeleton that is measured, never encoded).
+    /// `standingInAll`: every chunk may stand in, not only those the encoder would reuse (for a
+    /// skeleton that is measured, never encoded: Store+ChunkSizes.swift).
     func skeleton(
-        applying events: [StoreEvent], queries: some Sequence<TrackedQuery>, reading: [Path] = [],
-        standingInAll: Bool = false
+        applying events: [StoreEvent], queries: some Sequence<TrackedQuery>, standingInAll: Bool = false
     ) throws(CheckpointError) -> Skeleton {
         let chunks = directory.chunks
         // Every path an event writes a whole value at.
@@ -77,7 +74,6 @@ extension CheckpointReader {
                 break
             }
         }
-        for path in reading { written.set(path, true) }
         // The chunks the encoder would reuse, found as it finds them.
         let layout = ChunkOrigins(
             checkpoint: checkpoint, chunks: chunks, nodes: chunks.map { _ -> ChunkOrigins.Origin? in .whole(.empty) })

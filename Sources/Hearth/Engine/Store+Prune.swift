@@ -97,18 +97,18 @@ extension Store {
         // Pending writes protect their locations: every one must be known. The cache is needed
         // only by the estimate: the rounds are chosen from the tracked queries, untracked entries
         // and protected paths alone, and a prune of a cache not resident is deferred with the
-        // server events, applied where they are (LoadingState, Store+ChunkCheckpoint.swift). The
-        // estimate of a cache not resident measures it from its chunks (Store+ChunkSizes.swift).
-        guard let base = try pruneBase(estimated: estimated) else { return CheckpointRoom() }
-        let (snapshot, ratio, origins) = (base.snapshot, base.ratio, base.origins)
-        var sizes = base.sizes
+        // server events, applied where they are (LoadingState, Store+ChunkCheckpoint.swift).
+        if estimated || !options.lazyCacheLoad { _ = try fullyLoadedCore() } else { try decodeCheckpointWrites() }
+        let (snapshot, ratio, resident, origins) = core.withLock {
+            ($0.loading.state, $0.compressionRatio, $0.loading.cacheLoaded, $0.cacheOrigins)
+        }
+        // Loaded above when estimated; dropped only at the end of a maintenance pass, which this
+        // is part of.
+        guard resident || !estimated else { return CheckpointRoom() }
         var estimate = 0.0
         var fresh = 0.0
         if estimated {
-            estimate = min(
-                Store.estimatedCheckpointBytes(
-                    snapshot, ratio: ratio, origins: origins, cacheBytes: sizes?.encodedSize),
-                footprint)
+            estimate = min(Store.estimatedCheckpointBytes(snapshot, ratio: ratio, origins: origins), footprint)
             fresh = estimate
             if estimate > room, let origins {
                 let reusable = origins.reusableBytes(in: snapshot.serverCache).values.reduce(0, +)
@@ -116,14 +116,11 @@ extension Store {
             }
             core.withLock { $0.checkpointSizeEstimates += 1 }
         }
-        // A skeleton's rounds are measured by `sizes` (its stand-ins are not the data they stand for).
-        var pass = Pruner.Pass(
-            snapshot, maxInactiveQueries: options.maxInactiveQueries, origins: sizes == nil ? origins : nil)
+        var pass = Pruner.Pass(snapshot, maxInactiveQueries: options.maxInactiveQueries, origins: origins)
         var committed = 0
         while estimate > target || min(fresh, estimate) > room || pass.inactiveQueries > options.maxInactiveQueries {
             guard let round = pass.nextRound() else { break }
-            let freedCache = estimated ? sizes?.freedBytes(by: round.result) ?? round.freedCacheBytes : 0
-            estimate -= Double(freedCache) * ratio + Double(round.freedMetaBytes)
+            estimate -= Double(round.freedCacheBytes) * ratio + Double(round.freedMetaBytes)
             var result: PruneResult?
             try commit(durability: .buffered) { batch in
                 result = pass.adjust(round, to: batch.base, snapshot: snapshot)
@@ -146,13 +143,9 @@ extension Store {
     /// An estimate of the checkpoint body for `state`: the cache's encoded size times the
     /// last checkpoint's compression ratio, plus the other state uncompressed. With `origins`
     /// (the last checkpoint's chunks), the cache's encoded size is measured walking only what
-    /// changed since (``ChunkOrigins/encodedSize(of:at:)``): the same size. `cacheBytes`: that
-    /// size, measured already (a cache not resident, from its chunks: Store+ChunkSizes.swift).
-    static func estimatedCheckpointBytes(
-        _ state: StoreState, ratio: Double, origins: ChunkOrigins? = nil, cacheBytes: Int? = nil
-    ) -> Double {
-        let cache = Double(
-            cacheBytes ?? origins?.encodedSize(of: state.serverCache) ?? NodeCodec.encodedSize(state.serverCache))
+    /// changed since (``ChunkOrigins/encodedSize(of:at:)``): the same size.
+    static func estimatedCheckpointBytes(_ state: StoreState, ratio: Double, origins: ChunkOrigins? = nil) -> Double {
+        let cache = Double(origins?.encodedSize(of: state.serverCache) ?? NodeCodec.encodedSize(state.serverCache))
         var meta = 0
         for w in state.pendingWrites {
             switch w.operation {

@@ -53,7 +53,7 @@ extension Store {
         let (core, source) = self.core.withLock { ($0, $0.chunkSource) }
         let cacheBytes: Int
         if let source {
-            cacheBytes = try chunkSizes(source, reading: []).encodedSize
+            cacheBytes = try chunkSizes(source).encodedSize
         } else if core.loading.cacheLoaded {
             cacheBytes = NodeCodec.encodedSize(core.loading.state.serverCache)
         } else {
