@@ -4,10 +4,9 @@ import HearthModel
 // checkpoint's cache with the deferred server events applied, as a skeleton (every chunk nothing
 // reaches into stands in undecoded: CheckpointReader+Skeleton.swift) measured from the chunk table
 // (CheckpointReader+Sizes.swift) — the size a load would measure, exactly. `stats()` reports it.
-// A prune to a size still loads the cache (Store+Prune.swift): measured on a skeleton, its rounds
-// were adjusted to commits made meanwhile against a snapshot that held stand-ins, and with
-// maintenance in the background it pruned what a loaded store keeps (DiskBoundTests' newer of two
-// large queries, 4 runs in 20 under load).
+// A prune to a size loads the cache instead (Store+Prune.swift): its rounds are adjusted, under the
+// commit's lock, to commits made meanwhile, and against a snapshot holding stand-ins that
+// adjustment is not known to keep what a loaded store keeps.
 
 extension Store.Core {
     /// The current checkpoint's reader and the server events deferred since, while the cache
